@@ -1,0 +1,41 @@
+"""The `kresched` command line: one module per verb, registered on one Typer app."""
+
+from __future__ import annotations
+
+import typer
+
+from kresched import __version__
+from kresched.cli import snapshot as _snapshot
+
+app = typer.Typer(
+    name="kresched",
+    help="An important pod is Pending: kresched says what must move so that it runs, "
+    "whether that is safe, and can carry it out.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kresched {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """An important pod is Pending: kresched says what must move so that it runs, whether that is
+    safe, and can carry it out."""
+
+
+app.command("snapshot")(_snapshot.snapshot)
+
+
+def main() -> None:
+    app(prog_name="kresched")

@@ -1,0 +1,178 @@
+"""What every subcommand shares: the common options, the environment (consoles), loading the
+cluster state from the one source chosen, parsing durations, and the single place that turns
+exceptions into exit codes.
+
+Nothing below the CLI sees Typer: options become a frozen `Options` here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from kresched.errors import ExitCode, InputError, KreschedError
+from kresched.model.cluster import ClusterState
+
+__all__ = [
+    "Output",
+    "Options",
+    "Env",
+    "SnapshotOpt",
+    "KubeconfigOpt",
+    "ContextOpt",
+    "OutputOpt",
+    "NoColorOpt",
+    "make_options",
+    "load_state",
+    "parse_duration",
+    "command",
+]
+
+
+class Output(str, Enum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+SnapshotOpt = Annotated[
+    str | None,
+    typer.Option("--snapshot", "-f", metavar="PATH",
+                 help="Read cluster state from a file, a directory, '-' (stdin) or 'demo' instead of the cluster."),
+]
+KubeconfigOpt = Annotated[
+    str | None, typer.Option("--kubeconfig", metavar="FILE", help="Path to the kubeconfig file.",
+                             envvar="KUBECONFIG", show_envvar=False)
+]
+ContextOpt = Annotated[str | None, typer.Option("--context", metavar="NAME", help="The kubeconfig context to use.")]
+OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format.", case_sensitive=False)]
+NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Disable colours (also: NO_COLOR=1).")]
+
+
+@dataclass(frozen=True)
+class Options:
+    """The common options, validated; what the layers below the CLI are given."""
+
+    snapshot: str | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+    output: Output = Output.table
+    no_color: bool = False
+
+
+@dataclass
+class Env:
+    """Where output goes. Tests build one around string buffers; `main` uses the real streams."""
+
+    stdout: Any = field(default_factory=lambda: sys.stdout)
+    stderr: Any = field(default_factory=lambda: sys.stderr)
+    stdin: Any = field(default_factory=lambda: sys.stdin)
+    no_color: bool = False
+
+    @functools.cached_property
+    def out(self) -> Console:
+        return Console(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False,
+                       width=None if self.stdout_is_tty else 120)
+
+    @functools.cached_property
+    def err(self) -> Console:
+        return Console(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True)
+
+    @property
+    def _no_color(self) -> bool:
+        return self.no_color or bool(os.environ.get("NO_COLOR"))
+
+    @property
+    def stdout_is_tty(self) -> bool:
+        return bool(getattr(self.stdout, "isatty", lambda: False)())
+
+    @property
+    def stdin_is_tty(self) -> bool:
+        return bool(getattr(self.stdin, "isatty", lambda: False)())
+
+    def write(self, text: str) -> None:
+        """Plain text to stdout (JSON, YAML): no rich markup, no wrapping."""
+        self.stdout.write(text if text.endswith("\n") else text + "\n")
+        self.stdout.flush()
+
+
+#: The environment of the running command; `main()` and the tests set it.
+ENV = Env()
+
+
+def make_options(snapshot: str | None, kubeconfig: str | None, context: str | None,
+                 output: Output, no_color: bool) -> Options:
+    if snapshot is not None and context is not None:
+        raise InputError("--snapshot and --context are exclusive: read state from one source")
+    ENV.no_color = ENV.no_color or no_color
+    return Options(snapshot, kubeconfig, context, output, no_color)
+
+
+def load_state(opts: Options) -> ClusterState:
+    """The cluster state from the snapshot, or from the live cluster."""
+    if opts.snapshot is not None:
+        from kresched.sources.snapshot import load_snapshot
+
+        stdin = getattr(ENV.stdin, "buffer", ENV.stdin)
+        return load_snapshot(opts.snapshot, stdin=stdin)
+    from kresched.sources.live import connect, load_live
+
+    return load_live(connect(opts.kubeconfig, opts.context))
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT = {None: 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str, option: str) -> float:
+    """`90`, `90s`, `5m`, `1h`, `1h30m` → seconds."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text.strip()) if not _DURATION.match(text) else None
+    if parts is None:
+        m = _DURATION.match(text)
+        assert m
+        return float(m.group(1)) * _UNIT[m.group(2)]
+    if parts and "".join(a + b for a, b in parts) == text.strip():
+        return sum(float(a) * _UNIT[b] for a, b in parts)
+    raise InputError(f"{option}: invalid duration {text!r} (use e.g. 90, 90s, 5m, 1h)")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def command(fn: F) -> F:
+    """Run a command body with the one mapping from exceptions to exit codes (cf. httpie's core)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            code = fn(*args, **kwargs)
+        except KreschedError as exc:
+            ENV.err.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(int(exc.exit_code)) from None
+        except KeyboardInterrupt:
+            ENV.err.print("interrupted", markup=False)
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+        except BrokenPipeError:
+            raise typer.Exit(int(ExitCode.OK)) from None
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except Exception as exc:
+            if os.environ.get("KRESCHED_TRACEBACK"):
+                raise
+            ENV.err.print(f"error: unexpected {type(exc).__name__}: {exc} (set KRESCHED_TRACEBACK=1 for details)",
+                          markup=False, soft_wrap=True)
+            raise typer.Exit(int(ExitCode.ERROR)) from None
+        if code:
+            raise typer.Exit(int(code))
+        return None
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,85 @@
+"""`ClusterState`: one consistent view of the objects a plan needs, with the lookups every layer uses.
+
+Built once per run by `kresched.sources`; immutable afterwards. Holds no I/O and no clock.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+
+__all__ = ["ClusterState", "parse_pod_ref"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterState:
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    pdbs: tuple[PodDisruptionBudget, ...] = ()
+    priority_classes: tuple[PriorityClass, ...] = ()
+    namespaces: tuple[Namespace, ...] = ()
+    node_by_name: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
+    pod_by_key: dict[str, Pod] = field(default_factory=dict, compare=False, repr=False)
+    pods_by_node: dict[str, tuple[Pod, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        nodes: Iterable[Node] = (),
+        pods: Iterable[Pod] = (),
+        pdbs: Iterable[PodDisruptionBudget] = (),
+        priority_classes: Iterable[PriorityClass] = (),
+        namespaces: Iterable[Namespace] = (),
+    ) -> ClusterState:
+        """Index the objects; later duplicates (same namespace/name) replace earlier ones."""
+        node_by_name = {n.name: n for n in nodes}
+        pod_by_key = {p.key: p for p in pods}
+        by_node: defaultdict[str, list[Pod]] = defaultdict(list)
+        for p in pod_by_key.values():
+            if p.spec.node_name:
+                by_node[p.spec.node_name].append(p)
+        pdb_by_key = {b.key: b for b in pdbs}
+        pc_by_name = {c.name: c for c in priority_classes}
+        ns_by_name = {n.name: n for n in namespaces}
+        return cls(
+            nodes=tuple(node_by_name.values()),
+            pods=tuple(pod_by_key.values()),
+            pdbs=tuple(pdb_by_key.values()),
+            priority_classes=tuple(pc_by_name.values()),
+            namespaces=tuple(ns_by_name.values()),
+            node_by_name=node_by_name,
+            pod_by_key=pod_by_key,
+            pods_by_node={k: tuple(v) for k, v in by_node.items()},
+        )
+
+    def pods_on(self, node_name: str) -> tuple[Pod, ...]:
+        return self.pods_by_node.get(node_name, ())
+
+    def pod(self, ref: str) -> Pod | None:
+        return self.pod_by_key.get(ref)
+
+    @property
+    def namespace_labels(self) -> dict[str, dict[str, str]]:
+        return {n.name: n.metadata.labels for n in self.namespaces}
+
+    def priority_class(self, name: str) -> PriorityClass | None:
+        for c in self.priority_classes:
+            if c.name == name:
+                return c
+        return None
+
+    def pending_pods(self) -> list[Pod]:
+        return [p for p in self.pods if p.is_pending]
+
+
+def parse_pod_ref(ref: str, default_namespace: str = "default") -> str:
+    """`ns/name` or `name` (in `default_namespace`) → `ns/name`; ValueError when malformed."""
+    parts = ref.split("/")
+    if len(parts) == 1 and parts[0]:
+        return f"{default_namespace}/{parts[0]}"
+    if len(parts) == 2 and all(parts):
+        return ref
+    raise ValueError(f"invalid pod reference {ref!r}: expected NAMESPACE/NAME")

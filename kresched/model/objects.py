@@ -1,0 +1,676 @@
+"""The typed, immutable cluster objects kresched plans on: Node, Pod, PodDisruptionBudget, PriorityClass.
+
+Owns: the shape of each object (a subset of the Kubernetes API types, field names as in the API so
+that a snapshot can be written back as valid Kubernetes JSON) and the facts derived from it once,
+at construction (a pod's effective requests, QoS class, controller, ...). Must not do I/O: turning
+bytes into these objects is `kresched.sources`' job.
+
+Structs are msgspec `Struct`s: decoding JSON straight into them skips every field kresched does not
+model (`managedFields`, container statuses, ...), which is what makes loading 150,000 pods fast.
+Nested structs are `gc=False` (they hold no cycles); containers are tuples so they stay immutable.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+
+from kresched.model.quantity import InvalidQuantity, to_int
+
+__all__ = [
+    "CRITICAL_POD_ANNOTATION",
+    "LEGACY_CRITICAL_PRIORITY",
+    "MIRROR_POD_ANNOTATION",
+    "SYSTEM_CRITICAL_PRIORITY",
+    "Affinity",
+    "Condition",
+    "Container",
+    "ContainerPort",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "Namespace",
+    "Node",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "ObjectMeta",
+    "OwnerReference",
+    "Pod",
+    "PodAffinityTerm",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "Resources",
+    "Taint",
+    "Toleration",
+    "TopologySpreadConstraint",
+    "Volume",
+]
+
+CRITICAL_POD_ANNOTATION = "scheduler.alpha.kubernetes.io/critical-pod"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
+#: The legacy annotation makes a pod count as at least this important (design: "The plan").
+LEGACY_CRITICAL_PRIORITY = SYSTEM_CRITICAL_PRIORITY
+CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+
+Quantity = str | int | float
+ResourceList = dict[str, Quantity]
+
+_Base = dict(frozen=True, gc=False, rename="camel", omit_defaults=True)
+
+
+class OwnerReference(msgspec.Struct, **_Base):
+    kind: str = ""
+    name: str = ""
+    api_version: str = ""
+    uid: str = ""
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(msgspec.Struct, **_Base):
+    name: str = ""
+    generate_name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    owner_references: tuple[OwnerReference, ...] = ()
+
+
+class Condition(msgspec.Struct, **_Base):
+    type: str = ""
+    status: str = ""
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: str | None = None
+
+
+class LabelSelectorRequirement(msgspec.Struct, **_Base):
+    key: str = ""
+    operator: str = ""
+    values: tuple[str, ...] = ()
+
+
+class LabelSelector(msgspec.Struct, **_Base):
+    match_labels: dict[str, str] = {}
+    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
+
+
+class NodeSelectorRequirement(msgspec.Struct, **_Base):
+    key: str = ""
+    operator: str = ""
+    values: tuple[str, ...] = ()
+
+
+class NodeSelectorTerm(msgspec.Struct, **_Base):
+    match_expressions: tuple[NodeSelectorRequirement, ...] = ()
+    match_fields: tuple[NodeSelectorRequirement, ...] = ()
+
+
+class NodeSelector(msgspec.Struct, **_Base):
+    node_selector_terms: tuple[NodeSelectorTerm, ...] = ()
+
+
+class PreferredSchedulingTerm(msgspec.Struct, **_Base):
+    weight: int = 0
+    preference: NodeSelectorTerm = NodeSelectorTerm()
+
+
+class NodeAffinity(msgspec.Struct, **_Base):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: tuple[PreferredSchedulingTerm, ...] = ()
+
+
+class PodAffinityTerm(msgspec.Struct, **_Base):
+    topology_key: str = ""
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+class WeightedPodAffinityTerm(msgspec.Struct, **_Base):
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = PodAffinityTerm()
+
+
+class PodAffinity(msgspec.Struct, **_Base):
+    required_during_scheduling_ignored_during_execution: tuple[PodAffinityTerm, ...] = ()
+    preferred_during_scheduling_ignored_during_execution: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+class Affinity(msgspec.Struct, **_Base):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+class Toleration(msgspec.Struct, **_Base):
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
+class Taint(msgspec.Struct, **_Base):
+    key: str = ""
+    value: str = ""
+    effect: str = ""
+    time_added: str | None = None
+
+
+class TopologySpreadConstraint(msgspec.Struct, **_Base):
+    max_skew: int = 1
+    topology_key: str = ""
+    when_unsatisfiable: str = "DoNotSchedule"
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: tuple[str, ...] = ()
+
+
+class ContainerPort(msgspec.Struct, **_Base):
+    container_port: int = 0
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = msgspec.field(default="", name="hostIP")
+    name: str = ""
+
+
+class ResourceRequirements(msgspec.Struct, **_Base):
+    requests: ResourceList = {}
+    limits: ResourceList = {}
+
+
+class Container(msgspec.Struct, **_Base):
+    name: str = ""
+    image: str = ""
+    resources: ResourceRequirements = ResourceRequirements()
+    ports: tuple[ContainerPort, ...] = ()
+    restart_policy: str | None = None
+
+
+class Volume(msgspec.Struct, **_Base):
+    name: str = ""
+    empty_dir: dict[str, Any] | None = None
+    persistent_volume_claim: dict[str, Any] | None = None
+    host_path: dict[str, Any] | None = None
+    config_map: dict[str, Any] | None = None
+    secret: dict[str, Any] | None = None
+    projected: dict[str, Any] | None = None
+    ephemeral: dict[str, Any] | None = None
+
+
+class SchedulingGate(msgspec.Struct, **_Base):
+    name: str = ""
+
+
+class PodSpec(msgspec.Struct, **_Base):
+    node_name: str = ""
+    scheduler_name: str = ""
+    priority: int | None = None
+    priority_class_name: str = ""
+    preemption_policy: str | None = None
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    overhead: ResourceList = {}
+    resources: ResourceRequirements | None = None
+    node_selector: dict[str, str] = {}
+    affinity: Affinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    scheduling_gates: tuple[SchedulingGate, ...] = ()
+    termination_grace_period_seconds: int | None = None
+    host_network: bool = False
+    restart_policy: str = ""
+    service_account_name: str = ""
+
+
+class PodStatus(msgspec.Struct, **_Base):
+    phase: str = ""
+    conditions: tuple[Condition, ...] = ()
+    nominated_node_name: str = ""
+    start_time: str | None = None
+    qos_class: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+class Resources(msgspec.Struct, frozen=True, gc=False):
+    """Resource amounts in the scheduler's integer units (cf. `framework.Resource`)."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    #: Extended and other scalar resources (`nvidia.com/gpu`, `hugepages-2Mi`, ...), whole units.
+    scalar: dict[str, int] = {}
+    #: Only meaningful for node allocatable: how many pods the node admits.
+    allowed_pods: int = 0
+
+    def get(self, name: str) -> int:
+        if name == "cpu":
+            return self.milli_cpu
+        if name == "memory":
+            return self.memory
+        if name == "ephemeral-storage":
+            return self.ephemeral_storage
+        if name == "pods":
+            return self.allowed_pods
+        return self.scalar.get(name, 0)
+
+    def names(self) -> list[str]:
+        """Names of the resources with a non-zero amount, in the scheduler's order."""
+        out = [n for n, v in (("cpu", self.milli_cpu), ("memory", self.memory),
+                              ("ephemeral-storage", self.ephemeral_storage)) if v]
+        out.extend(sorted(k for k, v in self.scalar.items() if v))
+        return out
+
+
+def _resources(raw: ResourceList, where: str) -> Resources:
+    cpu = mem = eph = pods = 0
+    scalar: dict[str, int] = {}
+    for name, value in raw.items():
+        try:
+            amount = to_int(name, value)
+        except InvalidQuantity as exc:
+            raise ValueError(f"{where}.{name}: {exc}") from None
+        if name == "cpu":
+            cpu = amount
+        elif name == "memory":
+            mem = amount
+        elif name == "ephemeral-storage":
+            eph = amount
+        elif name == "pods":
+            pods = amount
+        else:
+            scalar[name] = amount
+    return Resources(cpu, mem, eph, scalar, pods)
+
+
+def _add(acc: dict[str, int], res: dict[str, int]) -> None:
+    for k, v in res.items():
+        acc[k] = acc.get(k, 0) + v
+
+
+def _max(acc: dict[str, int], res: dict[str, int]) -> None:
+    for k, v in res.items():
+        if v > acc.get(k, 0):
+            acc[k] = v
+
+
+def _container_requests(c: Container, where: str) -> dict[str, int]:
+    """A container's requests after API defaulting (a limit without a request is the request)."""
+    out: dict[str, int] = {}
+    req = c.resources.requests
+    for source, label in ((c.resources.limits, "limits"), (req, "requests")):
+        for name, value in source.items():
+            if label == "limits" and name in req:
+                continue
+            try:
+                out[name] = to_int(name, value)
+            except InvalidQuantity as exc:
+                raise ValueError(f"{where}[{c.name}].resources.{label}.{name}: {exc}") from None
+    return out
+
+
+def _pod_requests(spec: PodSpec) -> dict[str, int]:
+    """kube-scheduler's `resourcehelper.PodRequests` (component-helpers/resource/helpers.go).
+
+    max(sum of containers + restartable init containers, each init container's use) + overhead,
+    where an init container's use is its own request plus the sidecars started before it.
+    With pod-level resources (spec.resources), those replace the aggregate for cpu and memory.
+    """
+    reqs: dict[str, int] = {}
+    for c in spec.containers:
+        _add(reqs, _container_requests(c, "spec.containers"))
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for c in spec.init_containers:
+        own = _container_requests(c, "spec.initContainers")
+        if c.restart_policy == "Always":
+            _add(reqs, own)
+            _add(sidecars, own)
+            use = dict(sidecars)
+        else:
+            use = dict(own)
+            _add(use, sidecars)
+        _max(init_max, use)
+    _max(reqs, init_max)
+    if spec.resources is not None and spec.resources.requests:
+        pod_level = _resources(spec.resources.requests, "spec.resources.requests")
+        for name in ("cpu", "memory"):
+            if name in spec.resources.requests:
+                reqs[name] = pod_level.get(name)
+    if spec.overhead:
+        _add(reqs, _container_requests(Container(resources=ResourceRequirements(requests=spec.overhead)),
+                                       "spec.overhead"))
+    return reqs
+
+
+def _qos(spec: PodSpec) -> str:
+    """`ComputePodQOS` (pkg/apis/core/v1/helper/qos): only cpu and memory count."""
+    requests: dict[str, int] = {}
+    limits: dict[str, int] = {}
+    guaranteed = True
+    level = spec.resources
+    if level is not None and (level.requests or level.limits):
+        groups = [(level.requests, level.limits)]
+    else:
+        groups = []
+        for c in (*spec.containers, *spec.init_containers):
+            reqs = dict(c.resources.requests)
+            for k, v in c.resources.limits.items():
+                reqs.setdefault(k, v)  # API defaulting: request defaults to limit
+            groups.append((reqs, c.resources.limits))
+    for reqs, lims in groups:
+        for name in ("cpu", "memory"):
+            if name in reqs and (v := to_int(name, reqs[name])) > 0:
+                requests[name] = requests.get(name, 0) + v
+        found = set()
+        for name in ("cpu", "memory"):
+            if name in lims and (v := to_int(name, lims[name])) > 0:
+                found.add(name)
+                limits[name] = limits.get(name, 0) + v
+        if found != {"cpu", "memory"}:
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and all(limits.get(k) == v for k, v in requests.items()) and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
+
+
+class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=True,
+          tag_field="kind", tag="Pod"):
+    """A pod, with the facts the scheduler derives from it computed once at construction.
+
+    Derived (not serialised): `requests` (effective requests, `Resources`), `qos`, `key`.
+    `priority` is `spec.priority`; `kresched.sources` fills it from the PriorityClass as the
+    API server's Priority admission plugin does when a snapshot lacks it.
+    """
+
+    metadata: ObjectMeta = ObjectMeta()
+    spec: PodSpec = PodSpec()
+    status: PodStatus = PodStatus()
+    api_version: str = ""
+
+    def __post_init__(self) -> None:
+        d = self.__dict__
+        if not self.metadata.name:
+            raise ValueError("pod without metadata.name")
+        reqs = _pod_requests(self.spec)
+        d["requests"] = Resources(reqs.pop("cpu", 0), reqs.pop("memory", 0), reqs.pop("ephemeral-storage", 0),
+                                  {k: v for k, v in reqs.items() if k != "pods"})
+        d["qos"] = _qos(self.spec)
+        d["key"] = f"{self.metadata.namespace}/{self.metadata.name}"
+
+    if TYPE_CHECKING:  # set in __post_init__; not fields, so never serialised
+        requests: Resources
+        qos: Literal["Guaranteed", "Burstable", "BestEffort"]
+        key: str
+
+    # -- identity -----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.metadata.uid
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
+
+    @property
+    def node_name(self) -> str:
+        return self.spec.node_name
+
+    @property
+    def priority(self) -> int:
+        return self.spec.priority or 0
+
+    # -- derived facts ------------------------------------------------------------------------
+    @cached_property
+    def effective_priority(self) -> int:
+        """Priority for preemption: the legacy critical-pod annotation counts as system-critical."""
+        if CRITICAL_POD_ANNOTATION in self.metadata.annotations:
+            return max(self.priority, LEGACY_CRITICAL_PRIORITY)
+        return self.priority
+
+    @cached_property
+    def controller(self) -> OwnerReference | None:
+        for ref in self.metadata.owner_references:
+            if ref.controller:
+                return ref
+        return None
+
+    @property
+    def controller_ref(self) -> str | None:
+        """`Kind/name` of the controlling owner, e.g. `ReplicaSet/web-7d9`."""
+        c = self.controller
+        return f"{c.kind}/{c.name}" if c else None
+
+    @property
+    def is_mirror(self) -> bool:
+        return MIRROR_POD_ANNOTATION in self.metadata.annotations
+
+    @property
+    def is_daemonset_pod(self) -> bool:
+        c = self.controller
+        return c is not None and c.kind == "DaemonSet"
+
+    @property
+    def is_terminating(self) -> bool:
+        return self.metadata.deletion_timestamp is not None
+
+    @property
+    def is_critical(self) -> bool:
+        return (
+            self.spec.priority_class_name in CRITICAL_PRIORITY_CLASSES
+            or CRITICAL_POD_ANNOTATION in self.metadata.annotations
+            or self.priority >= SYSTEM_CRITICAL_PRIORITY
+        )
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status.phase in ("Succeeded", "Failed")
+
+    @property
+    def is_bare(self) -> bool:
+        """No controller owns it: once evicted it is gone for good."""
+        return self.controller is None
+
+    @cached_property
+    def has_empty_dir(self) -> bool:
+        return any(v.empty_dir is not None for v in self.spec.volumes)
+
+    @property
+    def grace_seconds(self) -> int:
+        g = self.spec.termination_grace_period_seconds
+        return 30 if g is None else g
+
+    @property
+    def is_ready(self) -> bool:
+        return any(c.type == "Ready" and c.status == "True" for c in self.status.conditions)
+
+    @property
+    def is_scheduling_gated(self) -> bool:
+        return bool(self.spec.scheduling_gates)
+
+    @property
+    def is_pending(self) -> bool:
+        """Waiting for the scheduler: phase Pending, unbound, not terminating, not gated."""
+        return (
+            self.status.phase in ("Pending", "")
+            and not self.spec.node_name
+            and not self.is_terminating
+            and not self.spec.scheduling_gates
+        )
+
+    @cached_property
+    def host_ports(self) -> tuple[tuple[str, str, int], ...]:
+        """(hostIP, protocol, hostPort) the pod needs; hostNetwork makes containerPort a host port."""
+        out = []
+        sidecars = [c for c in self.spec.init_containers if c.restart_policy == "Always"]
+        for c in (*sidecars, *self.spec.containers):
+            for p in c.ports:
+                port = p.host_port or (p.container_port if self.spec.host_network else 0)
+                if port > 0:
+                    out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", port))
+        return tuple(out)
+
+    def condition(self, type_: str) -> Condition | None:
+        for c in self.status.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+
+class NodeSpec(msgspec.Struct, **_Base):
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    provider_id: str = msgspec.field(default="", name="providerID")
+    pod_cidr: str = msgspec.field(default="", name="podCIDR")
+
+
+class NodeStatus(msgspec.Struct, **_Base):
+    capacity: ResourceList = {}
+    allocatable: ResourceList = {}
+    conditions: tuple[Condition, ...] = ()
+
+
+class Node(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=True,
+           tag_field="kind", tag="Node"):
+    """A node; `allocatable` and `capacity` parsed once into `Resources`."""
+
+    metadata: ObjectMeta = ObjectMeta()
+    spec: NodeSpec = NodeSpec()
+    status: NodeStatus = NodeStatus()
+    api_version: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.metadata.name:
+            raise ValueError("node without metadata.name")
+        self.__dict__["allocatable"] = _resources(self.status.allocatable or self.status.capacity,
+                                                  "status.allocatable")
+        self.__dict__["capacity"] = _resources(self.status.capacity, "status.capacity")
+
+    if TYPE_CHECKING:  # set in __post_init__
+        allocatable: Resources
+        capacity: Resources
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
+
+    @property
+    def taints(self) -> tuple[Taint, ...]:
+        return self.spec.taints
+
+    @property
+    def unschedulable(self) -> bool:
+        return self.spec.unschedulable
+
+    @property
+    def is_ready(self) -> bool:
+        return any(c.type == "Ready" and c.status == "True" for c in self.status.conditions)
+
+
+class Namespace(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True,
+                tag_field="kind", tag="Namespace"):
+    """Only its labels matter: `namespaceSelector` in pod affinity terms selects on them."""
+
+    metadata: ObjectMeta = ObjectMeta()
+    api_version: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+IntOrPercent = int | str
+
+
+class PodDisruptionBudgetSpec(msgspec.Struct, **_Base):
+    selector: LabelSelector | None = None
+    min_available: IntOrPercent | None = None
+    max_unavailable: IntOrPercent | None = None
+    unhealthy_pod_eviction_policy: str | None = None
+
+
+class PodDisruptionBudgetStatus(msgspec.Struct, **_Base):
+    disruptions_allowed: int = 0
+    current_healthy: int = 0
+    desired_healthy: int = 0
+    expected_pods: int = 0
+    disrupted_pods: dict[str, str] = {}
+    observed_generation: int | None = None
+
+
+class PodDisruptionBudget(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True,
+                          tag_field="kind", tag="PodDisruptionBudget"):
+    metadata: ObjectMeta = ObjectMeta()
+    spec: PodDisruptionBudgetSpec = PodDisruptionBudgetSpec()
+    status: PodDisruptionBudgetStatus | None = None
+    api_version: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.metadata.name:
+            raise ValueError("PodDisruptionBudget without metadata.name")
+        for field in ("min_available", "max_unavailable"):
+            value = getattr(self.spec, field)
+            if isinstance(value, str) and not _is_percent(value):
+                raise ValueError(f"spec.{field}: {value!r} is neither an integer nor a percentage")
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def key(self) -> str:
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+def _is_percent(value: str) -> bool:
+    return value.endswith("%") and value[:-1].isdigit()
+
+
+class PriorityClass(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True,
+                    tag_field="kind", tag="PriorityClass"):
+    metadata: ObjectMeta = ObjectMeta()
+    value: int = 0
+    global_default: bool = False
+    preemption_policy: str | None = None
+    description: str = ""
+    api_version: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.metadata.name:
+            raise ValueError("PriorityClass without metadata.name")
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
