@@ -1,0 +1,319 @@
+"""The scheduling framework kresched's filter plugins plug into, after kube-scheduler's
+`pkg/scheduler/framework` (interface.go, types.go, cycle_state.go).
+
+Owns: `Status` and its codes, `NodeInfo` (a node with the pods on it and their summed requests),
+`Snapshot` (all NodeInfos of one run, plus the cluster-wide lists the affinity plugins need),
+`CycleState` (per-pod PreFilter results, cloned for preemption simulations) and `FilterPlugin`,
+the interface each plugin module implements. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, ClassVar, Protocol
+
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Node, Pod
+
+__all__ = [
+    "Code",
+    "Status",
+    "SUCCESS",
+    "InsufficientResource",
+    "NodeInfo",
+    "Snapshot",
+    "CycleState",
+    "PreFilterResult",
+    "FilterPlugin",
+]
+
+
+class Code(IntEnum):
+    """`framework.Code`; the numbers are upstream's."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+
+    @property
+    def is_rejected(self) -> bool:
+        return self in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """One resource a node lacks, in integer units (milli-CPU, bytes, count)."""
+
+    resource: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+    @property
+    def reason(self) -> str:
+        return "Too many pods" if self.resource == "pods" else f"Insufficient {self.resource}"
+
+    @property
+    def missing(self) -> int:
+        """How much more would have to be free for the request to fit."""
+        return self.requested - (self.capacity - self.used)
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A plugin's answer for one node: a code, node-independent reasons, and structured details.
+
+    `reasons` are the strings the scheduler counts into `0/N nodes are available: ...`.
+    `insufficient` (NodeResourcesFit) and `details` (e.g. the taint not tolerated, the label
+    missing) let `explain` say what would make the pod fit; they never change the message.
+    """
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+    insufficient: tuple[InsufficientResource, ...] = ()
+    details: tuple[str, ...] = ()
+
+    @property
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def is_rejected(self) -> bool:
+        return self.code.is_rejected
+
+    @property
+    def is_unresolvable(self) -> bool:
+        """No eviction can help: kube-scheduler's UnschedulableAndUnresolvable."""
+        return self.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+    def with_plugin(self, plugin: str) -> Status:
+        if self.plugin == plugin:
+            return self
+        return Status(self.code, self.reasons, plugin, self.insufficient, self.details)
+
+
+SUCCESS = Status()
+
+
+def unschedulable(*reasons: str, details: Iterable[str] = ()) -> Status:
+    return Status(Code.UNSCHEDULABLE, tuple(reasons), details=tuple(details))
+
+
+def unresolvable(*reasons: str, details: Iterable[str] = ()) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, tuple(reasons), details=tuple(details))
+
+
+def _counts_for_node(pod: Pod) -> bool:
+    # The scheduler's cache drops terminal pods: they hold no resources or ports.
+    return pod.status.phase not in ("Succeeded", "Failed")
+
+
+class NodeInfo:
+    """A node and the pods the scheduler counts on it (`framework.NodeInfo`).
+
+    Mutable on purpose: preemption simulations remove and add pods on a `clone()`, as upstream does.
+    `requested_*` are the summed effective requests of the pods; `used_ports` counts
+    (hostIP, protocol, port) triples.
+    """
+
+    __slots__ = (
+        "node",
+        "pods",
+        "requested_milli_cpu",
+        "requested_memory",
+        "requested_ephemeral_storage",
+        "requested_scalar",
+        "used_ports",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+    )
+
+    def __init__(self, node: Node, pods: Iterable[Pod] = ()) -> None:
+        self.node = node
+        self.pods: list[Pod] = []
+        self.requested_milli_cpu = 0
+        self.requested_memory = 0
+        self.requested_ephemeral_storage = 0
+        self.requested_scalar: dict[str, int] = {}
+        self.used_ports: Counter[tuple[str, str, int]] = Counter()
+        self.pods_with_affinity: list[Pod] = []
+        self.pods_with_required_anti_affinity: list[Pod] = []
+        for p in pods:
+            if _counts_for_node(p):
+                self.add_pod(p)
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name
+
+    def add_pod(self, pod: Pod) -> None:
+        self.pods.append(pod)
+        self._account(pod, 1)
+
+    def remove_pod(self, pod: Pod) -> None:
+        """Remove by identity (namespace/name); ValueError if the pod is not here."""
+        for i, p in enumerate(self.pods):
+            if p.key == pod.key:
+                del self.pods[i]
+                self._account(p, -1)
+                return
+        raise ValueError(f"pod {pod.key} is not on node {self.name}")
+
+    def _account(self, pod: Pod, sign: int) -> None:
+        r = pod.requests
+        self.requested_milli_cpu += sign * r.milli_cpu
+        self.requested_memory += sign * r.memory
+        self.requested_ephemeral_storage += sign * r.ephemeral_storage
+        for k, v in r.scalar.items():
+            self.requested_scalar[k] = self.requested_scalar.get(k, 0) + sign * v
+        for port in pod.host_ports:
+            self.used_ports[port] += sign
+            if self.used_ports[port] <= 0:
+                del self.used_ports[port]
+        aff = pod.spec.affinity
+        if aff is not None:
+            has_affinity = bool(
+                (aff.pod_affinity and (aff.pod_affinity.required_during_scheduling_ignored_during_execution
+                                       or aff.pod_affinity.preferred_during_scheduling_ignored_during_execution))
+                or (aff.pod_anti_affinity
+                    and (aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution
+                         or aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution))
+            )
+            required_anti = bool(aff.pod_anti_affinity
+                                 and aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
+            if has_affinity:
+                _update(self.pods_with_affinity, pod, sign)
+            if required_anti:
+                _update(self.pods_with_required_anti_affinity, pod, sign)
+
+    def clone(self) -> NodeInfo:
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.pods = list(self.pods)
+        c.requested_milli_cpu = self.requested_milli_cpu
+        c.requested_memory = self.requested_memory
+        c.requested_ephemeral_storage = self.requested_ephemeral_storage
+        c.requested_scalar = dict(self.requested_scalar)
+        c.used_ports = Counter(self.used_ports)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        return c
+
+    def requested(self, resource: str) -> int:
+        if resource == "cpu":
+            return self.requested_milli_cpu
+        if resource == "memory":
+            return self.requested_memory
+        if resource == "ephemeral-storage":
+            return self.requested_ephemeral_storage
+        if resource == "pods":
+            return len(self.pods)
+        return self.requested_scalar.get(resource, 0)
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
+
+
+def _update(pods: list[Pod], pod: Pod, sign: int) -> None:
+    if sign > 0:
+        pods.append(pod)
+        return
+    for i, p in enumerate(pods):
+        if p.key == pod.key:
+            del pods[i]
+            return
+
+
+@dataclass
+class Snapshot:
+    """All NodeInfos of one run (`framework.SharedLister`), in node-name order.
+
+    Built once per run from a `ClusterState`; planning clones the NodeInfos it changes.
+    `namespace_labels` serves `namespaceSelector` in pod affinity terms.
+    """
+
+    node_infos: list[NodeInfo]
+    by_name: dict[str, NodeInfo]
+    namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_state(cls, state: ClusterState) -> Snapshot:
+        infos = [NodeInfo(n, state.pods_on(n.name)) for n in sorted(state.nodes, key=lambda n: n.name)]
+        return cls(infos, {i.name: i for i in infos}, state.namespace_labels)
+
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        return [n for n in self.node_infos if n.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        return [n for n in self.node_infos if n.pods_with_required_anti_affinity]
+
+    def with_node_info(self, info: NodeInfo) -> Snapshot:
+        """A snapshot where `info` replaces the NodeInfo of the same node (others shared)."""
+        infos = [info if n.name == info.name else n for n in self.node_infos]
+        by_name = dict(self.by_name)
+        by_name[info.name] = info
+        return Snapshot(infos, by_name, self.namespace_labels)
+
+
+class PluginState(Protocol):
+    def clone(self) -> PluginState: ...
+
+
+class CycleState:
+    """Per-pod PreFilter results by plugin name (`framework.CycleState`)."""
+
+    __slots__ = ("_data", "skip")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        #: Plugins whose PreFilter returned Skip: their Filter is not run for this pod.
+        self.skip: set[str] = set()
+
+    def read(self, plugin: str) -> Any:
+        return self._data.get(plugin)
+
+    def write(self, plugin: str, value: Any) -> None:
+        self._data[plugin] = value
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
+        c.skip = set(self.skip)
+        return c
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """What a PreFilter returns: its status, and optionally the only node names worth filtering
+    (`framework.PreFilterResult.NodeNames`; None means all nodes)."""
+
+    status: Status = SUCCESS
+    node_names: frozenset[str] | None = None
+
+
+class FilterPlugin(Protocol):
+    """One kube-scheduler filter plugin. Every plugin module defines one, named as upstream.
+
+    `pre_filter` runs once per pod (it may write per-pod state into `cycle`, or return a
+    Skip status so that `filter` is not called, or a rejection that applies to every node);
+    `filter` answers for one node; `add_pod` / `remove_pod` keep the PreFilter state right when a
+    preemption simulation adds or removes a pod on `node_info` (PreFilterExtensions).
+    """
+
+    name: ClassVar[str]
+
+    def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult: ...
+
+    def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status: ...
+
+    def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None: ...
+
+    def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None: ...

@@ -1,0 +1,190 @@
+"""Running the filter plugins the way kube-scheduler's framework does, and the FitError message.
+
+Owns: the plugin order (`default_plugins`, upstream's `getDefaultPlugins`), `run_pre_filter`,
+`run_filters` (stop at the first failing plugin per node, `RunFilterPlugins`), the nominated-pods
+pass (`RunFilterPluginsWithNominatedPods`), `find_nodes_that_fit` and `fit_error_message`
+(`FitError.Error()` in pkg/scheduler/framework/types.go). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from kresched.model.objects import Pod
+from kresched.sched.framework import (
+    SUCCESS,
+    Code,
+    CycleState,
+    FilterPlugin,
+    NodeInfo,
+    Snapshot,
+    Status,
+)
+
+__all__ = [
+    "NO_NODE_AVAILABLE",
+    "Diagnosis",
+    "default_plugins",
+    "run_pre_filter",
+    "run_filters",
+    "run_filters_with_nominated",
+    "find_nodes_that_fit",
+    "fit_error_message",
+    "reasons_histogram",
+]
+
+NO_NODE_AVAILABLE = "0/{} nodes are available"
+
+
+def default_plugins() -> list[FilterPlugin]:
+    """The filter plugins in kube-scheduler's default order (apis/config/v1/default_plugins.go).
+
+    Volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) and
+    DynamicResources are not simulated: kresched has no PersistentVolumes or ResourceClaims.
+    """
+    from kresched.sched import (
+        interpod_affinity,
+        node_affinity,
+        node_name,
+        node_ports,
+        node_resources_fit,
+        node_unschedulable,
+        pod_topology_spread,
+        taint_toleration,
+    )
+
+    return [
+        node_unschedulable.NodeUnschedulable(),
+        node_name.NodeName(),
+        taint_toleration.TaintToleration(),
+        node_affinity.NodeAffinity(),
+        node_ports.NodePorts(),
+        node_resources_fit.NodeResourcesFit(),
+        pod_topology_spread.PodTopologySpread(),
+        interpod_affinity.InterPodAffinity(),
+    ]
+
+
+@dataclass
+class Diagnosis:
+    """What filtering found for one pod (`framework.Diagnosis`)."""
+
+    num_all_nodes: int
+    #: Status of each node that was filtered and failed (explicit statuses).
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    #: Status of nodes a PreFilter excluded (absent from `node_to_status`), if any.
+    absent_status: Status | None = None
+    #: Set when a PreFilter rejected the pod for every node.
+    pre_filter_msg: str = ""
+    pre_filter_status: Status | None = None
+    feasible: list[str] = field(default_factory=list)
+
+    def status_of(self, node: str) -> Status:
+        if node in self.node_to_status:
+            return self.node_to_status[node]
+        if node in self.feasible:
+            return SUCCESS
+        if self.pre_filter_status is not None:
+            return self.pre_filter_status
+        return self.absent_status or SUCCESS
+
+
+def run_pre_filter(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot
+                   ) -> tuple[CycleState, Status, frozenset[str] | None]:
+    """Run every PreFilter (`RunPreFilterPlugins`): the cycle state, the first rejection (or
+    SUCCESS), and the intersection of the node names PreFilters narrowed the search to."""
+    cycle = CycleState()
+    names: frozenset[str] | None = None
+    for pl in plugins:
+        result = pl.pre_filter(cycle, pod, snapshot)
+        st = result.status
+        if st.code == Code.SKIP:
+            cycle.skip.add(pl.name)
+            continue
+        if not st.is_success:
+            return cycle, st.with_plugin(pl.name), names
+        if result.node_names is not None:
+            names = result.node_names if names is None else names & result.node_names
+            cycle.write("__prefilter_plugins__", (*(cycle.read("__prefilter_plugins__") or ()), pl.name))
+    return cycle, SUCCESS, names
+
+
+def run_filters(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    """`RunFilterPlugins`: the first failing plugin's status, or SUCCESS."""
+    skip = cycle.skip
+    for pl in plugins:
+        if pl.name in skip:
+            continue
+        st = pl.filter(cycle, pod, node_info)
+        if not st.is_success:
+            return st.with_plugin(pl.name)
+    return SUCCESS
+
+
+def run_filters_with_nominated(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod,
+                               node_info: NodeInfo, nominated: Iterable[Pod] = ()) -> Status:
+    """`RunFilterPluginsWithNominatedPods`: pods nominated to this node with priority ≥ the pod's
+    count as if already running; the pod must fit both with and without them."""
+    others = [p for p in nominated if p.key != pod.key and p.priority >= pod.priority]
+    if others:
+        info = node_info.clone()
+        state = cycle.clone()
+        for p in others:
+            info.add_pod(p)
+            for pl in plugins:
+                pl.add_pod(state, pod, p, info)
+        st = run_filters(plugins, state, pod, info)
+        if not st.is_success:
+            return st
+    return run_filters(plugins, cycle, pod, node_info)
+
+
+def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot,
+                        nominated: dict[str, list[Pod]] | None = None) -> tuple[Diagnosis, CycleState]:
+    """Filter every node (kresched evaluates all nodes; the scheduler stops at
+    `percentageOfNodesToScore` feasible ones, which does not change whether the pod fits)."""
+    diag = Diagnosis(num_all_nodes=len(snapshot.node_infos))
+    cycle, st, names = run_pre_filter(plugins, pod, snapshot)
+    if not st.is_success:
+        diag.pre_filter_status = st
+        diag.pre_filter_msg = ", ".join(st.reasons)
+        return diag, cycle
+    infos = snapshot.node_infos
+    if names is not None:
+        infos = [i for i in infos if i.name in names]
+        plugs = cycle.read("__prefilter_plugins__") or ()
+        diag.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                    (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugs))}]",))
+    nominated = nominated or {}
+    for info in infos:
+        st = run_filters_with_nominated(plugins, cycle, pod, info, nominated.get(info.name, ()))
+        if st.is_success:
+            diag.feasible.append(info.name)
+        else:
+            diag.node_to_status[info.name] = st
+    return diag, cycle
+
+
+def reasons_histogram(statuses: Iterable[Status], absent: Status | None = None, absent_count: int = 0) -> str:
+    """`<count> <reason>` for every reason, sorted as strings (counts included), joined by `, `."""
+    counts: dict[str, int] = {}
+    for st in statuses:
+        for r in st.reasons:
+            counts[r] = counts.get(r, 0) + 1
+    if absent is not None and absent_count > 0:
+        for r in absent.reasons:
+            counts[r] = counts.get(r, 0) + absent_count
+    return ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
+
+
+def fit_error_message(diag: Diagnosis) -> str:
+    """The filter part of `FitError.Error()`: `0/N nodes are available: <histogram>.`"""
+    msg = NO_NODE_AVAILABLE.format(diag.num_all_nodes) + ":"
+    if diag.pre_filter_msg:
+        return f"{msg} {diag.pre_filter_msg}."
+    absent = diag.num_all_nodes - len(diag.node_to_status) - len(diag.feasible)
+    hist = reasons_histogram(diag.node_to_status.values(), diag.absent_status, absent)
+    if hist:
+        msg += f" {hist}."
+    return msg

@@ -1,0 +1,1 @@
+"""Shared pytest configuration. Fixtures live next to what they serve (e.g. tests/fakeapi)."""
