@@ -5,6 +5,8 @@ from __future__ import annotations
 import typer
 
 from kresched import __version__
+from kresched.cli import explain as _explain
+from kresched.cli import plan as _plan
 from kresched.cli import snapshot as _snapshot
 
 app = typer.Typer(
@@ -34,6 +36,8 @@ def _root(
     safe, and can carry it out."""
 
 
+app.command("plan")(_plan.plan)
+app.command("explain")(_explain.explain)
 app.command("snapshot")(_snapshot.snapshot)
 
 

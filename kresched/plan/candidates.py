@@ -1,0 +1,33 @@
+"""Which running pods kresched may evict for a pending pod, and why not the others.
+
+Owns the candidate-victim rules of the design ("The plan", step 2). Pure.
+"""
+
+from __future__ import annotations
+
+from kresched.model.objects import Pod
+
+__all__ = ["not_evictable_reason", "is_candidate_victim"]
+
+
+def not_evictable_reason(victim: Pod, preemptor_priority: int) -> str | None:
+    """Why `victim` can never be a victim for a pod of `preemptor_priority`, or None if it can.
+
+    Strictly lower effective priority, and never mirror (static) pods, DaemonSet pods, pods
+    already terminating, or critical pods — even when their priority is lower.
+    """
+    if victim.effective_priority >= preemptor_priority:
+        return "priority not lower than the pending pod's"
+    if victim.is_mirror:
+        return "mirror (static) pod"
+    if victim.is_daemonset_pod:
+        return "DaemonSet pod"
+    if victim.is_terminating:
+        return "already terminating"
+    if victim.is_critical:
+        return "critical pod"
+    return None
+
+
+def is_candidate_victim(victim: Pod, preemptor_priority: int) -> bool:
+    return not_evictable_reason(victim, preemptor_priority) is None

@@ -1,0 +1,183 @@
+"""PodDisruptionBudget accounting, as the eviction API (pkg/registry/core/pod/storage/eviction.go)
+and the disruption controller do it.
+
+Owns: which PDBs cover a pod (policy/v1: same namespace, selector matches; an empty selector
+matches every pod of the namespace, a nil one none), each PDB's budget (`status.disruptionsAllowed`,
+or computed from spec and the healthy matching pods when a snapshot has no status), and what one
+eviction would do to it (`PdbLedger.check`): allowed and spending one unit, allowed for free
+(terminal/pending/terminating pods, pods already in `disruptedPods`, unhealthy pods under
+`unhealthyPodEvictionPolicy`), refused with 429 (budget spent), or refused with 500 (the pod is
+covered by more than one PDB, which the eviction subresource does not support). Pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Pod, PodDisruptionBudget
+from kresched.model.selectors import label_selector_matches
+
+__all__ = ["PdbCheck", "PdbLedger", "computed_status"]
+
+MULTIPLE_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+
+@dataclass(frozen=True, slots=True)
+class PdbCheck:
+    """What evicting one pod does to its budget, given the budgets left at that point."""
+
+    pdb: str | None = None
+    #: Budget left on `pdb` before this eviction (None when no PDB covers the pod).
+    remaining: int | None = None
+    spends: bool = False
+    allowed: bool = True
+    reason: str | None = None
+
+    @property
+    def violation(self) -> bool:
+        return not self.allowed
+
+
+@dataclass(frozen=True, slots=True)
+class _Budget:
+    pdb: PodDisruptionBudget
+    allowed: int
+    desired_healthy: int
+    current_healthy: int
+
+
+def computed_status(pdb: PodDisruptionBudget, matching: Sequence[Pod]) -> tuple[int, int, int, int]:
+    """(disruptionsAllowed, currentHealthy, desiredHealthy, expectedPods) the disruption controller
+    would compute, taking the matching pods as the expected count (kresched does not read the
+    controllers' scale)."""
+    live = [p for p in matching if not p.is_terminating and not p.is_finished]
+    expected = len(live)
+    healthy = sum(1 for p in live if p.is_ready)
+    spec = pdb.spec
+    if spec.max_unavailable is not None:
+        max_unavailable = _scaled(spec.max_unavailable, expected)
+        desired = max(0, expected - max_unavailable)
+    elif spec.min_available is not None:
+        desired = _scaled(spec.min_available, expected)
+    else:
+        desired = min(1, expected)  # neither set: API defaulting gives minAvailable 1
+    return max(0, healthy - desired), healthy, desired, expected
+
+
+def _scaled(value: int | str, total: int) -> int:
+    """`intstr.GetScaledValueFromIntOrPercent(value, total, roundUp=true)`."""
+    if isinstance(value, int):
+        return value
+    return math.ceil(int(value[:-1]) * total / 100)
+
+
+class PdbLedger:
+    """The budgets of every PDB, and their remaining units as a plan spends them.
+
+    `remaining` is the only mutable state; `fork()` gives an independent copy for simulations.
+    """
+
+    def __init__(self, state: ClusterState) -> None:
+        by_ns: defaultdict[str, list[PodDisruptionBudget]] = defaultdict(list)
+        for pdb in state.pdbs:
+            by_ns[pdb.namespace].append(pdb)
+        self._by_ns = dict(by_ns)
+        self._covering: dict[str, tuple[str, ...]] = {}
+        budgets: dict[str, _Budget] = {}
+        pods_by_ns: defaultdict[str, list[Pod]] = defaultdict(list)
+        if any(p.status is None for p in state.pdbs):
+            for pod in state.pods:
+                if pod.namespace in self._by_ns:
+                    pods_by_ns[pod.namespace].append(pod)
+        for pdb in state.pdbs:
+            st = pdb.status
+            if st is None:
+                matching = [p for p in pods_by_ns.get(pdb.namespace, ()) if label_selector_matches(pdb.spec.selector,
+                                                                                                    p.labels)]
+                allowed, healthy, desired, _ = computed_status(pdb, matching)
+                budgets[pdb.key] = _Budget(pdb, allowed, desired, healthy)
+            else:
+                budgets[pdb.key] = _Budget(pdb, st.disruptions_allowed, st.desired_healthy, st.current_healthy)
+        self._budgets = budgets
+        self.remaining: dict[str, int] = {k: b.allowed for k, b in budgets.items()}
+
+    def fork(self) -> PdbLedger:
+        c = PdbLedger.__new__(PdbLedger)
+        c._by_ns = self._by_ns
+        c._covering = self._covering
+        c._budgets = self._budgets
+        c.remaining = dict(self.remaining)
+        return c
+
+    def covering(self, pod: Pod) -> tuple[str, ...]:
+        """Keys of the PDBs whose selector matches the pod (policy/v1 rules)."""
+        hit = self._covering.get(pod.key)
+        if hit is None:
+            hit = tuple(b.key for b in self._by_ns.get(pod.namespace, ())
+                        if label_selector_matches(b.spec.selector, pod.labels))
+            self._covering[pod.key] = hit
+        return hit
+
+    def budget(self, key: str) -> int:
+        return self._budgets[key].allowed
+
+    def check(self, pod: Pod, remaining: dict[str, int] | None = None) -> PdbCheck:
+        """The eviction API's decision for `pod` with the budgets `remaining` (default: current)."""
+        remaining = self.remaining if remaining is None else remaining
+        keys = self.covering(pod)
+        if not keys:
+            return PdbCheck()
+        key = keys[0]
+        left = remaining.get(key, 0)
+        if pod.status.phase in ("Succeeded", "Failed", "Pending") or pod.is_terminating:
+            return PdbCheck(key, left)  # canIgnorePDB: no budget is checked
+        if len(keys) > 1:
+            return PdbCheck(key, left, allowed=False,
+                            reason=f"covered by {len(keys)} PodDisruptionBudgets ({', '.join(keys)}): "
+                                   "the eviction API refuses it (500)")
+        b = self._budgets[key]
+        st = b.pdb.status
+        if st is not None and pod.name in st.disrupted_pods:
+            return PdbCheck(key, left)  # already counted by the API server
+        if not pod.is_ready:
+            policy = b.pdb.spec.unhealthy_pod_eviction_policy or "IfHealthyBudget"
+            if policy == "AlwaysAllow":
+                return PdbCheck(key, left)
+            if b.current_healthy >= b.desired_healthy > 0:
+                return PdbCheck(key, left)
+        if left <= 0:
+            return PdbCheck(key, left, spends=True, allowed=False,
+                            reason=f"PodDisruptionBudget {key} allows no more disruptions (needs "
+                                   f"{b.desired_healthy} healthy pods, has {b.current_healthy})")
+        return PdbCheck(key, left, spends=True)
+
+    def check_all(self, pods: Iterable[Pod]) -> list[PdbCheck]:
+        """Checks for evicting `pods` one after another, each spending from what the earlier left."""
+        remaining = dict(self.remaining)
+        out = []
+        for pod in pods:
+            c = self.check(pod, remaining)
+            if c.spends and c.allowed and c.pdb is not None:
+                remaining[c.pdb] -= 1
+            out.append(c)
+        return out
+
+    def split_violating(self, pods: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
+        """(violating, non-violating), spending budgets in the order given (cf. the scheduler's
+        `filterPodsWithPDBViolation`, but with the eviction API's rules)."""
+        bad: list[Pod] = []
+        good: list[Pod] = []
+        for pod, c in zip(pods, self.check_all(pods), strict=True):
+            (bad if c.violation else good).append(pod)
+        return bad, good
+
+    def commit(self, pods: Iterable[Pod]) -> None:
+        """Spend the budgets for `pods` (victims of a chosen plan), as the API server would."""
+        for pod in pods:
+            c = self.check(pod)
+            if c.spends and c.pdb is not None:
+                self.remaining[c.pdb] = self.remaining.get(c.pdb, 0) - 1

@@ -1,0 +1,521 @@
+"""The planning engine: for a Pending pod, the node, the minimal victims and the tier — explained.
+
+Owns `plan_pod` and `plan_pending` (design: "The plan"; seeds 000 and 001). Pure: no I/O, no
+clock, no randomness; the same state and options always give the same plan.
+
+The procedure, for a pending pod P of effective priority p:
+1. P fits on some node as things are → outcome `fits`, on the node the scheduler would most
+   likely pick (`placement.pick_node`).
+2. Otherwise only nodes where eviction can help are candidates: those whose filter status is
+   Unschedulable, not UnschedulableAndUnresolvable (kube-scheduler's `NodesForStatusCode`), and
+   that pass the node-static filters (taints, affinity, cordon, nodeName), which no eviction
+   changes.
+3. Victims come from pods with effective priority < p that are not mirror, DaemonSet,
+   terminating or critical pods (`candidates.not_evictable_reason`).
+4. Tiers (seed 000), the first tier with any feasible node wins:
+   tier 1 — only pods whose eviction violates no PDB and whose grace period ≤ max_grace;
+   tier 2 — only pods whose eviction violates no PDB; tier 3 — any candidate.
+5. On each node the minimal victim set comes from `SelectVictimsOnNode`'s reprieve procedure
+   (`sched.preemption.select_victims_on_node`) with all filters.
+6. The node is chosen by `option_key`, in this order: fewest PDB violations; fewest grace
+   periods shortened; lowest highest victim priority; lowest sum of victim priorities; fewest
+   victims; smallest victim requests (as a share of the node); victims all controller-managed;
+   node name.
+
+Pruning, and what it guarantees: a node is skipped without simulation only when (a) even evicting
+every tier-eligible pod cannot free the resources P requests (a necessary condition of fitting),
+or (b) a lower bound of its `option_key` (count of victims ≥ what the largest eligible pods need to
+free; priorities ≥ the smallest eligible ones) is already worse than the best option found. Both
+are exact: the plan is the one a full search over every node would give.
+
+Where kresched deliberately differs from kube-scheduler's `pickOneNodeForPreemption`: the tiers,
+the grace-period, requests and bare-pod criteria (seed 000), QoS before start time in the victim
+order (seed 001), and never evicting DaemonSet, mirror or critical pods.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import msgspec
+
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Node, Pod, Taint
+from kresched.plan.candidates import is_candidate_victim
+from kresched.plan.explain import explain_pod, nominated_pods
+from kresched.plan.pdb import PdbCheck, PdbLedger
+from kresched.plan.placement import pick_node
+from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
+from kresched.sched.preemption import importance_key, select_victims_on_node
+from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message, run_filters
+from kresched.sched.taint_toleration import tolerations_tolerate_taint
+
+__all__ = [
+    "RESERVATION_TAINT",
+    "PlanOptions",
+    "Victim",
+    "NodeOption",
+    "RunnerUp",
+    "Plan",
+    "Planner",
+    "plan_pod",
+    "plan_pending",
+    "pending_pods_to_plan",
+    "CRITERIA",
+]
+
+RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
+#: Plugins whose verdict depends only on the pod and the node, never on the pods running there.
+NODE_STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
+
+Outcome = Literal["fits", "evict", "infeasible"]
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    max_grace_seconds: int = 10
+    allow_pdb_violation: bool = False
+
+
+@dataclass(frozen=True)
+class Victim:
+    pod: Pod
+    node: str
+    pdb: PdbCheck
+    grace_seconds: int
+    eviction_grace_seconds: int
+    #: Where its replacement would land once P is placed; None = it would stay Pending (or, for a
+    #: bare pod, nothing replaces it).
+    lands_on: str | None = None
+    #: Why it would stay Pending (explain's words), when it would.
+    pending_reason: str | None = None
+
+    @property
+    def is_bare(self) -> bool:
+        return self.pod.is_bare
+
+    @property
+    def has_empty_dir(self) -> bool:
+        return self.pod.has_empty_dir
+
+    @property
+    def grace_shortened(self) -> bool:
+        return self.eviction_grace_seconds < self.grace_seconds
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        out = []
+        if self.is_bare:
+            out.append("bare pod: gone for good")
+        if self.has_empty_dir:
+            out.append("emptyDir data lost")
+        if self.grace_shortened:
+            out.append(f"grace shortened {self.grace_seconds}s→{self.eviction_grace_seconds}s")
+        if self.pdb.violation:
+            out.append("violates PDB")
+        return tuple(out)
+
+
+#: (name shown to operators, how to phrase "better") for each component of `option_key`.
+CRITERIA: tuple[tuple[str, str], ...] = (
+    ("PDB violations", "fewer PDB violations"),
+    ("grace periods shortened", "fewer grace periods shortened"),
+    ("highest victim priority", "a lower highest victim priority"),
+    ("sum of victim priorities", "a lower sum of victim priorities"),
+    ("victims", "fewer victims"),
+    ("victim requests", "smaller victim requests"),
+    ("bare-pod victims", "no bare-pod victims"),
+    ("node name", "an earlier node name"),
+)
+
+
+@dataclass(frozen=True)
+class NodeOption:
+    """A feasible node in a tier: the minimal victims and the key the choice compares."""
+
+    node: str
+    tier: int
+    victims: tuple[Victim, ...]
+    key: tuple
+
+    @property
+    def violations(self) -> int:
+        return self.key[0]
+
+
+@dataclass(frozen=True)
+class RunnerUp:
+    node: str
+    tier: int | None
+    #: Why it lost against the chosen node, or why it was not feasible.
+    reason: str
+    victims: int = 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    pod: Pod
+    priority: int
+    outcome: Outcome
+    node: str | None = None
+    tier: int | None = None
+    taint: bool = False
+    victims: tuple[Victim, ...] = ()
+    message: str = ""
+    #: For `evict`: the criterion that decided against the runner-up, e.g. "fewer victims than node-b".
+    decided_by: str | None = None
+    runners_up: tuple[RunnerUp, ...] = ()
+    #: Tier 3 with PDB violations and no --allow-pdb-violation: planned, but not to be carried out.
+    blocked: bool = False
+    #: The node's pods before (for the before/after diff).
+    node_pods_before: tuple[Pod, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.pod.key
+
+
+def pending_pods_to_plan(state: ClusterState, all_pending: bool = False) -> list[Pod]:
+    """Pending pods in the order they are planned: critical only (or all), highest priority first
+    (as the scheduling queue's PrioritySort), then oldest first."""
+    pods = [p for p in state.pods if p.is_pending and (all_pending or p.is_critical)]
+    pods.sort(key=lambda p: (-p.effective_priority, p.metadata.creation_timestamp or "", p.key))
+    return pods
+
+
+def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()) -> Plan:
+    return Planner(state, options).plan(pod)
+
+
+def plan_pending(state: ClusterState, pods: Iterable[Pod], options: PlanOptions = PlanOptions()) -> list[Plan]:
+    """Plan `pods` in order; each later plan sees the earlier pods placed and their victims gone."""
+    planner = Planner(state, options)
+    return [planner.plan(p, commit=True) for p in pods]
+
+
+@dataclass
+class _Working:
+    snapshot: Snapshot
+    ledger: PdbLedger
+    #: Pods placed by earlier plans of this run (by key), and victims removed.
+    placed: set[str] = field(default_factory=set)
+    evicted: set[str] = field(default_factory=set)
+
+
+class Planner:
+    """Plans pods one after another on a working copy of the cluster (see `plan_pending`)."""
+
+    def __init__(self, state: ClusterState, options: PlanOptions = PlanOptions(),
+                 plugins: Sequence[FilterPlugin] | None = None) -> None:
+        self.state = state
+        self.options = options
+        self.plugins = list(plugins) if plugins is not None else default_plugins()
+        self.static = [p for p in self.plugins if p.name in NODE_STATIC_PLUGINS]
+        self.dynamic = [p for p in self.plugins if p.name not in NODE_STATIC_PLUGINS]
+        self.work = _Working(Snapshot.from_state(state), PdbLedger(state))
+
+    # -- one pod ----------------------------------------------------------------------------
+    def plan(self, pod: Pod, commit: bool = False) -> Plan:
+        snap = self.work.snapshot
+        priority = pod.effective_priority
+        taint = tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT)
+        nominated = {n: [p for p in ps if p.key not in self.work.placed]
+                     for n, ps in nominated_pods(self.state, exclude=pod).items()}
+        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated)
+        notes = self._notes(pod)
+        if diag.feasible:
+            node = pick_node(pod, [snap.by_name[n] for n in diag.feasible])
+            assert node is not None
+            others = len(diag.feasible) - 1
+            msg = (f"fits on node {node} without evicting anything"
+                   + (f" (and on {others} other node{'s' if others != 1 else ''})" if others else "")
+                   + "; the scheduler should bind it on its next attempt")
+            plan = Plan(pod, priority, "fits", node, None, taint, message=msg,
+                        node_pods_before=tuple(snap.by_name[node].pods), notes=notes)
+            if commit:
+                self._apply(plan)
+            return plan
+        if pod.spec.preemption_policy == "Never":
+            return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
+                        message="preemptionPolicy is Never: the pod may not displace other pods, so kresched "
+                                "does not evict for it")
+        potential = [snap.by_name[n] for n, st in sorted(diag.node_to_status.items())
+                     if st.code == Code.UNSCHEDULABLE]
+        if diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE:
+            potential = list(snap.node_infos)
+        infeasible: dict[str, str] = {}
+        candidates: list[tuple[NodeInfo, list[Pod]]] = []
+        for info in potential:
+            st = run_filters(self.static, cycle, pod, info)
+            if not st.is_success:
+                infeasible[info.name] = f"{', '.join(st.reasons)} (no eviction changes that)"
+                continue
+            cands = [p for p in info.pods if is_candidate_victim(p, priority)]
+            if not cands:
+                infeasible[info.name] = "no pod here may be evicted for it (none of lower priority that is " \
+                                        "not DaemonSet, mirror, terminating or critical)"
+                continue
+            candidates.append((info, cands))
+        for tier in (1, 2, 3):
+            options = self._tier_options(pod, cycle, candidates, tier, nominated, infeasible)
+            if options:
+                return self._decide(pod, priority, taint, tier, options, infeasible, notes, commit)
+        return self._infeasible(pod, priority, taint, infeasible, notes)
+
+    def _notes(self, pod: Pod) -> tuple[str, ...]:
+        out = []
+        if pod.spec.scheduling_gates:
+            out.append("the pod is held by scheduling gates: the scheduler will not place it until they are removed")
+        if pod.spec.node_name:
+            out.append(f"the pod is already bound to node {pod.spec.node_name}")
+        return tuple(out)
+
+    # -- tiers ----------------------------------------------------------------------------
+    def _eligible(self, cands: list[Pod], tier: int) -> list[Pod]:
+        if tier == 3:
+            return cands
+        ledger = self.work.ledger
+        out = []
+        for p in cands:
+            if tier == 1 and p.grace_seconds > self.options.max_grace_seconds:
+                continue
+            if ledger.check(p).violation:
+                continue
+            out.append(p)
+        return out
+
+    def _tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
+                      tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, str]) -> list[NodeOption]:
+        bounded: list[tuple[tuple, int, NodeInfo, list[Pod]]] = []
+        for i, (info, cands) in enumerate(candidates):
+            eligible = self._eligible(cands, tier)
+            k_min = _min_victims(pod, info, eligible)
+            if k_min is None:
+                infeasible.setdefault(info.name, _why_not_enough(tier, self.options.max_grace_seconds))
+                continue
+            bounded.append((_lower_bound(eligible, k_min, info.name), i, info, eligible))
+        heapq.heapify(bounded)
+        options: list[NodeOption] = []
+        best: tuple | None = None
+        ledger = self.work.ledger
+        while bounded:
+            lb, _, info, eligible = heapq.heappop(bounded)
+            if best is not None and lb > best:
+                break
+            sel = select_victims_on_node(self.dynamic, cycle.clone(), pod, info.clone(), eligible,
+                                         ledger.split_violating, nominated.get(info.name, ()))
+            if not sel.status.is_success:
+                infeasible.setdefault(info.name, _status_text(sel.status))
+                continue
+            ordered = sorted(sel.victims, key=importance_key)
+            checks = ledger.check_all(ordered)
+            victims = tuple(
+                Victim(v, info.name, c, v.grace_seconds, min(v.grace_seconds, self.options.max_grace_seconds))
+                for v, c in zip(ordered, checks, strict=True)
+            )
+            violations = sum(1 for v in victims if v.pdb.violation)
+            if tier < 3 and violations:
+                infeasible.setdefault(info.name, f"tier {tier}: the victims would overspend a PodDisruptionBudget")
+                continue
+            opt = NodeOption(info.name, tier, victims, option_key(victims, info))
+            options.append(opt)
+            if best is None or opt.key < best:
+                best = opt.key
+        return options
+
+    # -- the choice ---------------------------------------------------------------------------
+    def _decide(self, pod: Pod, priority: int, taint: bool, tier: int, options: list[NodeOption],
+                infeasible: dict[str, str], notes: tuple[str, ...], commit: bool) -> Plan:
+        options.sort(key=lambda o: o.key)
+        best = options[0]
+        runners = tuple(RunnerUp(o.node, tier, _lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
+            tuple(RunnerUp(n, None, r) for n, r in sorted(infeasible.items())[:5])
+        decided = f"{_lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
+        info = self.work.snapshot.by_name[best.node]
+        victims = self._second_order(pod, best, taint)
+        blocked = best.violations > 0 and not self.options.allow_pdb_violation
+        tier_text = {1: f"tier 1: no PDB violated, every grace period ≤ {self.options.max_grace_seconds}s",
+                     2: "tier 2: no PDB violated",
+                     3: f"tier 3: {best.violations} PDB violation{'s' if best.violations != 1 else ''}"}[tier]
+        msg = (f"evict {len(victims)} pod{'s' if len(victims) != 1 else ''} on node {best.node} ({tier_text})")
+        if blocked:
+            msg += "; blocked: evicting would violate a PodDisruptionBudget (use --allow-pdb-violation to go on)"
+        plan = Plan(pod, priority, "evict", best.node, tier, taint, victims, msg, decided, runners, blocked,
+                    tuple(info.pods), notes)
+        if commit:
+            self._apply(plan)
+        return plan
+
+    def _infeasible(self, pod: Pod, priority: int, taint: bool, infeasible: dict[str, str],
+                    notes: tuple[str, ...]) -> Plan:
+        expl = explain_pod(self.state, pod, self.plugins, self.work.snapshot)
+        parts = [expl.scheduler_message or "no node can take it"]
+        if infeasible:
+            parts.append(f"no eviction helps on any of {len(infeasible)} candidate node(s)")
+        else:
+            parts.append("no node is a candidate: every node fails for reasons no eviction changes")
+        runners = tuple(RunnerUp(n, None, r) for n, r in sorted(infeasible.items())[:10])
+        return Plan(pod, priority, "infeasible", None, None, taint, message="; ".join(parts), runners_up=runners,
+                    notes=notes)
+
+    # -- second-order effects --------------------------------------------------------------------
+    def _second_order(self, pod: Pod, best: NodeOption, taint: bool) -> tuple[Victim, ...]:
+        """Where each victim's replacement lands after P is placed, most important victim first,
+        each seeing where the earlier ones went. During the operation the reserved node carries
+        the reservation taint (when P tolerates it)."""
+        snap = self.work.snapshot
+        node = snap.by_name[best.node].clone()
+        for v in best.victims:
+            node.remove_pod(v.pod)
+        node.add_pod(_bound(pod, best.node))
+        if taint:
+            tainted = msgspec.structs.replace(node.node, spec=msgspec.structs.replace(
+                node.node.spec, taints=(*node.node.spec.taints, RESERVATION_TAINT)))
+            node = _with_node(node, tainted)
+        sim = snap.with_node_info(node)
+        out = []
+        for v in best.victims:
+            if v.is_bare:
+                out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
+                continue
+            replacement = _unbound(v.pod)
+            diag, _ = find_nodes_that_fit(self.plugins, replacement, sim)
+            if not diag.feasible:
+                out.append(replace(v, lands_on=None, pending_reason=fit_error_message(diag)))
+                continue
+            target = pick_node(replacement, [sim.by_name[n] for n in diag.feasible])
+            assert target is not None
+            info = sim.by_name[target].clone()
+            info.add_pod(_bound(replacement, target))
+            sim = sim.with_node_info(info)
+            out.append(replace(v, lands_on=target))
+        return tuple(out)
+
+    def _apply(self, plan: Plan) -> None:
+        """Later plans see this pod placed on its node and its victims gone (seed 001, ex. 1–4)."""
+        if plan.node is None:
+            return
+        w = self.work
+        info = w.snapshot.by_name[plan.node].clone()
+        for v in plan.victims:
+            info.remove_pod(v.pod)
+            w.evicted.add(v.pod.key)
+        info.add_pod(_bound(plan.pod, plan.node))
+        w.placed.add(plan.pod.key)
+        w.snapshot = w.snapshot.with_node_info(info)
+        w.ledger.commit(v.pod for v in plan.victims)
+
+
+def option_key(victims: Sequence[Victim], info: NodeInfo) -> tuple:
+    """The node-choice key, compared lexicographically (smaller wins); see `CRITERIA`."""
+    alloc = info.node.allocatable
+    share = 0.0
+    for v in victims:
+        r = v.pod.requests
+        if alloc.milli_cpu:
+            share += r.milli_cpu / alloc.milli_cpu
+        if alloc.memory:
+            share += r.memory / alloc.memory
+    return (
+        sum(1 for v in victims if v.pdb.violation),
+        sum(1 for v in victims if v.grace_shortened),
+        max((v.pod.effective_priority for v in victims), default=0),
+        sum(v.pod.effective_priority for v in victims),
+        len(victims),
+        round(share, 9),
+        0 if all(not v.is_bare for v in victims) else 1,
+        info.name,
+    )
+
+
+def _lower_bound(eligible: list[Pod], k_min: int, name: str) -> tuple:
+    prios = sorted(p.effective_priority for p in eligible)
+    low = sum(prios[:k_min]) + sum(x for x in prios[k_min:] if x < 0)
+    return (0, 0, prios[0], low, k_min, 0.0, 0, name)
+
+
+def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod]) -> int | None:
+    """A lower bound on how many of `eligible` must go for P's requests to fit; None when even all
+    of them are not enough (then no victim set on this node can work)."""
+    if not eligible:
+        return None
+    alloc = info.node.allocatable
+    req = pod.requests
+    need = 1
+    checks = [
+        (req.milli_cpu, alloc.milli_cpu - info.requested_milli_cpu, lambda p: p.requests.milli_cpu),
+        (req.memory, alloc.memory - info.requested_memory, lambda p: p.requests.memory),
+        (req.ephemeral_storage, alloc.ephemeral_storage - info.requested_ephemeral_storage,
+         lambda p: p.requests.ephemeral_storage),
+    ]
+    for name, amount in req.scalar.items():
+        checks.append((amount, alloc.scalar.get(name, 0) - info.requested_scalar.get(name, 0),
+                       lambda p, n=name: p.requests.scalar.get(n, 0)))
+    for want, free, get in checks:
+        if want <= 0 or want <= free:
+            continue
+        sizes = sorted((get(p) for p in eligible), reverse=True)
+        gained, count = 0, 0
+        for s in sizes:
+            if free + gained >= want or s <= 0:
+                break
+            gained += s
+            count += 1
+        if free + gained < want:
+            return None
+        need = max(need, count)
+    if alloc.allowed_pods and len(info.pods) + 1 > alloc.allowed_pods:
+        over = len(info.pods) + 1 - alloc.allowed_pods
+        if over > len(eligible):
+            return None
+        need = max(need, over)
+    return need
+
+
+def _why_not_enough(tier: int, max_grace: int) -> str:
+    if tier == 1:
+        return f"tier 1: pods with grace ≤ {max_grace}s and PDB budget left cannot free enough"
+    if tier == 2:
+        return "tier 2: pods with PDB budget left cannot free enough"
+    return "even evicting every lower-priority pod cannot free enough"
+
+
+def _status_text(st: Status) -> str:
+    return f"{', '.join(st.reasons)} even after evicting every eligible pod"
+
+
+def _lost_because(option: NodeOption, best: NodeOption, winner_view: bool = False) -> str:
+    for i, (a, b) in enumerate(zip(option.key, best.key, strict=True)):
+        if a != b:
+            name, better = CRITERIA[i]
+            if winner_view:
+                return f"{better} than {option.node}"
+            return f"{name}: {_fmt(a)} vs {_fmt(b)} on {best.node}"
+    return "identical"
+
+
+def _fmt(x: object) -> str:
+    return f"{x:.2f}" if isinstance(x, float) else str(x)
+
+
+def _bound(pod: Pod, node: str) -> Pod:
+    spec = msgspec.structs.replace(pod.spec, node_name=node)
+    status = msgspec.structs.replace(pod.status, phase="Running", nominated_node_name="")
+    return msgspec.structs.replace(pod, spec=spec, status=status)
+
+
+def _unbound(pod: Pod) -> Pod:
+    spec = msgspec.structs.replace(pod.spec, node_name="")
+    status = msgspec.structs.replace(pod.status, phase="Pending", conditions=(), start_time=None)
+    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement")
+    return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)
+
+
+def _with_node(info: NodeInfo, node: Node) -> NodeInfo:
+    out = info.clone()
+    out.node = node
+    return out

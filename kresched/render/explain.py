@@ -1,0 +1,78 @@
+"""Rendering an `Explanation`: the JSON contract and the readable table. Never prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from kresched.plan.explain import Explanation
+from kresched.render.common import pod_requests_text, priority_text
+
+__all__ = ["explanation_dict", "explanation_table"]
+
+
+def explanation_dict(e: Explanation) -> dict[str, Any]:
+    """`{"pod", "schedulable", "message", "preemptionMessage", "nodes": {name: [reasons]}}`."""
+    return {
+        "pod": e.pod.key,
+        "schedulable": e.schedulable,
+        "message": e.message,
+        "preemptionMessage": e.preemption_message,
+        "nodes": {v.node: list(v.status.reasons) for v in sorted(e.verdicts, key=lambda v: v.node)},
+    }
+
+
+_VERDICT_STYLE = {"fits": "green", "unschedulable": "yellow", "unresolvable": "red"}
+
+
+def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) -> RenderableType:
+    pod = e.pod
+    parts: list[RenderableType] = []
+    head = Text.from_markup(
+        f"[bold]{escape(pod.key)}[/]  priority {escape(priority_text(pod))}  ·  requests {escape(pod_requests_text(pod))}"
+    )
+    parts.append(head)
+    if not e.verdicts and e.notes:
+        parts.extend(Text(f"  {n}") for n in e.notes)
+        return Group(*parts)
+    if e.schedulable:
+        fits = e.feasible
+        parts.append(Text.from_markup(
+            f"[green]Schedulable[/]: fits on {len(fits)}/{e.num_nodes} nodes "
+            f"({escape(', '.join(fits[:5]))}{', …' if len(fits) > 5 else ''})."))
+        parts.append(Text("Why it may still be Pending:"))
+        parts.extend(Text(f"  • {n}") for n in e.notes)
+    else:
+        parts.append(Text.from_markup("[bold red]Unschedulable.[/] What kube-scheduler writes into PodScheduled:"))
+        parts.append(Text(f"  {e.scheduler_message}", style="italic"))
+        parts.extend(Text(f"  • {n}") for n in e.notes)
+    if e.reason_counts:
+        counts = Table(show_header=True, header_style="bold", box=None, padding=(0, 1))
+        counts.add_column("NODES", justify="right")
+        counts.add_column("REASON")
+        for reason, n in sorted(e.reason_counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            counts.add_row(str(n), reason)
+        parts.append(Text(""))
+        parts.append(counts)
+    shown = list(e.verdicts) if all_nodes else list(e.verdicts[:top])
+    table = Table(title=None if all_nodes else f"Nearest {len(shown)} of {e.num_nodes} nodes",
+                  title_justify="left", header_style="bold", expand=False)
+    table.add_column("NODE", no_wrap=True)
+    table.add_column("VERDICT")
+    table.add_column("PLUGIN")
+    table.add_column("REASONS")
+    table.add_column("WHAT WOULD MAKE IT FIT")
+    for v in shown:
+        style = _VERDICT_STYLE[v.verdict]
+        table.add_row(v.node, f"[{style}]{v.verdict}[/]", v.status.plugin or "-",
+                      escape(", ".join(v.status.reasons) or "-"), escape("; ".join(v.hints) or "-"))
+    parts.append(Text(""))
+    parts.append(table)
+    hidden = len(e.verdicts) - len(shown)
+    if hidden > 0:
+        parts.append(Text(f"… {hidden} more nodes not shown (--all-nodes lists them).", style="dim"))
+    return Group(*parts)
