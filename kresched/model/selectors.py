@@ -3,9 +3,17 @@ component-helpers' `nodeaffinity` do. Pure functions; no I/O."""
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 from kresched.model.objects import LabelSelector, NodeSelectorRequirement, NodeSelectorTerm
 
-__all__ = ["label_selector_matches", "node_selector_term_matches", "node_requirement_matches"]
+__all__ = [
+    "label_selector_matches",
+    "node_field_requirement_matches",
+    "node_requirement_matches",
+    "node_selector_term_matches",
+]
 
 
 def label_selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
@@ -36,24 +44,46 @@ def label_selector_matches(selector: LabelSelector | None, labels: dict[str, str
 
 
 def node_requirement_matches(req: NodeSelectorRequirement, value: str | None) -> bool:
-    """One node selector requirement against the label (or field) value, None when absent."""
+    """One `matchExpressions` requirement against a node's label value (None when absent).
+
+    As `labels.NewRequirement` + `Requirement.Matches`: a requirement upstream fails to parse
+    (In/NotIn without values, Exists/DoesNotExist with values, Gt/Lt without exactly one
+    integer, any value that is not a valid label value) makes its term match no node. Gt/Lt
+    compare as `strconv.ParseInt(s, 10, 64)` does: ASCII digits with an optional sign, in int64.
+    """
     op = req.operator
+    values = req.values
+    if not _valid_label_values(tuple(values)):
+        return False
     if op == "In":
-        return value is not None and value in req.values
+        return value is not None and value in values
     if op == "NotIn":
-        return value is None or value not in req.values
+        return bool(values) and (value is None or value not in values)
     if op == "Exists":
-        return value is not None
+        return not values and value is not None
     if op == "DoesNotExist":
-        return value is None
+        return not values and value is None
     if op in ("Gt", "Lt"):
-        if value is None or len(req.values) != 1:
+        if value is None or len(values) != 1:
             return False
-        try:
-            have, want = int(value), int(req.values[0])
-        except ValueError:
+        want = _parse_int64(values[0])
+        have = _parse_int64(value)
+        if want is None or have is None:
             return False
         return have > want if op == "Gt" else have < want
+    return False
+
+
+def node_field_requirement_matches(req: NodeSelectorRequirement, node_name: str) -> bool:
+    """One `matchFields` requirement (`nodeSelectorRequirementsAsFieldSelector`): In/NotIn with
+    exactly one value; the only node field is `metadata.name`, any other reads as empty."""
+    if len(req.values) != 1:
+        return False
+    have = node_name if req.key == "metadata.name" else ""
+    if req.operator == "In":
+        return have == req.values[0]
+    if req.operator == "NotIn":
+        return have != req.values[0]
     return False
 
 
@@ -64,10 +94,23 @@ def node_selector_term_matches(term: NodeSelectorTerm, node_name: str, labels: d
     for req in term.match_expressions:
         if not node_requirement_matches(req, labels.get(req.key)):
             return False
-    for req in term.match_fields:
-        # Only metadata.name is a supported field; anything else fails validation upstream.
-        if req.key != "metadata.name" or req.operator not in ("In", "NotIn"):
-            return False
-        if not node_requirement_matches(req, node_name):
-            return False
-    return True
+    return all(node_field_requirement_matches(req, node_name) for req in term.match_fields)
+
+
+_LABEL_VALUE = re.compile(r"(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_INT = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+@lru_cache(maxsize=4096)
+def _valid_label_values(values: tuple[str, ...]) -> bool:
+    """`validation.IsValidLabelValue` for every value (at most 63 characters, alphanumeric ends)."""
+    return all(len(v) <= 63 and _LABEL_VALUE.fullmatch(v) is not None for v in values)
+
+
+def _parse_int64(text: str) -> int | None:
+    """`strconv.ParseInt(text, 10, 64)`, or None where Go returns an error."""
+    if _INT.fullmatch(text) is None:
+        return None
+    n = int(text)
+    return n if _INT64_MIN <= n <= _INT64_MAX else None

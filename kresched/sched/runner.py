@@ -26,15 +26,17 @@ __all__ = [
     "NO_NODE_AVAILABLE",
     "Diagnosis",
     "default_plugins",
-    "run_pre_filter",
-    "run_filters",
-    "run_filters_with_nominated",
     "find_nodes_that_fit",
     "fit_error_message",
     "reasons_histogram",
+    "run_filters",
+    "run_filters_with_nominated",
+    "run_pre_filter",
 ]
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"
+#: CycleState key: the PreFilter plugins that narrowed the nodes to filter.
+NARROWING_PLUGINS = "kresched/narrowing-prefilter-plugins"
 
 
 def default_plugins() -> list[FilterPlugin]:
@@ -96,6 +98,7 @@ def run_pre_filter(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot
     SUCCESS), and the intersection of the node names PreFilters narrowed the search to."""
     cycle = CycleState()
     names: frozenset[str] | None = None
+    narrowing: list[str] = []
     for pl in plugins:
         result = pl.pre_filter(cycle, pod, snapshot)
         st = result.status
@@ -106,7 +109,13 @@ def run_pre_filter(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot
             return cycle, st.with_plugin(pl.name), names
         if result.node_names is not None:
             names = result.node_names if names is None else names & result.node_names
-            cycle.write("__prefilter_plugins__", (*(cycle.read("__prefilter_plugins__") or ()), pl.name))
+            narrowing.append(pl.name)
+            if not names:
+                # RunPreFilterPlugins: an empty merged result rejects the pod on every node.
+                msg = (f"node(s) didn't satisfy plugin {narrowing[0]}" if len(narrowing) == 1
+                       else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously")
+                return cycle, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), pl.name), names
+    cycle.write(NARROWING_PLUGINS, tuple(narrowing))
     return cycle, SUCCESS, names
 
 
@@ -153,7 +162,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     infos = snapshot.node_infos
     if names is not None:
         infos = [i for i in infos if i.name in names]
-        plugs = cycle.read("__prefilter_plugins__") or ()
+        plugs = cycle.read(NARROWING_PLUGINS) or ()
         diag.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                     (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugs))}]",))
     nominated = nominated or {}

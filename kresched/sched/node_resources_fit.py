@@ -1,0 +1,110 @@
+"""NodeResourcesFit: the node must have room for the pod's requests and one more pod.
+
+Mirrors kube-scheduler's `pkg/scheduler/framework/plugins/noderesources/fit.go` (`Filter`,
+`fitsRequest`). The pod's requests are `Pod.requests` (`resourcehelper.PodRequests`: containers,
+sidecars, init containers, overhead, pod-level resources); the node's use is `NodeInfo`'s sum of
+its pods' requests. For one node, in upstream's order:
+
+1. pods: `len(pods) + 1 > allocatable pods` gives `Too many pods`;
+2. a pod requesting nothing stops here;
+3. cpu, memory, ephemeral-storage, then each extended/scalar resource (hugepages, `vendor/x`,
+   ...) the pod requests a non-zero amount of: `request > allocatable - requested` gives
+   `Insufficient <name>`. A resource the node does not have at all has allocatable 0.
+   Zero requests are ignored.
+
+Every insufficient resource is one reason, with its numbers in `Status.insufficient`
+(`InsufficientResource{resource, requested, used, capacity, unresolvable}`). The code is
+UnschedulableAndUnresolvable when, for some insufficient resource, the request alone exceeds the
+node's whole allocatable (no eviction can help), else Unschedulable. `Too many pods` is never
+unresolvable, as upstream.
+
+PreFilter never skips (upstream computes the request there; kresched has it on the Pod).
+
+Deliberate differences:
+- extended resources are reported in name order (upstream iterates a Go map: random order);
+- `ignoredResources` / `ignoredResourceGroups` (NodeResourcesFitArgs) are not configurable: the
+  default profile ignores none;
+- extended resources backed by a DRA DeviceClass (DRAExtendedResource) are not simulated:
+  kresched reads no DeviceClasses, so such a request is checked against node allocatable like
+  any other (upstream, with no DeviceClass mapping the name, does the same).
+Pure; stateless.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from kresched.model.objects import Pod, Resources
+from kresched.sched.framework import (
+    SUCCESS,
+    Code,
+    CycleState,
+    InsufficientResource,
+    NodeInfo,
+    PreFilterResult,
+    Snapshot,
+    Status,
+)
+
+__all__ = [
+    "ERR_REASON_INSUFFICIENT",
+    "ERR_REASON_TOO_MANY_PODS",
+    "NAME",
+    "NodeResourcesFit",
+    "fits_request",
+]
+
+NAME = "NodeResourcesFit"
+
+ERR_REASON_TOO_MANY_PODS = "Too many pods"
+#: `Insufficient <resource name>`, e.g. `Insufficient cpu`, `Insufficient nvidia.com/gpu`
+#: (`InsufficientResource.reason` writes both).
+ERR_REASON_INSUFFICIENT = "Insufficient {}"
+
+
+class NodeResourcesFit:
+    """Rejects a node without room for the pod; one reason per resource that is short."""
+
+    name: ClassVar[str] = NAME
+
+    def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
+        return PreFilterResult()
+
+    def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        short = fits_request(pod.requests, node_info)
+        if not short:
+            return SUCCESS
+        code = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(r.unresolvable for r in short)
+                else Code.UNSCHEDULABLE)
+        return Status(code, tuple(r.reason for r in short), NAME, insufficient=tuple(short))
+
+    def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
+        return None
+
+    def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
+        return None
+
+
+def fits_request(request: Resources, node_info: NodeInfo) -> list[InsufficientResource]:
+    """`fitsRequest`: the resources `node_info` lacks for a pod requesting `request`; empty when
+    the pod fits. The order is upstream's: pods, cpu, memory, ephemeral-storage, then scalars."""
+    out: list[InsufficientResource] = []
+    allocatable = node_info.node.allocatable
+    pods_on_node = len(node_info.pods)
+    if pods_on_node + 1 > allocatable.allowed_pods:
+        out.append(InsufficientResource("pods", 1, pods_on_node, allocatable.allowed_pods))
+    scalars = sorted(name for name, amount in request.scalar.items() if amount > 0)
+    if not (request.milli_cpu or request.memory or request.ephemeral_storage or scalars):
+        return out
+    for name, amount in (("cpu", request.milli_cpu), ("memory", request.memory),
+                         ("ephemeral-storage", request.ephemeral_storage)):
+        if amount > 0:
+            _check(out, name, amount, node_info.requested(name), allocatable.get(name))
+    for name in scalars:
+        _check(out, name, request.scalar[name], node_info.requested(name), allocatable.get(name))
+    return out
+
+
+def _check(out: list[InsufficientResource], name: str, amount: int, used: int, capacity: int) -> None:
+    if amount > capacity - used:
+        out.append(InsufficientResource(name, amount, used, capacity, unresolvable=amount > capacity))
