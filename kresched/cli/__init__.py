@@ -7,7 +7,9 @@ import typer
 from kresched import __version__
 from kresched.cli import explain as _explain
 from kresched.cli import plan as _plan
+from kresched.cli import preempt as _preempt
 from kresched.cli import snapshot as _snapshot
+from kresched.cli import untaint as _untaint
 
 app = typer.Typer(
     name="kresched",
@@ -37,7 +39,9 @@ def _root(
 
 
 app.command("plan")(_plan.plan)
+app.command("preempt")(_preempt.preempt_command)
 app.command("explain")(_explain.explain)
+app.command("untaint")(_untaint.untaint_command)
 app.command("snapshot")(_snapshot.snapshot)
 
 

@@ -1,0 +1,70 @@
+"""What the acting commands (`preempt`, `untaint`, `drain`, `reconcile`) share: the client they
+act through (the cluster, the cluster with dryRun=All, or nothing at all), the event reporter,
+and the confirmation rule."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+import typer
+
+from kresched.cli.common import ENV, Options, Output
+from kresched.errors import InputError
+from kresched.execute.api import ClusterApi, DryRunApi
+from kresched.execute.events import Event, Reporter
+from kresched.model.cluster import ClusterState
+from kresched.render.events import event_dict, event_text
+
+__all__ = ["YesOpt", "DryRunOpt", "ServerDryRunOpt", "make_api", "make_reporter", "json_lines", "write_json_line",
+           "confirm"]
+
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Run the whole flow against nothing: print each step, "
+                                                           "change nothing.")]
+ServerDryRunOpt = Annotated[bool, typer.Option("--server-dry-run", help="Send every write with dryRun=All: the API "
+                                                                        "server validates it without acting.")]
+
+
+def make_api(opts: Options, state: ClusterState, dry_run: bool, server_dry_run: bool) -> ClusterApi:
+    """The client to act through. Acting on a snapshot is only possible as a dry run."""
+    if dry_run and server_dry_run:
+        raise InputError("--dry-run and --server-dry-run are exclusive")
+    if dry_run:
+        return DryRunApi(state)
+    if opts.snapshot is not None:
+        raise InputError("--snapshot is a file, not a cluster: add --dry-run to rehearse on it")
+    from kresched.execute.kube import KubeApi
+    from kresched.sources.live import connect
+
+    return KubeApi(connect(opts.kubeconfig, opts.context), server_dry_run=server_dry_run)
+
+
+def json_lines(opts: Options) -> bool:
+    return opts.output is Output.json or not ENV.stdout_is_tty
+
+
+def write_json_line(data: dict) -> None:
+    ENV.write(msgspec.json.encode(data).decode())
+
+
+def make_reporter(opts: Options, mode: str) -> Reporter:
+    """One JSON object per line under -o json or when stdout is not a terminal; else coloured lines."""
+    as_json = json_lines(opts)
+
+    def report(event: Event) -> None:
+        if as_json:
+            write_json_line(event_dict(event, mode))
+        else:
+            ENV.out.print(event_text(event, mode))
+
+    return report
+
+
+def confirm(question: str, yes: bool) -> bool:
+    """--yes, or the operator's answer on a terminal; without a terminal, refuse (exit 2)."""
+    if yes:
+        return True
+    if not ENV.stdin_is_tty:
+        raise InputError("refusing to act without confirmation: standard input is not a terminal (pass --yes)")
+    return typer.confirm(question, default=False, err=True)

@@ -1,0 +1,147 @@
+"""`kresched preempt`: carry a plan out — reserve the node, evict, wait for the binding, release."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kresched.cli.act import (
+    DryRunOpt,
+    ServerDryRunOpt,
+    YesOpt,
+    confirm,
+    json_lines,
+    make_api,
+    make_reporter,
+    write_json_line,
+)
+from kresched.cli.common import (
+    ENV,
+    ContextOpt,
+    Options,
+    KubeconfigOpt,
+    NoColorOpt,
+    Output,
+    OutputOpt,
+    SnapshotOpt,
+    command,
+    load_state,
+    make_options,
+    parse_duration,
+)
+from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt
+from kresched.cli.resolve import resolve_pod
+from kresched.errors import ExitCode, InputError
+from kresched.execute.events import Event
+from kresched.execute.preempt import PreemptOptions, PreemptResult, Terminated, preempt, signals_as_exceptions
+from kresched.model.cluster import ClusterState
+from kresched.plan.planner import Plan, PlanOptions, plan_pod
+from kresched.render.events import summary_text
+from kresched.render.plan import plan_dict, plan_view
+
+
+@command
+def preempt_command(
+    pod: Annotated[str, typer.Option("--pod", "-p", metavar="NS/NAME", help="The Pending pod to make room for.")],
+    yes: YesOpt = False,
+    dry_run: DryRunOpt = False,
+    server_dry_run: ServerDryRunOpt = False,
+    timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION",
+                                         help="How long to wait for the scheduler to bind the pod.")] = "5m",
+    eviction_timeout: Annotated[str, typer.Option("--eviction-timeout", metavar="DURATION",
+                                                  help="How long to retry an eviction a PodDisruptionBudget "
+                                                       "refuses (429) before giving up on that victim.")] = "60s",
+    max_grace: MaxGraceOpt = 10,
+    allow_pdb_violation: AllowPdbOpt = False,
+    snapshot: SnapshotOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    output: OutputOpt = Output.table,
+    no_color: NoColorOpt = False,
+) -> int:
+    """Carry the plan out: reserve the node with a taint, evict the victims, wait for the pod to be
+    bound, and always remove the reservation.
+
+    Exit codes: 0 bound (also on another node), 3 nothing feasible, 4 partly done (e.g. timed
+    out), 5 cluster access, 130 interrupted.
+
+    Examples:
+
+      kresched preempt --pod kube-system/metrics-server-7f9c
+
+      kresched preempt --pod kube-system/metrics-server-7f9c --dry-run --snapshot demo
+
+      kresched preempt --pod web/api-0 --server-dry-run --yes -o json
+    """
+    opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    options = PreemptOptions(PlanOptions(max_grace, allow_pdb_violation), parse_duration(timeout, "--timeout"),
+                             parse_duration(eviction_timeout, "--eviction-timeout"))
+    state = load_state(opts)
+    target = resolve_pod(state, pod, opts.snapshot or "the cluster")
+    if target.spec.node_name:
+        raise InputError(f"pod {target.key} is not Pending: it is bound to node {target.spec.node_name}")
+    api = make_api(opts, state, dry_run, server_dry_run)
+    report = make_reporter(opts, api.mode)
+    plan = plan_pod(state, target, options.plan)
+    _show(plan, state, opts)
+    if plan.outcome != "evict":
+        return ExitCode.INFEASIBLE if plan.outcome == "infeasible" else ExitCode.OK
+    if plan.blocked:
+        report(Event("blocked", plan.message, {"pod": plan.pod.key}, "error"))
+        return ExitCode.INFEASIBLE
+    if not dry_run and not confirm(f"Evict {len(plan.victims)} pod(s) on {plan.node} for {plan.pod.key}?", yes):
+        report(Event("aborted", "not confirmed: nothing was changed", {"pod": plan.pod.key}, "warn"))
+        return ExitCode.OK
+
+    def confirm_changed(new: Plan) -> bool:
+        _show(new, state, opts)
+        return confirm(f"The plan changed. Evict {len(new.victims)} pod(s) on {new.node}?", yes)
+
+    try:
+        with signals_as_exceptions():
+            result = preempt(api, plan, options, report, confirm_changed)
+    except (KeyboardInterrupt, Terminated):
+        report(Event("interrupted", "interrupted: the reservation was removed; pods already evicted stay evicted",
+                     {"pod": plan.pod.key}, "error"))
+        return ExitCode.INTERRUPTED
+    _summary(result, api.mode, opts)
+    return _exit_code(result)
+
+
+def _show(plan: Plan, state: ClusterState, opts: Options) -> None:
+    if json_lines(opts):
+        write_json_line({"action": "plan", **plan_dict(plan)})
+    else:
+        ENV.out.print(plan_view(plan, state))
+
+
+def _summary(r: PreemptResult, mode: str, opts: Options) -> None:
+    data = {
+        "pod": r.pod,
+        "outcome": r.outcome,
+        "node": r.node,
+        "plannedNode": r.plan.node,
+        "evicted": r.evicted,
+        "alreadyGone": r.already_gone,
+        "pdbBlocked": [{"pod": p, "pdb": b} for p, b in r.pdb_blocked],
+        "failed": [{"pod": p, "reason": why} for p, why in r.failed],
+        "reservationRemoved": r.released or not r.reserved,
+        "seconds": round(r.seconds, 1),
+        "mode": mode,
+    }
+    if json_lines(opts):
+        write_json_line({"action": "summary", **data})
+    else:
+        ENV.out.print(summary_text(data))
+
+
+def _exit_code(r: PreemptResult) -> int:
+    clean = not r.failed and (r.released or not r.reserved)
+    if r.outcome in ("bound", "bound-elsewhere", "simulated", "nothing-to-do"):
+        return ExitCode.OK if clean else ExitCode.PARTIAL
+    if r.outcome in ("infeasible", "blocked"):
+        return ExitCode.INFEASIBLE
+    if r.outcome == "deleted":
+        return ExitCode.OK if not r.evicted else ExitCode.PARTIAL
+    return ExitCode.PARTIAL

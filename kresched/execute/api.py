@@ -1,0 +1,140 @@
+"""The one small client interface the execution layer writes through, and the failures it raises.
+
+Owns: `ClusterApi` (what `preempt`, `untaint`, `drain` and `reconcile` may ask of a cluster), the
+exceptions an API answer becomes (`NotFound`, `Conflict`, `TooManyRequests`, `ApiFailure`;
+401/403 and unreachable servers are `ClusterAccessError`s), and `DryRunApi`, the client
+`--dry-run` swaps in: it reads from the loaded state and records every write instead of sending
+it. The official-client implementation is `kresched.execute.kube.KubeApi`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from kresched.errors import KreschedError
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Node, Pod
+
+__all__ = [
+    "ApiFailure",
+    "NotFound",
+    "Conflict",
+    "TooManyRequests",
+    "WaitResult",
+    "ClusterApi",
+    "DryRunApi",
+    "apply_merge_patch",
+]
+
+
+class ApiFailure(KreschedError):
+    """An API answer kresched cannot use (4xx other than the ones below, or 5xx after retries)."""
+
+    def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class NotFound(ApiFailure):
+    """404: the object is gone (for an eviction or a delete: already done)."""
+
+
+class Conflict(ApiFailure):
+    """409: the object changed since it was read (resourceVersion or UID precondition)."""
+
+
+class TooManyRequests(ApiFailure):
+    """429 on an eviction: a PodDisruptionBudget does not allow it now (message says which)."""
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    """How waiting for the pending pod ended."""
+
+    kind: Literal["bound", "deleted", "timeout", "simulated"]
+    node: str | None = None
+
+
+class ClusterApi(Protocol):
+    """What the execution layer may ask of a cluster. Reads return model objects."""
+
+    #: Shown in reports: "cluster", "dry run", "server dry run".
+    mode: str
+
+    def read_state(self) -> ClusterState: ...
+
+    def get_node(self, name: str) -> Node: ...
+
+    def patch_node(self, name: str, patch: dict[str, Any]) -> Node: ...
+
+    def evict_pod(self, pod: Pod, grace_seconds: int) -> None: ...
+
+    def delete_pod(self, pod: Pod, grace_seconds: int) -> None: ...
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None: ...
+
+    def wait_for_binding(self, pod: Pod, timeout_seconds: float,
+                         progress: Callable[[str], None] | None = None) -> WaitResult: ...
+
+
+def apply_merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch (what `application/merge-patch+json` means to the API server)."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = apply_merge_patch(out.get(k), v)
+    return out
+
+
+@dataclass
+class DryRunApi:
+    """`--dry-run`: reads from `state`, records writes in `writes`, changes nothing anywhere.
+
+    Node patches are applied to an in-memory copy so a flow that re-reads a node sees its own
+    (pretend) writes; evictions and deletes succeed; waiting ends at once as `simulated`.
+    """
+
+    state: ClusterState
+    writes: list[tuple[str, str, Any]] = field(default_factory=list)
+    mode: str = "dry run"
+    _nodes: dict[str, Node] = field(default_factory=dict)
+
+    def read_state(self) -> ClusterState:
+        return self.state
+
+    def get_node(self, name: str) -> Node:
+        node = self._nodes.get(name) or self.state.node_by_name.get(name)
+        if node is None:
+            raise NotFound(f"node {name} not found", 404, "NotFound")
+        return node
+
+    def patch_node(self, name: str, patch: dict[str, Any]) -> Node:
+        node = self.get_node(name)
+        merged = apply_merge_patch(msgspec.to_builtins(node), patch)
+        merged.pop("kind", None)
+        patched = msgspec.convert(merged, Node)
+        self._nodes[name] = patched
+        self.writes.append(("patch", f"node/{name}", patch))
+        return patched
+
+    def evict_pod(self, pod: Pod, grace_seconds: int) -> None:
+        self.writes.append(("evict", pod.key, grace_seconds))
+
+    def delete_pod(self, pod: Pod, grace_seconds: int) -> None:
+        self.writes.append(("delete", pod.key, grace_seconds))
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        return self.state.pod(f"{namespace}/{name}")
+
+    def wait_for_binding(self, pod: Pod, timeout_seconds: float,
+                         progress: Callable[[str], None] | None = None) -> WaitResult:
+        return WaitResult("simulated")

@@ -1,0 +1,248 @@
+"""Carrying a plan out (`kresched preempt`, and each pod of a `reconcile` pass).
+
+Owns the flow of design "Carrying a plan out": re-read and re-validate, reserve the node,
+evict the victims through the Eviction API (DELETE only for tier-3 PDB-violating victims with
+`allow_pdb_violation`), wait for the scheduler to bind the pod, and ALWAYS release the
+reservation — on success, failure, timeout, KeyboardInterrupt and SIGTERM (`Terminated`). The
+release itself runs with SIGINT/SIGTERM blocked so a second Ctrl-C cannot cut it short.
+
+Every API call goes through a `ClusterApi`; dry runs swap the client, not this code.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from kresched.execute.api import ClusterApi, Conflict, NotFound, TooManyRequests, WaitResult
+from kresched.execute.events import Event, Reporter
+from kresched.execute.reservation import foreign_critical_taint, release_patch, reserve_patch
+from kresched.execute.writes import EvictionGaveUp, evict_with_retry, patch_node_with_retry
+from kresched.plan.planner import Plan, PlanOptions, Victim, plan_pod
+
+__all__ = ["PreemptOptions", "PreemptResult", "Terminated", "preempt", "release_reservation", "signals_as_exceptions"]
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that `finally` blocks run (like KeyboardInterrupt)."""
+
+
+@dataclass(frozen=True)
+class PreemptOptions:
+    plan: PlanOptions = PlanOptions()
+    #: How long to wait for the scheduler to bind the pod.
+    timeout_seconds: float = 300.0
+    #: How long to keep retrying one victim's eviction while a PDB answers 429.
+    eviction_deadline_seconds: float = 60.0
+
+
+@dataclass
+class PreemptResult:
+    pod: str
+    plan: Plan
+    outcome: str = "pending"  # bound | bound-elsewhere | deleted | timeout | infeasible | blocked | nothing-to-do
+    node: str | None = None
+    evicted: list[str] = field(default_factory=list)
+    already_gone: list[str] = field(default_factory=list)
+    pdb_blocked: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    reserved: bool = False
+    released: bool = False
+    seconds: float = 0.0
+
+
+@contextmanager
+def signals_as_exceptions() -> Iterator[None]:
+    """SIGTERM raises `Terminated` while the block runs (SIGINT already raises KeyboardInterrupt)."""
+
+    def _raise(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Defer SIGINT/SIGTERM until the block is done (they are delivered afterwards)."""
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter,
+            confirm_changed: Callable[[Plan], bool] = lambda p: False,
+            clock: Callable[[], float] = time.monotonic) -> PreemptResult:
+    """Carry out `plan` for its pod. `confirm_changed` is asked when re-validation gives a different
+    plan (the CLI asks the operator, or says yes under --yes)."""
+    started = clock()
+    result = PreemptResult(plan.pod.key, plan)
+    try:
+        plan = _revalidate(api, plan, options, report, confirm_changed, result)
+        result.plan = plan
+        if result.outcome != "pending":
+            return result
+        node = plan.node
+        assert node is not None
+        try:
+            result.reserved = _reserve(api, plan, report)
+            _evict_all(api, plan, options, report, result)
+            report(Event("waiting", f"waiting up to {options.timeout_seconds:.0f}s for the scheduler to bind "
+                                    f"{plan.pod.key}", {"pod": plan.pod.key, "timeout": options.timeout_seconds}))
+            waited = api.wait_for_binding(plan.pod, options.timeout_seconds,
+                                          lambda text: report(Event("watch", text, {"pod": plan.pod.key})))
+            _record_wait(waited, plan, report, result)
+        finally:
+            if result.reserved:
+                with _signals_blocked():
+                    result.released = release_reservation(api, node, report)
+    finally:
+        result.seconds = clock() - started
+    return result
+
+
+def _revalidate(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter,
+                confirm_changed: Callable[[Plan], bool], result: PreemptResult) -> Plan:
+    state = api.read_state()
+    pod = state.pod(plan.pod.key)
+    if pod is None:
+        result.outcome = "deleted"
+        report(Event("pod-deleted", f"{plan.pod.key} no longer exists: nothing to do", {"pod": plan.pod.key}, "warn"))
+        return plan
+    if pod.spec.node_name:
+        result.outcome, result.node = "bound", pod.spec.node_name
+        report(Event("bound", f"{pod.key} is already bound to {pod.spec.node_name}: nothing to do",
+                     {"pod": pod.key, "node": pod.spec.node_name}, "ok"))
+        return plan
+    fresh = plan_pod(state, pod, options.plan)
+    if _same(fresh, plan):
+        report(Event("revalidated", f"plan still holds on the live state: node {fresh.node}, "
+                                    f"{len(fresh.victims)} victim(s)", {"pod": pod.key, "node": fresh.node}))
+    else:
+        report(Event("replanned", f"the cluster changed; new plan: {fresh.outcome} {fresh.message}",
+                     {"pod": pod.key, "node": fresh.node, "outcome": fresh.outcome}, "warn"))
+        if fresh.outcome == "evict" and not confirm_changed(fresh):
+            result.outcome = "blocked"
+            report(Event("aborted", "the new plan was not confirmed: nothing was changed", {"pod": pod.key}, "warn"))
+            return fresh
+    if fresh.outcome == "fits":
+        result.outcome = "nothing-to-do"
+        report(Event("fits", f"{pod.key} {fresh.message}", {"pod": pod.key, "node": fresh.node}, "ok"))
+    elif fresh.outcome == "infeasible":
+        result.outcome = "infeasible"
+        report(Event("infeasible", fresh.message, {"pod": pod.key}, "error"))
+    elif fresh.blocked:
+        result.outcome = "blocked"
+        report(Event("blocked", fresh.message, {"pod": pod.key, "node": fresh.node}, "error"))
+    return fresh
+
+
+def _same(a: Plan, b: Plan) -> bool:
+    return (a.outcome, a.node, [v.pod.key for v in a.victims]) == (b.outcome, b.node, [v.pod.key for v in b.victims])
+
+
+def _reserve(api: ClusterApi, plan: Plan, report: Reporter) -> bool:
+    node_name = plan.node or ""
+    node = api.get_node(node_name)
+    foreign = foreign_critical_taint(node)
+    if foreign is not None:
+        report(Event("reserve-skipped", f"node {node_name} already carries {foreign.key}={foreign.value}:"
+                                        f"{foreign.effect} (not kresched's): leaving it as it is",
+                     {"node": node_name}, "warn"))
+        return False
+    if not plan.taint:
+        report(Event("reserve-skipped", f"{plan.pod.key} does not tolerate CriticalAddonsOnly, so node "
+                                        f"{node_name} is not reserved: another pod may take the room first",
+                     {"node": node_name}, "warn"))
+        return False
+    patch_node_with_retry(api, node_name,
+                          lambda n: reserve_patch(n, plan.pod.key, datetime.now(UTC), add_taint=True))
+    report(Event("reserved", f"reserved node {node_name} for {plan.pod.key} (taint CriticalAddonsOnly=kresched:"
+                             "NoSchedule)", {"node": node_name, "pod": plan.pod.key}, "ok"))
+    return True
+
+
+def release_reservation(api: ClusterApi, node_name: str, report: Reporter) -> bool:
+    """Remove kresched's taint and annotations from the node; True when nothing of ours is left."""
+    try:
+        patched = patch_node_with_retry(api, node_name, release_patch)
+    except NotFound:
+        report(Event("released", f"node {node_name} is gone: nothing to release", {"node": node_name}))
+        return True
+    except Exception as exc:  # the operator must hear about a reservation left behind
+        report(Event("release-failed", f"could not remove the reservation from node {node_name}: {exc}; "
+                                       f"run `kresched untaint {node_name}`", {"node": node_name}, "error"))
+        return False
+    if patched is not None:
+        report(Event("released", f"released node {node_name}", {"node": node_name}, "ok"))
+    return True
+
+
+def _evict_all(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter, result: PreemptResult) -> None:
+    # Least important first: if the run is cut short, the most important victims are still running.
+    for v in reversed(plan.victims):
+        _evict_one(api, v, plan, options, report, result)
+
+
+def _evict_one(api: ClusterApi, v: Victim, plan: Plan, options: PreemptOptions, report: Reporter,
+               result: PreemptResult) -> None:
+    key = v.pod.key
+    grace = v.eviction_grace_seconds
+    data = {"pod": key, "node": v.node, "gracePeriodSeconds": grace, "pdb": v.pdb.pdb}
+    try:
+        if v.pdb.violation:
+            # Tier 3: only reached with allow_pdb_violation (blocked plans stop in _revalidate).
+            api.delete_pod(v.pod, grace)
+            result.evicted.append(key)
+            report(Event("deleted", f"deleted {key} (bypassing PodDisruptionBudget {v.pdb.pdb}, grace {grace}s)",
+                         data, "warn"))
+            return
+        evict_with_retry(api, v.pod, grace, options.eviction_deadline_seconds,
+                         on_blocked=lambda msg: report(Event("pdb-blocked", f"{key}: {msg}; retrying", data, "warn")))
+        result.evicted.append(key)
+        report(Event("evicted", f"evicted {key} (grace {grace}s)", data, "ok"))
+    except NotFound:
+        result.already_gone.append(key)
+        report(Event("already-gone", f"{key} was already gone", data))
+    except EvictionGaveUp as exc:
+        result.pdb_blocked.append((key, v.pdb.pdb or ""))
+        report(Event("gave-up", f"gave up evicting {key}: {exc.message}", data, "error"))
+    except Conflict as exc:
+        result.already_gone.append(key)
+        report(Event("already-gone", f"{key} was replaced by a new pod of the same name: {exc.message}", data))
+    except TooManyRequests as exc:  # a DELETE cannot get 429 from a PDB, but a server may throttle
+        result.failed.append((key, exc.message))
+        report(Event("failed", f"could not delete {key}: {exc.message}", data, "error"))
+
+
+def _record_wait(waited: WaitResult, plan: Plan, report: Reporter, result: PreemptResult) -> None:
+    key = plan.pod.key
+    if waited.kind == "bound":
+        result.node = waited.node
+        if waited.node == plan.node:
+            result.outcome = "bound"
+            report(Event("bound", f"{key} is bound to {waited.node}", {"pod": key, "node": waited.node}, "ok"))
+        else:
+            result.outcome = "bound-elsewhere"
+            report(Event("bound-elsewhere", f"{key} is bound to {waited.node}, not to the planned {plan.node}",
+                         {"pod": key, "node": waited.node, "planned": plan.node}, "warn"))
+    elif waited.kind == "deleted":
+        result.outcome = "deleted"
+        report(Event("pod-deleted", f"{key} was deleted while waiting", {"pod": key}, "warn"))
+    elif waited.kind == "simulated":
+        result.outcome = "simulated"
+        report(Event("simulated", f"({'dry run'}) would wait for the scheduler to bind {key} to {plan.node}",
+                     {"pod": key, "node": plan.node}))
+    else:
+        result.outcome = "timeout"
+        report(Event("timeout", f"{key} is still Pending after the timeout", {"pod": key}, "error"))

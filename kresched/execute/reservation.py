@@ -1,0 +1,116 @@
+"""Node reservations: the taint `CriticalAddonsOnly=kresched:NoSchedule` that keeps the scheduler
+from giving the room kresched frees to another pod (seed 000, "Interaction with Scheduler"), and
+the annotations that record that kresched placed it.
+
+Owns: reading a node's reservation, and the merge patches that add and remove one. The patches
+carry the node's `resourceVersion`, so the API server refuses them (409) if the node changed
+since it was read; the caller re-reads and tries again. Never touches a `CriticalAddonsOnly`
+taint kresched did not place: managed clouds put one on system node pools on purpose, and its
+value is never `kresched`. Computing a patch is pure; sending it is `kresched.execute.api`'s job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kresched.model.objects import Node, Taint
+from kresched.plan.planner import RESERVATION_TAINT
+
+__all__ = [
+    "RESERVED_FOR",
+    "RESERVED_AT",
+    "Reservation",
+    "reservation_of",
+    "reserve_patch",
+    "release_patch",
+    "foreign_critical_taint",
+    "parse_time",
+]
+
+RESERVED_FOR = "kresched.io/reserved-for"
+RESERVED_AT = "kresched.io/reserved-at"
+
+
+def _is_ours(t: Taint) -> bool:
+    return (t.key, t.value, t.effect) == (RESERVATION_TAINT.key, RESERVATION_TAINT.value, RESERVATION_TAINT.effect)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """kresched's reservation on a node: for which pod, since when, and whether the taint is there."""
+
+    node: str
+    pod: str | None
+    reserved_at: datetime | None
+    has_taint: bool
+
+
+def reservation_of(node: Node) -> Reservation | None:
+    """The node's kresched reservation, or None when it has neither our annotation nor our taint."""
+    ann = node.metadata.annotations
+    has_taint = any(_is_ours(t) for t in node.spec.taints)
+    if RESERVED_FOR not in ann and not has_taint:
+        return None
+    return Reservation(node.name, ann.get(RESERVED_FOR), parse_time(ann.get(RESERVED_AT)), has_taint)
+
+
+def foreign_critical_taint(node: Node) -> Taint | None:
+    """A `CriticalAddonsOnly` NoSchedule taint that is not kresched's (taints are unique per key and
+    effect, so kresched cannot add its own next to it — and must never replace it)."""
+    for t in node.spec.taints:
+        if t.key == RESERVATION_TAINT.key and t.effect == RESERVATION_TAINT.effect and not _is_ours(t):
+            return t
+    return None
+
+
+def _taint_dict(t: Taint) -> dict[str, Any]:
+    d: dict[str, Any] = {"key": t.key, "effect": t.effect}
+    if t.value:
+        d["value"] = t.value
+    if t.time_added:
+        d["timeAdded"] = t.time_added
+    return d
+
+
+def reserve_patch(node: Node, pod_key: str, now: datetime, add_taint: bool) -> dict[str, Any]:
+    """A JSON merge patch recording the reservation (and adding the taint when `add_taint`).
+
+    Merge patches replace lists whole, so `spec.taints` is the node's list plus ours — safe only
+    because `metadata.resourceVersion` makes the write conditional on the node being unchanged.
+    """
+    patch: dict[str, Any] = {
+        "metadata": {
+            "resourceVersion": node.metadata.resource_version,
+            "annotations": {RESERVED_FOR: pod_key, RESERVED_AT: now.strftime("%Y-%m-%dT%H:%M:%SZ")},
+        }
+    }
+    if add_taint and not any(_is_ours(t) for t in node.spec.taints):
+        patch["spec"] = {"taints": [*(_taint_dict(t) for t in node.spec.taints), _taint_dict(RESERVATION_TAINT)]}
+    return patch
+
+
+def release_patch(node: Node) -> dict[str, Any] | None:
+    """A merge patch removing kresched's taint and annotations, or None when there is nothing of
+    ours on the node. Other taints, `CriticalAddonsOnly` ones included, are kept as they are."""
+    res = reservation_of(node)
+    if res is None:
+        return None
+    patch: dict[str, Any] = {"metadata": {"resourceVersion": node.metadata.resource_version}}
+    ann = {k: None for k in (RESERVED_FOR, RESERVED_AT) if k in node.metadata.annotations}
+    if ann:
+        patch["metadata"]["annotations"] = ann
+    if res.has_taint:
+        patch["spec"] = {"taints": [_taint_dict(t) for t in node.spec.taints if not _is_ours(t)]}
+    return patch
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """RFC 3339 (`2026-01-02T03:04:05Z`) → aware datetime; None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -1,0 +1,89 @@
+"""`kresched untaint` (and the cleaning step of `reconcile`): remove kresched's reservations that
+are no longer needed — and only kresched's.
+
+A reservation is stale when the pod it was made for is bound, or gone, or when it is older than
+the TTL (`older_than_seconds`); `all_` takes every kresched reservation. A `CriticalAddonsOnly`
+taint kresched did not place is never touched (`reservation.release_patch` keeps it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from kresched.execute.api import ClusterApi
+from kresched.execute.events import Event, Reporter
+from kresched.execute.preempt import release_reservation
+from kresched.execute.reservation import Reservation, reservation_of
+from kresched.model.cluster import ClusterState
+
+__all__ = ["Decision", "UntaintResult", "select_stale", "untaint"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    reservation: Reservation
+    remove: bool
+    reason: str
+
+
+@dataclass
+class UntaintResult:
+    removed: list[Decision] = field(default_factory=list)
+    kept: list[Decision] = field(default_factory=list)
+    failed: list[Decision] = field(default_factory=list)
+
+
+def select_stale(state: ClusterState, now: datetime, older_than_seconds: float, all_: bool = False,
+                 nodes: list[str] | None = None) -> list[Decision]:
+    """A decision for every kresched reservation (on `nodes`, if given), in node-name order."""
+    out = []
+    for node in sorted(state.nodes, key=lambda n: n.name):
+        if nodes and node.name not in nodes:
+            continue
+        res = reservation_of(node)
+        if res is None:
+            continue
+        out.append(Decision(res, *_stale(res, state, now, older_than_seconds, all_)))
+    return out
+
+
+def _stale(res: Reservation, state: ClusterState, now: datetime, ttl: float, all_: bool) -> tuple[bool, str]:
+    if all_:
+        return True, "--all"
+    if res.pod is None:
+        return True, "kresched's taint without a record of the pod it was for"
+    pod = state.pod(res.pod)
+    if pod is None:
+        return True, f"{res.pod} is gone"
+    if pod.spec.node_name:
+        return True, f"{res.pod} is bound to {pod.spec.node_name}"
+    if res.reserved_at is None:
+        return True, "no readable reservation time"
+    age = (now - res.reserved_at).total_seconds()
+    if age > ttl:
+        return True, f"reserved {_age(age)} ago, longer than {_age(ttl)}"
+    return False, f"{res.pod} is still Pending; reserved {_age(age)} ago"
+
+
+def _age(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+
+
+def untaint(api: ClusterApi, state: ClusterState, now: datetime, older_than_seconds: float, report: Reporter,
+            all_: bool = False, nodes: list[str] | None = None) -> UntaintResult:
+    result = UntaintResult()
+    for d in select_stale(state, now, older_than_seconds, all_, nodes):
+        node = d.reservation.node
+        if not d.remove:
+            result.kept.append(d)
+            report(Event("kept", f"kept the reservation on {node}: {d.reason}", {"node": node, "reason": d.reason}))
+            continue
+        report(Event("stale", f"reservation on {node} is stale: {d.reason}", {"node": node, "reason": d.reason}))
+        (result.removed if release_reservation(api, node, report) else result.failed).append(d)
+    return result
