@@ -1,1 +1,3 @@
 """Shared pytest configuration. Fixtures live next to what they serve (e.g. tests/fakeapi)."""
+
+pytest_plugins = ["tests.fakeapi.fixtures"]

@@ -1,0 +1,441 @@
+"""The live source: connect to an API server and read the cluster state a plan needs.
+
+Owns: finding the credentials (kubeconfig file and context, or the in-cluster service account),
+listing Nodes, Pods, PodDisruptionBudgets (policy/v1), PriorityClasses (scheduling.k8s.io/v1) and
+Namespaces page by page (`limit`/`continue`), and turning every way that can fail into a one-line
+`ClusterAccessError`. Also the pieces the execution layer reuses for its own calls: `LiveClient`,
+`ApiCall` (what a call does, for messages and RBAC hints), `is_transient` and
+`retry_after_seconds` (what `kresched.retry`'s policies need to know about the client's
+exceptions) and `access_error` (exception → message).
+
+Pages are fetched with `_preload_content=False` and decoded by `kresched.sources.decode` straight
+into the model structs: the client's own model deserialisation costs seconds per few thousand pods.
+Must not write to the API (that is `kresched.execute`'s job).
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import urllib3
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+from kresched.errors import ClusterAccessError
+from kresched.model.cluster import ClusterState
+from kresched.retry import LIST_RETRY, RetryPolicy, retry_after_from_headers
+from kresched.sources.decode import Objects, decode_json, paused_gc
+from kresched.sources.snapshot import build_state
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "ApiCall",
+    "LiveClient",
+    "access_error",
+    "connect",
+    "is_transient",
+    "load_live",
+    "read_live",
+    "retry_after_seconds",
+]
+
+DEFAULT_PAGE_SIZE = 500
+DEFAULT_KUBECONFIG = "~/.kube/config"
+_SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
+
+
+# -- the client ----------------------------------------------------------------------------------
+
+@dataclass
+class LiveClient:
+    """An `ApiClient` plus what error messages need: where the server is and whose credentials."""
+
+    api_client: k8s.ApiClient
+    #: Server URL, e.g. `https://10.0.0.1:6443`.
+    server: str
+    #: `kubeconfig context "NAME"` or `the in-cluster service account`.
+    credentials: str
+    #: (connect, read) timeouts in seconds for every request.
+    request_timeout: tuple[float, float] = (10.0, 60.0)
+
+    @property
+    def core(self) -> k8s.CoreV1Api:
+        return k8s.CoreV1Api(self.api_client)
+
+    @property
+    def policy(self) -> k8s.PolicyV1Api:
+        return k8s.PolicyV1Api(self.api_client)
+
+    @property
+    def scheduling(self) -> k8s.SchedulingV1Api:
+        return k8s.SchedulingV1Api(self.api_client)
+
+    def close(self) -> None:
+        self.api_client.close()
+
+    def __enter__(self) -> LiveClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(kubeconfig: str | None = None, context: str | None = None, *,
+            request_timeout: tuple[float, float] = (10.0, 60.0)) -> LiveClient:
+    """A client for the cluster named by `kubeconfig` (a path or an os.pathsep-separated list; else
+    $KUBECONFIG, else ~/.kube/config) and `context` (else its current-context); with no kubeconfig
+    file at all, the in-cluster service account when running in a pod. Connects lazily: an
+    unreachable server is reported by the first call.
+    """
+    spec = kubeconfig or os.environ.get("KUBECONFIG") or ""
+    explicit = bool(spec)
+    paths = [os.path.expanduser(p) for p in (spec or DEFAULT_KUBECONFIG).split(os.pathsep) if p]
+    existing = [p for p in paths if os.path.isfile(p)]
+    cfg = k8s.Configuration()
+    if existing:
+        name = _check_context(existing, context)
+        try:
+            k8s_config.load_kube_config(config_file=os.pathsep.join(existing), context=name,
+                                        client_configuration=cfg, persist_config=False)
+        except ConfigException as exc:
+            raise ClusterAccessError(f"invalid kubeconfig {_names(existing)}: {_one_line(exc)}") from None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise ClusterAccessError(f"invalid kubeconfig {_names(existing)}: {type(exc).__name__}: "
+                                     f"{_one_line(exc)}") from None
+        credentials = f'kubeconfig context "{name}"'
+    elif explicit:
+        raise ClusterAccessError(f"kubeconfig {spec}: no such file")
+    elif context is not None:
+        raise ClusterAccessError(f"--context {context}: no kubeconfig found ({DEFAULT_KUBECONFIG} does not exist; "
+                                 "set --kubeconfig or KUBECONFIG)")
+    elif os.environ.get(_SERVICE_HOST_ENV):
+        try:
+            k8s_config.load_incluster_config(client_configuration=cfg)
+        except ConfigException as exc:
+            raise ClusterAccessError(f"in-cluster configuration: {_one_line(exc)}") from None
+        credentials = "the in-cluster service account"
+    else:
+        raise ClusterAccessError(f"no kubeconfig found ({DEFAULT_KUBECONFIG} does not exist; set --kubeconfig or "
+                                 "KUBECONFIG) and not running inside a cluster")
+    # One retry layer (tenacity, below), not urllib3's silent three on top of it.
+    cfg.retries = 0
+    return LiveClient(k8s.ApiClient(cfg), cfg.host, credentials, request_timeout)
+
+
+def _check_context(paths: list[str], context: str | None) -> str:
+    """The context to use; a clear error when it does not exist (the client's own message does not say)."""
+    contexts: list[str] = []
+    current = ""
+    for p in paths:
+        try:
+            doc = yaml.safe_load(Path(p).read_text())
+        except yaml.YAMLError as exc:
+            raise ClusterAccessError(f"invalid kubeconfig {p}: malformed YAML: {_one_line(exc)}") from None
+        except OSError as exc:
+            raise ClusterAccessError(f"kubeconfig {p}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ClusterAccessError(f"invalid kubeconfig {p}: not UTF-8 text") from None
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise ClusterAccessError(f"invalid kubeconfig {p}: not a kubeconfig (expected a mapping with clusters, "
+                                     "contexts and users)")
+        for c in doc.get("contexts") or []:
+            if isinstance(c, dict) and isinstance(c.get("name"), str) and c["name"] not in contexts:
+                contexts.append(c["name"])
+        current = current or str(doc.get("current-context") or "")  # the first file that sets it wins
+    available = f"available: {', '.join(contexts)}" if contexts else "it has no contexts"
+    if context is not None:
+        if context not in contexts:
+            raise ClusterAccessError(f'context "{context}" not found in kubeconfig {_names(paths)} ({available})')
+        return context
+    if not current:
+        raise ClusterAccessError(f"kubeconfig {_names(paths)} sets no current-context: pass --context ({available})")
+    if current not in contexts:
+        raise ClusterAccessError(f'kubeconfig {_names(paths)}: current-context "{current}" is not defined '
+                                 f"({available})")
+    return current
+
+
+def _names(paths: list[str]) -> str:
+    return os.pathsep.join(paths)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+# -- what a call does (for messages and RBAC hints) ----------------------------------------------
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One API call as RBAC sees it: `list pods at the cluster scope`, `create pods/eviction "web-1" ...`."""
+
+    verb: str
+    resource: str
+    group: str = ""
+    subresource: str = ""
+    namespace: str | None = None
+    name: str | None = None
+
+    @property
+    def rbac_resource(self) -> str:
+        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+
+    @property
+    def scope(self) -> str:
+        return f'in the namespace "{self.namespace}"' if self.namespace else "at the cluster scope"
+
+    def describe(self) -> str:
+        """`list pods at the cluster scope`, `patch nodes "node-a" at the cluster scope`, ..."""
+        what = f"{self.rbac_resource}.{self.group}" if self.group else self.rbac_resource
+        if self.name:
+            what += f' "{self.name}"'
+        return f"{self.verb} {what} {self.scope}"
+
+    def rbac_hint(self) -> str:
+        return (f'apiGroups ["{self.group}"], resources ["{self.rbac_resource}"], verbs ["{self.verb}"]')
+
+
+# -- retries ----------------------------------------------------------------------------------------
+# The policies live in `kresched.retry`; what counts as transient, and how to read a Retry-After from
+# the client's exceptions, is this module's knowledge.
+
+_TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A failure worth retrying: a 5xx or 429 answer, a dropped or reset connection, a read timeout.
+
+    Refused connections, unknown hosts and connect timeouts are not: the server is not there, and
+    the operator should hear so at once.
+    """
+    if isinstance(exc, ApiException):
+        return exc.status in _TRANSIENT_STATUS
+    if isinstance(exc, urllib3.exceptions.MaxRetryError):
+        return exc.reason is not None and is_transient(exc.reason)
+    return isinstance(exc, (urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError,
+                            ConnectionResetError, ConnectionAbortedError, http.client.IncompleteRead,
+                            http.client.RemoteDisconnected))
+
+
+def retry_after_seconds(exc: BaseException | None) -> float | None:
+    """The Retry-After an API error carries (seconds or an HTTP date), if any."""
+    return retry_after_from_headers(exc.headers) if isinstance(exc, ApiException) else None
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+class _Status(msgspec.Struct):
+    message: str = ""
+    reason: str = ""
+    code: int = 0
+
+
+def _status(exc: ApiException) -> _Status:
+    body = exc.body
+    if body:
+        try:
+            return msgspec.json.decode(body, type=_Status)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            text = " ".join(str(body).split())
+            return _Status(message=text[:200] + ("…" if len(text) > 200 else ""), reason=str(exc.reason or ""))
+    return _Status(reason=str(exc.reason or ""))
+
+
+def access_error(exc: BaseException, call: ApiCall, client: LiveClient) -> ClusterAccessError | None:
+    """The one-line `ClusterAccessError` for a failed `call`, or None when `exc` is not an access error."""
+    server = client.server
+    if isinstance(exc, ApiException):
+        if not exc.status:  # no answer: the client wraps TLS failures this way
+            reason = str(exc.reason or "")
+            if reason.startswith("SSLError"):
+                return ClusterAccessError(f"cannot reach the API server at {server}: TLS error: "
+                                          f"{_one_line(reason.removeprefix('SSLError'))}")
+            return None
+        st = _status(exc)
+        message = st.message or st.reason or str(exc.reason or "")
+        if exc.status == 401:
+            return ClusterAccessError(f"unauthorised: the API server at {server} rejected the credentials of "
+                                      f"{client.credentials}: {message or 'Unauthorized'}")
+        if exc.status == 403:
+            user = re.search(r'User "([^"]*)"', st.message)
+            who = f' for User "{user.group(1)}"' if user else ""
+            return ClusterAccessError(f"forbidden: cannot {call.describe()} (needs RBAC: {call.rbac_hint()}{who})")
+        answer = " ".join(x for x in (str(exc.status), st.reason or str(exc.reason or "")) if x)
+        detail = f": {st.message}" if st.message else ""
+        return ClusterAccessError(f"cannot {call.describe()}: the API server at {server} answered {answer}{detail}")
+    if isinstance(exc, ConfigException):  # e.g. an exec credential plugin failing on refresh
+        return ClusterAccessError(f"cannot get credentials for {client.credentials}: {_one_line(exc)}")
+    why = _network_reason(exc, client)
+    if why is not None:
+        return ClusterAccessError(f"cannot reach the API server at {server}: {why}")
+    return None
+
+
+def _network_reason(exc: BaseException, client: LiveClient) -> str | None:
+    e = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None else exc
+    errs = urllib3.exceptions
+    connect_s, read_s = client.request_timeout
+    if isinstance(e, errs.NameResolutionError):
+        return f"cannot resolve the host name {e.conn.host!r}" if getattr(e, "conn", None) else "unknown host"
+    if isinstance(e, errs.NewConnectionError):
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror[:1].lower() + cause.strerror[1:]
+        text = str(e)
+        return text.split("connection: ", 1)[-1].strip() if "connection: " in text else text
+    if isinstance(e, errs.ConnectTimeoutError):
+        return f"connection timed out after {connect_s:g}s"
+    if isinstance(e, errs.ReadTimeoutError):
+        return f"no response within {read_s:g}s (read timeout)"
+    if isinstance(e, errs.SSLError):
+        return f"TLS error: {_one_line(e)}"
+    if isinstance(e, errs.ProxyError):
+        return f"proxy error: {_one_line(e)}"
+    if isinstance(e, errs.ProtocolError):
+        inner = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], BaseException) else None
+        if isinstance(inner, ConnectionResetError):
+            return "connection reset by the server"
+        return "connection closed by the server without a response"
+    if isinstance(e, (ConnectionError, http.client.HTTPException, errs.HTTPError)):
+        return _one_line(e) or type(e).__name__
+    return None
+
+
+# -- listing --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _ListSpec:
+    kind: str
+    path: str
+    call: ApiCall
+    method: Callable[[LiveClient], Callable[..., Any]]
+
+
+#: What a plan needs, in the order it is read (small and cluster-scoped first).
+_LISTS = (
+    _ListSpec("Namespace", "/api/v1/namespaces", ApiCall("list", "namespaces"), lambda c: c.core.list_namespace),
+    _ListSpec("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses",
+              ApiCall("list", "priorityclasses", "scheduling.k8s.io"), lambda c: c.scheduling.list_priority_class),
+    _ListSpec("Node", "/api/v1/nodes", ApiCall("list", "nodes"), lambda c: c.core.list_node),
+    _ListSpec("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets",
+              ApiCall("list", "poddisruptionbudgets", "policy"),
+              lambda c: c.policy.list_pod_disruption_budget_for_all_namespaces),
+    _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods"), lambda c: c.core.list_pod_for_all_namespaces),
+)
+
+
+class _ListMeta(msgspec.Struct, frozen=True):
+    continue_: str = msgspec.field(default="", name="continue")
+
+
+class _ListHead(msgspec.Struct):
+    kind: str = ""
+    metadata: _ListMeta = _ListMeta()
+
+
+_list_head = msgspec.json.Decoder(_ListHead)
+_ITEMS_KEY = b'"items":'
+
+
+def _decode_list_head(data: bytes) -> _ListHead:
+    """The list's kind and continue token, without scanning the items a second time.
+
+    The API server writes `kind`, `apiVersion` and `metadata` before `items`; when the bytes before
+    the first `"items":` hold the metadata, decoding just that prefix is enough (and saves about a
+    fifth of the decoding time). Anything else falls back to reading the whole page.
+    """
+    i = data.find(_ITEMS_KEY)
+    if i > 0 and b'"metadata":' in data[:i]:
+        try:
+            return _list_head.decode(data[:i] + b'"items":null}')
+        except msgspec.DecodeError:
+            pass
+    return _list_head.decode(data)
+
+
+def load_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
+              retry: RetryPolicy | None = None) -> ClusterState:
+    """Read the cluster state from the API server (see `read_live`) and index it."""
+    with paused_gc():
+        return build_state(read_live(client, page_size, retry=retry))
+
+
+def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
+              retry: RetryPolicy | None = None) -> Objects:
+    """List every kind a plan needs, `page_size` objects a request, retrying transient failures
+    with `retry` (default `LIST_RETRY`); every failure left is a `ClusterAccessError`.
+    """
+    if page_size < 1:
+        raise ValueError("page_size must be at least 1")
+    policy = replace(retry if retry is not None else LIST_RETRY, retry_after=retry_after_seconds)
+    out = Objects()
+    for spec in _LISTS:
+        try:
+            out.extend(_list_all(client, spec, page_size, policy))
+        except Exception as exc:
+            err = access_error(exc, spec.call, client)
+            if err is None:
+                raise
+            raise err from None
+    return out
+
+
+def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: RetryPolicy) -> Objects:
+    """All pages of one list. A 410 Gone on a continue token (the list took longer than the server
+    keeps its snapshot) restarts the list once from the beginning: mixing pages of two snapshots
+    could show a pod twice or not at all.
+    """
+    for restart in (False, True):
+        objects = Objects()
+        token: str | None = None
+        page = 0
+        try:
+            while True:
+                page += 1
+                data = _fetch(client, spec, page_size, token, policy)
+                origin = f"{client.server}{spec.path} (page {page})"
+                try:
+                    head = _decode_list_head(data)
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    raise ClusterAccessError(f"{origin}: the API server sent an unreadable list: {exc}") from None
+                if head.kind != f"{spec.kind}List":
+                    raise ClusterAccessError(f"{origin}: expected a {spec.kind}List from the API server, "
+                                             f"got {head.kind or 'something without a kind'}")
+                objects.extend(decode_json(data, origin, item_kind=spec.kind))
+                token = head.metadata.continue_ or None
+                if token is None:
+                    return objects
+        except ApiException as exc:
+            if exc.status == 410 and token is not None and not restart:
+                continue
+            if exc.status == 410 and token is not None:
+                raise ClusterAccessError(
+                    f"cannot {spec.call.describe()}: the list expired twice while being read page by page "
+                    f"(410 {_status(exc).reason or 'Gone'}); try again, or with a larger page size") from None
+            raise
+    raise AssertionError("unreachable")
+
+
+def _fetch(client: LiveClient, spec: _ListSpec, page_size: int, token: str | None, policy: RetryPolicy) -> bytes:
+    """One page's raw bytes, retried while the failure is transient."""
+    for attempt in policy.retrying(is_transient):
+        with attempt:
+            resp = spec.method(client)(limit=page_size, _continue=token, _preload_content=False,
+                                       _request_timeout=client.request_timeout)
+            try:
+                return resp.read()
+            finally:
+                resp.release_conn()
+    raise AssertionError("unreachable")

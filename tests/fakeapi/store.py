@@ -1,0 +1,296 @@
+"""The fake API server's state: the resources it serves and one object store for all of them.
+
+Objects are plain API dicts keyed by (resource key, namespace, name) — `("pods", "default", "web-1")`,
+`("poddisruptionbudgets.policy", "default", "web")`, `("nodes", "", "node-a")` — stored without
+`kind`/`apiVersion` (lists serve them that way, single-object reads add them back). Stored dicts are
+never mutated in place: every write stores a new dict with a new `metadata.resourceVersion` from one
+cluster-wide counter, and appends a `Change` to `history` (what watches will stream from) under
+`lock`, whose `changed` condition wakes waiters.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from tests.fakeapi.errors import ApiError
+
+__all__ = [
+    "NAMESPACES",
+    "NODES",
+    "PDBS",
+    "PODS",
+    "PRIORITY_CLASSES",
+    "RESOURCES",
+    "Change",
+    "Resource",
+    "Store",
+    "api_objects",
+]
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One API resource (`pods`, `poddisruptionbudgets.policy`, ...), enough to route and to name it."""
+
+    kind: str
+    plural: str
+    group: str = ""
+    version: str = "v1"
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def prefix(self) -> str:
+        """`/api/v1` or `/apis/GROUP/VERSION`."""
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
+    @property
+    def key(self) -> str:
+        """The store key and `GroupResource` string: `pods`, `poddisruptionbudgets.policy`."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+
+NODES = Resource("Node", "nodes", namespaced=False)
+PODS = Resource("Pod", "pods")
+NAMESPACES = Resource("Namespace", "namespaces", namespaced=False)
+PDBS = Resource("PodDisruptionBudget", "poddisruptionbudgets", group="policy")
+PRIORITY_CLASSES = Resource("PriorityClass", "priorityclasses", group="scheduling.k8s.io", namespaced=False)
+
+#: Every resource the server routes. A new one (e.g. `Lease` in coordination.k8s.io/v1) is one line here.
+RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES)
+_BY_KIND = {r.kind: r for r in RESOURCES}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write, in revision order: `type` is ADDED, MODIFIED or DELETED (watch event types)."""
+
+    revision: int
+    type: str
+    resource: Resource
+    object: dict[str, Any]
+
+
+@dataclass
+class Store:
+    objects: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    #: The last resourceVersion handed out (etcd's revision).
+    revision: int = 0
+    #: Continue tokens issued before this revision are expired (410), as after an etcd compaction.
+    compacted: int = 0
+    history: list[Change] = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def __post_init__(self) -> None:
+        self.changed = threading.Condition(self.lock)
+
+    # -- reads ----------------------------------------------------------------------------------
+    def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.objects.get((resource.key, namespace if resource.namespaced else "", name))
+
+    def require(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
+        obj = self.get(resource, namespace, name)
+        if obj is None:
+            raise ApiError.not_found(resource, name)
+        return obj
+
+    def list(self, resource: Resource, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Objects of `resource` (in `namespace` if given) in etcd key order (`ns/name`)."""
+        with self.lock:
+            found = [(storage_key(resource, o), o) for (res, ns, _), o in self.objects.items()
+                     if res == resource.key and (namespace is None or ns == namespace)]
+        found.sort(key=lambda pair: pair[0])
+        return [o for _, o in found]
+
+    # -- writes ---------------------------------------------------------------------------------
+    def put(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create or replace without checks (seeding); returns the stored object."""
+        with self.lock:
+            key = self._key(resource, obj)
+            return self._store(resource, key, obj, "MODIFIED" if key in self.objects else "ADDED")
+
+    def create(self, resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            key = self._key(resource, obj)
+            if key in self.objects:
+                raise ApiError.already_exists(resource, key[2])
+            return self._store(resource, key, obj, "ADDED")
+
+    def replace(self, resource: Resource, obj: dict[str, Any], *, expect_version: str | None = None) -> dict[str, Any]:
+        """Update an existing object; 409 Conflict when `expect_version` is not the stored version."""
+        with self.lock:
+            key = self._key(resource, obj)
+            current = self.objects.get(key)
+            if current is None:
+                raise ApiError.not_found(resource, key[2])
+            if expect_version and current["metadata"].get("resourceVersion") != expect_version:
+                raise ApiError.conflict(resource, key[2])
+            return self._store(resource, key, obj, "MODIFIED")
+
+    def delete(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
+        with self.lock:
+            key = (resource.key, namespace if resource.namespaced else "", name)
+            obj = self.objects.pop(key, None)
+            if obj is None:
+                raise ApiError.not_found(resource, name)
+            self.revision += 1
+            self.history.append(Change(self.revision, "DELETED", resource, obj))
+            self.changed.notify_all()
+            return obj
+
+    def compact(self) -> None:
+        """Expire every continue token issued so far (the next page request gets 410 Expired).
+
+        Like an etcd compaction while writes go on: the revision moves past every issued token and
+        everything older than it is gone; lists started from now on are served normally.
+        """
+        with self.lock:
+            self.revision += 1
+            self.compacted = self.revision
+
+    def load(self, *sources: Any) -> None:
+        """Seed from ClusterStates, model objects, API dicts (objects or Lists), files, or iterables of them."""
+        for kind, obj in api_objects(sources):
+            resource = _BY_KIND.get(kind)
+            if resource is not None:
+                self.put(resource, obj)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _key(self, resource: Resource, obj: dict[str, Any]) -> tuple[str, str, str]:
+        meta = obj.get("metadata") or {}
+        name = meta.get("name")
+        if not name:
+            raise ApiError(422, "Invalid", f"{resource.kind} is invalid: metadata.name: Required value")
+        return resource.key, (meta.get("namespace") or "default") if resource.namespaced else "", name
+
+    def _store(self, resource: Resource, key: tuple[str, str, str], obj: dict[str, Any],
+               change: str) -> dict[str, Any]:
+        self.revision += 1
+        stored = copy.deepcopy(obj)
+        stored.pop("kind", None)
+        stored.pop("apiVersion", None)
+        meta = stored.setdefault("metadata", {})
+        if resource.namespaced:
+            meta["namespace"] = key[1]
+        meta["resourceVersion"] = str(self.revision)
+        self.objects[key] = stored
+        self.history.append(Change(self.revision, change, resource, stored))
+        self.changed.notify_all()
+        return stored
+
+
+def storage_key(resource: Resource, obj: dict[str, Any]) -> str:
+    """The etcd key suffix the real server orders lists (and continue tokens) by."""
+    meta = obj["metadata"]
+    return f"{meta['namespace']}/{meta['name']}" if resource.namespaced else meta["name"]
+
+
+def api_objects(sources: Iterable[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(kind, API dict) for everything in `sources` (see `Store.load`)."""
+    for src in sources:
+        if isinstance(src, dict):
+            yield from _from_dict(src)
+        elif isinstance(src, (str, Path)):
+            yield from _from_file(Path(src))
+        elif isinstance(src, msgspec.Struct):  # a kresched model object; its `kind` tag comes along
+            yield from _from_dict(msgspec.to_builtins(src))
+        elif _is_cluster_state(src):
+            yield from api_objects((src.namespaces, src.priority_classes, src.nodes, src.pdbs, src.pods))
+        elif isinstance(src, Iterable):
+            yield from api_objects(src)
+        else:
+            raise TypeError(f"cannot load {type(src).__name__} into the fake API server")
+
+
+def _is_cluster_state(src: Any) -> bool:
+    return all(hasattr(src, a) for a in ("nodes", "pods", "pdbs", "priority_classes", "namespaces"))
+
+
+def _from_dict(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    kind = doc.get("kind") or ""
+    if kind.endswith("List"):
+        default = kind[:-4] if kind != "List" else ""
+        for item in doc.get("items") or []:
+            yield from _from_dict({"kind": default, **item} if not item.get("kind") else item)
+        return
+    if not kind:
+        raise ValueError(f"object without kind: {str(doc)[:80]}")
+    yield kind, doc
+
+
+def _from_file(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    for doc in yaml.safe_load_all(path.read_text()):
+        if doc:
+            yield from _from_dict(doc)
+
+
+# -- selectors (`labelSelector`, `fieldSelector` query parameters) ------------------------------
+
+_SET_EXPR = re.compile(r"^\s*(!?)\s*([^\s!=(),]+)\s*(?:(in|notin)\s*\(([^)]*)\)|(==|=|!=)\s*([^\s,]*))?\s*$")
+
+
+def _split_selector(text: str) -> list[str]:
+    """Split on commas outside parentheses (`a in (x,y),b=c`)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def label_selector_matches(selector: str, labels: dict[str, str]) -> bool:
+    for term in _split_selector(selector):
+        m = _SET_EXPR.match(term)
+        if not m:
+            raise ApiError.bad_request(f"unable to parse requirement: {term!r}")
+        negate, key, set_op, values, op, value = m.groups()
+        if set_op:
+            members = {v.strip() for v in values.split(",") if v.strip()}
+            ok = labels.get(key) in members if set_op == "in" else labels.get(key) not in members
+        elif op:
+            ok = labels.get(key) == value if op in ("=", "==") else labels.get(key) != value
+        else:
+            ok = (key in labels) != bool(negate)
+        if not ok:
+            return False
+    return True
+
+
+def field_selector_matches(selector: str, obj: dict[str, Any]) -> bool:
+    for term in _split_selector(selector):
+        m = re.match(r"^\s*([\w.]+)\s*(==|=|!=)\s*(.*?)\s*$", term)
+        if not m:
+            raise ApiError.bad_request(f"invalid field selector: {term!r}")
+        path, op, want = m.groups()
+        value: Any = obj
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        have = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        if (have == want) != (op in ("=", "==")):
+            return False
+    return True
