@@ -18,23 +18,23 @@ from dataclasses import dataclass
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
-from kresched.sched.runner import Diagnosis, fit_error_message, run_filters_with_nominated
+from kresched.sched.runner import Diagnosis, add_pod, fit_error_message, remove_pod, run_filters_with_nominated
 
 __all__ = [
-    "NO_VICTIMS",
-    "NOT_HELPFUL",
+    "DRA_POSTFILTER_NOTE",
     "NOT_ELIGIBLE_NEVER",
     "NOT_ELIGIBLE_TERMINATING",
-    "DRA_POSTFILTER_NOTE",
+    "NOT_HELPFUL",
+    "NO_VICTIMS",
     "VictimSelection",
-    "more_important",
-    "importance_key",
-    "pod_eligible_to_preempt_others",
     "filter_pods_with_pdb_violation",
-    "select_victims_on_node",
-    "preemption_message",
-    "potential_nodes",
     "full_scheduler_message",
+    "importance_key",
+    "more_important",
+    "pod_eligible_to_preempt_others",
+    "potential_nodes",
+    "preemption_message",
+    "select_victims_on_node",
 ]
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -137,9 +137,7 @@ def select_victims_on_node(
     if not victims_in:
         return VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
     for v in victims_in:
-        node_info.remove_pod(v)
-        for pl in plugins:
-            pl.remove_pod(cycle, pod, v, node_info)
+        remove_pod(plugins, cycle, pod, v, node_info)
     st = run_filters_with_nominated(plugins, cycle, pod, node_info, nominated)
     if not st.is_success:
         return VictimSelection((), 0, st)
@@ -148,14 +146,10 @@ def select_victims_on_node(
     num_violating = 0
     for group, counts in ((bad, True), (good, False)):
         for v in group:
-            node_info.add_pod(v)
-            for pl in plugins:
-                pl.add_pod(cycle, pod, v, node_info)
+            add_pod(plugins, cycle, pod, v, node_info)
             if run_filters_with_nominated(plugins, cycle, pod, node_info, nominated).is_success:
                 continue
-            node_info.remove_pod(v)
-            for pl in plugins:
-                pl.remove_pod(cycle, pod, v, node_info)
+            remove_pod(plugins, cycle, pod, v, node_info)
             victims.append(v)
             num_violating += counts
     if bad and good:
@@ -199,9 +193,7 @@ def preemption_message(
             continue
         work, state = info.clone(), cycle.clone()
         for v in lower:
-            work.remove_pod(v)
-            for pl in plugins:
-                pl.remove_pod(state, pod, v, work)
+            remove_pod(plugins, state, pod, v, work)
         st = run_filters_with_nominated(plugins, state, pod, work, nominated.get(info.name, ()))
         if st.is_success:
             return None, statuses

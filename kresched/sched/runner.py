@@ -31,6 +31,8 @@ __all__ = [
     "reasons_histogram",
     "run_filters",
     "run_filters_with_nominated",
+    "add_pod",
+    "remove_pod",
     "run_pre_filter",
 ]
 
@@ -131,6 +133,24 @@ def run_filters(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, no
     return SUCCESS
 
 
+def add_pod(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, pod_to_add: Pod, info: NodeInfo) -> None:
+    """Put `pod_to_add` on `info` and tell the plugins (`RunPreFilterExtensionAddPod`), skipping
+    those whose PreFilter returned Skip for `pod`."""
+    info.add_pod(pod_to_add)
+    for pl in plugins:
+        if pl.name not in cycle.skip:
+            pl.add_pod(cycle, pod, pod_to_add, info)
+
+
+def remove_pod(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, pod_to_remove: Pod,
+               info: NodeInfo) -> None:
+    """Take `pod_to_remove` off `info` and tell the plugins (`RunPreFilterExtensionRemovePod`)."""
+    info.remove_pod(pod_to_remove)
+    for pl in plugins:
+        if pl.name not in cycle.skip:
+            pl.remove_pod(cycle, pod, pod_to_remove, info)
+
+
 def run_filters_with_nominated(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod,
                                node_info: NodeInfo, nominated: Iterable[Pod] = ()) -> Status:
     """`RunFilterPluginsWithNominatedPods`: pods nominated to this node with priority ≥ the pod's
@@ -140,9 +160,7 @@ def run_filters_with_nominated(plugins: Sequence[FilterPlugin], cycle: CycleStat
         info = node_info.clone()
         state = cycle.clone()
         for p in others:
-            info.add_pod(p)
-            for pl in plugins:
-                pl.add_pod(state, pod, p, info)
+            add_pod(plugins, state, pod, p, info)
         st = run_filters(plugins, state, pod, info)
         if not st.is_success:
             return st

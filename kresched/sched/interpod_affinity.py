@@ -1,0 +1,444 @@
+"""InterPodAffinity: required pod affinity and anti-affinity, after kube-scheduler's
+`pkg/scheduler/framework/plugins/interpodaffinity` (filtering.go, plugin.go) and the
+`AffinityTerm` of `framework/types.go` (Kubernetes 1.35/1.36).
+
+Owns: parsing required (anti-)affinity terms (`AffinityTerm`), the per-pod PreFilter state —
+three maps from topology pair (key, value) to a count, as upstream's `preFilterState`:
+  * `existing_anti_affinity_counts`: existing pods whose required anti-affinity terms match the
+    incoming pod, by the pair of the node they run on;
+  * `affinity_counts`: existing pods matching *all* the incoming pod's required affinity terms;
+  * `anti_affinity_counts`: existing pods matching each of its required anti-affinity terms;
+— their upkeep when a preemption simulation adds or removes a pod (`updateWithPod`), and the
+per-node Filter, which only looks pairs up: O(terms + node labels) per node. Must not scan pods
+in `filter`.
+
+PreFilter is the only cluster-wide pass: existing pods' anti-affinity is read from the nodes that
+`Snapshot.have_pods_with_required_anti_affinity` lists, and the incoming pod's own terms are
+matched only against the pods of the namespaces they select (`Snapshot.pods_by_namespace`).
+Existing pods' parsed anti-affinity terms are cached on the pod object (as upstream's `PodInfo`
+caches `RequiredAntiAffinityTerms`): they depend on nothing but the pod.
+
+Semantics, as upstream:
+  1. Namespaces of a term: `namespaces` ∪ (namespaces whose labels match `namespaceSelector`);
+     no namespaces and no selector means the pod's own namespace; an empty selector `{}` means
+     every namespace. For the incoming pod the selector is resolved against the snapshot's
+     namespaces once (`mergeAffinityTermNamespacesIfNotEmpty`); an existing pod's selector is
+     matched against the incoming pod's namespace labels (empty if the namespace is unknown).
+  2. A nil `labelSelector` matches no pod; an empty one matches every pod.
+  3. Affinity: the node must carry every term's topology key, and each term's pair must hold a
+     pod matching all terms — unless no pod in the cluster matches all terms and the pod matches
+     them itself (the first pod of a group): then any node with all the keys passes.
+     Failure is UnschedulableAndUnresolvable (evicting pods cannot create a matching pod).
+  4. Anti-affinity: no pod matching a term in the node's pair for that term. Unschedulable.
+  5. Existing pods' anti-affinity: no pair of the node's labels holds an existing pod whose
+     anti-affinity term matches the incoming pod. Unschedulable.
+  6. PreFilter returns Skip when the pod has no required terms and no existing pod's required
+     anti-affinity matches it (upstream's condition: the count map is empty, not merely "no pod
+     has anti-affinity").
+
+Deliberate differences:
+  * `matchLabelKeys` / `mismatchLabelKeys` are merged into the term's `labelSelector` here (as
+    `key In (value)` / `key NotIn (value)` from the owning pod's labels, keys the pod lacks
+    skipped, nil selectors left nil), exactly as kube-apiserver does when it creates the pod
+    (`applyMatchLabelKeysAndMismatchLabelKeys`; the scheduler itself reads the merged selector).
+    This makes hand-written snapshots behave like created pods; a requirement the API server
+    already added is not added twice. Only if a pod's labels changed after creation do the two
+    differ (upstream keeps the creation-time values).
+  * An invalid selector (which API validation rejects) matches nothing, as in
+    `kresched.model.selectors`, instead of failing PreFilter with `parsing pod: ...`.
+  * The `InterPodAffinityHostnameFastPath` gate (a hostname-only fast path with the same results)
+    and the in-place-resize Skip (`IsPodResizeDeferred`) are not modelled.
+  * `add_pod` / `remove_pod` without PreFilter state (the plugin was skipped) do nothing, as the
+    framework never calls a skipped plugin's extensions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
+
+from kresched.model.objects import LabelSelector, LabelSelectorRequirement, Pod, PodAffinityTerm
+from kresched.model.selectors import label_selector_matches
+from kresched.sched.framework import (
+    SUCCESS,
+    Code,
+    CycleState,
+    NodeInfo,
+    PreFilterResult,
+    Snapshot,
+    Status,
+    unresolvable,
+    unschedulable,
+)
+
+__all__ = [
+    "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "NAME",
+    "AffinityTerm",
+    "InterPodAffinity",
+    "build_affinity_term",
+    "compile_label_selector",
+    "merge_label_keys",
+    "required_anti_affinity_terms",
+]
+
+NAME = "InterPodAffinity"
+
+#: Upstream `ErrReasonExistingAntiAffinityRulesNotMatch` (Unschedulable).
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+#: Upstream `ErrReasonAffinityRulesNotMatch` (UnschedulableAndUnresolvable).
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+#: Upstream `ErrReasonAntiAffinityRulesNotMatch` (Unschedulable).
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+_STATE_KEY = "PreFilter" + NAME
+#: Where an existing pod's parsed required anti-affinity terms are cached (not a msgspec field,
+#: so never serialised; a pod is immutable, so the cache never goes stale).
+_ANTI_TERMS_ATTR = "_kresched_required_anti_affinity_terms"
+
+TopologyPair = tuple[str, str]
+Counts = dict[TopologyPair, int]
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    """`framework.AffinityTerm`: one required term with its selectors parsed.
+
+    `namespace_selector` None is upstream's `labels.Nothing()`; an empty `LabelSelector` is
+    `labels.Everything()`.
+    """
+
+    topology_key: str
+    namespaces: frozenset[str]
+    namespace_selector: LabelSelector | None
+    selector: Callable[[Mapping[str, str]], bool]
+
+    @property
+    def selects_all_namespaces(self) -> bool:
+        sel = self.namespace_selector
+        return sel is not None and not sel.match_labels and not sel.match_expressions
+
+    def selects_namespace(self, namespace: str, namespace_labels: Mapping[str, str]) -> bool:
+        if namespace in self.namespaces:
+            return True
+        sel = self.namespace_selector
+        return sel is not None and label_selector_matches(sel, namespace_labels)  # type: ignore[arg-type]
+
+    def matches(self, pod: Pod, namespace_labels: Mapping[str, str]) -> bool:
+        """`AffinityTerm.Matches`: the pod's namespace is selected and its labels match."""
+        meta = pod.metadata
+        return self.selects_namespace(meta.namespace, namespace_labels) and self.selector(meta.labels)
+
+
+class _State:
+    """Upstream's `preFilterState`; `clone()` copies the counts, shares the parsed terms."""
+
+    __slots__ = ("affinity_counts", "affinity_terms", "anti_affinity_counts", "anti_affinity_terms",
+                 "existing_anti_affinity_counts", "matches_own_affinity", "namespace_labels", "pod")
+
+    def __init__(self, pod: Pod, affinity_terms: tuple[AffinityTerm, ...],
+                 anti_affinity_terms: tuple[AffinityTerm, ...], namespace_labels: Mapping[str, str],
+                 existing_anti_affinity_counts: Counts, affinity_counts: Counts,
+                 anti_affinity_counts: Counts) -> None:
+        self.pod = pod
+        self.affinity_terms = affinity_terms
+        self.anti_affinity_terms = anti_affinity_terms
+        self.namespace_labels = namespace_labels
+        self.existing_anti_affinity_counts = existing_anti_affinity_counts
+        self.affinity_counts = affinity_counts
+        self.anti_affinity_counts = anti_affinity_counts
+        #: `podMatchesAllAffinityTerms(terms, pod)` for the incoming pod, which never changes.
+        self.matches_own_affinity = _matches_all(affinity_terms, pod)
+
+    def clone(self) -> _State:
+        c = _State.__new__(_State)
+        c.pod = self.pod
+        c.affinity_terms = self.affinity_terms
+        c.anti_affinity_terms = self.anti_affinity_terms
+        c.namespace_labels = self.namespace_labels
+        c.matches_own_affinity = self.matches_own_affinity
+        c.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
+        c.affinity_counts = dict(self.affinity_counts)
+        c.anti_affinity_counts = dict(self.anti_affinity_counts)
+        return c
+
+    def update_with_pod(self, pod: Pod, node_labels: Mapping[str, str], delta: int) -> None:
+        """`preFilterState.updateWithPod`: account for `pod` appearing (+1) or going (-1) on a
+        node with `node_labels`."""
+        for t in required_anti_affinity_terms(pod):
+            if t.matches(self.pod, self.namespace_labels):
+                _bump(self.existing_anti_affinity_counts, node_labels, t.topology_key, delta)
+        if _matches_all(self.affinity_terms, pod):
+            for t in self.affinity_terms:
+                _bump(self.affinity_counts, node_labels, t.topology_key, delta)
+        for t in self.anti_affinity_terms:
+            if t.matches(pod, _NO_LABELS):
+                _bump(self.anti_affinity_counts, node_labels, t.topology_key, delta)
+
+
+class InterPodAffinity:
+    """The InterPodAffinity filter plugin (PreFilter, Filter and PreFilterExtensions)."""
+
+    name: ClassVar[str] = NAME
+
+    def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
+        affinity, anti_affinity = _required_terms(pod)
+        known = snapshot.namespace_labels
+        affinity = tuple(_resolve_namespaces(t, known) for t in affinity)
+        anti_affinity = tuple(_resolve_namespaces(t, known) for t in anti_affinity)
+        ns_labels = known.get(pod.metadata.namespace, _NO_LABELS)
+
+        existing = _existing_anti_affinity_counts(pod, ns_labels, snapshot.have_pods_with_required_anti_affinity())
+        affinity_counts, anti_affinity_counts = _incoming_counts(affinity, anti_affinity, snapshot)
+        if not existing and not affinity and not anti_affinity:
+            return PreFilterResult(Status(Code.SKIP))
+        cycle.write(_STATE_KEY, _State(pod, affinity, anti_affinity, ns_labels, existing,
+                                       affinity_counts, anti_affinity_counts))
+        return PreFilterResult()
+
+    def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        state: _State | None = cycle.read(_STATE_KEY)
+        if state is None:
+            return Status(Code.ERROR, (f"reading {_STATE_KEY!r} from cycle state: not found",))
+        labels = node_info.node.metadata.labels
+
+        missing = _affinity_failure(state, labels)
+        if missing is not None:
+            return unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH, details=(missing,))
+
+        counts = state.anti_affinity_counts
+        if counts:
+            for t in state.anti_affinity_terms:
+                value = labels.get(t.topology_key)
+                if value is not None and counts.get((t.topology_key, value), 0) > 0:
+                    return unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+                                         details=(f"pods matching an anti-affinity term run in "
+                                                  f"{t.topology_key}={value}",))
+
+        counts = state.existing_anti_affinity_counts
+        if counts:
+            for pair in labels.items():
+                if counts.get(pair, 0) > 0:
+                    return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+                                         details=(f"pods in {pair[0]}={pair[1]} have anti-affinity "
+                                                  f"against this pod",))
+        return SUCCESS
+
+    def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
+        state: _State | None = cycle.read(_STATE_KEY)
+        if state is not None:
+            state.update_with_pod(pod_to_add, node_info.node.metadata.labels, 1)
+
+    def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
+        state: _State | None = cycle.read(_STATE_KEY)
+        if state is not None:
+            state.update_with_pod(pod_to_remove, node_info.node.metadata.labels, -1)
+
+
+# -- the check ------------------------------------------------------------------------------------
+
+def _affinity_failure(state: _State, labels: Mapping[str, str]) -> str | None:
+    """`satisfyPodAffinity`: None when the node passes, else what is missing (for `explain`)."""
+    terms = state.affinity_terms
+    if not terms:
+        return None
+    counts = state.affinity_counts
+    lacking: str | None = None
+    for t in terms:
+        value = labels.get(t.topology_key)
+        if value is None:
+            return f"node has no {t.topology_key} label"
+        if lacking is None and counts.get((t.topology_key, value), 0) <= 0:
+            lacking = f"no pod matching the affinity terms runs in {t.topology_key}={value}"
+    if lacking is None:
+        return None
+    # The first pod of a group with affinity to itself: nothing in the cluster matches yet.
+    if not counts and state.matches_own_affinity:
+        return None
+    return lacking
+
+
+def _existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], infos: Iterable[NodeInfo]) -> Counts:
+    """`getExistingAntiAffinityCounts`."""
+    counts: Counts = {}
+    for info in infos:
+        labels = info.node.metadata.labels
+        for existing in info.pods_with_required_anti_affinity:
+            for t in required_anti_affinity_terms(existing):
+                if t.matches(pod, ns_labels):
+                    _bump(counts, labels, t.topology_key, 1)
+    return counts
+
+
+def _incoming_counts(affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[AffinityTerm, ...],
+                     snapshot: Snapshot) -> tuple[Counts, Counts]:
+    """`getIncomingAffinityAntiAffinityCounts`, visiting only the namespaces the terms select.
+
+    The incoming pod's namespace selectors are already resolved into `namespaces` (or select all),
+    so whether a term applies is decided once per namespace, and pods are counted per node.
+    """
+    affinity_counts: Counts = {}
+    anti_counts: Counts = {}
+    if not affinity and not anti_affinity:
+        return affinity_counts, anti_counts
+    index = snapshot.pods_by_namespace()
+    terms = (*affinity, *anti_affinity)
+    if any(t.selects_all_namespaces for t in terms):
+        namespaces: Iterable[str] = index.keys()
+    else:
+        namespaces = sorted(set().union(*(t.namespaces for t in terms)))
+    for ns in namespaces:
+        groups = index.get(ns)
+        if not groups:
+            continue
+        aff = affinity if affinity and all(t.selects_namespace(ns, _NO_LABELS) for t in affinity) else ()
+        anti = [t for t in anti_affinity if t.selects_namespace(ns, _NO_LABELS)]
+        if not aff and not anti:
+            continue
+        aff_selectors = [t.selector for t in aff]
+        for info, pods in groups:
+            labels = info.node.metadata.labels
+            if aff:
+                pairs = [(t.topology_key, labels[t.topology_key]) for t in aff if t.topology_key in labels]
+                if pairs:
+                    n = _count_matching(pods, aff_selectors)
+                    if n:
+                        for pair in pairs:
+                            affinity_counts[pair] = affinity_counts.get(pair, 0) + n
+            for t in anti:
+                value = labels.get(t.topology_key)
+                if value is None:
+                    continue
+                n = _count_matching(pods, (t.selector,))
+                if n:
+                    pair = (t.topology_key, value)
+                    anti_counts[pair] = anti_counts.get(pair, 0) + n
+    return affinity_counts, anti_counts
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+_NO_LABELS: Mapping[str, str] = {}
+
+
+def _count_matching(pods: Iterable[Pod], selectors: Sequence[Callable[[Mapping[str, str]], bool]]) -> int:
+    if len(selectors) == 1:
+        sel = selectors[0]
+        return sum(1 for p in pods if sel(p.metadata.labels))
+    return sum(1 for p in pods if all(sel(p.metadata.labels) for sel in selectors))
+
+
+def _bump(counts: Counts, node_labels: Mapping[str, str], topology_key: str, delta: int) -> None:
+    """`topologyToMatchedTermCount.update`: nodes without the key count nowhere; zeros are dropped
+    (the first-pod-of-a-group rule asks whether the map is empty)."""
+    value = node_labels.get(topology_key)
+    if value is None:
+        return
+    pair = (topology_key, value)
+    n = counts.get(pair, 0) + delta
+    if n == 0:
+        counts.pop(pair, None)
+    else:
+        counts[pair] = n
+
+
+def _matches_all(terms: tuple[AffinityTerm, ...], pod: Pod) -> bool:
+    """`podMatchesAllAffinityTerms` for the incoming pod's (namespace-resolved) terms."""
+    if not terms:
+        return False
+    return all(t.matches(pod, _NO_LABELS) for t in terms)
+
+
+def _required_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
+    aff = pod.spec.affinity
+    if aff is None:
+        return (), ()
+    affinity: tuple[AffinityTerm, ...] = ()
+    if aff.pod_affinity is not None:
+        affinity = tuple(build_affinity_term(pod, t)
+                         for t in aff.pod_affinity.required_during_scheduling_ignored_during_execution)
+    return affinity, required_anti_affinity_terms(pod)
+
+
+def required_anti_affinity_terms(pod: Pod) -> tuple[AffinityTerm, ...]:
+    """The pod's parsed required anti-affinity terms, computed once per pod object."""
+    cached = pod.__dict__.get(_ANTI_TERMS_ATTR)
+    if cached is not None:
+        return cached
+    terms: tuple[AffinityTerm, ...] = ()
+    aff = pod.spec.affinity
+    if aff is not None and aff.pod_anti_affinity is not None:
+        terms = tuple(build_affinity_term(pod, t)
+                      for t in aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
+    pod.__dict__[_ANTI_TERMS_ATTR] = terms
+    return terms
+
+
+def build_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
+    """`newAffinityTerm` for a term of `pod`, with its label keys merged into the selector."""
+    if not term.namespaces and term.namespace_selector is None:
+        namespaces = frozenset((pod.metadata.namespace,))
+    else:
+        namespaces = frozenset(term.namespaces)
+    selector = merge_label_keys(term.label_selector, pod.metadata.labels,
+                                term.match_label_keys, term.mismatch_label_keys)
+    return AffinityTerm(term.topology_key, namespaces, term.namespace_selector, compile_label_selector(selector))
+
+
+def _resolve_namespaces(term: AffinityTerm, namespace_labels: Mapping[str, Mapping[str, str]]) -> AffinityTerm:
+    """`mergeAffinityTermNamespacesIfNotEmpty`: a non-empty namespace selector becomes the names of
+    the namespaces it selects now; an empty one (every namespace) stays."""
+    sel = term.namespace_selector
+    if sel is None or term.selects_all_namespaces:
+        return term
+    selected = {ns for ns, labels in namespace_labels.items()
+                if label_selector_matches(sel, labels)}  # type: ignore[arg-type]
+    return AffinityTerm(term.topology_key, term.namespaces | selected, None, term.selector)
+
+
+def merge_label_keys(selector: LabelSelector | None, pod_labels: Mapping[str, str],
+                     match_label_keys: Iterable[str], mismatch_label_keys: Iterable[str] = ()
+                     ) -> LabelSelector | None:
+    """kube-apiserver's `applyMatchLabelKeysAndMismatchLabelKeys`: `key In (v)` for each match
+    key and `key NotIn (v)` for each mismatch key the pod has (v its value); a nil selector stays
+    nil (it matches nothing anyway). Requirements already present are not repeated."""
+    if selector is None:
+        return None
+    extra = [LabelSelectorRequirement(key=k, operator="In", values=(pod_labels[k],))
+             for k in match_label_keys if k in pod_labels]
+    extra += [LabelSelectorRequirement(key=k, operator="NotIn", values=(pod_labels[k],))
+              for k in mismatch_label_keys if k in pod_labels]
+    extra = [r for r in extra if r not in selector.match_expressions]
+    if not extra:
+        return selector
+    return LabelSelector(match_labels=selector.match_labels,
+                         match_expressions=(*selector.match_expressions, *extra))
+
+
+def _match_nothing(labels: Mapping[str, str]) -> bool:
+    return False
+
+
+def _match_everything(labels: Mapping[str, str]) -> bool:
+    return True
+
+
+def compile_label_selector(selector: LabelSelector | None) -> Callable[[Mapping[str, str]], bool]:
+    """A fast predicate equivalent to `label_selector_matches(selector, labels)` (nil matches
+    nothing, empty matches everything); the common `matchLabels`-only selectors skip the generic
+    walk, which matters when PreFilter tests every pod of a namespace."""
+    if selector is None:
+        return _match_nothing
+    if selector.match_expressions:
+        return partial(label_selector_matches, selector)
+    items = tuple(selector.match_labels.items())
+    if not items:
+        return _match_everything
+    if len(items) == 1:
+        ((key, value),) = items
+        return lambda labels: labels.get(key) == value
+    return lambda labels: all(labels.get(k) == v for k, v in items)
