@@ -241,7 +241,7 @@ def _record_wait(waited: WaitResult, plan: Plan, report: Reporter, result: Preem
         report(Event("pod-deleted", f"{key} was deleted while waiting", {"pod": key}, "warn"))
     elif waited.kind == "simulated":
         result.outcome = "simulated"
-        report(Event("simulated", f"({'dry run'}) would wait for the scheduler to bind {key} to {plan.node}",
+        report(Event("simulated", f"would wait for the scheduler to bind {key} to {plan.node}",
                      {"pod": key, "node": plan.node}))
     else:
         result.outcome = "timeout"

@@ -232,3 +232,13 @@ def _convert(item: dict[str, Any], kind: Any, origin: str, index: int | None, ou
         out.add(msgspec.convert(item, typ, strict=False))
     except msgspec.ValidationError as exc:
         raise InputError(f"{origin}: {kind} {_describe(item)}: {_clean(exc)}") from None
+
+
+def decode_object(data: bytes, kind: str, origin: str) -> Any:
+    """One object of a known kind (an API GET/PATCH answer, a watch event's object)."""
+    try:
+        return _item_decoders[kind].decode(data)
+    except msgspec.DecodeError as exc:
+        raise InputError(f"{origin}: malformed JSON: {exc}") from None
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{origin}: {kind} {_describe(data)}: {_clean(exc)}") from None
