@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from kresched import __version__
+from kresched.cli import drain as _drain
 from kresched.cli import explain as _explain
 from kresched.cli import plan as _plan
 from kresched.cli import preempt as _preempt
@@ -40,6 +41,7 @@ def _root(
 
 app.command("plan")(_plan.plan)
 app.command("preempt")(_preempt.preempt_command)
+app.command("drain")(_drain.drain_command)
 app.command("explain")(_explain.explain)
 app.command("untaint")(_untaint.untaint_command)
 app.command("snapshot")(_snapshot.snapshot)

@@ -17,7 +17,7 @@ import msgspec
 
 from kresched.errors import KreschedError
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Node, Pod
+from kresched.model.objects import Node, Pod, PodDisruptionBudget
 
 __all__ = [
     "ApiFailure",
@@ -78,6 +78,12 @@ class ClusterApi(Protocol):
 
     def get_pod(self, namespace: str, name: str) -> Pod | None: ...
 
+    def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None: ...
+
+    def is_gone(self, pod: Pod) -> bool:
+        """The pod with this UID no longer exists (a same-name pod with another UID is a new pod)."""
+        ...
+
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,
                          progress: Callable[[str], None] | None = None) -> WaitResult: ...
 
@@ -132,8 +138,15 @@ class DryRunApi:
     def delete_pod(self, pod: Pod, grace_seconds: int) -> None:
         self.writes.append(("delete", pod.key, grace_seconds))
 
+    def is_gone(self, pod: Pod) -> bool:
+        return any(verb in ("evict", "delete") and key == pod.key for verb, key, _ in self.writes) \
+            or self.state.pod(pod.key) is None
+
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         return self.state.pod(f"{namespace}/{name}")
+
+    def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None:
+        return next((b for b in self.state.pdbs if b.namespace == namespace and b.name == name), None)
 
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,
                          progress: Callable[[str], None] | None = None) -> WaitResult:

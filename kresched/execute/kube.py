@@ -24,7 +24,7 @@ from kubernetes.client.exceptions import ApiException
 from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, Conflict, NotFound, TooManyRequests, WaitResult
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Node, Pod
+from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.retry import TRANSIENT_RETRY, RetryPolicy
 from kresched.sources.decode import decode_object
 from kresched.sources.live import ApiCall, LiveClient, access_error, is_transient, load_live
@@ -148,6 +148,21 @@ class KubeApi:
         except NotFound:
             return None
         return decode_object(data, "Pod", f"pod {namespace}/{name}")
+
+    def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None:
+        try:
+            data = self._call(ApiCall("get", "poddisruptionbudgets", group="policy", namespace=namespace, name=name),
+                              lambda: self.client.policy.read_namespaced_pod_disruption_budget(
+                                  name, namespace, _preload_content=False, _request_timeout=self._timeout))
+        except NotFound:
+            return None
+        return decode_object(data, "PodDisruptionBudget", f"PodDisruptionBudget {namespace}/{name}")
+
+    def is_gone(self, pod: Pod) -> bool:
+        if self.dry_run:
+            return True  # a dryRun=All eviction removes nothing: there is nothing to wait for
+        current = self.get_pod(pod.namespace, pod.name)
+        return current is None or bool(pod.uid and current.uid != pod.uid)
 
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,
                          progress: Callable[[str], None] | None = None) -> WaitResult:

@@ -92,7 +92,7 @@ def plans_view(plans: list[Plan], state: ClusterState) -> RenderableType:
     summary = Table(title=f"{len(plans)} pending pod(s), planned in priority order", title_justify="left",
                     header_style="bold")
     for col in ("POD", "PRIORITY", "OUTCOME", "NODE", "TIER", "VICTIMS"):
-        summary.add_column(col)
+        summary.add_column(col, overflow="fold")
     for p in plans:
         summary.add_row(escape(p.pod.key), str(p.priority), f"[{_OUTCOME_STYLE[p.outcome]}]{p.outcome}[/]",
                         escape(p.node or "-"), str(p.tier or "-"), str(len(p.victims)))
@@ -136,7 +136,7 @@ def _diff(p: Plan, state: ClusterState) -> RenderableType:
 def _victims_table(p: Plan) -> Table:
     t = Table(title="Victims (most important first)", title_justify="left", header_style="bold")
     for col in ("POD", "PRIORITY", "QOS", "PDB (BUDGET LEFT)", "GRACE", "CONTROLLER", "LANDS ON", "NOTES"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for v in p.victims:
         pdb = "-" if v.pdb.pdb is None else f"{v.pdb.pdb} ({v.pdb.remaining})"
         pdb_style = "red" if v.pdb.violation else ""
