@@ -1,0 +1,5 @@
+"""`python -m kresched`."""
+
+from kresched.cli import main
+
+main()
