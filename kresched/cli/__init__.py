@@ -9,6 +9,7 @@ from kresched.cli import drain as _drain
 from kresched.cli import explain as _explain
 from kresched.cli import plan as _plan
 from kresched.cli import preempt as _preempt
+from kresched.cli import reconcile as _reconcile
 from kresched.cli import snapshot as _snapshot
 from kresched.cli import untaint as _untaint
 
@@ -44,6 +45,7 @@ app.command("preempt")(_preempt.preempt_command)
 app.command("drain")(_drain.drain_command)
 app.command("explain")(_explain.explain)
 app.command("untaint")(_untaint.untaint_command)
+app.command("reconcile")(_reconcile.reconcile_command)
 app.command("snapshot")(_snapshot.snapshot)
 
 

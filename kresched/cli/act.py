@@ -26,11 +26,13 @@ ServerDryRunOpt = Annotated[bool, typer.Option("--server-dry-run", help="Send ev
                                                                         "server validates it without acting.")]
 
 
-def make_api(opts: Options, state: ClusterState, dry_run: bool, server_dry_run: bool) -> ClusterApi:
-    """The client to act through. Acting on a snapshot is only possible as a dry run."""
+def make_api(opts: Options, state: ClusterState | None, dry_run: bool, server_dry_run: bool) -> ClusterApi:
+    """The client to act through: `--dry-run` acts on `state` (already loaded) and changes nothing;
+    acting on a snapshot is only possible as a dry run."""
     if dry_run and server_dry_run:
         raise InputError("--dry-run and --server-dry-run are exclusive")
     if dry_run:
+        assert state is not None
         return DryRunApi(state)
     if opts.snapshot is not None:
         raise InputError("--snapshot is a file, not a cluster: add --dry-run to rehearse on it")

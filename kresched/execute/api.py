@@ -17,6 +17,7 @@ import msgspec
 
 from kresched.errors import KreschedError
 from kresched.model.cluster import ClusterState
+from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
 
 __all__ = [
@@ -84,6 +85,14 @@ class ClusterApi(Protocol):
         """The pod with this UID no longer exists (a same-name pod with another UID is a new pod)."""
         ...
 
+    def get_lease(self, namespace: str, name: str) -> Lease | None: ...
+
+    def create_lease(self, namespace: str, name: str, spec: dict[str, Any]) -> Lease: ...
+
+    def update_lease(self, lease: Lease, spec: dict[str, Any]) -> Lease:
+        """Replace the Lease's spec, conditional on its resourceVersion (409 `Conflict` if it moved)."""
+        ...
+
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,
                          progress: Callable[[str], None] | None = None) -> WaitResult: ...
 
@@ -113,6 +122,7 @@ class DryRunApi:
     writes: list[tuple[str, str, Any]] = field(default_factory=list)
     mode: str = "dry run"
     _nodes: dict[str, Node] = field(default_factory=dict)
+    _leases: dict[tuple[str, str], Lease] = field(default_factory=dict)
 
     def read_state(self) -> ClusterState:
         return self.state
@@ -137,6 +147,25 @@ class DryRunApi:
 
     def delete_pod(self, pod: Pod, grace_seconds: int) -> None:
         self.writes.append(("delete", pod.key, grace_seconds))
+
+    def get_lease(self, namespace: str, name: str) -> Lease | None:
+        return self._leases.get((namespace, name))
+
+    def create_lease(self, namespace: str, name: str, spec: dict[str, Any]) -> Lease:
+        lease = msgspec.convert({"metadata": {"name": name, "namespace": namespace, "resourceVersion": "1"},
+                                 "spec": spec}, Lease)
+        self._leases[(namespace, name)] = lease
+        self.writes.append(("create", f"lease/{namespace}/{name}", spec))
+        return lease
+
+    def update_lease(self, lease: Lease, spec: dict[str, Any]) -> Lease:
+        key = (lease.metadata.namespace, lease.metadata.name)
+        rv = str(int(lease.metadata.resource_version or "0") + 1)
+        new = msgspec.convert({"metadata": {"name": key[1], "namespace": key[0], "resourceVersion": rv},
+                               "spec": spec}, Lease)
+        self._leases[key] = new
+        self.writes.append(("update", f"lease/{key[0]}/{key[1]}", spec))
+        return new
 
     def is_gone(self, pod: Pod) -> bool:
         return any(verb in ("evict", "delete") and key == pod.key for verb, key, _ in self.writes) \

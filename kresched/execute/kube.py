@@ -24,6 +24,7 @@ from kubernetes.client.exceptions import ApiException
 from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, Conflict, NotFound, TooManyRequests, WaitResult
 from kresched.model.cluster import ClusterState
+from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.retry import TRANSIENT_RETRY, RetryPolicy
 from kresched.sources.decode import decode_object
@@ -157,6 +158,39 @@ class KubeApi:
         except NotFound:
             return None
         return decode_object(data, "PodDisruptionBudget", f"PodDisruptionBudget {namespace}/{name}")
+
+    def get_lease(self, namespace: str, name: str) -> Lease | None:
+        try:
+            data = self._call(ApiCall("get", "leases", group="coordination.k8s.io", namespace=namespace, name=name),
+                              lambda: self._coordination.read_namespaced_lease(
+                                  name, namespace, _preload_content=False, _request_timeout=self._timeout))
+        except NotFound:
+            return None
+        return decode_object(data, "Lease", f"Lease {namespace}/{name}")
+
+    def create_lease(self, namespace: str, name: str, spec: dict[str, Any]) -> Lease:
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+        data = self._call(ApiCall("create", "leases", group="coordination.k8s.io", namespace=namespace, name=name),
+                          lambda: self._coordination.create_namespaced_lease(
+                              namespace, body, dry_run=self.dry_run, _preload_content=False,
+                              _request_timeout=self._timeout))
+        return decode_object(data, "Lease", f"Lease {namespace}/{name}")
+
+    def update_lease(self, lease: Lease, spec: dict[str, Any]) -> Lease:
+        ns, name = lease.metadata.namespace, lease.metadata.name
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": name, "namespace": ns, "resourceVersion": lease.metadata.resource_version},
+                "spec": spec}
+        data = self._call(ApiCall("update", "leases", group="coordination.k8s.io", namespace=ns, name=name),
+                          lambda: self._coordination.replace_namespaced_lease(
+                              name, ns, body, dry_run=self.dry_run, _preload_content=False,
+                              _request_timeout=self._timeout))
+        return decode_object(data, "Lease", f"Lease {ns}/{name}")
+
+    @property
+    def _coordination(self) -> k8s.CoordinationV1Api:
+        return k8s.CoordinationV1Api(self.client.api_client)
 
     def is_gone(self, pod: Pod) -> bool:
         if self.dry_run:

@@ -19,6 +19,7 @@ import msgspec
 import yaml
 
 from kresched.errors import InputError
+from kresched.model.lease import Lease
 from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 
 __all__ = ["Objects", "KINDS", "decode_json", "decode_yaml", "decode_items", "paused_gc"]
@@ -234,10 +235,13 @@ def _convert(item: dict[str, Any], kind: Any, origin: str, index: int | None, ou
         raise InputError(f"{origin}: {kind} {_describe(item)}: {_clean(exc)}") from None
 
 
+_single_decoders = {**_item_decoders, "Lease": msgspec.json.Decoder(Lease)}
+
+
 def decode_object(data: bytes, kind: str, origin: str) -> Any:
-    """One object of a known kind (an API GET/PATCH answer, a watch event's object)."""
+    """One object of a known kind (an API GET/PATCH answer, a watch event's object, a Lease)."""
     try:
-        return _item_decoders[kind].decode(data)
+        return _single_decoders[kind].decode(data)
     except msgspec.DecodeError as exc:
         raise InputError(f"{origin}: malformed JSON: {exc}") from None
     except msgspec.ValidationError as exc:
