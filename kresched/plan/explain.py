@@ -16,10 +16,11 @@ from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.plan.candidates import is_candidate_victim
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
+from kresched.sched.node_affinity import ERR_REASON_CONFLICT
 from kresched.sched.preemption import full_scheduler_message, preemption_message
-from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message
+from kresched.sched.runner import NO_NODES_AVAILABLE, default_plugins, find_nodes_that_fit, fit_error_message
 
-__all__ = ["NodeVerdict", "Explanation", "explain_pod", "nominated_pods", "format_amount"]
+__all__ = ["Explanation", "NodeVerdict", "explain_pod", "format_amount", "nominated_pods"]
 
 DEFAULT_SCHEDULER = "default-scheduler"
 
@@ -87,11 +88,15 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         notes = (f"already bound to node {pod.spec.node_name} (phase {pod.status.phase or 'unknown'})",)
         return Explanation(pod, len(state.nodes), True, None, None, (), notes)
     snapshot = snapshot or Snapshot.from_state(state)
+    if not snapshot.node_infos:
+        # ErrNoNodesAvailable: the scheduler runs no PostFilter, so there is no preemption part.
+        return Explanation(pod, 0, False, NO_NODES_AVAILABLE, None, (),
+                           ("the cluster has no nodes: nothing can run until one joins",))
     nominated = nominated_pods(state, exclude=pod)
     diag, cycle = find_nodes_that_fit(plugins, pod, snapshot, nominated)
     verdicts = [NodeVerdict(i.name, diag.status_of(i.name), _hints(pod, i, diag.status_of(i.name)))
                 for i in snapshot.node_infos]
-    verdicts.sort(key=lambda v: _distance(v, snapshot.by_name[v.node]))
+    verdicts.sort(key=lambda v: _distance(pod, v, snapshot.by_name[v.node]))
     counts: dict[str, int] = {}
     for v in verdicts:
         for r in v.status.reasons:
@@ -138,14 +143,26 @@ def _why_still_pending(pod: Pod, state: ClusterState) -> tuple[str, ...]:
 # -- ranking and hints --------------------------------------------------------------------------
 
 
-def _distance(v: NodeVerdict, info: NodeInfo) -> tuple[int, int, float, str]:
-    """Fits < can be fixed by evictions < cannot; fewer reasons; smaller resource shortfall."""
+def _distance(pod: Pod, v: NodeVerdict, info: NodeInfo) -> tuple[int, int, float, str]:
+    """The order nodes are listed in, nearest to fitting first:
+
+    1. nodes where the pod fits;
+    2. nodes evicting lower-priority pods could free (Unschedulable, and for resources enough is held
+       by pods kresched may evict);
+    3. Unschedulable nodes where the evictable pods do not hold enough;
+    4. UnschedulableAndUnresolvable nodes (taints, labels, cordons, requests above allocatable);
+    then fewer reasons, then the smaller relative resource shortfall, then the node name.
+    """
     st = v.status
-    rank = 0 if st.is_success else (1 if st.code == Code.UNSCHEDULABLE else 2)
+    if st.is_success:
+        rank = 0
+    elif st.code == Code.UNSCHEDULABLE:
+        rank = 1 if all(_freeable(pod, info, ir.resource) >= max(ir.missing, 1) for ir in st.insufficient) else 2
+    else:
+        rank = 3
     shortfall = 0.0
     for ir in st.insufficient:
-        cap = ir.capacity or 1
-        shortfall += max(ir.missing, 0) / cap
+        shortfall += max(ir.missing, 0) / (ir.capacity or 1)
     return (rank, len(st.reasons), shortfall, v.node)
 
 
@@ -157,8 +174,29 @@ def format_amount(resource: str, amount: int) -> str:
     return str(amount)
 
 
-def _unit(resource: str) -> str:
-    return "CPU" if resource == "cpu" else resource
+def _amount(resource: str, amount: int) -> str:
+    """An amount with its unit where the number alone does not say it: `1.5 CPU`, `512Mi`,
+    `2 nvidia.com/gpu`."""
+    text = format_amount(resource, amount)
+    if resource == "cpu":
+        return f"{text} CPU"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return text
+    return f"{text} {resource}"
+
+
+def _more(resource: str, amount: int) -> str:
+    """`1.5 more CPU`, `512Mi more memory`, `1 more nvidia.com/gpu`."""
+    unit = "CPU" if resource == "cpu" else resource
+    return f"{format_amount(resource, amount)} more {unit}"
+
+
+def _freeable(pod: Pod, info: NodeInfo, resource: str) -> int:
+    """How much of `resource` the pods kresched may evict for `pod` hold on the node."""
+    lower = [p for p in info.pods if is_candidate_victim(p, pod.effective_priority)]
+    if resource == "pods":
+        return len(lower)
+    return sum(p.requests.get(resource) for p in lower)
 
 
 def _hints(pod: Pod, info: NodeInfo, st: Status) -> tuple[str, ...]:
@@ -170,11 +208,16 @@ def _hints(pod: Pod, info: NodeInfo, st: Status) -> tuple[str, ...]:
     if plugin == "TaintToleration":
         return tuple(f"tolerate taint {d}" for d in st.details) or ("tolerate the node's NoSchedule/NoExecute taints",)
     if plugin == "NodeAffinity":
-        return _affinity_hints(pod, info)
+        if ERR_REASON_CONFLICT in st.reasons:
+            return ("the pod's required node affinity terms name no node in common (matchFields metadata.name)",)
+        return _affinity_hints(pod, info, st)
     if plugin == "NodeUnschedulable":
         return ("node is cordoned: uncordon it (kubectl uncordon " + info.name + ")",)
     if plugin == "NodeName":
         return (f"the pod asks for node {pod.spec.node_name or '(another node)'} by spec.nodeName",)
+    if not plugin and any(r.startswith("node(s) didn't satisfy plugin") for r in st.reasons):
+        return ("left out before filtering: the pod's spec.nodeName or node affinity "
+                "(matchFields metadata.name) names other nodes",)
     if st.details:
         return st.details
     if st.code == Code.UNSCHEDULABLE and plugin in ("NodePorts", "InterPodAffinity", "PodTopologySpread"):
@@ -185,24 +228,27 @@ def _hints(pod: Pod, info: NodeInfo, st: Status) -> tuple[str, ...]:
 def _resource_hint(pod: Pod, info: NodeInfo, ir: InsufficientResource) -> str:
     name = ir.resource
     if name == "pods":
-        lower = [p for p in info.pods if is_candidate_victim(p, pod.effective_priority)]
+        lower = _freeable(pod, info, "pods")
         if lower:
-            return f"node is at its limit of {ir.capacity} pods: evicting 1 of {len(lower)} lower-priority pods would make room"
+            return (f"node is at its limit of {ir.capacity} pods: evicting 1 of its {lower} lower-priority pods "
+                    "makes room")
         return f"node is at its limit of {ir.capacity} pods and has no lower-priority pod to evict"
+    if ir.capacity <= 0:
+        return f"node has no {name} (the pod requests {_amount(name, ir.requested)}): no eviction helps"
     if ir.unresolvable or ir.requested > ir.capacity:
-        return (f"requests {format_amount(name, ir.requested)} {_unit(name)} but the node has only "
-                f"{format_amount(name, ir.capacity)} allocatable: no eviction helps")
+        return (f"requests {_amount(name, ir.requested)} but the node has only {_amount(name, ir.capacity)} "
+                "allocatable: no eviction helps")
     missing = ir.missing
-    freeable = sum(p.requests.get(name) for p in info.pods if is_candidate_victim(p, pod.effective_priority))
-    text = f"needs {format_amount(name, missing)} more {_unit(name)}"
+    freeable = _freeable(pod, info, name)
+    text = f"needs {_more(name, missing)}"
     if freeable >= missing:
-        return f"{text}: evicting lower-priority pods could free {format_amount(name, freeable)}"
+        return f"{text}: evicting lower-priority pods could free {_amount(name, freeable)}"
     if freeable > 0:
-        return f"{text}: lower-priority pods hold only {format_amount(name, freeable)}"
+        return f"{text}: lower-priority pods hold only {_amount(name, freeable)}"
     return f"{text}: no lower-priority pod here holds any"
 
 
-def _affinity_hints(pod: Pod, info: NodeInfo) -> tuple[str, ...]:
+def _affinity_hints(pod: Pod, info: NodeInfo, st: Status) -> tuple[str, ...]:
     labels = info.node.labels
     out = []
     for k, v in pod.spec.node_selector.items():
@@ -211,11 +257,14 @@ def _affinity_hints(pod: Pod, info: NodeInfo) -> tuple[str, ...]:
             out.append(f"node label {k}={v} missing")
         elif have != v:
             out.append(f"node label {k} is {have!r}, the pod's nodeSelector wants {v!r}")
+    if out:
+        return tuple(out)
+    if st.details:
+        return st.details
     aff = pod.spec.affinity
     na = aff.node_affinity if aff else None
     req = na.required_during_scheduling_ignored_during_execution if na else None
-    if not out and req is not None:
+    if req is not None:
         n = len(req.node_selector_terms)
         out.append(f"node matches none of the pod's {n} required node affinity term{'s' if n != 1 else ''}")
     return tuple(out)
-

@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -29,15 +30,24 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
 _VERDICT_STYLE = {"fits": "green", "unschedulable": "yellow", "unresolvable": "red"}
 
 
+def _bullets(notes: tuple[str, ...]) -> RenderableType:
+    """`• note` lines, indented, wrapped lines aligned under the text."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for n in notes:
+        grid.add_row("•", Text(n))
+    return Padding(grid, (0, 0, 0, 2), expand=False)
+
+
 def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) -> RenderableType:
     pod = e.pod
-    parts: list[RenderableType] = []
-    head = Text.from_markup(
-        f"[bold]{escape(pod.key)}[/]  priority {escape(priority_text(pod))}  ·  requests {escape(pod_requests_text(pod))}"
-    )
-    parts.append(head)
-    if not e.verdicts and e.notes:
-        parts.extend(Text(f"  {n}") for n in e.notes)
+    parts: list[RenderableType] = [
+        Text.from_markup(f"[bold]{escape(pod.key)}[/]  priority {escape(priority_text(pod))}"),
+        Padding(Text(f"requests {pod_requests_text(pod)}"), (0, 0, 0, 2), expand=False),
+    ]
+    if e.schedulable and not e.verdicts:  # bound: nothing to filter
+        parts.append(_bullets(e.notes))
         return Group(*parts)
     if e.schedulable:
         fits = e.feasible
@@ -45,17 +55,20 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) ->
             f"[green]Schedulable[/]: fits on {len(fits)}/{e.num_nodes} nodes "
             f"({escape(', '.join(fits[:5]))}{', …' if len(fits) > 5 else ''})."))
         parts.append(Text("Why it may still be Pending:"))
-        parts.extend(Text(f"  • {n}") for n in e.notes)
+        parts.append(_bullets(e.notes))
     else:
         parts.append(Text.from_markup("[bold red]Unschedulable.[/] What kube-scheduler writes into PodScheduled:"))
-        parts.append(Text(f"  {e.scheduler_message}", style="italic"))
-        parts.extend(Text(f"  • {n}") for n in e.notes)
+        parts.append(Padding(Text(e.scheduler_message or "", style="italic"), (0, 0, 0, 2), expand=False))
+        if e.notes:
+            parts.append(_bullets(e.notes))
+    if not e.verdicts:
+        return Group(*parts)
     if e.reason_counts:
         counts = Table(show_header=True, header_style="bold", box=None, padding=(0, 1))
         counts.add_column("NODES", justify="right")
         counts.add_column("REASON")
         for reason, n in sorted(e.reason_counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            counts.add_row(str(n), reason)
+            counts.add_row(str(n), Text(reason))
         parts.append(Text(""))
         parts.append(counts)
     shown = list(e.verdicts) if all_nodes else list(e.verdicts[:top])
@@ -64,12 +77,13 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) ->
     table.add_column("NODE", no_wrap=True)
     table.add_column("VERDICT")
     table.add_column("PLUGIN")
-    table.add_column("REASONS")
-    table.add_column("WHAT WOULD MAKE IT FIT")
+    # Fold rather than cut: a taint key or a label is only useful whole.
+    table.add_column("REASONS", overflow="fold")
+    table.add_column("WHAT WOULD MAKE IT FIT", overflow="fold")
     for v in shown:
         style = _VERDICT_STYLE[v.verdict]
         table.add_row(v.node, f"[{style}]{v.verdict}[/]", v.status.plugin or "-",
-                      escape(", ".join(v.status.reasons) or "-"), escape("; ".join(v.hints) or "-"))
+                      Text(", ".join(v.status.reasons) or "-"), Text("\n".join(v.hints) or "-"))
     parts.append(Text(""))
     parts.append(table)
     hidden = len(e.verdicts) - len(shown)

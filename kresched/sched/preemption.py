@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
-from kresched.sched.runner import Diagnosis, add_pod, fit_error_message, remove_pod, run_filters_with_nominated
+from kresched.sched.runner import (
+    NO_NODES_AVAILABLE,
+    Diagnosis,
+    add_pod,
+    fit_error_message,
+    remove_pod,
+    run_filters_with_nominated,
+)
 
 __all__ = [
     "DRA_POSTFILTER_NOTE",
@@ -204,7 +211,23 @@ def preemption_message(
 
 
 def full_scheduler_message(message: str, preemption: str | None) -> str:
-    """The PodScheduled condition's message as kube-scheduler 1.35/1.36 writes it."""
-    if preemption is None:
+    """The PodScheduled condition's message as kube-scheduler 1.35/1.36 writes it.
+
+    `FitError.Error()` appends the PostFilter message after a space, with no period of its own
+    (older releases added one, hence their `..`). `RunPostFilterPlugins` joins the
+    Unschedulable reasons of DynamicResources (first: default_plugins.go puts it before
+    DefaultPreemption) and DefaultPreemption with `, `; DefaultPreemption prefixes its own with
+    `preemption: `. When preemption finds a candidate it returns Success, the reasons gathered so
+    far are dropped and nothing follows the filter part (`preemption` None). A cluster without
+    nodes fails before filtering and runs no PostFilter.
+
+    Not reproduced (read from upstream's code, not yet seen on a cluster): when a PreFilter that
+    runs before DynamicResources' (NodeAffinity's `pod affinity terms conflict`, disjoint
+    PreFilter node sets) rejects the pod as UnschedulableAndUnresolvable, DynamicResources'
+    PostFilter finds no cycle state, returns an Error and RunPostFilterPlugins stops there: the
+    scheduler then appends that error's text (`not found`) instead of this note and the
+    preemption part.
+    """
+    if preemption is None or message == NO_NODES_AVAILABLE:
         return message
     return f"{message} {DRA_POSTFILTER_NOTE}, preemption: {preemption}"

@@ -23,6 +23,7 @@ from kresched.sched.framework import (
 )
 
 __all__ = [
+    "NO_NODES_AVAILABLE",
     "NO_NODE_AVAILABLE",
     "Diagnosis",
     "default_plugins",
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"
+#: `ErrNoNodesAvailable` (schedule_one.go): what the scheduler writes when the cluster has no node
+#: at all; it then runs no PostFilter, so there is no preemption part.
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: CycleState key: the PreFilter plugins that narrowed the nodes to filter.
 NARROWING_PLUGINS = "kresched/narrowing-prefilter-plugins"
 
@@ -96,11 +100,19 @@ class Diagnosis:
 
 def run_pre_filter(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot
                    ) -> tuple[CycleState, Status, frozenset[str] | None]:
-    """Run every PreFilter (`RunPreFilterPlugins`): the cycle state, the first rejection (or
-    SUCCESS), and the intersection of the node names PreFilters narrowed the search to."""
+    """Run every PreFilter (`RunPreFilterPlugins`): the cycle state, the rejection (or SUCCESS),
+    and the intersection of the node names PreFilters narrowed the search to.
+
+    As upstream (since kubernetes#119770): an UnschedulableAndUnresolvable PreFilter stops the
+    run at once; an Unschedulable one is remembered and the remaining PreFilters still run (their
+    state is needed by preemption), the last such status being the one returned; an empty
+    intersection of narrowed node sets rejects the pod on every node, naming the narrowing plugins
+    in name order (`sets.List`).
+    """
     cycle = CycleState()
     names: frozenset[str] | None = None
     narrowing: list[str] = []
+    rejected: Status | None = None
     for pl in plugins:
         result = pl.pre_filter(cycle, pod, snapshot)
         st = result.status
@@ -108,17 +120,22 @@ def run_pre_filter(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot
             cycle.skip.add(pl.name)
             continue
         if not st.is_success:
-            return cycle, st.with_plugin(pl.name), names
+            st = st.with_plugin(pl.name)
+            if st.code == Code.UNSCHEDULABLE:
+                rejected = st
+                continue
+            return cycle, st, names
         if result.node_names is not None:
             names = result.node_names if names is None else names & result.node_names
             narrowing.append(pl.name)
             if not names:
-                # RunPreFilterPlugins: an empty merged result rejects the pod on every node.
-                msg = (f"node(s) didn't satisfy plugin {narrowing[0]}" if len(narrowing) == 1
-                       else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously")
-                return cycle, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), pl.name), names
+                plugs = sorted(set(narrowing))
+                msg = (f"node(s) didn't satisfy plugin {plugs[0]}" if len(plugs) == 1
+                       else f"node(s) didn't satisfy plugin(s) [{' '.join(plugs)}] simultaneously")
+                # Upstream's status here names no plugin (NewStatus, not SetPlugin).
+                return cycle, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,)), names
     cycle.write(NARROWING_PLUGINS, tuple(narrowing))
-    return cycle, SUCCESS, names
+    return cycle, rejected or SUCCESS, names
 
 
 def run_filters(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -206,7 +223,11 @@ def reasons_histogram(statuses: Iterable[Status], absent: Status | None = None, 
 
 
 def fit_error_message(diag: Diagnosis) -> str:
-    """The filter part of `FitError.Error()`: `0/N nodes are available: <histogram>.`"""
+    """The filter part of `FitError.Error()`: `0/N nodes are available: <histogram>.`, or
+    `0/N nodes are available: <PreFilter message>.` when a PreFilter rejected the pod (the histogram
+    is then left out, as upstream does); `ErrNoNodesAvailable`'s text for a cluster without nodes."""
+    if diag.num_all_nodes == 0:
+        return NO_NODES_AVAILABLE
     msg = NO_NODE_AVAILABLE.format(diag.num_all_nodes) + ":"
     if diag.pre_filter_msg:
         return f"{msg} {diag.pre_filter_msg}."
