@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kresched.model.objects import Pod
 
-__all__ = ["not_evictable_reason", "is_candidate_victim"]
+__all__ = ["is_candidate_victim", "not_evictable_reason"]
 
 
 def not_evictable_reason(victim: Pod, preemptor_priority: int) -> str | None:

@@ -1,24 +1,32 @@
 """PodDisruptionBudget accounting, as the eviction API (pkg/registry/core/pod/storage/eviction.go)
 and the disruption controller do it.
 
-Owns: which PDBs cover a pod (policy/v1: same namespace, selector matches; an empty selector
-matches every pod of the namespace, a nil one none), each PDB's budget (`status.disruptionsAllowed`,
-or computed from spec and the healthy matching pods when a snapshot has no status), and what one
-eviction would do to it (`PdbLedger.check`): allowed and spending one unit, allowed for free
-(terminal/pending/terminating pods, pods already in `disruptedPods`, unhealthy pods under
-`unhealthyPodEvictionPolicy`), refused with 429 (budget spent), or refused with 500 (the pod is
-covered by more than one PDB, which the eviction subresource does not support). Pure.
+Owns: which PDBs cover a pod for the eviction API (`getPodDisruptionBudgets`: same namespace,
+selector matches; a nil *or empty* selector covers nothing — "If a PDB with a nil or empty
+selector creeps in, it should match nothing, not everything", even though the disruption
+controller counts every pod of the namespace for an empty policy/v1 selector), each PDB's budget
+(`status.disruptionsAllowed`, or computed as the disruption controller would when a snapshot has
+no status, `computed_status`), and what one eviction would do to it (`PdbLedger.check`): allowed
+and spending one unit, allowed for free (terminal/pending/terminating pods — `canIgnorePDB`;
+unhealthy pods under `unhealthyPodEvictionPolicy`; pods already in `disruptedPods`), refused
+with 429 (budget spent) or 403 (negative budget), or refused with 500 (the pod is covered by more
+than one PDB, which the eviction subresource does not support). Pure.
+
+Deliberate differences from eviction.go: a pod already in `status.disruptedPods` spends nothing
+(as the scheduler's `filterPodsWithPDBViolation` and the design say: its eviction was approved
+and counted; the API itself would decrement again if it were evicted a second time before
+terminating); `status.observedGeneration < metadata.generation` (429 until the controller
+catches up) is not modelled.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Pod, PodDisruptionBudget
+from kresched.model.objects import LabelSelector, Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
 
 __all__ = ["PdbCheck", "PdbLedger", "computed_status"]
@@ -51,28 +59,48 @@ class _Budget:
 
 
 def computed_status(pdb: PodDisruptionBudget, matching: Sequence[Pod]) -> tuple[int, int, int, int]:
-    """(disruptionsAllowed, currentHealthy, desiredHealthy, expectedPods) the disruption controller
-    would compute, taking the matching pods as the expected count (kresched does not read the
-    controllers' scale)."""
-    live = [p for p in matching if not p.is_terminating and not p.is_finished]
-    expected = len(live)
-    healthy = sum(1 for p in live if p.is_ready)
+    """(disruptionsAllowed, currentHealthy, desiredHealthy, expectedPods) as the disruption
+    controller computes them (`getExpectedPodCount`, `countHealthyPods`, `updatePdbStatus`).
+
+    `matching` is every pod the selector matches, whatever its state. expectedPods: for an integer
+    `minAvailable`, the number of matching pods; for `maxUnavailable` and a percentage
+    `minAvailable`, the controllers' scale (`getExpectedScale`), which kresched does not read and
+    takes as the number of live controller-managed matching pods — bare pods are "unmanaged" and
+    count for nothing there. With neither field set (policy/v1 has no default) nothing is expected
+    and nothing desired. currentHealthy: matching pods not being deleted and Ready. The budget is
+    currentHealthy - desiredHealthy, and 0 when that is negative or no pod is expected.
+    """
+    healthy = sum(1 for p in matching if not p.is_terminating and p.is_ready)
     spec = pdb.spec
+    scale = sum(1 for p in matching if not p.is_terminating and not p.is_finished and not p.is_bare)
     if spec.max_unavailable is not None:
-        max_unavailable = _scaled(spec.max_unavailable, expected)
-        desired = max(0, expected - max_unavailable)
+        expected = scale
+        desired = max(0, expected - _scaled(spec.max_unavailable, expected))
     elif spec.min_available is not None:
-        desired = _scaled(spec.min_available, expected)
+        if isinstance(spec.min_available, int):
+            expected = len(matching)
+            desired = spec.min_available
+        else:
+            expected = scale
+            desired = _scaled(spec.min_available, expected)
     else:
-        desired = min(1, expected)  # neither set: API defaulting gives minAvailable 1
-    return max(0, healthy - desired), healthy, desired, expected
+        expected = desired = 0
+    allowed = healthy - desired
+    if expected <= 0 or allowed <= 0:
+        allowed = 0
+    return allowed, healthy, desired, expected
+
+
+def _is_empty(selector: LabelSelector | None) -> bool:
+    """`selector.Empty()` after `LabelSelectorAsSelector`: nil, or no requirement at all."""
+    return selector is None or (not selector.match_labels and not selector.match_expressions)
 
 
 def _scaled(value: int | str, total: int) -> int:
     """`intstr.GetScaledValueFromIntOrPercent(value, total, roundUp=true)`."""
     if isinstance(value, int):
         return value
-    return math.ceil(int(value[:-1]) * total / 100)
+    return -(-int(value[:-1]) * total // 100)
 
 
 class PdbLedger:
@@ -114,11 +142,12 @@ class PdbLedger:
         return c
 
     def covering(self, pod: Pod) -> tuple[str, ...]:
-        """Keys of the PDBs whose selector matches the pod (policy/v1 rules)."""
+        """Keys of the PDBs the eviction API finds for the pod: same namespace, a non-empty selector
+        that matches its labels."""
         hit = self._covering.get(pod.key)
         if hit is None:
             hit = tuple(b.key for b in self._by_ns.get(pod.namespace, ())
-                        if label_selector_matches(b.spec.selector, pod.labels))
+                        if not _is_empty(b.spec.selector) and label_selector_matches(b.spec.selector, pod.labels))
             self._covering[pod.key] = hit
         return hit
 

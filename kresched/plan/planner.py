@@ -25,8 +25,9 @@ The procedure, for a pending pod P of effective priority p:
 Pruning, and what it guarantees: a node is skipped without simulation only when (a) even evicting
 every tier-eligible pod cannot free the resources P requests (a necessary condition of fitting),
 or (b) a lower bound of its `option_key` (count of victims ≥ what the largest eligible pods need to
-free; priorities ≥ the smallest eligible ones) is already worse than the best option found. Both
-are exact: the plan is the one a full search over every node would give.
+free; priorities ≥ the smallest eligible ones) is already worse than the second-best option found.
+Both are exact: the plan, and the runner-up its `decided_by` names, are the ones a full search over
+every node would give.
 
 Where kresched deliberately differs from kube-scheduler's `pickOneNodeForPreemption`: the tiers,
 the grace-period, requests and bare-pod criteria (seed 000), QoS before start time in the victim
@@ -54,17 +55,17 @@ from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_erro
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
 __all__ = [
-    "RESERVATION_TAINT",
-    "PlanOptions",
-    "Victim",
-    "NodeOption",
-    "RunnerUp",
-    "Plan",
-    "Planner",
-    "plan_pod",
-    "plan_pending",
-    "pending_pods_to_plan",
     "CRITERIA",
+    "RESERVATION_TAINT",
+    "NodeOption",
+    "Plan",
+    "PlanOptions",
+    "Planner",
+    "RunnerUp",
+    "Victim",
+    "pending_pods_to_plan",
+    "plan_pending",
+    "plan_pod",
 ]
 
 RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
@@ -127,7 +128,7 @@ CRITERIA: tuple[tuple[str, str], ...] = (
     ("sum of victim priorities", "a lower sum of victim priorities"),
     ("victims", "fewer victims"),
     ("victim requests", "smaller victim requests"),
-    ("bare-pod victims", "no bare-pod victims"),
+    ("bare-pod victims", "fewer bare-pod victims"),
     ("node name", "an earlier node name"),
 )
 
@@ -247,6 +248,7 @@ class Planner:
                      if st.code == Code.UNSCHEDULABLE]
         if diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE:
             potential = list(snap.node_infos)
+        #: Why a node is out whatever the tier (reasons no eviction changes, nothing evictable).
         infeasible: dict[str, str] = {}
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
         for info in potential:
@@ -260,11 +262,16 @@ class Planner:
                                         "not DaemonSet, mirror, terminating or critical)"
                 continue
             candidates.append((info, cands))
+        tier_reasons: dict[str, str] = {}
         for tier in (1, 2, 3):
-            options = self._tier_options(pod, cycle, candidates, tier, nominated, infeasible)
+            # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
+            # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
+            tier_reasons = {}
+            options = self._tier_options(pod, cycle, candidates, tier, nominated, tier_reasons)
             if options:
-                return self._decide(pod, priority, taint, tier, options, infeasible, notes, commit)
-        return self._infeasible(pod, priority, taint, infeasible, notes)
+                return self._decide(pod, priority, taint, tier, options, {**infeasible, **tier_reasons}, notes,
+                                    commit, nominated)
+        return self._infeasible(pod, priority, taint, {**infeasible, **tier_reasons}, notes)
 
     def _notes(self, pod: Pod) -> tuple[str, ...]:
         out = []
@@ -295,48 +302,82 @@ class Planner:
             eligible = self._eligible(cands, tier)
             k_min = _min_victims(pod, info, eligible)
             if k_min is None:
-                infeasible.setdefault(info.name, _why_not_enough(tier, self.options.max_grace_seconds))
+                infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
                 continue
             bounded.append((_lower_bound(eligible, k_min, info.name), i, info, eligible))
         heapq.heapify(bounded)
         options: list[NodeOption] = []
-        best: tuple | None = None
-        ledger = self.work.ledger
+        #: The two best keys so far: the search stops once no node left can beat the second one, so
+        #: that both the chosen node and its runner-up (which `decided_by` names) are exact.
+        top: list[tuple] = []
         while bounded:
             lb, _, info, eligible = heapq.heappop(bounded)
-            if best is not None and lb > best:
+            if len(top) == 2 and lb > top[1]:
+                for rest_lb, _, rest, _ in [(lb, 0, info, eligible), *bounded]:
+                    infeasible[rest.name] = _cannot_beat(rest_lb, top[0])
                 break
-            sel = select_victims_on_node(self.dynamic, cycle.clone(), pod, info.clone(), eligible,
-                                         ledger.split_violating, nominated.get(info.name, ()))
-            if not sel.status.is_success:
-                infeasible.setdefault(info.name, _status_text(sel.status))
+            victims_or_status = self._select_victims(pod, cycle, info, eligible, nominated.get(info.name, ()))
+            if isinstance(victims_or_status, Status):
+                infeasible[info.name] = _status_text(victims_or_status)
                 continue
+            victims = victims_or_status
+            violations = sum(1 for v in victims if v.pdb.violation)
+            if tier < 3 and violations:
+                infeasible[info.name] = f"tier {tier}: the victims would overspend a PodDisruptionBudget"
+                continue
+            opt = NodeOption(info.name, tier, victims, option_key(victims, info))
+            options.append(opt)
+            top = sorted([*top, opt.key])[:2]
+        return options
+
+    def _select_victims(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod],
+                        nominated: Sequence[Pod]) -> tuple[Victim, ...] | Status:
+        """The minimal victims among `eligible` on one node, most important first, each with what
+        its eviction does to its PDB (budgets spent in that order); or why none can make room.
+
+        The reprieve order is the design's (PDB-violating first, then by importance). When that
+        set overspends a budget, the reprieve runs once more with every budget-spending pod first:
+        a greedy reprieve keeps whatever it tries first, so the first order can evict two pods of
+        a one-unit PDB where one of them and a pod without PDB would do. The set with fewer
+        violations wins (the first one on a tie); both are minimal."""
+        ledger = self.work.ledger
+        best: tuple[Victim, ...] | None = None
+        for split in (ledger.split_violating, self._split_spenders_first):
+            sel = select_victims_on_node(self.dynamic, cycle.clone(), pod, info.clone(), eligible, split, nominated)
+            if not sel.status.is_success:
+                return sel.status
             ordered = sorted(sel.victims, key=importance_key)
             checks = ledger.check_all(ordered)
             victims = tuple(
                 Victim(v, info.name, c, v.grace_seconds, min(v.grace_seconds, self.options.max_grace_seconds))
                 for v, c in zip(ordered, checks, strict=True)
             )
-            violations = sum(1 for v in victims if v.pdb.violation)
-            if tier < 3 and violations:
-                infeasible.setdefault(info.name, f"tier {tier}: the victims would overspend a PodDisruptionBudget")
-                continue
-            opt = NodeOption(info.name, tier, victims, option_key(victims, info))
-            options.append(opt)
-            if best is None or opt.key < best:
-                best = opt.key
-        return options
+            if best is None or _violations(victims) < _violations(best):
+                best = victims
+            if _violations(best) == 0:
+                break
+        assert best is not None
+        return best
+
+    def _split_spenders_first(self, pods: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
+        """(pods whose eviction spends or overspends a PDB budget, the others), order kept."""
+        first: list[Pod] = []
+        rest: list[Pod] = []
+        for pod, c in zip(pods, self.work.ledger.check_all(pods), strict=True):
+            (first if c.spends or c.violation else rest).append(pod)
+        return first, rest
 
     # -- the choice ---------------------------------------------------------------------------
     def _decide(self, pod: Pod, priority: int, taint: bool, tier: int, options: list[NodeOption],
-                infeasible: dict[str, str], notes: tuple[str, ...], commit: bool) -> Plan:
+                infeasible: dict[str, str], notes: tuple[str, ...], commit: bool,
+                nominated: dict[str, list[Pod]]) -> Plan:
         options.sort(key=lambda o: o.key)
         best = options[0]
         runners = tuple(RunnerUp(o.node, tier, _lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
             tuple(RunnerUp(n, None, r) for n, r in sorted(infeasible.items())[:5])
         decided = f"{_lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
         info = self.work.snapshot.by_name[best.node]
-        victims = self._second_order(pod, best, taint)
+        victims = self._second_order(pod, best, taint, nominated)
         blocked = best.violations > 0 and not self.options.allow_pdb_violation
         tier_text = {1: f"tier 1: no PDB violated, every grace period ≤ {self.options.max_grace_seconds}s",
                      2: "tier 2: no PDB violated",
@@ -363,10 +404,12 @@ class Planner:
                     notes=notes)
 
     # -- second-order effects --------------------------------------------------------------------
-    def _second_order(self, pod: Pod, best: NodeOption, taint: bool) -> tuple[Victim, ...]:
+    def _second_order(self, pod: Pod, best: NodeOption, taint: bool,
+                      nominated: dict[str, list[Pod]]) -> tuple[Victim, ...]:
         """Where each victim's replacement lands after P is placed, most important victim first,
         each seeing where the earlier ones went. During the operation the reserved node carries
-        the reservation taint (when P tolerates it)."""
+        the reservation taint (when P tolerates it). Pods nominated to a node hold room there for
+        replacements of lower or equal priority, as they do for P."""
         snap = self.work.snapshot
         node = snap.by_name[best.node].clone()
         for v in best.victims:
@@ -383,7 +426,7 @@ class Planner:
                 out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
                 continue
             replacement = _unbound(v.pod)
-            diag, _ = find_nodes_that_fit(self.plugins, replacement, sim)
+            diag, _ = find_nodes_that_fit(self.plugins, replacement, sim, nominated)
             if not diag.feasible:
                 out.append(replace(v, lands_on=None, pending_reason=fit_error_message(diag)))
                 continue
@@ -430,6 +473,10 @@ def option_key(victims: Sequence[Victim], info: NodeInfo) -> tuple:
         0 if all(not v.is_bare for v in victims) else 1,
         info.name,
     )
+
+
+def _violations(victims: Sequence[Victim]) -> int:
+    return sum(1 for v in victims if v.pdb.violation)
 
 
 def _lower_bound(eligible: list[Pod], k_min: int, name: str) -> tuple:
@@ -495,6 +542,15 @@ def _lost_because(option: NodeOption, best: NodeOption, winner_view: bool = Fals
             if winner_view:
                 return f"{better} than {option.node}"
             return f"{name}: {_fmt(a)} vs {_fmt(b)} on {best.node}"
+    return "identical"
+
+
+def _cannot_beat(lower_bound: tuple, best: tuple) -> str:
+    """Why a node pruned by its lower bound loses: the first criterion where even its best case is
+    worse than the chosen node (an earlier one may be worse still)."""
+    for i, (a, b) in enumerate(zip(lower_bound, best, strict=True)):
+        if a != b:
+            return f"{CRITERIA[i][0]}: at least {_fmt(a)} vs {_fmt(b)} on {best[-1]}"
     return "identical"
 
 

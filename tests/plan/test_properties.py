@@ -1,0 +1,245 @@
+"""Properties of every plan, on random small clusters (hypothesis; design: "Testing").
+
+Clusters: 2–5 nodes, 0–8 running pods each (random priorities, CPU/memory requests, grace periods,
+readiness, bare or controller-managed, a few DaemonSet, terminating and critical pods), 0–3 PDBs
+(with a status, or without one so that the disruption controller's budget is computed), and one
+random pending pod. Filters involved are resources and pod counts only. Those are monotone — a pod
+that does not fit next to a set of pods does not fit next to a superset — which is what makes the
+minimality property below exact rather than approximate.
+
+Runs derandomized (same examples on every run, no example database), so CI is deterministic.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Pod
+from kresched.plan.candidates import is_candidate_victim
+from kresched.plan.pdb import PdbLedger
+from kresched.plan.planner import Plan, PlanOptions, plan_pod
+from kresched.render.plan import plan_dict
+from kresched.sched.framework import Snapshot
+from kresched.sched.runner import default_plugins, find_nodes_that_fit
+from tests.builders import make_node, make_pdb, make_pod, make_state
+
+PROFILE = settings(derandomize=True, database=None, deadline=None, max_examples=200,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+APPS = ("a", "b", "c")
+PRIORITIES = (5, 0, 1, 10, 50, 100, 1000)
+CPU_M = (1000, 0, 250, 500, 1000, 2000)
+MEM_MI = (0, 256, 1024, 2048)
+GRACE = (5, 0, 10, 30, 60)
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> tuple[ClusterState, Pod]:
+    nodes, pods = [], []
+    for i in range(draw(st.integers(2, 5))):
+        name = f"n{i}"
+        cpu_m = draw(st.sampled_from((2000, 3000, 4000)))
+        mem_mi = draw(st.sampled_from((2048, 4096, 8192)))
+        max_pods = draw(st.sampled_from((4, 6, 110)))
+        nodes.append(make_node(name, cpu=f"{cpu_m}m", memory=f"{mem_mi}Mi", pods=max_pods))
+        used_cpu = used_mem = 0
+        for j in range(min(max_pods, draw(st.sampled_from((8, 0, 3, 4, 5, 6, 7))))):
+            # Draws that do not fit are skipped, so the first pods fill the node and a pending
+            # pod usually needs evictions somewhere.
+            cpu, mem = draw(st.sampled_from(CPU_M)), draw(st.sampled_from(MEM_MI))
+            if used_cpu + cpu > cpu_m or used_mem + mem > mem_mi:
+                continue  # a consistent snapshot: what runs fits where it runs
+            used_cpu, used_mem = used_cpu + cpu, used_mem + mem
+            kind = draw(st.sampled_from(("rs",) * 8 + ("bare", "bare", "daemonset", "terminating", "critical")))
+            pods.append(make_pod(
+                f"{name}-p{j}", node=name, cpu=f"{cpu}m" if cpu else None, memory=f"{mem}Mi" if mem else None,
+                priority=draw(st.sampled_from(PRIORITIES)), grace=draw(st.sampled_from(GRACE)),
+                labels={"app": draw(st.sampled_from(APPS))}, ready=draw(st.sampled_from((True, True, True, False))),
+                owner={"bare": None, "daemonset": "DaemonSet/ds"}.get(kind, "ReplicaSet/rs"),
+                deletion_timestamp="2026-01-01T00:00:00Z" if kind == "terminating" else None,
+                priority_class="system-cluster-critical" if kind == "critical" else "",
+                start_time=f"2026-01-0{1 + j % 9}T00:00:00Z"))
+    pdbs = []
+    for k, app in enumerate(draw(st.lists(st.sampled_from(APPS), max_size=3, unique=True))):
+        how = draw(st.sampled_from(("status", "status", "min", "max", "min%", "max%")))
+        spec: dict[str, Any] = {
+            "status": {"disruptions_allowed": draw(st.sampled_from((0, 1, 2))),
+                       "policy": draw(st.sampled_from((None, "AlwaysAllow")))},
+            "min": {"min_available": draw(st.integers(0, 3))},
+            "max": {"max_unavailable": draw(st.integers(0, 2))},
+            "min%": {"min_available": f"{draw(st.sampled_from((25, 50, 75)))}%"},
+            "max%": {"max_unavailable": f"{draw(st.sampled_from((25, 50)))}%"},
+        }[how]
+        pdbs.append(make_pdb(f"pdb-{k}", selector={"app": app}, **spec))
+    # Mostly a pod that fits nowhere as things are (it asks for more CPU than any node has free),
+    # sometimes one that may fit somewhere.
+    free = max(n.allocatable.milli_cpu - sum(p.requests.milli_cpu for p in pods if p.node_name == n.name)
+               for n in nodes)
+    cpu = draw(st.sampled_from((free + 250, free + 500, free + 1000, 500, 1000, 2000)))
+    pending = make_pod("pending", cpu=f"{cpu}m", memory=f"{draw(st.sampled_from((512, 0, 2048)))}Mi",
+                       priority=draw(st.sampled_from((500, 100, 2000, 10))))
+    return make_state(nodes, [*pods, pending], pdbs), pending
+
+
+OPTIONS = st.builds(PlanOptions, max_grace_seconds=st.sampled_from((5, 10, 30)),
+                    allow_pdb_violation=st.booleans())
+
+
+def without(state: ClusterState, gone: Iterable[Pod]) -> ClusterState:
+    keys = {p.key for p in gone}
+    return ClusterState.build(state.nodes, [p for p in state.pods if p.key not in keys], state.pdbs,
+                              state.priority_classes, state.namespaces)
+
+
+def fits_on(state: ClusterState, pod: Pod, node: str) -> bool:
+    diag, _ = find_nodes_that_fit(default_plugins(), pod, Snapshot.from_state(state))
+    return node in diag.feasible
+
+
+@PROFILE
+@given(clusters(), OPTIONS)
+def test_every_plan_holds_what_it_promises(cluster: tuple[ClusterState, Pod], options: PlanOptions) -> None:
+    state, pod = cluster
+    plan = plan_pod(state, pod, options)
+    victims = [v.pod for v in plan.victims]
+
+    # The outcome and its fields agree.
+    if plan.outcome == "fits":
+        assert plan.node is not None
+        assert plan.tier is None
+        assert not victims
+        assert fits_on(state, pod, plan.node)
+        return
+    if plan.outcome == "infeasible":
+        assert plan.node is None
+        assert plan.tier is None
+        assert not victims
+        # Nothing helps: on no node does P fit even with every pod it may evict gone.
+        for node in state.nodes:
+            candidates = [p for p in state.pods_on(node.name) if is_candidate_victim(p, pod.effective_priority)]
+            assert not fits_on(without(state, candidates), pod, node.name)
+        return
+    assert plan.node is not None
+    assert plan.tier in (1, 2, 3)
+    assert victims
+
+    # After evicting the plan's victims, P fits on the chosen node.
+    assert fits_on(without(state, victims), pod, plan.node)
+
+    # Victims are on that node, strictly less important than P, and never protected pods.
+    for v in victims:
+        assert v.node_name == plan.node
+        assert v.effective_priority < pod.effective_priority
+        assert is_candidate_victim(v, pod.effective_priority)
+
+    # What the plan says about PDBs is what the eviction API would do, evicting in the plan's order.
+    checks = PdbLedger(state).check_all(victims)
+    assert [c.violation for c in checks] == [v.pdb.violation for v in plan.victims]
+    assert plan.blocked == (any(c.violation for c in checks) and not options.allow_pdb_violation)
+    # Tiers 1 and 2 violate no PDB; tier 1 shortens no grace period.
+    if plan.tier < 3:
+        assert not any(c.violation for c in checks)
+    if plan.tier == 1:
+        assert all(v.grace_seconds <= options.max_grace_seconds for v in victims)
+    assert all(v.eviction_grace_seconds == min(v.grace_seconds, options.max_grace_seconds) for v in plan.victims)
+
+    # Minimal: keeping any single victim (evicting only the others) leaves P without room.
+    # This is the strong form of "no victim can be reprieved". The reprieve procedure decides each
+    # candidate with only the candidates reprieved *before* it back on the node; the final kept set
+    # is a superset of those, so with monotone filters (these clusters use only resource and pod
+    # count filters) a victim that could not come back then cannot come back at the end either.
+    # With non-monotone filters (required pod affinity, where a kept pod can be what P needs) the
+    # right property would be the weaker "each victim could not be reprieved when it was tried".
+    for v in victims:
+        assert not fits_on(without(state, [o for o in victims if o.key != v.key]), pod, plan.node), \
+            f"{v.key} could stay"
+
+
+@PROFILE
+@given(clusters(), OPTIONS)
+def test_an_easier_tier_is_never_missed(cluster: tuple[ClusterState, Pod], options: PlanOptions) -> None:
+    """If on some node P fits with *every* tier-t candidate gone, and evicting all of those at once
+    would spend within every PDB budget, the plan's tier is t or better. (With a budget too small
+    for all of them, whether a smaller set exists within it is a packing problem the greedy reprieve
+    may miss; this property does not claim it.)"""
+    state, pod = cluster
+    plan = plan_pod(state, pod, options)
+    if plan.outcome == "fits":
+        return
+    ledger = PdbLedger(state)
+    for node in state.nodes:
+        candidates = [p for p in state.pods_on(node.name) if is_candidate_victim(p, pod.effective_priority)]
+        for tier in (1, 2):
+            eligible = [p for p in candidates if not ledger.check(p).violation
+                        and (tier == 2 or p.grace_seconds <= options.max_grace_seconds)]
+            if not eligible or any(c.violation for c in ledger.check_all(eligible)):
+                continue
+            if fits_on(without(state, eligible), pod, node.name):
+                assert plan.outcome == "evict", (node.name, tier, plan.message)
+                assert plan.tier is not None
+                assert plan.tier <= tier, (node.name, tier, plan.message)
+
+
+@PROFILE
+@given(clusters(), OPTIONS, st.randoms(use_true_random=False))
+def test_the_same_state_gives_the_same_plan(cluster: tuple[ClusterState, Pod], options: PlanOptions,
+                                            rng: random.Random) -> None:
+    state, pod = cluster
+    plan = plan_pod(state, pod, options)
+    assert plan_pod(state, pod, options) == plan
+    nodes, pods, pdbs = list(state.nodes), list(state.pods), list(state.pdbs)
+    rng.shuffle(nodes)
+    rng.shuffle(pods)
+    rng.shuffle(pdbs)
+    assert plan_dict(plan_pod(make_state(nodes, pods, pdbs), pod, options)) == plan_dict(plan)
+
+
+PLAN_KEYS = {"pod", "priority", "outcome", "node", "tier", "taint", "victims", "message"}
+VICTIM_KEYS = {"pod", "node", "priority", "qos", "pdb", "pdbViolation", "gracePeriodSeconds",
+               "evictionGracePeriodSeconds", "controller", "landsOn"}
+
+
+def _is_optional_str(x: object) -> bool:
+    return x is None or isinstance(x, str)
+
+
+def assert_contract(d: dict[str, Any], plan: Plan) -> None:
+    assert set(d) == PLAN_KEYS
+    assert d["pod"] == plan.pod.key
+    assert isinstance(d["priority"], int)
+    assert not isinstance(d["priority"], bool)
+    assert d["outcome"] in ("fits", "evict", "infeasible")
+    assert _is_optional_str(d["node"])
+    assert d["tier"] in (1, 2, 3, None)
+    assert isinstance(d["taint"], bool)
+    assert isinstance(d["message"], str)
+    assert d["message"]
+    assert isinstance(d["victims"], list)
+    for v in d["victims"]:
+        assert set(v) == VICTIM_KEYS
+        assert isinstance(v["pod"], str)
+        assert v["node"] == d["node"]
+        assert isinstance(v["priority"], int)
+        assert v["qos"] in ("BestEffort", "Burstable", "Guaranteed")
+        assert _is_optional_str(v["pdb"])
+        assert isinstance(v["pdbViolation"], bool)
+        assert isinstance(v["gracePeriodSeconds"], int)
+        assert isinstance(v["evictionGracePeriodSeconds"], int)
+        assert _is_optional_str(v["controller"])
+        assert _is_optional_str(v["landsOn"])
+        assert v["landsOn"] != d["node"] or not d["taint"]
+
+
+@PROFILE
+@given(clusters(), OPTIONS)
+def test_plan_dict_always_has_exactly_the_contracts_keys(cluster: tuple[ClusterState, Pod],
+                                                        options: PlanOptions) -> None:
+    state, pod = cluster
+    plan = plan_pod(state, pod, options)
+    assert_contract(plan_dict(plan), plan)
