@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kresched.model.objects import Pod
 
-__all__ = ["is_candidate_victim", "not_evictable_reason"]
+__all__ = ["is_candidate_victim", "not_evictable_reason", "protected_reason"]
 
 
 def not_evictable_reason(victim: Pod, preemptor_priority: int) -> str | None:
@@ -18,6 +18,11 @@ def not_evictable_reason(victim: Pod, preemptor_priority: int) -> str | None:
     """
     if victim.effective_priority >= preemptor_priority:
         return "priority not lower than the pending pod's"
+    return protected_reason(victim)
+
+
+def protected_reason(victim: Pod) -> str | None:
+    """Why `victim` is never evicted whatever the pending pod's priority, or None."""
     if victim.is_mirror:
         return "mirror (static) pod"
     if victim.is_daemonset_pod:

@@ -115,6 +115,7 @@ class PdbLedger:
             by_ns[pdb.namespace].append(pdb)
         self._by_ns = dict(by_ns)
         self._covering: dict[str, tuple[str, ...]] = {}
+        self._kinds: dict[str, tuple[str | None, str]] = {}
         budgets: dict[str, _Budget] = {}
         pods_by_ns: defaultdict[str, list[Pod]] = defaultdict(list)
         if any(p.status is None for p in state.pdbs):
@@ -137,6 +138,7 @@ class PdbLedger:
         c = PdbLedger.__new__(PdbLedger)
         c._by_ns = self._by_ns
         c._covering = self._covering
+        c._kinds = self._kinds
         c._budgets = self._budgets
         c.remaining = dict(self.remaining)
         return c
@@ -154,31 +156,53 @@ class PdbLedger:
     def budget(self, key: str) -> int:
         return self._budgets[key].allowed
 
+    def _kind(self, pod: Pod) -> tuple[str | None, str]:
+        """What the eviction API does with `pod` whatever the budgets say: (first covering PDB,
+        "none" | "free" | "refused" | "spends"). Depends on the pod only, so it is memoised."""
+        hit = self._kinds.get(pod.key)
+        if hit is not None:
+            return hit
+        keys = self.covering(pod)
+        if not keys:
+            kind: tuple[str | None, str] = (None, "none")
+        elif pod.status.phase in ("Succeeded", "Failed", "Pending") or pod.is_terminating:
+            kind = (keys[0], "free")  # canIgnorePDB: no budget is checked
+        elif len(keys) > 1:
+            kind = (keys[0], "refused")
+        else:
+            b = self._budgets[keys[0]]
+            st = b.pdb.status
+            policy = b.pdb.spec.unhealthy_pod_eviction_policy or "IfHealthyBudget"
+            if st is not None and pod.name in st.disrupted_pods:
+                kind = (keys[0], "free")  # already counted by the API server
+            elif not pod.is_ready and (policy == "AlwaysAllow" or b.current_healthy >= b.desired_healthy > 0):
+                kind = (keys[0], "free")  # an unhealthy pod the policy lets go
+            else:
+                kind = (keys[0], "spends")
+        self._kinds[pod.key] = kind
+        return kind
+
+    def would_violate(self, pod: Pod) -> bool:
+        """`check(pod).violation`, without building the check."""
+        key, kind = self._kind(pod)
+        return kind == "refused" or (kind == "spends" and self.remaining.get(key or "", 0) <= 0)
+
     def check(self, pod: Pod, remaining: dict[str, int] | None = None) -> PdbCheck:
         """The eviction API's decision for `pod` with the budgets `remaining` (default: current)."""
         remaining = self.remaining if remaining is None else remaining
-        keys = self.covering(pod)
-        if not keys:
+        key, kind = self._kind(pod)
+        if key is None:
             return PdbCheck()
-        key = keys[0]
         left = remaining.get(key, 0)
-        if pod.status.phase in ("Succeeded", "Failed", "Pending") or pod.is_terminating:
-            return PdbCheck(key, left)  # canIgnorePDB: no budget is checked
-        if len(keys) > 1:
+        if kind == "free":
+            return PdbCheck(key, left)
+        if kind == "refused":
+            keys = self.covering(pod)
             return PdbCheck(key, left, allowed=False,
                             reason=f"covered by {len(keys)} PodDisruptionBudgets ({', '.join(keys)}): "
                                    "the eviction API refuses it (500)")
-        b = self._budgets[key]
-        st = b.pdb.status
-        if st is not None and pod.name in st.disrupted_pods:
-            return PdbCheck(key, left)  # already counted by the API server
-        if not pod.is_ready:
-            policy = b.pdb.spec.unhealthy_pod_eviction_policy or "IfHealthyBudget"
-            if policy == "AlwaysAllow":
-                return PdbCheck(key, left)
-            if b.current_healthy >= b.desired_healthy > 0:
-                return PdbCheck(key, left)
         if left <= 0:
+            b = self._budgets[key]
             return PdbCheck(key, left, spends=True, allowed=False,
                             reason=f"PodDisruptionBudget {key} allows no more disruptions (needs "
                                    f"{b.desired_healthy} healthy pods, has {b.current_healthy})")

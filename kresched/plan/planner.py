@@ -37,6 +37,7 @@ order (seed 001), and never evicting DaemonSet, mirror or critical pods.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -45,13 +46,14 @@ import msgspec
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node, Pod, Taint
-from kresched.plan.candidates import is_candidate_victim
+from kresched.plan.candidates import protected_reason
 from kresched.plan.explain import explain_pod, nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import pick_node
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
-from kresched.sched.preemption import importance_key, select_victims_on_node
-from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message, run_filters
+from kresched.sched.preemption import importance_key, select_victims_by_resources, select_victims_on_node
+from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message
+from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
 __all__ = [
@@ -69,8 +71,6 @@ __all__ = [
 ]
 
 RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
-#: Plugins whose verdict depends only on the pod and the node, never on the pods running there.
-NODE_STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 
 Outcome = Literal["fits", "evict", "infeasible"]
 
@@ -215,18 +215,24 @@ class Planner:
         self.state = state
         self.options = options
         self.plugins = list(plugins) if plugins is not None else default_plugins()
-        self.static = [p for p in self.plugins if p.name in NODE_STATIC_PLUGINS]
+        self.static = StaticFilters(self.plugins)
         self.dynamic = [p for p in self.plugins if p.name not in NODE_STATIC_PLUGINS]
         self.work = _Working(Snapshot.from_state(state), PdbLedger(state))
+        #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
+        #: critical) with their effective priorities, lowest first. Which of them may go for a
+        #: given pod only depends on its priority.
+        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod]]] = {}
+        #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
+        self._nominated = nominated_pods(state)
 
     # -- one pod ----------------------------------------------------------------------------
     def plan(self, pod: Pod, commit: bool = False) -> Plan:
         snap = self.work.snapshot
         priority = pod.effective_priority
         taint = tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT)
-        nominated = {n: [p for p in ps if p.key not in self.work.placed]
-                     for n, ps in nominated_pods(self.state, exclude=pod).items()}
-        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated)
+        nominated = {n: [p for p in ps if p.key not in self.work.placed and p.key != pod.key]
+                     for n, ps in self._nominated.items()}
+        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static)
         notes = self._notes(pod)
         if diag.feasible:
             node = pick_node(pod, [snap.by_name[n] for n in diag.feasible])
@@ -252,11 +258,11 @@ class Planner:
         infeasible: dict[str, str] = {}
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
         for info in potential:
-            st = run_filters(self.static, cycle, pod, info)
+            st = self.static.status(cycle, pod, info)
             if not st.is_success:
                 infeasible[info.name] = f"{', '.join(st.reasons)} (no eviction changes that)"
                 continue
-            cands = [p for p in info.pods if is_candidate_victim(p, priority)]
+            cands = self._candidates(info, priority)
             if not cands:
                 infeasible[info.name] = "no pod here may be evicted for it (none of lower priority that is " \
                                         "not DaemonSet, mirror, terminating or critical)"
@@ -273,6 +279,15 @@ class Planner:
                                     commit, nominated)
         return self._infeasible(pod, priority, taint, {**infeasible, **tier_reasons}, notes)
 
+    def _candidates(self, info: NodeInfo, priority: int) -> list[Pod]:
+        """`info`'s pods that may be evicted for a pod of `priority` (`candidates.is_candidate_victim`)."""
+        hit = self._evictable.get(id(info))
+        if hit is None or hit[0] is not info:
+            ranked = sorted(((p.effective_priority, p) for p in info.pods if protected_reason(p) is None),
+                            key=lambda t: t[0])
+            hit = self._evictable[id(info)] = (info, [r for r, _ in ranked], [p for _, p in ranked])
+        return hit[2][:bisect_left(hit[1], priority)]
+
     def _notes(self, pod: Pod) -> tuple[str, ...]:
         out = []
         if pod.spec.scheduling_gates:
@@ -286,37 +301,41 @@ class Planner:
         if tier == 3:
             return cands
         ledger = self.work.ledger
-        out = []
-        for p in cands:
-            if tier == 1 and p.grace_seconds > self.options.max_grace_seconds:
-                continue
-            if ledger.check(p).violation:
-                continue
-            out.append(p)
-        return out
+        max_grace = self.options.max_grace_seconds
+        return [p for p in cands
+                if not (tier == 1 and p.grace_seconds > max_grace) and not ledger.would_violate(p)]
 
     def _tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
                       tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, str]) -> list[NodeOption]:
-        bounded: list[tuple[tuple, int, NodeInfo, list[Pod]]] = []
-        for i, (info, cands) in enumerate(candidates):
-            eligible = self._eligible(cands, tier)
-            k_min = _min_victims(pod, info, eligible)
-            if k_min is None:
-                infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
-                continue
-            bounded.append((_lower_bound(eligible, k_min, info.name), i, info, eligible))
-        heapq.heapify(bounded)
+        """Every feasible option of `tier` that could be the best or the runner-up.
+
+        Branch and bound, lazily: each node enters the heap with a quick bound (`_quick_bound`,
+        O(1) from the cached candidate ranking); when it reaches the top, its exact tier-eligible
+        pods and bound (`_lower_bound`) are computed and it goes back in; when it reaches the top
+        again, its victims are selected. The search stops once no node left can beat the second
+        best option, so both the chosen node and its runner-up (which `decided_by` names) are
+        what a search of every node would find."""
+        heap: list[tuple[tuple, int, NodeInfo, list[Pod], bool]] = [
+            (_quick_bound(pod, info, cands), i, info, cands, False) for i, (info, cands) in enumerate(candidates)
+        ]
+        heapq.heapify(heap)
         options: list[NodeOption] = []
-        #: The two best keys so far: the search stops once no node left can beat the second one, so
-        #: that both the chosen node and its runner-up (which `decided_by` names) are exact.
         top: list[tuple] = []
-        while bounded:
-            lb, _, info, eligible = heapq.heappop(bounded)
+        while heap:
+            lb, i, info, pods, refined = heapq.heappop(heap)
             if len(top) == 2 and lb > top[1]:
-                for rest_lb, _, rest, _ in [(lb, 0, info, eligible), *bounded]:
+                for rest_lb, _, rest, _, _ in [(lb, i, info, pods, refined), *heap]:
                     infeasible[rest.name] = _cannot_beat(rest_lb, top[0])
                 break
-            victims_or_status = self._select_victims(pod, cycle, info, eligible, nominated.get(info.name, ()))
+            if not refined:
+                eligible = self._eligible(pods, tier)
+                k_min = _min_victims(pod, info, eligible)
+                if k_min is None:
+                    infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
+                else:
+                    heapq.heappush(heap, (_lower_bound(pod, info, eligible, k_min), i, info, eligible, True))
+                continue
+            victims_or_status = self._select_victims(pod, cycle, info, pods, nominated.get(info.name, ()))
             if isinstance(victims_or_status, Status):
                 infeasible[info.name] = _status_text(victims_or_status)
                 continue
@@ -342,8 +361,14 @@ class Planner:
         violations wins (the first one on a tie); both are minimal."""
         ledger = self.work.ledger
         best: tuple[Victim, ...] | None = None
+        resources_only = not nominated and all(pl.name in cycle.skip for pl in self.dynamic
+                                               if pl.name != "NodeResourcesFit")
         for split in (ledger.split_violating, self._split_spenders_first):
-            sel = select_victims_on_node(self.dynamic, cycle.clone(), pod, info.clone(), eligible, split, nominated)
+            if resources_only:
+                sel = select_victims_by_resources(pod, info, eligible, split)
+            else:
+                sel = select_victims_on_node(self.dynamic, cycle.clone(), pod, info.clone(), eligible, split,
+                                             nominated)
             if not sel.status.is_success:
                 return sel.status
             ordered = sorted(sel.victims, key=importance_key)
@@ -426,7 +451,7 @@ class Planner:
                 out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
                 continue
             replacement = _unbound(v.pod)
-            diag, _ = find_nodes_that_fit(self.plugins, replacement, sim, nominated)
+            diag, _ = find_nodes_that_fit(self.plugins, replacement, sim, nominated, self.static)
             if not diag.feasible:
                 out.append(replace(v, lands_on=None, pending_reason=fit_error_message(diag)))
                 continue
@@ -479,10 +504,36 @@ def _violations(victims: Sequence[Victim]) -> int:
     return sum(1 for v in victims if v.pdb.violation)
 
 
-def _lower_bound(eligible: list[Pod], k_min: int, name: str) -> tuple:
+def _requests_share_short(pod: Pod, info: NodeInfo) -> float:
+    """What P lacks on the node, as a share of its allocatable cpu plus memory: victims must free
+    at least that, so their requests share is no smaller."""
+    alloc = info.node.allocatable
+    req = pod.requests
+    share = 0.0
+    if alloc.milli_cpu:
+        share += max(0, req.milli_cpu - (alloc.milli_cpu - info.requested_milli_cpu)) / alloc.milli_cpu
+    if alloc.memory:
+        share += max(0, req.memory - (alloc.memory - info.requested_memory)) / alloc.memory
+    return max(0.0, round(share, 9) - 1e-9)
+
+
+def _quick_bound(pod: Pod, info: NodeInfo, candidates: list[Pod]) -> tuple:
+    """A bound of `option_key` valid for any victims among `candidates` (sorted by priority, lowest
+    first), in O(1)-ish: no lower a highest priority than the lowest candidate's, no lower a sum
+    than that (or, with negative priorities, than all the negative ones together), one victim."""
+    lowest = candidates[0].effective_priority
+    low_sum = lowest if lowest >= 0 else sum(p.effective_priority for p in candidates if p.effective_priority < 0)
+    return (0, 0, lowest, low_sum, 1, _requests_share_short(pod, info), 0, info.name)
+
+
+def _lower_bound(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) -> tuple:
+    """A key no victim set on this node can beat (component by component, so lexicographically):
+    no fewer than 0 violations and shortened graces; a highest priority no lower than the lowest
+    eligible one; a priority sum no lower than the `k_min` lowest plus every other negative one;
+    at least `k_min` victims; a requests share no smaller than what P lacks on the node."""
     prios = sorted(p.effective_priority for p in eligible)
     low = sum(prios[:k_min]) + sum(x for x in prios[k_min:] if x < 0)
-    return (0, 0, prios[0], low, k_min, 0.0, 0, name)
+    return (0, 0, prios[0], low, k_min, _requests_share_short(pod, info), 0, info.name)
 
 
 def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod]) -> int | None:

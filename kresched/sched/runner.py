@@ -21,6 +21,7 @@ from kresched.sched.framework import (
     Snapshot,
     Status,
 )
+from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters
 
 __all__ = [
     "NO_NODES_AVAILABLE",
@@ -87,11 +88,12 @@ class Diagnosis:
     pre_filter_msg: str = ""
     pre_filter_status: Status | None = None
     feasible: list[str] = field(default_factory=list)
+    feasible_set: frozenset[str] = frozenset()
 
     def status_of(self, node: str) -> Status:
         if node in self.node_to_status:
             return self.node_to_status[node]
-        if node in self.feasible:
+        if node in self.feasible_set:
             return SUCCESS
         if self.pre_filter_status is not None:
             return self.pre_filter_status
@@ -185,9 +187,13 @@ def run_filters_with_nominated(plugins: Sequence[FilterPlugin], cycle: CycleStat
 
 
 def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot,
-                        nominated: dict[str, list[Pod]] | None = None) -> tuple[Diagnosis, CycleState]:
+                        nominated: dict[str, list[Pod]] | None = None,
+                        static: StaticFilters | None = None) -> tuple[Diagnosis, CycleState]:
     """Filter every node (kresched evaluates all nodes; the scheduler stops at
-    `percentageOfNodesToScore` feasible ones, which does not change whether the pod fits)."""
+    `percentageOfNodesToScore` feasible ones, which does not change whether the pod fits).
+
+    With `static` (built from the same `plugins`), the node-static plugins' verdicts come from its
+    memo; they are upstream's first four filters, so the statuses are the same either way."""
     diag = Diagnosis(num_all_nodes=len(snapshot.node_infos))
     cycle, st, names = run_pre_filter(plugins, pod, snapshot)
     if not st.is_success:
@@ -201,12 +207,21 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         diag.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                     (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugs))}]",))
     nominated = nominated or {}
+    dynamic = [pl for pl in plugins if pl.name not in NODE_STATIC_PLUGINS] if static is not None else plugins
     for info in infos:
-        st = run_filters_with_nominated(plugins, cycle, pod, info, nominated.get(info.name, ()))
+        # Only nominated pods at least as important as this one hold room against it.
+        others = [p for p in nominated.get(info.name, ()) if p.key != pod.key and p.priority >= pod.priority]
+        if static is not None and not others:
+            st = static.status(cycle, pod, info)
+            if st.is_success:
+                st = run_filters(dynamic, cycle, pod, info)
+        else:
+            st = run_filters_with_nominated(plugins, cycle, pod, info, others)
         if st.is_success:
             diag.feasible.append(info.name)
         else:
             diag.node_to_status[info.name] = st
+    diag.feasible_set = frozenset(diag.feasible)
     return diag, cycle
 
 
