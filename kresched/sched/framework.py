@@ -126,6 +126,7 @@ class NodeInfo:
 
     __slots__ = (
         "node",
+        "name",
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
@@ -138,6 +139,8 @@ class NodeInfo:
 
     def __init__(self, node: Node, pods: Iterable[Pod] = ()) -> None:
         self.node = node
+        #: The node's name (a plain attribute: it is read millions of times when planning).
+        self.name: str = node.metadata.name
         self.pods: list[Pod] = []
         self.requested_milli_cpu = 0
         self.requested_memory = 0
@@ -150,9 +153,6 @@ class NodeInfo:
             if _counts_for_node(p):
                 self.add_pod(p)
 
-    @property
-    def name(self) -> str:
-        return self.node.metadata.name
 
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
@@ -197,6 +197,7 @@ class NodeInfo:
     def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.requested_milli_cpu = self.requested_milli_cpu
         c.requested_memory = self.requested_memory
