@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-class Output(str, Enum):
+class Output(StrEnum):
     table = "table"
     json = "json"
     yaml = "yaml"
@@ -129,20 +129,23 @@ def load_state(opts: Options) -> ClusterState:
     return load_live(connect(opts.kubeconfig, opts.context))
 
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_UNIT = {None: 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?(?:ms|h|m|s))+")
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|h|m|s)")
+_SECONDS_PER_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def parse_duration(text: str, option: str) -> float:
-    """`90`, `90s`, `5m`, `1h`, `1h30m` → seconds."""
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text.strip()) if not _DURATION.match(text) else None
-    if parts is None:
-        m = _DURATION.match(text)
-        assert m
-        return float(m.group(1)) * _UNIT[m.group(2)]
-    if parts and "".join(a + b for a, b in parts) == text.strip():
-        return sum(float(a) * _UNIT[b] for a, b in parts)
-    raise InputError(f"{option}: invalid duration {text!r} (use e.g. 90, 90s, 5m, 1h)")
+    """Seconds from `90` (plain seconds), `90s`, `5m`, `1h`, `1h30m`, `500ms`, `1.5h`.
+
+    As Go's `time.ParseDuration` for non-negative durations with the units h, m, s and ms, plus a
+    bare number of seconds. Anything else is an `InputError` naming the option.
+    """
+    value = text.strip()
+    if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", value):
+        return float(value)
+    if _DURATION.fullmatch(value):
+        return sum(float(n) * _SECONDS_PER_UNIT[unit] for n, unit in _DURATION_PART.findall(value))
+    raise InputError(f"{option}: invalid duration {text!r} (use e.g. 90, 90s, 5m, 1h30m, 500ms)")
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -156,7 +159,9 @@ def command(fn: F) -> F:
         try:
             code = fn(*args, **kwargs)
         except KreschedError as exc:
-            ENV.err.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
+            # One line, whatever the message holds: scripts and log lines read errors line by line.
+            ENV.err.print(f"error: {_one_line(exc.message)}", markup=False, highlight=False, emoji=False,
+                          soft_wrap=True)
             raise typer.Exit(int(exc.exit_code)) from None
         except KeyboardInterrupt:
             ENV.err.print("interrupted", markup=False)
@@ -168,11 +173,16 @@ def command(fn: F) -> F:
         except Exception as exc:
             if os.environ.get("KRESCHED_TRACEBACK"):
                 raise
-            ENV.err.print(f"error: unexpected {type(exc).__name__}: {exc} (set KRESCHED_TRACEBACK=1 for details)",
-                          markup=False, soft_wrap=True)
+            ENV.err.print(f"error: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+                          "(set KRESCHED_TRACEBACK=1 for details)", markup=False, highlight=False, emoji=False,
+                          soft_wrap=True)
             raise typer.Exit(int(ExitCode.ERROR)) from None
         if code:
             raise typer.Exit(int(code))
         return None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

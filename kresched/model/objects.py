@@ -12,17 +12,19 @@ Nested structs are `gc=False` (they hold no cycles); containers are tuples so th
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from kresched.model.quantity import InvalidQuantity, to_int
+from kresched.model.quantity import InvalidQuantity, to_int, to_nano
 
 __all__ = [
     "CRITICAL_POD_ANNOTATION",
     "LEGACY_CRITICAL_PRIORITY",
     "MIRROR_POD_ANNOTATION",
+    "QOS_CLASSES",
     "SYSTEM_CRITICAL_PRIORITY",
     "Affinity",
     "Condition",
@@ -57,7 +59,7 @@ CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-c
 Quantity = str | int | float
 ResourceList = dict[str, Quantity]
 
-_Base = dict(frozen=True, gc=False, rename="camel", omit_defaults=True)
+_Base: dict[str, Any] = {"frozen": True, "gc": False, "rename": "camel", "omit_defaults": True}
 
 
 class OwnerReference(msgspec.Struct, **_Base):
@@ -276,25 +278,28 @@ class Resources(msgspec.Struct, frozen=True, gc=False):
         return out
 
 
-def _resources(raw: ResourceList, where: str) -> Resources:
-    cpu = mem = eph = pods = 0
-    scalar: dict[str, int] = {}
+def _amounts(raw: ResourceList, where: str) -> dict[str, int]:
+    """Each quantity in the scheduler's integer unit. A negative amount fails the API server's
+    validation (`ValidateResourceQuantityValue`), so it cannot be in a real object."""
+    out: dict[str, int] = {}
     for name, value in raw.items():
         try:
             amount = to_int(name, value)
         except InvalidQuantity as exc:
             raise ValueError(f"{where}.{name}: {exc}") from None
-        if name == "cpu":
-            cpu = amount
-        elif name == "memory":
-            mem = amount
-        elif name == "ephemeral-storage":
-            eph = amount
-        elif name == "pods":
-            pods = amount
-        else:
-            scalar[name] = amount
-    return Resources(cpu, mem, eph, scalar, pods)
+        if amount < 0:
+            raise ValueError(f"{where}.{name}: must be greater than or equal to 0, got {value!r}")
+        out[name] = amount
+    return out
+
+
+def _resources(raw: ResourceList, where: str) -> Resources:
+    amounts = _amounts(raw, where)
+    cpu = amounts.pop("cpu", 0)
+    memory = amounts.pop("memory", 0)
+    ephemeral = amounts.pop("ephemeral-storage", 0)
+    pods = amounts.pop("pods", 0)
+    return Resources(cpu, memory, ephemeral, amounts, pods)
 
 
 def _add(acc: dict[str, int], res: dict[str, int]) -> None:
@@ -309,26 +314,31 @@ def _max(acc: dict[str, int], res: dict[str, int]) -> None:
 
 
 def _container_requests(c: Container, where: str) -> dict[str, int]:
-    """A container's requests after API defaulting (a limit without a request is the request)."""
-    out: dict[str, int] = {}
-    req = c.resources.requests
-    for source, label in ((c.resources.limits, "limits"), (req, "requests")):
-        for name, value in source.items():
-            if label == "limits" and name in req:
-                continue
-            try:
-                out[name] = to_int(name, value)
-            except InvalidQuantity as exc:
-                raise ValueError(f"{where}[{c.name}].resources.{label}.{name}: {exc}") from None
-    return out
+    """A container's requests after API defaulting (`SetDefaults_Pod`: a resource with a limit and
+    no request gets the limit as its request). Limits are parsed too, so a bad one is reported."""
+    res = c.resources
+    reqs = _amounts(res.requests, f"{where}[{c.name}].resources.requests") if res.requests else {}
+    if res.limits:
+        for name, amount in _amounts(res.limits, f"{where}[{c.name}].resources.limits").items():
+            reqs.setdefault(name, amount)
+    return reqs
+
+
+def _is_pod_level_resource(name: str) -> bool:
+    """`resourcehelper.IsSupportedPodLevelResource`: cpu, memory and hugepages-*."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
 
 
 def _pod_requests(spec: PodSpec) -> dict[str, int]:
-    """kube-scheduler's `resourcehelper.PodRequests` (component-helpers/resource/helpers.go).
+    """kube-scheduler's `resourcehelper.PodRequests` (component-helpers/resource/helpers.go),
+    on the pod as the API server stores it (requests defaulted from limits):
 
-    max(sum of containers + restartable init containers, each init container's use) + overhead,
-    where an init container's use is its own request plus the sidecars started before it.
-    With pod-level resources (spec.resources), those replace the aggregate for cpu and memory.
+    1. the sum of the containers, plus the restartable init containers (sidecars, KEP-753);
+    2. at least each init container's use: its own request plus the sidecars declared before it
+       (a sidecar declared after it is not running yet);
+    3. pod-level requests (`spec.resources`), where set, replace 1-2 for cpu, memory and
+       hugepages; pod-level limits without requests default them (`defaultPodRequests`);
+    4. plus `spec.overhead`.
     """
     reqs: dict[str, int] = {}
     for c in spec.containers:
@@ -340,54 +350,75 @@ def _pod_requests(spec: PodSpec) -> dict[str, int]:
         if c.restart_policy == "Always":
             _add(reqs, own)
             _add(sidecars, own)
-            use = dict(sidecars)
+            use = sidecars
         else:
             use = dict(own)
             _add(use, sidecars)
         _max(init_max, use)
     _max(reqs, init_max)
-    if spec.resources is not None and spec.resources.requests:
-        pod_level = _resources(spec.resources.requests, "spec.resources.requests")
-        for name in ("cpu", "memory"):
-            if name in spec.resources.requests:
-                reqs[name] = pod_level.get(name)
+    level = spec.resources
+    if level is not None:
+        pod_reqs = _amounts(level.requests, "spec.resources.requests") if level.requests else {}
+        if level.limits:
+            for name, amount in _amounts(level.limits, "spec.resources.limits").items():
+                if name not in pod_reqs and _is_pod_level_resource(name):
+                    # Hugepages default from the containers' aggregate; cpu and memory from the limit.
+                    hugepages_from_containers = name.startswith("hugepages-") and name in reqs
+                    pod_reqs[name] = reqs[name] if hugepages_from_containers else amount
+        for name, amount in pod_reqs.items():
+            if _is_pod_level_resource(name):
+                reqs[name] = amount
     if spec.overhead:
-        _add(reqs, _container_requests(Container(resources=ResourceRequirements(requests=spec.overhead)),
-                                       "spec.overhead"))
+        _add(reqs, _amounts(spec.overhead, "spec.overhead"))
     return reqs
 
 
-def _qos(spec: PodSpec) -> str:
-    """`ComputePodQOS` (pkg/apis/core/v1/helper/qos): only cpu and memory count."""
+QOS_CLASSES = ("Guaranteed", "Burstable", "BestEffort")
+
+
+def _qos_amounts(raw: ResourceList) -> dict[str, int]:
+    """cpu and memory amounts above zero, exactly (nano-units), as `ComputePodQOS` collects them."""
+    out: dict[str, int] = {}
+    for name in ("cpu", "memory"):
+        value = raw.get(name)
+        if value is not None and (amount := to_nano(value)) > 0:
+            out[name] = amount
+    return out
+
+
+def _compute_qos(spec: PodSpec) -> str:
+    """`ComputePodQOS` (pkg/apis/core/v1/helper/qos) on the pod as the API server stores it
+    (requests defaulted from limits, pod-level requests from pod-level limits):
+
+    - with pod-level resources (`spec.resources` set), only they count, and Guaranteed needs
+      pod-level cpu and memory limits;
+    - otherwise the containers and init containers' cpu and memory are summed, and Guaranteed
+      needs every one of them to have both a cpu and a memory limit;
+    - BestEffort: nothing above zero requested or limited; Guaranteed: the summed requests equal
+      the summed limits, resource by resource; Burstable: anything else.
+    """
     requests: dict[str, int] = {}
     limits: dict[str, int] = {}
     guaranteed = True
     level = spec.resources
-    if level is not None and (level.requests or level.limits):
-        groups = [(level.requests, level.limits)]
+    if level is not None:
+        requests = _qos_amounts({**level.limits, **level.requests} if level.limits else level.requests)
+        limits = _qos_amounts(level.limits)
+        guaranteed = len(limits) == 2
     else:
-        groups = []
         for c in (*spec.containers, *spec.init_containers):
-            reqs = dict(c.resources.requests)
-            for k, v in c.resources.limits.items():
-                reqs.setdefault(k, v)  # API defaulting: request defaults to limit
-            groups.append((reqs, c.resources.limits))
-    for reqs, lims in groups:
-        for name in ("cpu", "memory"):
-            if name in reqs and (v := to_int(name, reqs[name])) > 0:
-                requests[name] = requests.get(name, 0) + v
-        found = set()
-        for name in ("cpu", "memory"):
-            if name in lims and (v := to_int(name, lims[name])) > 0:
-                found.add(name)
-                limits[name] = limits.get(name, 0) + v
-        if found != {"cpu", "memory"}:
-            guaranteed = False
+            res = c.resources
+            own_limits = _qos_amounts(res.limits)
+            _add(requests, _qos_amounts({**res.limits, **res.requests} if res.limits else res.requests))
+            _add(limits, own_limits)
+            if len(own_limits) != 2:
+                guaranteed = False
     if not requests and not limits:
         return "BestEffort"
-    if guaranteed and all(limits.get(k) == v for k, v in requests.items()) and len(requests) == len(limits):
+    if guaranteed and requests == limits:
         return "Guaranteed"
     return "Burstable"
+
 
 
 class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=True,
@@ -407,11 +438,13 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     def __post_init__(self) -> None:
         d = self.__dict__
         if not self.metadata.name:
-            raise ValueError("pod without metadata.name")
+            raise ValueError("metadata.name is required")
         reqs = _pod_requests(self.spec)
         d["requests"] = Resources(reqs.pop("cpu", 0), reqs.pop("memory", 0), reqs.pop("ephemeral-storage", 0),
                                   {k: v for k, v in reqs.items() if k != "pods"})
-        d["qos"] = _qos(self.spec)
+        # `GetPodQOS`: the class the API server recorded, else computed from the spec.
+        qos = self.status.qos_class
+        d["qos"] = qos if qos in QOS_CLASSES else _compute_qos(self.spec)
         d["key"] = f"{self.metadata.namespace}/{self.metadata.name}"
 
     if TYPE_CHECKING:  # set in __post_init__; not fields, so never serialised
@@ -565,10 +598,12 @@ class Node(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults
 
     def __post_init__(self) -> None:
         if not self.metadata.name:
-            raise ValueError("node without metadata.name")
-        self.__dict__["allocatable"] = _resources(self.status.allocatable or self.status.capacity,
-                                                  "status.allocatable")
-        self.__dict__["capacity"] = _resources(self.status.capacity, "status.capacity")
+            raise ValueError("metadata.name is required")
+        capacity = _resources(self.status.capacity, "status.capacity")
+        # The scheduler reads allocatable only; a hand-written node may give capacity alone.
+        allocatable = _resources(self.status.allocatable, "status.allocatable") if self.status.allocatable else capacity
+        self.__dict__["allocatable"] = allocatable
+        self.__dict__["capacity"] = capacity
 
     if TYPE_CHECKING:  # set in __post_init__
         allocatable: Resources
@@ -634,12 +669,21 @@ class PodDisruptionBudget(msgspec.Struct, frozen=True, rename="camel", omit_defa
     api_version: str = ""
 
     def __post_init__(self) -> None:
+        """`ValidatePodDisruptionBudgetSpec`: an int >= 0 or a percentage `[0-9]+%` up to 100%,
+        and not both minAvailable and maxUnavailable."""
         if not self.metadata.name:
-            raise ValueError("PodDisruptionBudget without metadata.name")
-        for field in ("min_available", "max_unavailable"):
-            value = getattr(self.spec, field)
-            if isinstance(value, str) and not _is_percent(value):
-                raise ValueError(f"spec.{field}: {value!r} is neither an integer nor a percentage")
+            raise ValueError("metadata.name is required")
+        spec = self.spec
+        if spec.min_available is not None and spec.max_unavailable is not None:
+            raise ValueError("spec: minAvailable and maxUnavailable cannot be both set")
+        for field, value in (("minAvailable", spec.min_available), ("maxUnavailable", spec.max_unavailable)):
+            if isinstance(value, str):
+                if _PERCENT.fullmatch(value) is None:
+                    raise ValueError(f"spec.{field}: {value!r} must be an integer or a percentage such as '50%'")
+                if int(value[:-1]) > 100:
+                    raise ValueError(f"spec.{field}: {value!r} must not be greater than 100%")
+            elif value is not None and value < 0:
+                raise ValueError(f"spec.{field}: {value} must be greater than or equal to 0")
 
     @property
     def name(self) -> str:
@@ -654,8 +698,7 @@ class PodDisruptionBudget(msgspec.Struct, frozen=True, rename="camel", omit_defa
         return f"{self.metadata.namespace}/{self.metadata.name}"
 
 
-def _is_percent(value: str) -> bool:
-    return value.endswith("%") and value[:-1].isdigit()
+_PERCENT = re.compile(r"[0-9]+%")
 
 
 class PriorityClass(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True,
@@ -669,7 +712,7 @@ class PriorityClass(msgspec.Struct, frozen=True, rename="camel", omit_defaults=T
 
     def __post_init__(self) -> None:
         if not self.metadata.name:
-            raise ValueError("PriorityClass without metadata.name")
+            raise ValueError("metadata.name is required")
 
     @property
     def name(self) -> str:

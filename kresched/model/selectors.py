@@ -17,7 +17,10 @@ __all__ = [
 
 
 def label_selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
-    """`metav1.LabelSelectorAsSelector`: a nil selector matches nothing, an empty one everything."""
+    """`metav1.LabelSelectorAsSelector` then `Matches`: a nil selector matches nothing, an empty one
+    everything. A selector upstream fails to parse (an unknown operator, In/NotIn without values,
+    Exists/DoesNotExist with values, a value that is not a valid label value) matches nothing,
+    as its callers (the eviction API, the disruption controller) treat the error."""
     if selector is None:
         return False
     for k, v in selector.match_labels.items():
@@ -25,21 +28,24 @@ def label_selector_matches(selector: LabelSelector | None, labels: dict[str, str
             return False
     for req in selector.match_expressions:
         op = req.operator
-        present = req.key in labels
+        values = req.values
+        value = labels.get(req.key)
         if op == "In":
-            if not present or labels[req.key] not in req.values:
+            if not values or value is None or value not in values:
                 return False
         elif op == "NotIn":
-            if present and labels[req.key] in req.values:
+            if not values or (value is not None and value in values):
                 return False
         elif op == "Exists":
-            if not present:
+            if values or value is None:
                 return False
         elif op == "DoesNotExist":
-            if present:
+            if values or value is not None:
                 return False
         else:
-            return False  # invalid operator: the API would have rejected it; match nothing
+            return False
+        if values and not _valid_label_values(tuple(values)):
+            return False
     return True
 
 

@@ -4,6 +4,11 @@ JSON is decoded by msgspec straight into the typed structs (unknown fields such 
 are skipped without building them); YAML goes through PyYAML's C loader when present and then
 `msgspec.convert` into the same structs. Every failure becomes an `InputError` whose one-line
 message names the origin (file), the object (`Pod ns/name`) and the field.
+
+The fast path for a JSON `List` of known kinds (what `kubectl get ... -o json` and kresched's
+own snapshot give) is one typed decode of the whole document. Only when that fails (an item of
+another kind, items without `kind`, a bad object) are the items decoded one by one, each still
+straight into its struct: never into generic dicts.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from kresched.errors import InputError
 from kresched.model.lease import Lease
 from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 
-__all__ = ["Objects", "KINDS", "decode_json", "decode_yaml", "decode_items", "paused_gc"]
+__all__ = ["KINDS", "Objects", "decode_items", "decode_json", "decode_object", "decode_yaml", "paused_gc"]
 
 KINDS: dict[str, type] = {
     "Node": Node,
@@ -65,9 +70,12 @@ class Objects:
         self.namespaces += other.namespaces
 
 
-class _Head(msgspec.Struct):
+def _is_list_kind(kind: str) -> bool:
+    return kind == "List" or kind.endswith("List")
+
+
+class _Kind(msgspec.Struct):
     kind: str = ""
-    metadata: dict[str, Any] = {}
 
 
 class _TypedList(msgspec.Struct):
@@ -77,13 +85,28 @@ class _TypedList(msgspec.Struct):
 
 class _RawList(msgspec.Struct):
     kind: str = ""
-    items: list[msgspec.Raw] | None = None
+    items: list[msgspec.Raw] = []
+
+
+class _Name(msgspec.Struct):
+    name: Any = None
+    namespace: Any = None
+
+
+class _Ident(msgspec.Struct):
+    metadata: _Name | None = None
 
 
 _typed_list_decoder = msgspec.json.Decoder(_TypedList)
 _raw_list_decoder = msgspec.json.Decoder(_RawList)
-_head_decoder = msgspec.json.Decoder(_Head)
+_kind_decoder = msgspec.json.Decoder(_Kind)
 _item_decoders = {k: msgspec.json.Decoder(t) for k, t in KINDS.items()}
+# An API `PodList` (and kresched's per-kind lists): items without `kind`. A tagged struct decoded
+# on its own takes a missing tag as its own kind, so the whole list is still one typed decode.
+_kind_list_decoders = {
+    k: msgspec.json.Decoder(msgspec.defstruct(f"_{k}List", [("kind", str, ""), ("items", list[t], [])]))
+    for k, t in KINDS.items()
+}
 
 
 @contextmanager
@@ -98,79 +121,188 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+# -- JSON -----------------------------------------------------------------------------------------
+
+
 def decode_json(data: bytes, origin: str, item_kind: str | None = None) -> Objects:
     """A JSON List (kubectl's `List` or an API `PodList`, ...), or a single object.
 
-    `item_kind` is for API list responses, whose items carry no `kind`.
+    `item_kind` is for API list responses, whose items carry no `kind`. Objects of kinds kresched
+    does not use (ConfigMap, Service, ...) are skipped.
     """
     out = Objects()
-    try:
-        if item_kind is None:
-            try:
-                head = _typed_list_decoder.decode(data)
-            except msgspec.ValidationError:
-                head = None  # unknown kinds, items without `kind`, or a bad object: go item by item
-            if head is not None:
-                if head.kind in KINDS:
-                    out.add(_item_decoders[head.kind].decode(data))
-                else:
-                    for obj in head.items:
-                        out.add(obj)
-                return out
-        raw = _raw_list_decoder.decode(data)
-    except msgspec.DecodeError as exc:
-        raise InputError(f"{origin}: malformed JSON: {exc}") from None
-    except msgspec.ValidationError as exc:
-        raise InputError(f"{origin}: not a Kubernetes object or List: {exc}") from None
-    if raw.items is None:
-        kind = raw.kind or _head_decoder.decode(data).kind
-        if kind not in KINDS:
-            if not kind:
-                raise InputError(f"{origin}: not a Kubernetes object or List (no `kind`)")
-            return out  # a single object of a kind kresched does not use
-        out.add(_decode_one(_item_decoders[kind], data, kind, origin, data))
-        return out
-    default_kind = item_kind or _LIST_KINDS.get(raw.kind)
-    for i, item in enumerate(raw.items):
-        kind = _head_decoder.decode(item).kind if default_kind is None else default_kind
+    if item_kind is None:
+        try:
+            head: _TypedList | None = _typed_list_decoder.decode(data)
+        except msgspec.ValidationError:  # (a subclass of DecodeError: catch it first)
+            head = None  # another kind among the items, items without `kind`, or a bad object
+        except msgspec.DecodeError as exc:
+            raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+        if head is not None:
+            if head.kind in KINDS:
+                out.add(_decode_one(head.kind, data, origin, None))
+            elif not head.kind:
+                raise InputError(f"{origin}: not a Kubernetes object or List: it has no `kind`")
+            else:
+                for obj in head.items:
+                    out.add(obj)
+            return out
+        try:
+            kind = _kind_decoder.decode(data).kind
+        except msgspec.ValidationError as exc:
+            raise InputError(f"{origin}: not a Kubernetes object or List: {_clean(exc)}") from None
+        if kind in KINDS:
+            out.add(_decode_one(kind, data, origin, None))
+            return out
         if not kind:
-            raise InputError(f"{origin}: item {i} of the List has no `kind`")
-        decoder = _item_decoders.get(kind)
-        if decoder is not None:
-            out.add(_decode_one(decoder, item, kind, origin, item))
+            raise InputError(f"{origin}: not a Kubernetes object or List: it has no `kind`")
+        if not _is_list_kind(kind):
+            return out  # a single object of a kind kresched does not use
+        default_kind = _LIST_KINDS.get(kind)
+        list_kind = kind
+    else:
+        default_kind = item_kind
+        list_kind = f"{item_kind}List"
+    if default_kind is not None:
+        try:
+            for obj in _kind_list_decoders[default_kind].decode(data).items:
+                out.add(obj)
+            return out
+        except msgspec.ValidationError:
+            pass  # find the culprit item by item, for the message
+        except msgspec.DecodeError as exc:
+            raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+    _decode_items(data, origin, list_kind, default_kind, out)
     return out
 
 
-def _decode_one(decoder: msgspec.json.Decoder, data: bytes, kind: str, origin: str, raw: bytes) -> Any:
+def _decode_items(data: bytes, origin: str, list_kind: str, default_kind: str | None, out: Objects) -> None:
     try:
-        return decoder.decode(data)
+        raw = _raw_list_decoder.decode(data)
     except msgspec.ValidationError as exc:
-        raise InputError(f"{origin}: {kind} {_describe(raw)}: {_clean(exc)}") from None
+        raise InputError(f"{origin}: {list_kind}: {_clean(exc)}") from None
+    for i, item in enumerate(raw.items):
+        try:
+            kind = _kind_decoder.decode(item).kind or default_kind
+        except msgspec.ValidationError as exc:
+            raise InputError(f"{origin}: item {i} of the {list_kind}: {_clean(exc)}") from None
+        if not kind:
+            raise InputError(f"{origin}: item {i} of the {list_kind} has no `kind`")
+        if kind in KINDS:
+            out.add(_decode_one(kind, item, origin, i))
 
 
-def _describe(raw: bytes | dict[str, Any]) -> str:
+def _decode_one(kind: str, data: bytes, origin: str, index: int | None) -> Any:
     try:
-        meta = raw.get("metadata") if isinstance(raw, dict) else _head_decoder.decode(raw).metadata
+        return _item_decoders[kind].decode(data)
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{origin}: {_describe(kind, data, index)}: {_clean(exc, data)}") from None
+    except msgspec.DecodeError as exc:
+        raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+
+
+_single_decoders = {**_item_decoders, "Lease": msgspec.json.Decoder(Lease)}
+
+
+def decode_object(data: bytes, kind: str, origin: str) -> Any:
+    """One object of a known kind (an API GET/PATCH answer, a watch event's object, a Lease)."""
+    try:
+        return _single_decoders[kind].decode(data)
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{origin}: {_describe(kind, data, None)}: {_clean(exc, data)}") from None
+    except msgspec.DecodeError as exc:
+        raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+
+
+_BYTE = re.compile(r"\(byte (\d+)\)")
+
+
+def _json_error(exc: Exception, data: bytes) -> str:
+    """msgspec's `JSON is malformed: invalid character (byte 42)` with a line and column instead."""
+    text = _one_line(str(exc)).removeprefix("JSON is malformed: ")
+    m = _BYTE.search(text)
+    if m is None:
+        return text
+    offset = int(m.group(1))
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"{text[: m.start()].rstrip()} at line {line}, column {column}"
+
+
+# -- describing what failed -----------------------------------------------------------------------
+
+
+def _describe(kind: str, obj: bytes | dict[str, Any], index: int | None) -> str:
+    """`Pod ns/name`, `Node name`, or `Pod (item 3, without a name)`."""
+    name: Any = None
+    namespace: Any = None
+    try:
+        if isinstance(obj, dict):
+            meta = obj.get("metadata")
+            if isinstance(meta, dict):
+                name, namespace = meta.get("name"), meta.get("namespace")
+        else:
+            meta = msgspec.json.decode(obj, type=_Ident).metadata
+            if meta is not None:
+                name, namespace = meta.name, meta.namespace
     except msgspec.MsgspecError:
-        meta = None
-    if not isinstance(meta, dict) or not meta.get("name"):
-        return "(without a name)"
-    ns = meta.get("namespace")
-    return f"{ns}/{meta['name']}" if ns else str(meta["name"])
+        pass
+    if not name or not isinstance(name, str):
+        where = f"item {index}, without a name" if index is not None else "without a name"
+        return f"{kind} ({where})"
+    if namespace and isinstance(namespace, str):
+        return f"{kind} {namespace}/{name}"
+    return f"{kind} {name}"
 
 
 _PATH = re.compile(r" - at `\$(.*)`$")
 
 
-def _clean(exc: Exception) -> str:
-    """msgspec's `Expected int, got str - at $.spec.priority` → `spec.priority: expected int, got str`."""
-    text = str(exc)
+def _clean(exc: Exception, obj: bytes | dict[str, Any] | None = None) -> str:
+    """msgspec's `Expected `int`, got `str` - at `$.spec.priority`` → `spec.priority: expected `int`, got `str``.
+
+    msgspec writes a map's key as `[...]`; when the object is at hand, the key is named instead
+    (`metadata.labels.tier`), found by the value that is not what the struct expects.
+    """
+    text = _one_line(str(exc))
+    text = text[:1].lower() + text[1:] if text.startswith(("Expected", "Invalid", "Object")) else text
     m = _PATH.search(text)
     if not m:
         return text
     msg = text[: m.start()]
     path = m.group(1).lstrip(".")
+    if path.endswith("[...]") and obj is not None:
+        got = _GOT.search(msg)
+        if got is not None:
+            path = _name_map_key(path, obj, got.group(1))
     return f"{path}: {msg}" if path else msg
+
+
+_GOT = re.compile(r"got `(\w+)`")
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "null": (type(None),), "bool": (bool,), "int": (int,), "float": (float,), "str": (str,),
+    "array": (list,), "object": (dict,),
+}
+
+
+def _name_map_key(path: str, obj: bytes | dict[str, Any], got: str) -> str:
+    """`metadata.labels[...]` → `metadata.labels.tier`: the first value of the type msgspec got."""
+    types = _JSON_TYPES.get(got)
+    try:
+        node: Any = obj if isinstance(obj, dict) else msgspec.json.decode(obj)
+        for part in re.findall(r"[^.\[\]]+|\[\d+\]", path[: -len("[...]")]):
+            node = node[int(part[1:-1])] if part.startswith("[") else node[part]
+    except (msgspec.MsgspecError, KeyError, IndexError, TypeError, ValueError):
+        return path
+    if isinstance(node, dict) and types is not None:
+        for key, value in node.items():
+            if isinstance(value, types) and (got == "bool" or not isinstance(value, bool)):
+                return f"{path[: -len('[...]')]}.{key}"
+    return path
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 # -- YAML -----------------------------------------------------------------------------------------
@@ -194,55 +326,65 @@ def decode_yaml(text: str | bytes, origin: str) -> Objects:
     try:
         docs = list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
-        raise InputError(f"{origin}: malformed YAML: {' '.join(str(exc).split())}") from None
+        raise InputError(f"{origin}: malformed YAML: {_yaml_error(exc)}") from None
+    if all(doc is None for doc in docs):
+        raise InputError(f"{origin}: empty input: no YAML document in it")
     for n, doc in enumerate(docs):
         if doc is None:
             continue
         if not isinstance(doc, dict):
-            raise InputError(f"{origin}: document {n + 1} is not a Kubernetes object or List")
+            what = "document" if len(docs) == 1 else f"document {n + 1}"
+            raise InputError(f"{origin}: {what} is not a Kubernetes object or List "
+                             f"(it is a {_yaml_type(doc)})")
         decode_items(doc, origin, out)
     return out
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    """PyYAML's multi-line report as `<problem> at line L, column C`."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        problem = _one_line(exc.problem or "")
+        context = _one_line(exc.context or "")
+        what = f"{problem} ({context})" if context else problem
+        return f"{what} at line {mark.line + 1}, column {mark.column + 1}"
+    return _one_line(str(exc))
+
+
+def _yaml_type(value: Any) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(
+        type(value), type(value).__name__)
 
 
 def decode_items(doc: dict[str, Any], origin: str, out: Objects) -> None:
     """A decoded (generic) List or object into `out`."""
     kind = doc.get("kind")
-    if kind == "List" or (isinstance(kind, str) and kind.endswith("List")):
-        items = doc.get("items") or []
-        if not isinstance(items, list):
-            raise InputError(f"{origin}: `items` of the {kind} is not a list")
-        default_kind = _LIST_KINDS.get(kind)
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise InputError(f"{origin}: item {i} of the {kind} is not an object")
-            _convert(item, item.get("kind") or default_kind, origin, i, out)
+    if not isinstance(kind, str) or not kind:
+        raise InputError(f"{origin}: not a Kubernetes object or List: it has no `kind`")
+    if kind in KINDS:
+        _convert(doc, kind, origin, None, out)
         return
-    if not isinstance(kind, str) or not kind:
-        raise InputError(f"{origin}: not a Kubernetes object or List (no `kind`)")
-    _convert(doc, kind, origin, None, out)
+    if not _is_list_kind(kind):
+        return  # a kind kresched does not use
+    items = doc.get("items") or []
+    if not isinstance(items, list):
+        raise InputError(f"{origin}: `items` of the {kind} is not a list (it is a {_yaml_type(items)})")
+    default_kind = _LIST_KINDS.get(kind)
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(f"{origin}: item {i} of the {kind} is not an object (it is a {_yaml_type(item)})")
+        item_kind = item.get("kind") or default_kind
+        if not isinstance(item_kind, str) or not item_kind:
+            raise InputError(f"{origin}: item {i} of the {kind} has no `kind`")
+        _convert(item, item_kind, origin, i, out)
 
 
-def _convert(item: dict[str, Any], kind: Any, origin: str, index: int | None, out: Objects) -> None:
-    if not isinstance(kind, str) or not kind:
-        where = f"item {index} of the List" if index is not None else "a document"
-        raise InputError(f"{origin}: {where} has no `kind`")
+def _convert(item: dict[str, Any], kind: str, origin: str, index: int | None, out: Objects) -> None:
     typ = KINDS.get(kind)
     if typ is None:
         return
     try:
-        out.add(msgspec.convert(item, typ, strict=False))
+        # strict: the same document in YAML and in JSON decodes the same way (no "5" for 5).
+        out.add(msgspec.convert(item, typ))
     except msgspec.ValidationError as exc:
-        raise InputError(f"{origin}: {kind} {_describe(item)}: {_clean(exc)}") from None
-
-
-_single_decoders = {**_item_decoders, "Lease": msgspec.json.Decoder(Lease)}
-
-
-def decode_object(data: bytes, kind: str, origin: str) -> Any:
-    """One object of a known kind (an API GET/PATCH answer, a watch event's object, a Lease)."""
-    try:
-        return _single_decoders[kind].decode(data)
-    except msgspec.DecodeError as exc:
-        raise InputError(f"{origin}: malformed JSON: {exc}") from None
-    except msgspec.ValidationError as exc:
-        raise InputError(f"{origin}: {kind} {_describe(data)}: {_clean(exc)}") from None
+        raise InputError(f"{origin}: {_describe(kind, item, index)}: {_clean(exc, item)}") from None

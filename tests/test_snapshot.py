@@ -1,0 +1,320 @@
+"""Loading cluster state from snapshots: every input shape the design promises, and kresched's own
+snapshot format round-tripping. Bad input is tests/test_bad_input.py's business."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import io
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+import yaml
+
+import kresched.sources.decode as decode
+from kresched.model.cluster import ClusterState
+from kresched.sources.snapshot import encode_snapshot, load_snapshot, write_snapshot
+
+MANAGED_FIELDS = [{"apiVersion": "v1", "fieldsType": "FieldsV1", "manager": "kubelet", "operation": "Update",
+                   "fieldsV1": {"f:status": {"f:conditions": {}}}, "time": "2025-03-03T05:43:35Z"}]
+
+NODE = {
+    "apiVersion": "v1", "kind": "Node",
+    "metadata": {"name": "node-a", "labels": {"kubernetes.io/hostname": "node-a", "topology.kubernetes.io/zone": "a"},
+                 "creationTimestamp": "2025-03-03T05:43:35Z", "managedFields": MANAGED_FIELDS, "resourceVersion": "7"},
+    "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}], "providerID": "aws:///i-1"},
+    "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+               "allocatable": {"cpu": "3920m", "memory": "15Gi", "pods": "110", "ephemeral-storage": "95Gi"},
+               "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+               "images": [{"names": ["registry.k8s.io/pause:3.10"], "sizeBytes": 320368}],
+               "nodeInfo": {"kubeletVersion": "v1.35.0"}},
+}
+POD = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "web-1", "namespace": "shop", "uid": "u-web-1", "labels": {"app": "web"},
+                 "creationTimestamp": "2025-03-03T05:43:35Z", "managedFields": MANAGED_FIELDS,
+                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9", "uid": "u-rs",
+                                      "controller": True, "blockOwnerDeletion": True}]},
+    "spec": {"nodeName": "node-a", "priority": 1000, "priorityClassName": "standard",
+             "schedulerName": "default-scheduler",
+             "containers": [{"name": "main", "image": "nginx",
+                             "resources": {"requests": {"cpu": "250m", "memory": "256Mi"},
+                                           "limits": {"memory": "256Mi"}},
+                             "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                             "volumeMounts": [{"name": "cache", "mountPath": "/cache"}]}],
+             "volumes": [{"name": "cache", "emptyDir": {}}], "terminationGracePeriodSeconds": 30,
+             "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                              "tolerationSeconds": 300}]},
+    "status": {"phase": "Running", "qosClass": "Burstable", "startTime": "2025-03-03T05:44:00Z",
+               "conditions": [{"type": "Ready", "status": "True"}],
+               "containerStatuses": [{"name": "main", "ready": True, "restartCount": 0, "image": "nginx",
+                                      "state": {"running": {"startedAt": "2025-03-03T05:44:01Z"}}}]},
+}
+PENDING = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "critical-addon", "namespace": "kube-system"},
+    "spec": {"priorityClassName": "system-cluster-critical",
+             "containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]},
+    "status": {"phase": "Pending"},
+}
+PDB = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "shop"},
+       "spec": {"minAvailable": "50%", "selector": {"matchLabels": {"app": "web"}}},
+       "status": {"disruptionsAllowed": 1, "currentHealthy": 2, "desiredHealthy": 1, "expectedPods": 2}}
+PRIORITY_CLASS = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "standard"},
+                  "value": 1000, "globalDefault": True, "preemptionPolicy": "PreemptLowerPriority"}
+NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "web"}}}
+OTHERS = [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "shop"}, "data": {"a": "b"}},
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
+     "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+     "spec": {"replicas": 2,
+              "template": {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "x"}}}]}}}},
+]
+KNOWN = [NODE, POD, PENDING, PDB, PRIORITY_CLASS, NAMESPACE]
+
+
+def kubectl_list(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": copy.deepcopy(items)}
+
+
+def write(path: Path, data: str | bytes) -> str:
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return str(path)
+
+
+def summary(state: ClusterState) -> dict[str, list[str]]:
+    return {"nodes": [n.name for n in state.nodes], "pods": [p.key for p in state.pods],
+            "pdbs": [b.key for b in state.pdbs], "priority_classes": [c.name for c in state.priority_classes],
+            "namespaces": [n.name for n in state.namespaces]}
+
+
+EXPECTED = {"nodes": ["node-a"], "pods": ["shop/web-1", "kube-system/critical-addon"], "pdbs": ["shop/web"],
+            "priority_classes": ["standard"], "namespaces": ["shop"]}
+
+
+@pytest.fixture
+def no_slow_path(monkeypatch):
+    """Fail if decoding falls back from one typed decode of the whole document to item by item."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the JSON fast path was left")
+
+    monkeypatch.setattr(decode, "_decode_items", forbidden)
+
+
+def test_a_kubectl_list_in_json_is_one_typed_decode(tmp_path, no_slow_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    assert summary(state) == EXPECTED
+
+
+def test_a_kubectl_list_in_yaml_gives_the_same_state_as_in_json(tmp_path):
+    from_yaml = load_snapshot(write(tmp_path / "dump.yaml", yaml.safe_dump(kubectl_list(KNOWN))))
+    from_json = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    assert summary(from_yaml) == EXPECTED
+    assert from_yaml == from_json
+
+
+def test_what_the_model_reads_from_a_real_looking_dump(tmp_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    web = state.pod("shop/web-1")
+    assert (web.requests.milli_cpu, web.requests.memory, web.qos, web.controller_ref) == (
+        250, 256 * 2**20, "Burstable", "ReplicaSet/web-7d9")
+    assert web.has_empty_dir
+    assert web.is_ready
+    assert not web.is_pending
+    assert [p.key for p in state.pods_on("node-a")] == ["shop/web-1"]
+    assert state.node_by_name["node-a"].allocatable.milli_cpu == 3920
+    pending = state.pod("kube-system/critical-addon")
+    assert pending.is_pending
+    assert pending.is_critical
+    assert pending.priority == 2_000_000_000  # resolved as the Priority admission plugin does
+    assert state.pdbs[0].status.disruptions_allowed == 1
+    assert state.namespace_labels == {"shop": {"team": "web"}}
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_other_kinds_are_ignored(tmp_path, fmt):
+    doc = kubectl_list(OTHERS[:1] + KNOWN + OTHERS[1:])
+    text = json.dumps(doc) if fmt == "json" else yaml.safe_dump(doc)
+    assert summary(load_snapshot(write(tmp_path / f"dump.{fmt}", text))) == EXPECTED
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_a_single_object_of_another_kind_is_an_empty_cluster_not_an_error(tmp_path, fmt):
+    text = json.dumps(OTHERS[2]) if fmt == "json" else yaml.safe_dump(OTHERS[2])
+    assert summary(load_snapshot(write(tmp_path / f"deploy.{fmt}", text))) == {k: [] for k in EXPECTED}
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_a_single_object(tmp_path, fmt):
+    text = json.dumps(NODE) if fmt == "json" else yaml.safe_dump(NODE)
+    assert [n.name for n in load_snapshot(write(tmp_path / f"node.{fmt}", text)).nodes] == ["node-a"]
+
+
+def test_multi_document_yaml_of_single_objects(tmp_path):
+    text = "---\n" + "\n---\n".join(yaml.safe_dump(o) for o in [*OTHERS[:1], *KNOWN]) + "\n---\n# the end\n"
+    assert summary(load_snapshot(write(tmp_path / "objects.yaml", text))) == EXPECTED
+
+
+def test_multi_document_yaml_mixing_lists_and_objects(tmp_path):
+    text = yaml.safe_dump(kubectl_list([NODE, POD])) + "---\n" + yaml.safe_dump_all([PENDING, PDB, PRIORITY_CLASS,
+                                                                                       NAMESPACE])
+    assert summary(load_snapshot(write(tmp_path / "mixed.yml", text))) == EXPECTED
+
+
+def _api_list(kind: str, objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the API server answers a list call with: `PodList`, items without kind/apiVersion."""
+    items = [{k: v for k, v in copy.deepcopy(o).items() if k not in ("kind", "apiVersion")} for o in objects]
+    return {"kind": f"{kind}List", "apiVersion": "v1", "metadata": {"resourceVersion": "123"}, "items": items}
+
+
+def test_items_without_kind_inside_a_podlist_in_json_are_pods(tmp_path, no_slow_path):
+    state = load_snapshot(write(tmp_path / "pods.json", json.dumps(_api_list("Pod", [POD, PENDING]))))
+    assert [p.key for p in state.pods] == EXPECTED["pods"]
+
+
+def test_items_without_kind_inside_a_nodelist_in_yaml_are_nodes(tmp_path):
+    state = load_snapshot(write(tmp_path / "nodes.yaml", yaml.safe_dump(_api_list("Node", [NODE]))))
+    assert [n.name for n in state.nodes] == ["node-a"]
+
+
+def test_a_directory_of_mixed_files(tmp_path):
+    write(tmp_path / "1-nodes.yaml", yaml.safe_dump(NODE))
+    write(tmp_path / "2-pods.json.gz", gzip.compress(json.dumps(_api_list("Pod", [POD, PENDING])).encode()))
+    write(tmp_path / "3-policy.yml", yaml.safe_dump_all([PDB, PRIORITY_CLASS]))
+    write(tmp_path / "4-namespaces.json", json.dumps(kubectl_list([NAMESPACE, *OTHERS])))
+    write(tmp_path / "README.md", "# not a snapshot {")
+    write(tmp_path / "notes.txt", "kind: Pod")
+    write(tmp_path / "backup.yaml~", "garbage: [")
+    (tmp_path / "sub.yaml").mkdir()  # a directory named like a file is not read
+    assert summary(load_snapshot(str(tmp_path))) == EXPECTED
+
+
+def test_in_a_directory_a_later_file_replaces_an_object_of_an_earlier_one(tmp_path):
+    newer = copy.deepcopy(POD)
+    newer["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
+    write(tmp_path / "a.yaml", yaml.safe_dump(POD))
+    write(tmp_path / "b.yaml", yaml.safe_dump(newer))
+    state = load_snapshot(str(tmp_path))
+    assert [p.requests.milli_cpu for p in state.pods] == [1000]
+
+
+@pytest.mark.parametrize("name", ["dump.json", "dump.yaml", "dump", "dump.json.gz", "dump.gz"])
+def test_gzip_is_detected_by_its_magic_bytes_whatever_the_name(tmp_path, name):
+    data = gzip.compress(json.dumps(kubectl_list(KNOWN)).encode())
+    assert summary(load_snapshot(write(tmp_path / name, data))) == EXPECTED
+
+
+def test_a_gz_name_on_plain_text_is_read_as_plain_text(tmp_path):
+    assert summary(load_snapshot(write(tmp_path / "dump.yaml.gz", yaml.safe_dump(kubectl_list(KNOWN))))) == EXPECTED
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml", "json.gz"])
+def test_stdin(fmt):
+    text = yaml.safe_dump(kubectl_list(KNOWN)).encode() if fmt == "yaml" else json.dumps(kubectl_list(KNOWN)).encode()
+    data = gzip.compress(text) if fmt.endswith(".gz") else text
+    assert summary(load_snapshot("-", stdin=io.BytesIO(data))) == EXPECTED
+
+
+def test_a_utf8_byte_order_mark_is_ignored(tmp_path):
+    data = b"\xef\xbb\xbf" + json.dumps(kubectl_list(KNOWN)).encode()
+    assert summary(load_snapshot(write(tmp_path / "dump.json", data))) == EXPECTED
+
+
+def test_unquoted_yaml_timestamps_stay_strings(tmp_path):
+    text = """
+kind: Pod
+metadata:
+  name: p
+  namespace: default
+  creationTimestamp: 2025-03-03T05:43:35Z
+  deletionTimestamp: 2025-03-04 10:00:00
+status:
+  startTime: 2025-03-03
+"""
+    pod = load_snapshot(write(tmp_path / "pod.yaml", text)).pods[0]
+    assert pod.metadata.creation_timestamp == "2025-03-03T05:43:35Z"
+    assert pod.metadata.deletion_timestamp == "2025-03-04 10:00:00"
+    assert pod.status.start_time == "2025-03-03"
+    assert pod.is_terminating
+
+
+def test_yaml_numbers_where_kubernetes_takes_quantities(tmp_path):
+    text = """
+kind: Node
+metadata: {name: n}
+status: {allocatable: {cpu: 4, memory: 16Gi, pods: 110, nvidia.com/gpu: 1}}
+"""
+    node = load_snapshot(write(tmp_path / "node.yaml", text)).nodes[0]
+    assert (node.allocatable.milli_cpu, node.allocatable.allowed_pods, node.allocatable.scalar) == (
+        4000, 110, {"nvidia.com/gpu": 1})
+
+
+# -- kresched's own snapshot format ---------------------------------------------------------------------
+
+def test_encode_snapshot_round_trips_to_an_equal_state(tmp_path):
+    state = load_snapshot(write(tmp_path / "dump.yaml", yaml.safe_dump(kubectl_list(KNOWN + OTHERS))))
+    again = load_snapshot(write(tmp_path / "snapshot.json", encode_snapshot(state)))
+    assert again == state
+    assert summary(again) == summary(state)
+    assert [p.requests for p in again.pods] == [p.requests for p in state.pods]
+    assert [p.qos for p in again.pods] == [p.qos for p in state.pods]
+
+
+def test_the_snapshot_is_a_kubernetes_list_without_managed_fields_nor_derived_facts(tmp_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    doc = json.loads(encode_snapshot(state))
+    assert (doc["apiVersion"], doc["kind"]) == ("v1", "List")
+    kinds = [item["kind"] for item in doc["items"]]
+    assert sorted(kinds) == sorted(["Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "Pod", "Pod"])
+    text = json.dumps(doc)
+    assert "managedFields" not in text
+    assert "containerStatuses" not in text
+    assert "images" not in text
+    for item in doc["items"]:
+        assert not {"requests", "qos", "key", "allocatable", "effectivePriority"} & set(item)
+    pod = next(i for i in doc["items"] if i["metadata"]["name"] == "web-1")
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "250m", "memory": "256Mi"}
+    assert pod["status"]["startTime"] == "2025-03-03T05:44:00Z"
+
+
+def test_write_snapshot_gzips_a_gz_file_and_it_loads_back(tmp_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    out = tmp_path / "snap.json.gz"
+    write_snapshot(state, str(out))
+    assert out.read_bytes()[:2] == b"\x1f\x8b"
+    assert load_snapshot(str(out)) == state
+
+
+def test_write_snapshot_to_stdout():
+    state = load_snapshot("-", stdin=io.BytesIO(json.dumps(kubectl_list(KNOWN)).encode()))
+    buf = io.BytesIO()
+    write_snapshot(state, None, stdout=buf)
+    assert buf.getvalue().endswith(b"\n")
+    assert load_snapshot("-", stdin=io.BytesIO(buf.getvalue())) == state
+
+
+def test_the_snapshot_json_decodes_with_the_typed_fast_path(tmp_path, no_slow_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    assert load_snapshot(write(tmp_path / "snap.json", encode_snapshot(state))) == state
+
+
+# -- the built-in demo ------------------------------------------------------------------------------------
+
+def _demo_exists() -> bool:
+    return resources.files("kresched.demo").joinpath("cluster.yaml").is_file()
+
+
+@pytest.mark.skipif(not _demo_exists(), reason="kresched/demo/cluster.yaml (the built-in demo) is not written yet")
+def test_the_demo_keyword_loads_the_built_in_demo_cluster():
+    state = load_snapshot("demo")
+    assert len(state.nodes) >= 3
+    assert len(state.pods) >= 10
+    assert state.pending_pods(), "the demo shows Pending pods to plan for"
+    text = resources.files("kresched.demo").joinpath("cluster.yaml").read_text(encoding="utf-8")
+    assert summary(state) == summary(load_snapshot("-", stdin=io.BytesIO(text.encode())))
+    assert msgspec.json.decode(encode_snapshot(state))["kind"] == "List"
