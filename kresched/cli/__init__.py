@@ -7,6 +7,7 @@ import typer
 from kresched import __version__
 from kresched.cli import drain as _drain
 from kresched.cli import explain as _explain
+from kresched.cli import manifests as _manifests
 from kresched.cli import plan as _plan
 from kresched.cli import preempt as _preempt
 from kresched.cli import reconcile as _reconcile
@@ -18,7 +19,9 @@ app = typer.Typer(
     help="An important pod is Pending: kresched says what must move so that it runs, "
     "whether that is safe, and can carry it out.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion/--show-completion, and the _KRESCHED_COMPLETE protocol the scripts in
+    # completions/ (python -m kresched.completions) call back into.
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -47,6 +50,7 @@ app.command("explain")(_explain.explain)
 app.command("untaint")(_untaint.untaint_command)
 app.command("reconcile")(_reconcile.reconcile_command)
 app.command("snapshot")(_snapshot.snapshot)
+app.command("manifests")(_manifests.manifests_command)
 
 
 def main() -> None:

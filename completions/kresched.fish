@@ -1,0 +1,1 @@
+complete --command kresched --no-files --arguments "(env _KRESCHED_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) kresched)" --condition "env _KRESCHED_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) kresched"

@@ -1,0 +1,90 @@
+"""`kresched manifests`: what to apply to run `kresched reconcile` in the cluster as a CronJob."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kresched.cli.common import ENV, NoColorOpt, Output, OutputOpt, command, make_options, parse_duration
+from kresched.cli.plan import MaxGraceOpt
+from kresched.errors import InputError
+from kresched.render.common import to_json, to_yaml
+from kresched.render.manifests import (
+    DEFAULT_IMAGE,
+    ManifestOptions,
+    build_manifest_list,
+    build_manifests,
+    manifest_errors,
+)
+
+
+@command
+def manifests_command(
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Where the ServiceAccount and the CronJob "
+                                                                     "live.")] = "kube-system",
+    create_namespace: Annotated[bool, typer.Option("--create-namespace", help="Include the Namespace.")] = False,
+    schedule: Annotated[str, typer.Option("--schedule", metavar="CRON", help="When reconcile runs.")] = "*/5 * * * *",
+    image: Annotated[str, typer.Option("--image", help="The kresched image (see the Dockerfile).")] = DEFAULT_IMAGE,
+    lease: Annotated[str | None, typer.Option("--lease", metavar="NS/NAME",
+                                              help="The Lease used as reconcile's lock (default: "
+                                                   "NAMESPACE/kresched).", show_default=False)] = None,
+    min_priority: Annotated[int | None, typer.Option("--min-priority", metavar="N",
+                                                     help="Also help pods with at least this priority.")] = None,
+    max_evictions: Annotated[int, typer.Option("--max-evictions", min=0, help="Evictions allowed per pass.")] = 10,
+    deadline: Annotated[str, typer.Option("--deadline", metavar="DURATION",
+                                          help="Each pass ends within this (the Job is stopped a minute later).")]
+    = "4m",
+    min_pending: Annotated[str, typer.Option("--min-pending", metavar="DURATION",
+                                             help="Only pods Unschedulable for at least this long.")] = "60s",
+    reservation_ttl: Annotated[str, typer.Option("--reservation-ttl", metavar="DURATION",
+                                                 help="Reservations older than this are stale.")] = "10m",
+    max_grace: MaxGraceOpt = 10,
+    allow_pdb_violation: Annotated[bool, typer.Option(
+        "--allow-pdb-violation",
+        help="Let reconcile delete tier-3 victims a PodDisruptionBudget protects (grants delete on pods).")] = False,
+    priority_class: Annotated[str, typer.Option("--priority-class", metavar="NAME",
+                                                help="The CronJob's pods' PriorityClass ('' for none; some clusters "
+                                                     "allow system-* classes only in kube-system).")]
+    = "system-cluster-critical",
+    memory_limit: Annotated[str, typer.Option("--memory-limit", metavar="QUANTITY",
+                                              help="Memory limit of reconcile's container (raise it for clusters "
+                                                   "with tens of thousands of pods).")] = "1Gi",
+    output: OutputOpt = Output.yaml,
+    no_color: NoColorOpt = False,
+) -> int:
+    """Print what to apply to run `kresched reconcile` in the cluster: a ServiceAccount, a
+    least-privilege ClusterRole (exactly the calls kresched makes), a Role for the Lease in its
+    namespace, their bindings, and a CronJob (YAML documents; `-o json`: one List).
+
+    Examples:
+
+      kresched manifests | kubectl apply -f -
+
+      kresched manifests --namespace kresched --create-namespace --schedule '*/2 * * * *'
+
+      kresched manifests --min-priority 1000000 --max-evictions 5 -o json
+    """
+    opts = make_options(None, None, None, output, no_color)
+    options = ManifestOptions(
+        namespace=namespace, create_namespace=create_namespace, schedule=schedule, image=image, lease=lease,
+        min_priority=min_priority, max_evictions=max_evictions, allow_pdb_violation=allow_pdb_violation,
+        deadline_seconds=_seconds(deadline, "--deadline"), min_pending_seconds=_seconds(min_pending, "--min-pending"),
+        reservation_ttl_seconds=_seconds(reservation_ttl, "--reservation-ttl"), max_grace_seconds=max_grace,
+        priority_class=priority_class, memory_limit=memory_limit,
+    )
+    errors = manifest_errors(options)
+    if errors:
+        raise InputError("; ".join(errors))
+    if opts.output is Output.json:
+        ENV.write(to_json(build_manifest_list(options)))
+    else:
+        ENV.write("---\n".join(to_yaml(obj) for obj in build_manifests(options)))
+    return 0
+
+
+def _seconds(text: str, option: str) -> int:
+    seconds = parse_duration(text, option)
+    if seconds != int(seconds):
+        raise InputError(f"{option}: whole seconds only ({text!r})")
+    return int(seconds)
