@@ -23,7 +23,7 @@ app = typer.Typer(
     # completions/ (python -m kresched.completions) call back into.
     add_completion=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
