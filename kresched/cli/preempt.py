@@ -19,9 +19,9 @@ from kresched.cli.act import (
 from kresched.cli.common import (
     ENV,
     ContextOpt,
-    Options,
     KubeconfigOpt,
     NoColorOpt,
+    Options,
     Output,
     OutputOpt,
     SnapshotOpt,
@@ -102,7 +102,8 @@ def preempt_command(
         with signals_as_exceptions():
             result = preempt(api, plan, options, report, confirm_changed)
     except (KeyboardInterrupt, Terminated):
-        report(Event("interrupted", "interrupted: the reservation was removed; pods already evicted stay evicted",
+        # Whether the reservation went has been reported just before (released / release-failed).
+        report(Event("interrupted", "interrupted; pods already evicted stay evicted",
                      {"pod": plan.pod.key}, "error"))
         return ExitCode.INTERRUPTED
     _summary(result, api.mode, opts)

@@ -35,10 +35,12 @@ __all__ = [
 class ApiFailure(KreschedError):
     """An API answer kresched cannot use (4xx other than the ones below, or 5xx after retries)."""
 
-    def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
+    def __init__(self, message: str, status: int = 0, reason: str = "", retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
+        #: The server's Retry-After, in seconds, when it sent one (a 429 may).
+        self.retry_after = retry_after
 
 
 class NotFound(ApiFailure):

@@ -8,13 +8,20 @@ rules (`kresched.execute.writes`); 401/403 and an unreachable server become `Clu
 naming the verb and resource; any other answer becomes `ApiFailure`.
 
 `server_dry_run=True` sends every write with `dryRun=All`, so the API server validates it (PDB
-429s included) without acting; waiting for the binding is then only simulated.
+429s included) without acting; waiting for the binding is then only simulated. A DELETE carries it
+in its DeleteOptions body too: the API server reads a DELETE's options from the body when there is
+one and ignores the query string then.
+
+Waiting for the binding lists the pod by name (for its state and a current resourceVersion) and
+watches it from there; a watch that breaks (cut stream, ERROR event such as 410 Gone, 5xx) is
+started again after a backoff pause, and a watch RBAC forbids falls back to polling.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -27,8 +34,8 @@ from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.retry import TRANSIENT_RETRY, RetryPolicy
-from kresched.sources.decode import decode_object
-from kresched.sources.live import ApiCall, LiveClient, access_error, is_transient, load_live
+from kresched.sources.decode import decode_json, decode_object
+from kresched.sources.live import ApiCall, LiveClient, access_error, is_transient, load_live, retry_after_seconds
 
 __all__ = ["KubeApi"]
 
@@ -52,7 +59,25 @@ class _WatchEvent(msgspec.Struct):
     object: msgspec.Raw = msgspec.Raw(b"{}")
 
 
+class _ListMeta(msgspec.Struct, frozen=True):
+    resource_version: str = msgspec.field(default="", name="resourceVersion")
+
+
+class _ListHead(msgspec.Struct):
+    metadata: _ListMeta = _ListMeta()
+
+
 _watch_event = msgspec.json.Decoder(_WatchEvent)
+_status_body = msgspec.json.Decoder(_StatusBody)
+_list_head = msgspec.json.Decoder(_ListHead)
+
+
+class _WatchForbidden(Exception):
+    """RBAC allows reading the pod but not watching it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 def _status_text(exc: ApiException) -> str:
@@ -66,11 +91,12 @@ def _status_text(exc: ApiException) -> str:
 
 class KubeApi:
     def __init__(self, client: LiveClient, server_dry_run: bool = False,
-                 retry: RetryPolicy = TRANSIENT_RETRY, watch_chunk_seconds: int = 60) -> None:
+                 retry: RetryPolicy | None = None, watch_chunk_seconds: int = 60) -> None:
         self.client = client
         self.dry_run = "All" if server_dry_run else None
         self.mode = "server dry run" if server_dry_run else "cluster"
-        self.retry = retry
+        # The default policy waits at least as long as a 429/503's Retry-After says.
+        self.retry = retry if retry is not None else replace(TRANSIENT_RETRY, retry_after=retry_after_seconds)
         self.watch_chunk_seconds = watch_chunk_seconds
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -94,7 +120,7 @@ class KubeApi:
         if exc.status == 409:
             raise Conflict(text, 409, "Conflict") from None
         if exc.status == 429:
-            raise TooManyRequests(text, 429, "TooManyRequests") from None
+            raise TooManyRequests(text, 429, "TooManyRequests", retry_after_seconds(exc)) from None
         if exc.status in (401, 403) or not exc.status:
             err = access_error(exc, call, self.client)
             raise (err or ClusterAccessError(text)) from None
@@ -134,8 +160,10 @@ class KubeApi:
                        _request_timeout=self._timeout))
 
     def delete_pod(self, pod: Pod, grace_seconds: int) -> None:
+        # dryRun goes in the body: with a body, the API server ignores the DELETE's query options.
         body = k8s.V1DeleteOptions(grace_period_seconds=grace_seconds,
-                                   preconditions=k8s.V1Preconditions(uid=pod.uid or None))
+                                   preconditions=k8s.V1Preconditions(uid=pod.uid or None),
+                                   dry_run=[self.dry_run] if self.dry_run else None)
         self._call(ApiCall("delete", "pods", namespace=pod.namespace, name=pod.name),
                    lambda: self.client.core.delete_namespaced_pod(
                        pod.name, pod.namespace, body=body, grace_period_seconds=grace_seconds,
@@ -200,13 +228,15 @@ class KubeApi:
 
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,
                          progress: Callable[[str], None] | None = None) -> WaitResult:
-        """Until the pod (this UID) is bound, deleted, or the timeout: GET, then watch from that
-        resourceVersion; a watch that ends or breaks is simply started again from a fresh GET."""
+        """Until the pod (this UID) is bound, deleted, or the timeout: read it, then watch from that
+        read's resourceVersion; a watch that ends or breaks is started again from a fresh read."""
         if self.dry_run:
             return WaitResult("simulated")
         deadline = time.monotonic() + timeout_seconds
+        failures = 0
+        polling = False
         while True:
-            current = self.get_pod(pod.namespace, pod.name)
+            current, version = self._read_pod(pod)
             if current is None or (pod.uid and current.uid != pod.uid):
                 return WaitResult("deleted")
             if current.spec.node_name:
@@ -214,17 +244,47 @@ class KubeApi:
             left = deadline - time.monotonic()
             if left <= 0:
                 return WaitResult("timeout")
-            try:
-                result = self._watch(pod, current.metadata.resource_version, min(left, self.watch_chunk_seconds))
-            except (ClusterAccessError, ApiFailure) as exc:
-                if progress:
-                    progress(f"watch interrupted ({exc.message}); reading the pod again")
-                time.sleep(min(1.0, max(deadline - time.monotonic(), 0)))
+            if polling:
+                time.sleep(min(self.retry.wait_seconds(3, None), left))  # about 2 s between GETs
                 continue
-            if result is not None:
-                return result
+            try:
+                outcome = self._watch(pod, version, min(left, self.watch_chunk_seconds))
+            except _WatchForbidden as exc:
+                polling = True
+                if progress:
+                    progress(f"{exc.message}; polling the pod instead")
+                continue
+            except (ClusterAccessError, ApiFailure) as exc:
+                outcome = exc.message
+            if isinstance(outcome, WaitResult):
+                return outcome
+            if outcome is None:  # the watch ran its course: watch again
+                failures = 0
+                continue
+            # Broken (cut, ERROR event, 5xx): pause — more each time in a row — then GET and watch again.
+            failures += 1
+            if progress:
+                progress(f"watch interrupted ({outcome}); reading the pod again")
+            time.sleep(min(self.retry.wait_seconds(failures, None), max(deadline - time.monotonic(), 0)))
 
-    def _watch(self, pod: Pod, resource_version: str, seconds: float) -> WaitResult | None:
+    def _read_pod(self, pod: Pod) -> tuple[Pod | None, str]:
+        """The pod (by name) and a resourceVersion to watch it from — the list's, which is current.
+
+        Not the pod's own: a pod Pending for a while has not changed for longer than the API server
+        keeps watch history, and a watch from its resourceVersion would only get 410 Gone."""
+        data = self._call(ApiCall("list", "pods", namespace=pod.namespace, name=pod.name),
+                          lambda: self.client.core.list_namespaced_pod(
+                              pod.namespace, field_selector=f"metadata.name={pod.name}", _preload_content=False,
+                              _request_timeout=self._timeout))
+        try:
+            head = _list_head.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ApiFailure(f"cannot read pod {pod.key}: unreadable list from the API server: {exc}") from None
+        pods = decode_json(data, f"pod {pod.key}", item_kind="Pod").pods
+        return (pods[0] if pods else None), head.metadata.resource_version
+
+    def _watch(self, pod: Pod, resource_version: str, seconds: float) -> WaitResult | str | None:
+        """One watch: its verdict, or why it broke (a str), or None when it ended quietly."""
         call = ApiCall("watch", "pods", namespace=pod.namespace, name=pod.name)
         try:
             resp = self.client.core.list_namespaced_pod(
@@ -233,6 +293,9 @@ class KubeApi:
                 allow_watch_bookmarks=True, _preload_content=False,
                 _request_timeout=(self._timeout[0], seconds + 10))
         except ApiException as exc:
+            if exc.status == 403:
+                err = access_error(exc, call, self.client)
+                raise _WatchForbidden(err.message if err else _status_text(exc)) from None
             self._raise(exc, call)
             raise
         except Exception as exc:
@@ -245,8 +308,11 @@ class KubeApi:
                 if not line.strip():
                     continue
                 ev = _watch_event.decode(line)
-                if ev.type == "ERROR":
-                    return None  # e.g. 410 Gone: start over from a fresh GET
+                if ev.type == "ERROR":  # e.g. 410 Gone: start over from a fresh GET
+                    try:
+                        return f"the server ended the watch: {_status_body.decode(ev.object).message}"
+                    except (msgspec.DecodeError, msgspec.ValidationError):
+                        return "the server ended the watch with an error"
                 if ev.type == "BOOKMARK":
                     continue
                 obj = decode_object(bytes(ev.object), "Pod", f"pod {pod.key}")
@@ -259,7 +325,11 @@ class KubeApi:
         except Exception as exc:  # a stream cut mid-way: start over
             if access_error(exc, call, self.client) is None and not is_transient(exc):
                 raise
+            return "the connection was lost"
         finally:
+            # Close, not just release: a watch left early would stream on (and hold a watch open on
+            # the API server) until its timeout.
+            resp.close()
             resp.release_conn()
         return None
 

@@ -4,7 +4,11 @@ Owns the flow of design "Carrying a plan out": re-read and re-validate, reserve 
 evict the victims through the Eviction API (DELETE only for tier-3 PDB-violating victims with
 `allow_pdb_violation`), wait for the scheduler to bind the pod, and ALWAYS release the
 reservation — on success, failure, timeout, KeyboardInterrupt and SIGTERM (`Terminated`). The
-release itself runs with SIGINT/SIGTERM blocked so a second Ctrl-C cannot cut it short.
+release itself runs with SIGINT/SIGTERM deferred so a second Ctrl-C cannot cut it short; a signal
+that arrives meanwhile is raised once the release is done.
+
+The release only removes a reservation made for this run's pod: if the node's annotation names
+another pod (another run reserved it since), it is left to that run.
 
 Every API call goes through a `ClusterApi`; dry runs swap the client, not this code.
 """
@@ -12,19 +16,23 @@ Every API call goes through a `ClusterApi`; dry runs swap the client, not this c
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
-from kresched.execute.api import ClusterApi, Conflict, NotFound, TooManyRequests, WaitResult
+from kresched.execute.api import ApiFailure, ClusterApi, Conflict, NotFound, TooManyRequests, WaitResult
 from kresched.execute.events import Event, Reporter
-from kresched.execute.reservation import foreign_critical_taint, release_patch, reserve_patch
+from kresched.execute.reservation import RESERVED_FOR, foreign_critical_taint, release_patch, reserve_patch
 from kresched.execute.writes import EvictionGaveUp, evict_with_retry, patch_node_with_retry
+from kresched.model.objects import Node
 from kresched.plan.planner import Plan, PlanOptions, Victim, plan_pod
 
-__all__ = ["PreemptOptions", "PreemptResult", "Terminated", "preempt", "release_reservation", "signals_as_exceptions"]
+__all__ = ["PreemptOptions", "PreemptResult", "Terminated", "preempt", "release_outcome", "release_reservation",
+           "signals_as_exceptions"]
 
 
 class Terminated(BaseException):
@@ -33,7 +41,7 @@ class Terminated(BaseException):
 
 @dataclass(frozen=True)
 class PreemptOptions:
-    plan: PlanOptions = PlanOptions()
+    plan: PlanOptions = field(default_factory=PlanOptions)
     #: How long to wait for the scheduler to bind the pod.
     timeout_seconds: float = 300.0
     #: How long to keep retrying one victim's eviction while a PDB answers 429.
@@ -71,13 +79,35 @@ def signals_as_exceptions() -> Iterator[None]:
 
 @contextmanager
 def _signals_blocked() -> Iterator[None]:
-    """Defer SIGINT/SIGTERM until the block is done (they are delivered afterwards)."""
+    """Defer SIGINT/SIGTERM until the block is done, then raise what arrived meanwhile.
+
+    In the main thread the Python handlers are swapped for ones that only take note: blocking the
+    signals at the OS level alone would not stop one that already arrived (its Python handler runs
+    at the next bytecode, inside the block). Elsewhere, the OS-level mask is all there is.
+    """
     sigs = {signal.SIGINT, signal.SIGTERM}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    if threading.current_thread() is not threading.main_thread():
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        return
+    arrived: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: arrived.append(signum)) for s in sigs}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if arrived:
+        handler = previous[arrived[0]]
+        if callable(handler):
+            handler(arrived[0], None)  # KeyboardInterrupt, or Terminated under signals_as_exceptions
+        elif handler == signal.SIG_DFL and arrived[0] == signal.SIGINT:
+            raise KeyboardInterrupt
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(arrived[0])
 
 
 def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter,
@@ -95,7 +125,7 @@ def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Report
         node = plan.node
         assert node is not None
         try:
-            result.reserved = _reserve(api, plan, report)
+            _reserve(api, plan, report, result)
             _evict_all(api, plan, options, report, result)
             report(Event("waiting", f"waiting up to {options.timeout_seconds:.0f}s for the scheduler to bind "
                                     f"{plan.pod.key}", {"pod": plan.pod.key, "timeout": options.timeout_seconds}))
@@ -105,7 +135,7 @@ def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Report
         finally:
             if result.reserved:
                 with _signals_blocked():
-                    result.released = release_reservation(api, node, report)
+                    result.released = release_reservation(api, node, report, pod_key=plan.pod.key)
     finally:
         result.seconds = clock() - started
     return result
@@ -151,7 +181,7 @@ def _same(a: Plan, b: Plan) -> bool:
     return (a.outcome, a.node, [v.pod.key for v in a.victims]) == (b.outcome, b.node, [v.pod.key for v in b.victims])
 
 
-def _reserve(api: ClusterApi, plan: Plan, report: Reporter) -> bool:
+def _reserve(api: ClusterApi, plan: Plan, report: Reporter, result: PreemptResult) -> None:
     node_name = plan.node or ""
     node = api.get_node(node_name)
     foreign = foreign_critical_taint(node)
@@ -159,33 +189,57 @@ def _reserve(api: ClusterApi, plan: Plan, report: Reporter) -> bool:
         report(Event("reserve-skipped", f"node {node_name} already carries {foreign.key}={foreign.value}:"
                                         f"{foreign.effect} (not kresched's): leaving it as it is",
                      {"node": node_name}, "warn"))
-        return False
+        return
     if not plan.taint:
         report(Event("reserve-skipped", f"{plan.pod.key} does not tolerate CriticalAddonsOnly, so node "
                                         f"{node_name} is not reserved: another pod may take the room first",
                      {"node": node_name}, "warn"))
-        return False
+        return
+    # Marked before the write: if the run is interrupted while the patch is in flight, the release
+    # still runs (it finds nothing to remove if the patch never landed).
+    result.reserved = True
     patch_node_with_retry(api, node_name,
                           lambda n: reserve_patch(n, plan.pod.key, datetime.now(UTC), add_taint=True))
     report(Event("reserved", f"reserved node {node_name} for {plan.pod.key} (taint CriticalAddonsOnly=kresched:"
                              "NoSchedule)", {"node": node_name, "pod": plan.pod.key}, "ok"))
-    return True
 
 
-def release_reservation(api: ClusterApi, node_name: str, report: Reporter) -> bool:
-    """Remove kresched's taint and annotations from the node; True when nothing of ours is left."""
+def release_reservation(api: ClusterApi, node_name: str, report: Reporter, pod_key: str | None = None) -> bool:
+    """Remove kresched's taint and annotations from the node; True when nothing of ours is left.
+
+    With `pod_key`, only a reservation made for that pod (or one that names no pod): a node another
+    run has since reserved for another pod is left to that run."""
+    return release_outcome(api, node_name, report, pod_key)[0] != "failed"
+
+
+def release_outcome(api: ClusterApi, node_name: str, report: Reporter, pod_key: str | None = None
+                    ) -> tuple[str, str | None]:
+    """`release_reservation`, saying what happened: ("released", None) — also when there was
+    nothing to remove —, ("skipped", the pod the node is now reserved for) or ("failed", None)."""
+    def patch(node: Node) -> dict[str, Any] | None:
+        holder = node.metadata.annotations.get(RESERVED_FOR)
+        if pod_key is not None and holder is not None and holder != pod_key:
+            skipped.append(holder)
+            return None
+        return release_patch(node)
+
+    skipped: list[str] = []
     try:
-        patched = patch_node_with_retry(api, node_name, release_patch)
+        patched = patch_node_with_retry(api, node_name, patch)
     except NotFound:
         report(Event("released", f"node {node_name} is gone: nothing to release", {"node": node_name}))
-        return True
+        return "released", None
     except Exception as exc:  # the operator must hear about a reservation left behind
         report(Event("release-failed", f"could not remove the reservation from node {node_name}: {exc}; "
                                        f"run `kresched untaint {node_name}`", {"node": node_name}, "error"))
-        return False
+        return "failed", None
+    if skipped:
+        report(Event("release-skipped", f"node {node_name} is now reserved for {skipped[-1]}: leaving that "
+                                        "reservation to its run", {"node": node_name, "pod": skipped[-1]}, "warn"))
+        return "skipped", skipped[-1]
     if patched is not None:
         report(Event("released", f"released node {node_name}", {"node": node_name}, "ok"))
-    return True
+    return "released", None
 
 
 def _evict_all(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter, result: PreemptResult) -> None:
@@ -223,6 +277,11 @@ def _evict_one(api: ClusterApi, v: Victim, plan: Plan, options: PreemptOptions, 
     except TooManyRequests as exc:  # a DELETE cannot get 429 from a PDB, but a server may throttle
         result.failed.append((key, exc.message))
         report(Event("failed", f"could not delete {key}: {exc.message}", data, "error"))
+    except ApiFailure as exc:
+        # 5xx after the retries, or an answer no retry fixes (e.g. the eviction API's 500 for a pod
+        # with two PDBs): this victim failed; the others are still worth trying.
+        result.failed.append((key, exc.message))
+        report(Event("failed", f"could not evict {key}: {exc.message}", data, "error"))
 
 
 def _record_wait(waited: WaitResult, plan: Plan, report: Reporter, result: PreemptResult) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from kresched.execute.api import ClusterApi
 from kresched.execute.events import Event, Reporter
-from kresched.execute.preempt import release_reservation
+from kresched.execute.preempt import release_outcome
 from kresched.execute.reservation import Reservation, reservation_of
 from kresched.model.cluster import ClusterState
 
@@ -85,5 +85,9 @@ def untaint(api: ClusterApi, state: ClusterState, now: datetime, older_than_seco
             report(Event("kept", f"kept the reservation on {node}: {d.reason}", {"node": node, "reason": d.reason}))
             continue
         report(Event("stale", f"reservation on {node} is stale: {d.reason}", {"node": node, "reason": d.reason}))
-        (result.removed if release_reservation(api, node, report) else result.failed).append(d)
+        outcome, holder = release_outcome(api, node, report, pod_key=d.reservation.pod)
+        if outcome == "skipped":  # reserved again for another pod since it was read: not stale
+            result.kept.append(Decision(d.reservation, False, f"reserved again for {holder} meanwhile"))
+        else:
+            (result.removed if outcome == "released" else result.failed).append(d)
     return result

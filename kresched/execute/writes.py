@@ -1,7 +1,8 @@
 """Writes with kresched's retry rules applied (policies themselves: `kresched.retry`).
 
-- eviction answered 429 (a PodDisruptionBudget says no, for now) → back off and retry until the
-  eviction deadline, then give up on that victim (`EvictionGaveUp`);
+- eviction answered 429 (a PodDisruptionBudget says no, for now) → back off (at least the
+  answer's Retry-After) and retry until the eviction deadline, then give up on that victim
+  (`EvictionGaveUp`);
 - 404 → the pod is already gone (the caller treats it as done);
 - 409 on a node write → re-read the node, recompute the patch, retry;
 - 5xx, dropped connections, timeouts → retried inside the client (`kresched.execute.kube`);
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from kresched.errors import KreschedError
@@ -39,6 +41,8 @@ def evict_with_retry(api: ClusterApi, pod: Pod, grace_seconds: int, deadline_sec
             on_blocked(exc.message)
             raise
 
+    # A 429 may say when to come back (e.g. a PDB its controller has not processed yet: 10 s).
+    policy = replace(policy, retry_after=lambda e: getattr(e, "retry_after", None))
     try:
         policy.with_deadline(deadline_seconds).call(attempt, retry_on=lambda e: isinstance(e, TooManyRequests))
     except TooManyRequests:

@@ -12,9 +12,14 @@ forever (a 429 storm). Steps:
 - `DROP` / `"drop"`: close the connection without answering (the client sees it aborted);
 - `RESET` / `"reset"`: abort it with a TCP RST (connection reset by peer);
 - `delay(seconds)`: wait, then answer normally (`delay(s, then=...)` waits, then applies `then`);
-- `call(fn)`: run `fn(request)` (e.g. `lambda r: fake.store.compact()`); it may return a `Response`,
-  or None to go on normally;
+- `call(fn)`: run `fn(request)` (e.g. `lambda r: fake.store.compact()`); if it returns a `Response`
+  that is the answer, anything else goes on normally;
+- `cut(events=N)` / `cut(seconds=S)`: for a streamed answer (a watch): start it normally, then drop
+  the connection after N events or S seconds, mid-stream (no terminating chunk);
 - `PASS` / `None` / `"ok"`: answer normally.
+
+`script(..., query={"watch": "true"})` only matches requests whose query has those values (a
+watch and a list share their path); `method=None` matches any method.
 
 The hook runs before authentication and routing, as a proxy or an overloaded server would fail.
 """
@@ -24,13 +29,17 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
     from tests.fakeapi.server import Request, Response
 
-__all__ = ["DROP", "PASS", "RESET", "Fault", "Faults", "Script", "call", "delay", "status"]
+__all__ = ["DROP", "PASS", "RESET", "Cut", "Fault", "Faults", "Script", "call", "cut", "delay", "status"]
+
+
+class Cut(Exception):
+    """Raised inside a streamed answer to drop the connection mid-stream."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,9 @@ class Fault:
     reset: bool = False
     delay_seconds: float = 0.0
     action: Callable[[Request], Response | None] | None = None
+    #: For streamed answers: drop the connection after this many events / seconds.
+    cut_after_events: int | None = None
+    cut_after_seconds: float | None = None
 
     @property
     def is_pass(self) -> bool:
@@ -60,8 +72,13 @@ def status(code: int, message: str = "", *, retry_after: int | None = None) -> F
 
 
 def delay(seconds: float, then: Fault = PASS) -> Fault:
-    return Fault(status=then.status, message=then.message, retry_after=then.retry_after, drop=then.drop,
-                 reset=then.reset, delay_seconds=seconds, action=then.action)
+    return replace(then, delay_seconds=seconds)
+
+
+def cut(events: int | None = None, seconds: float | None = None) -> Fault:
+    if events is None and seconds is None:
+        raise ValueError("cut() needs events= or seconds=")
+    return Fault(cut_after_events=events, cut_after_seconds=seconds)
 
 
 def call(fn: Callable[[Request], Response | None]) -> Fault:
@@ -95,9 +112,13 @@ class Script:
     method: str | None = None
     repeat: bool = False
     used: int = 0
+    #: Query parameters the request must carry (compared case-insensitively).
+    query: dict[str, str] | None = None
 
-    def matches(self, method: str, path: str) -> bool:
+    def matches(self, method: str, path: str, query: dict[str, str] | None = None) -> bool:
         if self.method is not None and self.method.upper() != method:
+            return False
+        if self.query and any((query or {}).get(k, "").lower() != v.lower() for k, v in self.query.items()):
             return False
         if self.path is None:
             return True
@@ -121,20 +142,20 @@ class Faults:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def script(self, steps: Iterable[Step], *, path: str | re.Pattern[str] | None = None,
-               method: str | None = "GET", repeat: bool = False) -> Script:
+               method: str | None = "GET", repeat: bool = False, query: dict[str, str] | None = None) -> Script:
         """Script the next requests to `path` (all paths if None); see the module docstring."""
-        s = Script([as_fault(x) for x in steps], path, method, repeat)
+        s = Script([as_fault(x) for x in steps], path, method, repeat, query=query)
         if not s.steps:
             raise ValueError("a fault script needs at least one step")
         with self._lock:
             self.scripts.append(s)
         return s
 
-    def next_for(self, method: str, path: str) -> Fault:
+    def next_for(self, method: str, path: str, query: dict[str, str] | None = None) -> Fault:
         """The step this request gets: from the first matching script that is not used up."""
         with self._lock:
             for s in self.scripts:
-                if not s.done and s.matches(method, path):
+                if not s.done and s.matches(method, path, query):
                     return s.take()
         return PASS
 

@@ -20,9 +20,11 @@ from tests.fakeapi.server import FakeApiServer
 
 @pytest.fixture
 def fake_api() -> Iterator[FakeApiServer]:
-    """A started, empty fake API server on 127.0.0.1 (token `fake-token`, context `fake`)."""
+    """A started, empty fake API server on 127.0.0.1 (token `fake-token`, context `fake`). A test
+    whose background controllers failed fails too."""
     with FakeApiServer() as server:
         yield server
+    assert not server.controllers.errors, f"the fake's controllers failed: {server.controllers.errors!r}"
 
 
 @pytest.fixture

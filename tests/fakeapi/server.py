@@ -14,6 +14,20 @@ slot in (PATCH on nodes, pods/eviction, DELETE, watches, leases):
 - authentication (`token`: bearer token required when set → 401) and authorisation (`forbid(verb,
   resource)` → 403 with the real Status message naming `user`).
 
+Built-in writes, with a real server's semantics (see each module's docstring):
+- `PATCH` nodes, pods, PDBs: merge, JSON and strategic merge patches (patch.py); a
+  `metadata.resourceVersion` in the patch makes it conditional (409 Conflict when stale); status
+  is kept (it has its own subresource); node taints are validated (unique per key and effect,
+  known effects → 422 Invalid); `dryRun=All` validates without storing; a patch that changes
+  nothing does not bump the resourceVersion.
+- `DELETE` pods and `POST pods/{name}/eviction` (pods.py: `PodLifecycle`, the eviction handler's
+  decisions, graceful termination on `clock`, `advance(seconds)`).
+- `GET ...?watch=true` (watch.py): chunked event streams, 410 for compacted resourceVersions.
+- `controllers` (controllers.py): scheduler, kubelet, PDB and ReplicaSet controllers for tests to
+  step (`controllers.settle()`) or run in the background (`controllers.start()`).
+- `POST` and `PUT` Leases (coordination.k8s.io/v1): create (409 AlreadyExists) and update, which
+  must name the resourceVersion it replaces (409 Conflict when stale, 422 when missing).
+
 A request goes: record → fault hook → bearer token → route (404/405 if none) → forbid list → handler.
 A new built-in endpoint is a handler method plus one `Route` appended in `__init__`; a test-only one
 is `fake.route(...)`, e.g. (the RBAC verb defaults from the method: POST → create):
@@ -31,13 +45,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
 import re
 import socket
 import struct
+import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -47,9 +64,25 @@ from urllib.parse import parse_qsl, urlsplit
 import msgspec
 import yaml
 
+from tests.fakeapi.controllers import Controllers, Scheduler
 from tests.fakeapi.errors import ApiError
-from tests.fakeapi.faults import Fault, Faults
-from tests.fakeapi.store import RESOURCES, Resource, Store, field_selector_matches, label_selector_matches, storage_key
+from tests.fakeapi.faults import Cut, Fault, Faults
+from tests.fakeapi.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from tests.fakeapi.pods import Clock, PodLifecycle, dry_run_option
+from tests.fakeapi.store import (
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PDBS,
+    PODS,
+    RESOURCES,
+    Resource,
+    Store,
+    field_selector_matches,
+    label_selector_matches,
+    storage_key,
+)
+from tests.fakeapi.watch import watch
 
 __all__ = ["DEFAULT_USER", "FakeApiServer", "RecordedRequest", "Request", "Response", "Route"]
 
@@ -67,6 +100,9 @@ class Request:
     body: bytes = b""
     #: Values of the `{placeholders}` of the matched route template.
     params: dict[str, str] = field(default_factory=dict)
+    #: Set by a `cut(...)` fault: a streamed answer is dropped after so many events / seconds.
+    cut_after_events: int | None = None
+    cut_after_seconds: float | None = None
 
     def json(self) -> Any:
         try:
@@ -83,6 +119,8 @@ class Response:
     status: int = 200
     body: Any = None  # dict/list (sent as JSON) or bytes
     headers: dict[str, str] = field(default_factory=dict)
+    #: A streamed answer (a watch): chunks sent with `Transfer-Encoding: chunked` as they come.
+    stream: Iterator[bytes] | None = None
 
     def encode(self) -> bytes:
         if self.body is None:
@@ -146,14 +184,27 @@ class FakeApiServer:
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        #: The cluster's time: deletionTimestamps, disruptedPods; `advance()` moves it.
+        self.clock = Clock()
+        #: Pod deletion and eviction; `pods.termination = "graceful"` keeps deleted pods Terminating.
+        self.pods = PodLifecycle(self.store, self.clock)
+        #: Watches: default timeout, BOOKMARK interval (None: none), and how a too-old
+        #: resourceVersion is answered ("event": an ERROR event; "status": HTTP 410).
+        self.watch_timeout_seconds = 30.0
+        self.bookmark_seconds: float | None = None
+        self.watch_gone = "event"
+        #: Set when the server stops: open watch streams end.
+        self.stopping = threading.Event()
         for r in RESOURCES:
             self._add_resource_routes(r)
+        self._add_write_routes()
+        self.controllers = Controllers(self)
         if objects:
             self.store.load(*objects)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> FakeApiServer:
-        httpd = ThreadingHTTPServer((_LOOPBACK, 0), _Handler)
+        httpd = _Server((_LOOPBACK, 0), _Handler)
         httpd.daemon_threads = True
         httpd.api = self  # type: ignore[attr-defined]
         self._httpd = httpd
@@ -163,6 +214,10 @@ class FakeApiServer:
         return self
 
     def stop(self) -> None:
+        self.controllers.stop()
+        self.stopping.set()
+        with self.store.changed:
+            self.store.changed.notify_all()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -191,6 +246,17 @@ class FakeApiServer:
     def load(self, *objects: Any) -> None:
         """Seed objects: ClusterStates, kresched model objects, API dicts or Lists, snapshot files."""
         self.store.load(*objects)
+
+    @property
+    def scheduler(self) -> Scheduler:
+        return self.controllers.scheduler
+
+    def advance(self, seconds: float = 0.0) -> int:
+        """Move the cluster's clock forward and let the controllers catch up: terminations whose
+        grace is over finish, pending pods are bound and started, and — when enabled — replacements
+        are created and PDB statuses recomputed. Returns how many things they did."""
+        self.clock.advance(seconds)
+        return self.controllers.settle()
 
     def forbid(self, verb: str, resource: str) -> None:
         """Refuse `verb` on `resource` (`pods`, `pods/eviction`, `poddisruptionbudgets.policy`) with 403."""
@@ -248,15 +314,18 @@ class FakeApiServer:
         return resp
 
     def _faulted(self, req: Request) -> Response | None:
-        fault: Fault = self.faults.next_for(req.method, req.path)
+        fault: Fault = self.faults.next_for(req.method, req.path, req.query)
         if fault.delay_seconds:
             time.sleep(fault.delay_seconds)
+        if fault.cut_after_events is not None or fault.cut_after_seconds is not None:
+            req.cut_after_events, req.cut_after_seconds = fault.cut_after_events, fault.cut_after_seconds
         if fault.drop or fault.reset:
             raise _Drop(reset=fault.reset)
         if fault.status is not None:
             raise ApiError.for_code(fault.status, fault.message, retry_after=fault.retry_after)
         if fault.action is not None:
-            return fault.action(req)
+            answer = fault.action(req)
+            return answer if isinstance(answer, Response) else None  # anything else: go on normally
         return None
 
     def _serve(self, req: Request) -> Response:
@@ -310,9 +379,150 @@ class FakeApiServer:
         obj = self.store.require(res, req.params.get("namespace", ""), req.params["name"])
         return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **obj})
 
+    def _add_write_routes(self) -> None:
+        for res in (NODES, PODS, PDBS, NAMESPACES):
+            path = (f"{res.prefix}/namespaces/{{namespace}}/{res.plural}/{{name}}" if res.namespaced
+                    else f"{res.prefix}/{res.plural}/{{name}}")
+            self.routes.append(Route("PATCH", path, lambda req, r=res: self._patch(r, req), "patch", res))
+        pod = f"{PODS.prefix}/namespaces/{{namespace}}/pods/{{name}}"
+        self.routes.append(Route("DELETE", pod, self._delete_pod, "delete", PODS))
+        self.routes.append(Route("POST", f"{pod}/eviction", self._evict, "create", PODS, "eviction"))
+        leases = f"{LEASES.prefix}/namespaces/{{namespace}}/leases"
+        self.routes.append(Route("POST", leases, lambda req: self._create(LEASES, req), "create", LEASES))
+        self.routes.append(Route("PUT", f"{leases}/{{name}}", lambda req: self._update(LEASES, req), "update", LEASES))
+
+    # -- POST, PUT ----------------------------------------------------------------------------------
+    def _create(self, res: Resource, req: Request) -> Response:
+        obj = req.json()
+        if not isinstance(obj, dict):
+            raise ApiError.bad_request(f"the body is not a {res.kind}")
+        obj.pop("kind", None)
+        obj.pop("apiVersion", None)
+        meta = obj.setdefault("metadata", {})
+        namespace = req.params.get("namespace", "")
+        if res.namespaced and meta.setdefault("namespace", namespace) != namespace:
+            raise ApiError.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                       "the request")
+        meta.pop("resourceVersion", None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now()))
+        _validate(res, obj)
+        if dry_run_option(req.query.get("dryRun")):
+            with self.store.lock:
+                if self.store.get(res, namespace, meta.get("name", "")) is not None:
+                    raise ApiError.already_exists(res, meta["name"])
+            return Response(201, {"kind": res.kind, "apiVersion": res.api_version, **obj})
+        created = self.store.create(res, obj)
+        return Response(201, {"kind": res.kind, "apiVersion": res.api_version, **created})
+
+    def _update(self, res: Resource, req: Request) -> Response:
+        obj = req.json()
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            raise ApiError.bad_request(f"the body is not a {res.kind}")
+        obj.pop("kind", None)
+        obj.pop("apiVersion", None)
+        name = req.params["name"]
+        if obj["metadata"].get("name") != name:
+            raise ApiError.bad_request(f"the name of the object ({obj['metadata'].get('name')}) does not match the "
+                                       f"name on the URL ({name})")
+        version = obj["metadata"].get("resourceVersion")
+        if not version:  # Leases do not allow unconditional updates
+            raise ApiError(422, "Invalid", f'{res.kind}.{res.group} "{name}" is invalid: metadata.resourceVersion: '
+                           "Invalid value: 0x0: must be specified for an update",
+                           details={"name": name, "group": res.group, "kind": res.kind,
+                                    "causes": [{"reason": "FieldValueInvalid", "field": "metadata.resourceVersion",
+                                                "message": "Invalid value: 0x0: must be specified for an update"}]})
+        with self.store.lock:
+            current = self.store.require(res, req.params.get("namespace", ""), name)
+            for immutable in ("uid", "creationTimestamp"):
+                if immutable in current["metadata"]:
+                    obj["metadata"][immutable] = current["metadata"][immutable]
+            _validate(res, obj)
+            if dry_run_option(req.query.get("dryRun")):
+                if version != current["metadata"].get("resourceVersion"):
+                    raise ApiError.conflict(res, name)
+                return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **obj})
+            stored = self.store.replace(res, obj, expect_version=version)
+        return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **stored})
+
+    # -- PATCH ------------------------------------------------------------------------------------
+    def _patch(self, res: Resource, req: Request) -> Response:
+        content_type = (req.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        apply = _PATCHERS.get(content_type)
+        if apply is None:
+            raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
+                           f"accepted media types include: {', '.join(_PATCHERS)}, application/apply-patch+yaml")
+        patch = req.json()
+        dry_run = dry_run_option(req.query.get("dryRun"))
+        namespace, name = req.params.get("namespace", ""), req.params["name"]
+        with self.store.lock:
+            current = self.store.require(res, namespace, name)
+            try:
+                new = apply({"kind": res.kind, "apiVersion": res.api_version, **current}, patch)
+            except PatchError as exc:
+                raise ApiError(422, "Invalid", "the server rejected our request due to an error in our request",
+                               details={"causes": [{"message": str(exc)}]}) from None
+            if not isinstance(new, dict):
+                raise ApiError.bad_request("the patched object is not an object")
+            new.pop("kind", None)
+            new.pop("apiVersion", None)
+            meta = new.get("metadata")
+            if not isinstance(meta, dict) or meta.get("name") != name:
+                got = meta.get("name") if isinstance(meta, dict) else None
+                raise ApiError.bad_request(f"the name of the object ({got}) does not match the name on the URL "
+                                           f"({name})")
+            if res.namespaced and meta.get("namespace", namespace) != namespace:
+                raise ApiError.bad_request("the namespace of the provided object does not match the namespace "
+                                           "sent on the request")
+            version = meta.get("resourceVersion")
+            if version and version != current["metadata"].get("resourceVersion"):
+                raise ApiError.conflict(res, name)
+            for immutable in ("uid", "creationTimestamp", "resourceVersion", "deletionTimestamp"):
+                if immutable in current["metadata"]:
+                    meta[immutable] = current["metadata"][immutable]
+                else:
+                    meta.pop(immutable, None)
+            if res in _WITH_STATUS:  # the main resource ignores status; it has its own subresource
+                if "status" in current:
+                    new["status"] = copy.deepcopy(current["status"])
+                else:
+                    new.pop("status", None)
+            _validate(res, new)
+            if new == current or dry_run:
+                return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **new})
+            stored = self.store.replace(res, new)
+            return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **stored})
+
+    # -- pods: DELETE, eviction ---------------------------------------------------------------------
+    def _delete_pod(self, req: Request) -> Response:
+        # As the apiserver's delete handler: options come from the body when there is one, and
+        # only from the query string when there is none.
+        if req.body.strip():
+            options = req.json()
+            if not isinstance(options, dict):
+                raise ApiError.bad_request("the body is not a DeleteOptions")
+        else:
+            options = {}
+            if "gracePeriodSeconds" in req.query:
+                try:
+                    options["gracePeriodSeconds"] = int(req.query["gracePeriodSeconds"])
+                except ValueError:
+                    raise ApiError.bad_request("invalid gracePeriodSeconds") from None
+            if req.query.get("dryRun"):
+                options["dryRun"] = [req.query["dryRun"]]
+        dry_run = dry_run_option(None, options.get("dryRun"))
+        pod = self.pods.delete(req.params["namespace"], req.params["name"], options, dry_run=dry_run)
+        return Response(200, {"kind": "Pod", "apiVersion": "v1", **pod})
+
+    def _evict(self, req: Request) -> Response:
+        code, body = self.pods.evict(req.params["namespace"], req.params["name"], req.json(),
+                                     dry_run_query=req.query.get("dryRun"))
+        return Response(code, body)
+
     def _list(self, res: Resource, req: Request) -> Response:
         if req.flag("watch"):
-            raise ApiError.not_implemented("watch")
+            code, stream = watch(self, res, req)
+            return Response(code, stream=stream)  # type: ignore[arg-type]
         q = req.query
         try:
             limit = int(q.get("limit") or 0)
@@ -344,6 +554,50 @@ class FakeApiServer:
             return Response(200, msgspec.json.encode(body))
 
 
+_PATCHERS: dict[str, Callable[[Any, Any], Any]] = {
+    "application/json-patch+json": json_patch,
+    "application/merge-patch+json": merge_patch,
+    "application/strategic-merge-patch+json": strategic_merge_patch,
+}
+_WITH_STATUS = (NODES, PODS, PDBS, NAMESPACES)
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _validate(res: Resource, obj: dict[str, Any]) -> None:
+    """What the API server's validation says about a written object (the parts kresched writes)."""
+    meta = obj["metadata"]
+    for field_name in ("labels", "annotations"):
+        values = meta.get(field_name) or {}
+        if not isinstance(values, dict) or any(not isinstance(v, str) for v in values.values()):
+            raise ApiError.bad_request(f"json: cannot unmarshal into Go struct field ObjectMeta.metadata.{field_name} "
+                                       "of type map[string]string")
+    if res != NODES:
+        return
+    causes = []
+    seen: set[tuple[str, str]] = set()
+    for i, taint in enumerate((obj.get("spec") or {}).get("taints") or []):
+        where = f"spec.taints[{i}]"
+        key, value, effect = taint.get("key") or "", taint.get("value") or "", taint.get("effect") or ""
+        if not key:
+            causes.append(("FieldValueInvalid", f"{where}.key", 'Invalid value: "": name part must be non-empty'))
+        if effect not in _TAINT_EFFECTS:
+            supported = ", ".join(f'"{e}"' for e in _TAINT_EFFECTS)
+            causes.append(("FieldValueNotSupported", f"{where}.effect",
+                           f'Unsupported value: "{effect}": supported values: {supported}'))
+        if (key, effect) in seen:
+            added = "(*v1.Time)(nil)" if not taint.get("timeAdded") else f'time.Date({taint["timeAdded"]})'
+            causes.append(("FieldValueDuplicate", where,
+                           f'Duplicate value: core.Taint{{Key:"{key}", Value:"{value}", Effect:"{effect}", '
+                           f"TimeAdded:{added}}}: taints must be unique by key and effect pair"))
+        seen.add((key, effect))
+    if causes:
+        text = "; ".join(f"{f}: {m}" for _, f, m in causes)
+        message = f'Node "{meta["name"]}" is invalid: ' + (f"[{text}]" if len(causes) > 1 else text)
+        raise ApiError(422, "Invalid", message, details={
+            "name": meta["name"], "kind": "Node",
+            "causes": [{"reason": r, "message": m, "field": f} for r, f, m in causes]})
+
+
 def _encode_continue(rv: int, start: str) -> str:
     """Shaped like the real token (base64 JSON with the revision and the last key), opaque to clients."""
     raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start + "\x00"}).encode()
@@ -356,6 +610,14 @@ def _decode_continue(token: str) -> tuple[int, str]:
         return int(data["rv"]), str(data["start"]).rstrip("\x00")
     except (ValueError, KeyError, TypeError, binascii.Error):
         raise ApiError.bad_request(f"continue key is not valid: {token!r}") from None
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that resets an idle keep-alive connection (a closed pool, a cut watch) is normal.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -376,6 +638,9 @@ class _Handler(BaseHTTPRequestHandler):
         except _Drop as drop:
             self._drop(drop.reset)
             return
+        if resp.stream is not None:
+            self._stream(resp)
+            return
         data = resp.encode()
         try:
             self.send_response(resp.status)
@@ -389,6 +654,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+    def _stream(self, resp: Response) -> None:
+        """A chunked answer, one chunk per item, flushed as it comes; `Cut` drops it mid-way."""
+        assert resp.stream is not None
+        try:
+            self.send_response(resp.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            for k, v in resp.headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            for chunk in resp.stream:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
+        except Cut:
+            self._drop(reset=False)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        finally:
+            close = getattr(resp.stream, "close", None)
+            if close is not None:
+                close()
 
     def _drop(self, reset: bool) -> None:
         self.close_connection = True

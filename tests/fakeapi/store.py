@@ -5,7 +5,11 @@ Objects are plain API dicts keyed by (resource key, namespace, name) — `("pods
 `kind`/`apiVersion` (lists serve them that way, single-object reads add them back). Stored dicts are
 never mutated in place: every write stores a new dict with a new `metadata.resourceVersion` from one
 cluster-wide counter, and appends a `Change` to `history` (what watches will stream from) under
-`lock`, whose `changed` condition wakes waiters.
+`lock`, whose `changed` condition wakes waiters (watch streams, the controllers' loop).
+
+A `Change` keeps the object before the write too (`old`), so a watch with a selector can turn a
+MODIFIED that leaves (or enters) the selection into DELETED (or ADDED), as a real server does.
+A deleted object is recorded with the resourceVersion of its deletion, as in a real DELETED event.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import copy
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,7 @@ import yaml
 from tests.fakeapi.errors import ApiError
 
 __all__ = [
+    "LEASES",
     "NAMESPACES",
     "NODES",
     "PDBS",
@@ -71,9 +76,10 @@ PODS = Resource("Pod", "pods")
 NAMESPACES = Resource("Namespace", "namespaces", namespaced=False)
 PDBS = Resource("PodDisruptionBudget", "poddisruptionbudgets", group="policy")
 PRIORITY_CLASSES = Resource("PriorityClass", "priorityclasses", group="scheduling.k8s.io", namespaced=False)
+LEASES = Resource("Lease", "leases", group="coordination.k8s.io")
 
-#: Every resource the server routes. A new one (e.g. `Lease` in coordination.k8s.io/v1) is one line here.
-RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES)
+#: Every resource the server routes (list and get; writes are routed per resource in server.py).
+RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES)
 _BY_KIND = {r.kind: r for r in RESOURCES}
 
 
@@ -85,6 +91,8 @@ class Change:
     type: str
     resource: Resource
     object: dict[str, Any]
+    #: The object before this write (None for ADDED).
+    old: dict[str, Any] | None = None
 
 
 @dataclass
@@ -143,19 +151,34 @@ class Store:
                 raise ApiError.conflict(resource, key[2])
             return self._store(resource, key, obj, "MODIFIED")
 
+    def mutate(self, resource: Resource, namespace: str, name: str,
+               change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any]:
+        """Apply `change` to a copy of the stored object (it may edit it in place or return a new
+        one) and store the result: how tests and the fake's controllers write, as a client would."""
+        with self.lock:
+            current = self.require(resource, namespace, name)
+            draft = copy.deepcopy(current)
+            new = change(draft)
+            return self.replace(resource, draft if new is None else new,
+                                expect_version=current["metadata"].get("resourceVersion"))
+
     def delete(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
+        """Remove the object; returns it as last seen (with the deletion's resourceVersion)."""
         with self.lock:
             key = (resource.key, namespace if resource.namespaced else "", name)
             obj = self.objects.pop(key, None)
             if obj is None:
                 raise ApiError.not_found(resource, name)
             self.revision += 1
-            self.history.append(Change(self.revision, "DELETED", resource, obj))
+            gone = copy.deepcopy(obj)
+            gone["metadata"]["resourceVersion"] = str(self.revision)
+            self.history.append(Change(self.revision, "DELETED", resource, gone, obj))
             self.changed.notify_all()
-            return obj
+            return gone
 
     def compact(self) -> None:
-        """Expire every continue token issued so far (the next page request gets 410 Expired).
+        """Expire every continue token issued so far (the next page request gets 410 Expired), and
+        every resourceVersion handed out so far for watches (a watch from one gets 410 Gone).
 
         Like an etcd compaction while writes go on: the revision moves past every issued token and
         everything older than it is gone; lists started from now on are served normally.
@@ -182,15 +205,17 @@ class Store:
     def _store(self, resource: Resource, key: tuple[str, str, str], obj: dict[str, Any],
                change: str) -> dict[str, Any]:
         self.revision += 1
-        stored = copy.deepcopy(obj)
+        # A JSON round trip: a deep copy that also turns tuples (model objects) into lists, as JSON has them.
+        stored = msgspec.json.decode(msgspec.json.encode(obj))
         stored.pop("kind", None)
         stored.pop("apiVersion", None)
         meta = stored.setdefault("metadata", {})
         if resource.namespaced:
             meta["namespace"] = key[1]
         meta["resourceVersion"] = str(self.revision)
+        old = self.objects.get(key)
         self.objects[key] = stored
-        self.history.append(Change(self.revision, change, resource, stored))
+        self.history.append(Change(self.revision, change, resource, stored, old))
         self.changed.notify_all()
         return stored
 
