@@ -6,6 +6,7 @@ conditional on the resourceVersion read, so two passes racing for it cannot both
 from __future__ import annotations
 
 import os
+from contextlib import suppress
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -68,7 +69,5 @@ def release(api: ClusterApi, lease: Lease, now: datetime) -> None:
     """Give the lock up at once (client-go's ReleaseOnCancel: empty holder, 1 s duration)."""
     spec = {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro(now),
             "acquireTime": lease.spec.acquire_time, "leaseTransitions": lease.spec.lease_transitions}
-    try:
+    with suppress(Conflict):  # someone else took it after it expired: nothing of ours to release
         api.update_lease(lease, {k: v for k, v in spec.items() if v is not None})
-    except Conflict:
-        pass  # someone else took it after it expired: nothing of ours to release

@@ -26,7 +26,13 @@ from typing import Any
 
 from kresched.execute.api import ApiFailure, ClusterApi, Conflict, NotFound, TooManyRequests, WaitResult
 from kresched.execute.events import Event, Reporter
-from kresched.execute.reservation import RESERVED_FOR, foreign_critical_taint, release_patch, reserve_patch
+from kresched.execute.reservation import (
+    RESERVED_FOR,
+    ReservedByAnother,
+    foreign_critical_taint,
+    release_patch,
+    reserve_patch,
+)
 from kresched.execute.writes import EvictionGaveUp, evict_with_retry, patch_node_with_retry
 from kresched.model.objects import Node
 from kresched.plan.planner import Plan, PlanOptions, Victim, plan_pod
@@ -126,6 +132,8 @@ def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Report
         assert node is not None
         try:
             _reserve(api, plan, report, result)
+            if result.outcome == "blocked":
+                return result
             _evict_all(api, plan, options, report, result)
             report(Event("waiting", f"waiting up to {options.timeout_seconds:.0f}s for the scheduler to bind "
                                     f"{plan.pod.key}", {"pod": plan.pod.key, "timeout": options.timeout_seconds}))
@@ -198,8 +206,14 @@ def _reserve(api: ClusterApi, plan: Plan, report: Reporter, result: PreemptResul
     # Marked before the write: if the run is interrupted while the patch is in flight, the release
     # still runs (it finds nothing to remove if the patch never landed).
     result.reserved = True
-    patch_node_with_retry(api, node_name,
-                          lambda n: reserve_patch(n, plan.pod.key, datetime.now(UTC), add_taint=True))
+    try:
+        patch_node_with_retry(api, node_name,
+                              lambda n: reserve_patch(n, plan.pod.key, datetime.now(UTC), add_taint=True))
+    except ReservedByAnother as exc:
+        result.reserved = False
+        result.outcome = "blocked"
+        report(Event("reserve-conflict", f"{exc.message}: nothing was evicted", {"node": node_name}, "error"))
+        return
     report(Event("reserved", f"reserved node {node_name} for {plan.pod.key} (taint CriticalAddonsOnly=kresched:"
                              "NoSchedule)", {"node": node_name, "pod": plan.pod.key}, "ok"))
 

@@ -30,7 +30,7 @@ from kresched.execute.reservation import parse_time
 from kresched.execute.untaint import untaint
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
-from kresched.plan.planner import PlanOptions, plan_pending
+from kresched.plan.planner import PlanOptions, plan_pending, queue_key
 
 __all__ = ["ReconcileOptions", "ReconcileResult", "reconcile", "select_pending"]
 
@@ -47,7 +47,7 @@ class ReconcileOptions:
     min_pending_seconds: float = 60.0
     namespace: str | None = None
     max_evictions: int = 10
-    plan: PlanOptions = PlanOptions()
+    plan: PlanOptions = field(default_factory=PlanOptions)
     #: Per pod: how long to wait for the binding (never past the pass's deadline).
     bind_timeout_seconds: float = 120.0
     eviction_deadline_seconds: float = 30.0
@@ -85,8 +85,7 @@ def select_pending(state: ClusterState, now: datetime, options: ReconcileOptions
             young.append(p)  # the scheduler has not (yet) said it cannot place it
             continue
         (ready if (now - since).total_seconds() >= options.min_pending_seconds else young).append(p)
-    key = (lambda p: (-p.effective_priority, p.metadata.creation_timestamp or "", p.key))
-    return sorted(ready, key=key), sorted(young, key=key)
+    return sorted(ready, key=queue_key), sorted(young, key=queue_key)
 
 
 def reconcile(api: ClusterApi, options: ReconcileOptions, report: Reporter,

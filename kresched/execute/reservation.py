@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kresched.errors import KreschedError
 from kresched.model.objects import Node, Taint
 from kresched.plan.planner import RESERVATION_TAINT
 
@@ -22,6 +23,7 @@ __all__ = [
     "RESERVED_FOR",
     "RESERVED_AT",
     "Reservation",
+    "ReservedByAnother",
     "reservation_of",
     "reserve_patch",
     "release_patch",
@@ -74,12 +76,23 @@ def _taint_dict(t: Taint) -> dict[str, Any]:
     return d
 
 
+class ReservedByAnother(KreschedError):
+    """The node carries a kresched reservation for another pod: another run is using it (or died
+    and left it; `kresched untaint` removes stale ones)."""
+
+
 def reserve_patch(node: Node, pod_key: str, now: datetime, add_taint: bool) -> dict[str, Any]:
-    """A JSON merge patch recording the reservation (and adding the taint when `add_taint`).
+    """A JSON merge patch recording the reservation (and adding the taint when `add_taint`);
+    `ReservedByAnother` when the node is already reserved for another pod.
 
     Merge patches replace lists whole, so `spec.taints` is the node's list plus ours — safe only
     because `metadata.resourceVersion` makes the write conditional on the node being unchanged.
     """
+    current = reservation_of(node)
+    if current is not None and current.pod and current.pod != pod_key:
+        since = f" since {current.reserved_at:%Y-%m-%dT%H:%M:%SZ}" if current.reserved_at else ""
+        raise ReservedByAnother(f"node {node.name} is reserved by kresched for {current.pod}{since} (another run?); "
+                                f"if that run is gone, `kresched untaint {node.name}` removes it")
     patch: dict[str, Any] = {
         "metadata": {
             "resourceVersion": node.metadata.resource_version,

@@ -66,6 +66,7 @@ __all__ = [
     "RunnerUp",
     "Victim",
     "pending_pods_to_plan",
+    "queue_key",
     "plan_pending",
     "plan_pod",
 ]
@@ -184,8 +185,13 @@ def pending_pods_to_plan(state: ClusterState, all_pending: bool = False) -> list
     """Pending pods in the order they are planned: critical only (or all), highest priority first
     (as the scheduling queue's PrioritySort), then oldest first."""
     pods = [p for p in state.pods if p.is_pending and (all_pending or p.is_critical)]
-    pods.sort(key=lambda p: (-p.effective_priority, p.metadata.creation_timestamp or "", p.key))
+    pods.sort(key=queue_key)
     return pods
+
+
+def queue_key(pod: Pod) -> tuple[int, str, str]:
+    """The scheduling queue's order (PrioritySort): higher priority first, then older first."""
+    return (-pod.effective_priority, pod.metadata.creation_timestamp or "", pod.key)
 
 
 def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()) -> Plan:
