@@ -6,8 +6,16 @@ from typing import Annotated
 
 import typer
 
-from kresched.cli.act import DryRunOpt, ServerDryRunOpt, YesOpt, confirm, json_lines, make_api, make_reporter, \
-    write_json_line
+from kresched.cli.act import (
+    DryRunOpt,
+    ServerDryRunOpt,
+    YesOpt,
+    confirm,
+    json_lines,
+    make_api,
+    make_reporter,
+    write_json_line,
+)
 from kresched.cli.common import (
     ENV,
     ContextOpt,

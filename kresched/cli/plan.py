@@ -33,8 +33,9 @@ AllowPdbOpt = Annotated[bool, typer.Option("--allow-pdb-violation",
 
 @command
 def plan(
-    pod: Annotated[str | None, typer.Option("--pod", "-p", metavar="NS/NAME",
-                                            help="Plan for this pod; without it, for every pending critical pod.")] = None,
+    pod: Annotated[str | None, typer.Option(
+        "--pod", "-p", metavar="NS/NAME", help="Plan for this pod; without it, for every pending critical pod.",
+    )] = None,
     all_pending: Annotated[bool, typer.Option("--all-pending", help="Without --pod: every pending pod, "
                                                                     "not only critical ones.")] = False,
     max_grace: MaxGraceOpt = 10,

@@ -6,8 +6,8 @@ conditional on the resourceVersion read, so two passes racing for it cannot both
 from __future__ import annotations
 
 import os
-from contextlib import suppress
 import socket
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
