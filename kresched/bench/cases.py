@@ -10,21 +10,21 @@ A case function receives the cluster file and returns the seconds its measured p
 does its own untimed setup first), optionally with extra numbers: `(seconds, {"key": value})`.
 Raise `Unavailable` when what it measures does not exist yet.
 
-Adding a case (later issues: "explain one pod", "plan --pod", "plan 100 pending", "drain
-pre-flight") is one function here::
+Adding a case (as "explain one pod", "plan --pod", "plan 100 pending" and "drain pre-flight"
+were added once the planner landed) is one function here::
 
-    @case("plan.pod", "plan --pod (1 critical pod)")
-    def _plan_pod(path: Path) -> float:
-        state, pod, _ = setup(path)              # untimed: load + first pending critical pod
+    @case("reconcile", "reconcile pass (dry run)")
+    def _reconcile(path: Path) -> float:
         try:
-            from kresched.plan.preempt import plan_pod
+            from kresched.plan.reconcile import plan_reconcile   # whatever the new API is
         except ImportError as exc:
-            raise Unavailable(str(exc)) from None
+            raise Unavailable(str(exc)) from None              # reported as n/a until it lands
+        state, pod, snapshot = setup(path)     # untimed: load, first pending critical pod, Snapshot
         t0 = time.perf_counter()
-        plan_pod(state, pod)
+        plan_reconcile(state)
         return time.perf_counter() - t0
 
-The report picks it up by itself (`python -m kresched.bench --cases plan.pod` runs it alone).
+The report picks it up by itself (`python -m kresched.bench --cases reconcile` runs it alone).
 """
 
 from __future__ import annotations
@@ -212,7 +212,7 @@ def _sched_filters(path: Path) -> Result:
     return seconds, {"feasible": len(diagnosis.feasible), "pod": pod.key}
 
 
-# -- planning (guarded likewise; "drain pre-flight" is still to come) ------------------------------
+# -- planning (guarded likewise) ------------------------------------------------------------------
 
 @case("explain.pod", "explain --pod (1 critical pod)")
 def _explain_pod(path: Path) -> Result:
@@ -254,6 +254,21 @@ def _plan_pending(path: Path) -> Result:
     for plan in plans:
         outcomes[plan.outcome] = outcomes.get(plan.outcome, 0) + 1
     return seconds, {"pods": len(pods), "outcomes": outcomes}
+
+
+@case("drain.preflight", "drain --dry-run (1 busy node: PDBs, where pods land)")
+def _drain_preflight(path: Path) -> Result:
+    try:
+        from kresched.plan.drain import plan_drain
+    except ImportError as exc:
+        raise Unavailable(str(exc)) from None
+    state, _, _ = setup(path)
+    workers = [n for n in state.nodes if not n.taints]
+    node = max(workers, key=lambda n: (len(state.pods_on(n.name)), n.name))
+    t0 = time.perf_counter()
+    plan_drain(state, [node.name])
+    seconds = time.perf_counter() - t0
+    return seconds, {"node": node.name, "pods": len(state.pods_on(node.name))}
 
 
 # -- the child process --------------------------------------------------------------------------
