@@ -222,6 +222,8 @@ class PdbLedger:
     def split_violating(self, pods: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
         """(violating, non-violating), spending budgets in the order given (cf. the scheduler's
         `filterPodsWithPDBViolation`, but with the eviction API's rules)."""
+        if not any(self._kind(p)[0] for p in pods):
+            return [], list(pods)  # no PDB covers any of them
         bad: list[Pod] = []
         good: list[Pod] = []
         for pod, c in zip(pods, self.check_all(pods), strict=True):

@@ -37,7 +37,7 @@ order (seed 001), and never evicting DaemonSet, mirror or critical pods.
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -52,8 +52,8 @@ from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import pick_node
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import importance_key, select_victims_by_resources, select_victims_on_node
-from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message
-from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters
+from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message, resources_only
+from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, shape_of
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
 __all__ = [
@@ -217,7 +217,8 @@ class Planner:
     """Plans pods one after another on a working copy of the cluster (see `plan_pending`)."""
 
     def __init__(self, state: ClusterState, options: PlanOptions = PlanOptions(),
-                 plugins: Sequence[FilterPlugin] | None = None) -> None:
+                 plugins: Sequence[FilterPlugin] | None = None, memoize: bool = True) -> None:
+        """`memoize=False` turns off the per-shape reuse (the results are the same; tests prove it)."""
         self.state = state
         self.options = options
         self.plugins = list(plugins) if plugins is not None else default_plugins()
@@ -227,7 +228,12 @@ class Planner:
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
         #: critical) with their effective priorities, lowest first. Which of them may go for a
         #: given pod only depends on its priority.
-        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod]]] = {}
+        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...]]] = {}
+        #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
+        #: name → (NodeInfo, PDB budgets, option or reason). See `_tier_options`.
+        self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+        self._options_memo: dict[tuple[bytes, int], dict[str, tuple[NodeInfo, tuple[int, ...], NodeOption | str]]] = {}
+        self.memoize = memoize
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
 
@@ -238,7 +244,7 @@ class Planner:
         taint = tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT)
         nominated = {n: [p for p in ps if p.key not in self.work.placed and p.key != pod.key]
                      for n, ps in self._nominated.items()}
-        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static)
+        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static, self._memo_for(pod))
         notes = self._notes(pod)
         if diag.feasible:
             node = pick_node(pod, [snap.by_name[n] for n in diag.feasible])
@@ -286,13 +292,15 @@ class Planner:
         return self._infeasible(pod, priority, taint, {**infeasible, **tier_reasons}, notes)
 
     def _candidates(self, info: NodeInfo, priority: int) -> list[Pod]:
-        """`info`'s pods that may be evicted for a pod of `priority` (`candidates.is_candidate_victim`)."""
+        """`info`'s pods that may be evicted for a pod of `priority` (`candidates.is_candidate_victim`),
+        most important first. The node's evictable pods are kept in that order; since it is by
+        priority first, the ones below `priority` are a suffix."""
         hit = self._evictable.get(id(info))
         if hit is None or hit[0] is not info:
-            ranked = sorted(((p.effective_priority, p) for p in info.pods if protected_reason(p) is None),
-                            key=lambda t: t[0])
-            hit = self._evictable[id(info)] = (info, [r for r, _ in ranked], [p for _, p in ranked])
-        return hit[2][:bisect_left(hit[1], priority)]
+            ranked = sorted((p for p in info.pods if protected_reason(p) is None), key=importance_key)
+            pdbs = tuple(sorted({k for p in ranked for k in self.work.ledger.covering(p)}))
+            hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, pdbs)
+        return hit[2][bisect_right(hit[1], -priority):]
 
     def _notes(self, pod: Pod) -> tuple[str, ...]:
         out = []
@@ -320,40 +328,82 @@ class Planner:
         pods and bound (`_lower_bound`) are computed and it goes back in; when it reaches the top
         again, its victims are selected. The search stops once no node left can beat the second
         best option, so both the chosen node and its runner-up (which `decided_by` names) are
-        what a search of every node would find."""
-        heap: list[tuple[tuple, int, NodeInfo, list[Pod], bool]] = [
-            (_quick_bound(pod, info, cands), i, info, cands, False) for i, (info, cands) in enumerate(candidates)
-        ]
+        what a search of every node would find.
+
+        When NodeResourcesFit is the only pod-dependent filter (`resources_only`), a node's option
+        for a pod depends only on the NodeInfo and the budgets of the PDBs covering its candidates;
+        it is kept per pod shape and tier, and reused for the next pod of the same shape (replicas)
+        while both are unchanged — it then enters the heap with its exact key."""
+        memo = None
+        if self.memoize and resources_only(self.plugins, cycle):
+            memo = self._options_memo.setdefault((shape_of(pod), tier), {})
+        heap: list[tuple[tuple, int, NodeInfo, object, int]] = []
+        for i, (info, cands) in enumerate(candidates):
+            hit = memo.get(info.name) if memo is not None and not nominated.get(info.name) else None
+            if hit is not None and hit[0] is info and hit[1] == self._budget_state(info):
+                if isinstance(hit[2], NodeOption):
+                    heap.append((hit[2].key, i, info, hit[2], _EXACT))
+                else:
+                    infeasible[info.name] = hit[2]
+                continue
+            heap.append((_quick_bound(pod, info, cands), i, info, cands, _QUICK))
         heapq.heapify(heap)
         options: list[NodeOption] = []
         top: list[tuple] = []
+
+        def remember(info: NodeInfo, result: NodeOption | str) -> None:
+            if memo is not None and not nominated.get(info.name):
+                memo[info.name] = (info, self._budget_state(info), result)
+
         while heap:
-            lb, i, info, pods, refined = heapq.heappop(heap)
+            lb, i, info, payload, state = heapq.heappop(heap)
             if len(top) == 2 and lb > top[1]:
-                for rest_lb, _, rest, _, _ in [(lb, i, info, pods, refined), *heap]:
+                for rest_lb, _, rest, _, _ in [(lb, i, info, payload, state), *heap]:
                     infeasible[rest.name] = _cannot_beat(rest_lb, top[0])
                 break
-            if not refined:
-                eligible = self._eligible(pods, tier)
+            if state == _QUICK:
+                eligible = self._eligible(payload, tier)  # type: ignore[arg-type]
                 k_min = _min_victims(pod, info, eligible)
                 if k_min is None:
-                    infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
+                    infeasible[info.name] = why = _why_not_enough(tier, self.options.max_grace_seconds)
+                    remember(info, why)
                 else:
-                    heapq.heappush(heap, (_lower_bound(pod, info, eligible, k_min), i, info, eligible, True))
+                    heapq.heappush(heap, (_lower_bound(pod, info, eligible, k_min), i, info, eligible, _REFINED))
                 continue
-            victims_or_status = self._select_victims(pod, cycle, info, pods, nominated.get(info.name, ()))
-            if isinstance(victims_or_status, Status):
-                infeasible[info.name] = _status_text(victims_or_status)
-                continue
-            victims = victims_or_status
-            violations = sum(1 for v in victims if v.pdb.violation)
-            if tier < 3 and violations:
-                infeasible[info.name] = f"tier {tier}: the victims would overspend a PodDisruptionBudget"
-                continue
-            opt = NodeOption(info.name, tier, victims, option_key(victims, info))
+            if state == _EXACT:
+                opt = payload  # type: ignore[assignment]
+            else:
+                opt_or_why = self._option(pod, cycle, info, payload, tier, nominated.get(info.name, ()))  # type: ignore[arg-type]
+                remember(info, opt_or_why)
+                if isinstance(opt_or_why, str):
+                    infeasible[info.name] = opt_or_why
+                    continue
+                opt = opt_or_why
+            assert isinstance(opt, NodeOption)
             options.append(opt)
             top = sorted([*top, opt.key])[:2]
         return options
+
+    def _option(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
+                nominated: Sequence[Pod]) -> NodeOption | str:
+        """The node's option in `tier`, or why it has none."""
+        victims_or_status = self._select_victims(pod, cycle, info, eligible, nominated)
+        if isinstance(victims_or_status, Status):
+            return _status_text(victims_or_status)
+        if tier < 3 and any(v.pdb.violation for v in victims_or_status):
+            return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
+        return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
+
+    def _memo_for(self, pod: Pod) -> dict[str, tuple[NodeInfo, Status]] | None:
+        return self._filter_memo.setdefault(shape_of(pod), {}) if self.memoize else None
+
+    def _budget_state(self, info: NodeInfo) -> tuple[int, ...]:
+        """The budgets left on the PDBs covering `info`'s evictable pods (what its options depend on
+        besides the NodeInfo itself)."""
+        hit = self._evictable[id(info)]
+        keys = hit[3]
+        remaining = self.work.ledger.remaining
+        return tuple(remaining.get(k, 0) for k in keys)
 
     def _select_victims(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod],
                         nominated: Sequence[Pod]) -> tuple[Victim, ...] | Status:
@@ -371,7 +421,7 @@ class Planner:
                                                if pl.name != "NodeResourcesFit")
         for split in (ledger.split_violating, self._split_spenders_first):
             if resources_only:
-                sel = select_victims_by_resources(pod, info, eligible, split)
+                sel = select_victims_by_resources(pod, info, eligible, split, ordered=True)
             else:
                 sel = select_victims_on_node(self.dynamic, cycle.clone(), pod, info.clone(), eligible, split,
                                              nominated)
@@ -457,7 +507,8 @@ class Planner:
                 out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
                 continue
             replacement = _unbound(v.pod)
-            diag, _ = find_nodes_that_fit(self.plugins, replacement, sim, nominated, self.static)
+            diag, _ = find_nodes_that_fit(self.plugins, replacement, sim, nominated, self.static,
+                                          self._memo_for(replacement))
             if not diag.feasible:
                 out.append(replace(v, lands_on=None, pending_reason=fit_error_message(diag)))
                 continue
@@ -523,11 +574,15 @@ def _requests_share_short(pod: Pod, info: NodeInfo) -> float:
     return max(0.0, round(share, 9) - 1e-9)
 
 
+_QUICK, _REFINED, _EXACT = 0, 1, 2
+
+
 def _quick_bound(pod: Pod, info: NodeInfo, candidates: list[Pod]) -> tuple:
-    """A bound of `option_key` valid for any victims among `candidates` (sorted by priority, lowest
-    first), in O(1)-ish: no lower a highest priority than the lowest candidate's, no lower a sum
-    than that (or, with negative priorities, than all the negative ones together), one victim."""
-    lowest = candidates[0].effective_priority
+    """A bound of `option_key` valid for any victims among `candidates` (most important first, so
+    the lowest priority is the last one's), in O(1)-ish: no lower a highest priority than the lowest
+    candidate's, no lower a sum than that (or, with negative priorities, than all the negative ones
+    together), one victim."""
+    lowest = candidates[-1].effective_priority
     low_sum = lowest if lowest >= 0 else sum(p.effective_priority for p in candidates if p.effective_priority < 0)
     return (0, 0, lowest, low_sum, 1, _requests_share_short(pod, info), 0, info.name)
 

@@ -171,13 +171,15 @@ def select_victims_by_resources(
     node_info: NodeInfo,
     potential: Iterable[Pod],
     violating: Callable[[Sequence[Pod]], tuple[list[Pod], list[Pod]]],
+    ordered: bool = False,
 ) -> VictimSelection:
     """`select_victims_on_node` for the common case where NodeResourcesFit is the only filter
     whose verdict depends on the pods on the node (every other pod-dependent plugin returned Skip
     at PreFilter, and no pod is nominated to the node): the same procedure in the same order,
     with the fit check done on running totals instead of on a cloned NodeInfo. Same result,
-    a hundred times cheaper — planning on a 5,000-node cluster runs it thousands of times."""
-    victims_in = sorted(potential, key=importance_key)
+    a hundred times cheaper — planning on a 5,000-node cluster runs it thousands of times.
+    `ordered`: `potential` is already most important first."""
+    victims_in = list(potential) if ordered else sorted(potential, key=importance_key)
     if not victims_in:
         return VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
     req = pod.requests

@@ -31,6 +31,7 @@ __all__ = [
     "find_nodes_that_fit",
     "fit_error_message",
     "reasons_histogram",
+    "resources_only",
     "run_filters",
     "run_filters_with_nominated",
     "add_pod",
@@ -186,14 +187,26 @@ def run_filters_with_nominated(plugins: Sequence[FilterPlugin], cycle: CycleStat
     return run_filters(plugins, cycle, pod, node_info)
 
 
+def resources_only(plugins: Sequence[FilterPlugin], cycle: CycleState) -> bool:
+    """After PreFilter: NodeResourcesFit is the only filter whose verdict depends on the pods on a
+    node (every other pod-dependent plugin returned Skip). Then a node's verdict for this pod is a
+    function of that NodeInfo alone."""
+    return all(pl.name in cycle.skip for pl in plugins
+               if pl.name not in NODE_STATIC_PLUGINS and pl.name != "NodeResourcesFit")
+
+
 def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot,
                         nominated: dict[str, list[Pod]] | None = None,
-                        static: StaticFilters | None = None) -> tuple[Diagnosis, CycleState]:
+                        static: StaticFilters | None = None,
+                        memo: dict[str, tuple[NodeInfo, Status]] | None = None) -> tuple[Diagnosis, CycleState]:
     """Filter every node (kresched evaluates all nodes; the scheduler stops at
     `percentageOfNodesToScore` feasible ones, which does not change whether the pod fits).
 
     With `static` (built from the same `plugins`), the node-static plugins' verdicts come from its
-    memo; they are upstream's first four filters, so the statuses are the same either way."""
+    memo; they are upstream's first four filters, so the statuses are the same either way.
+    With `memo` — one dict per pod *shape* (`static.shape_of`), kept by the caller across pods of
+    that shape — a node's status is reused while it is the same NodeInfo object, when the pod is
+    `resources_only` and nothing is nominated there."""
     diag = Diagnosis(num_all_nodes=len(snapshot.node_infos))
     cycle, st, names = run_pre_filter(plugins, pod, snapshot)
     if not st.is_success:
@@ -208,13 +221,20 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                                     (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugs))}]",))
     nominated = nominated or {}
     dynamic = [pl for pl in plugins if pl.name not in NODE_STATIC_PLUGINS] if static is not None else plugins
+    if memo is not None and not resources_only(plugins, cycle):
+        memo = None
     for info in infos:
         # Only nominated pods at least as important as this one hold room against it.
         others = [p for p in nominated.get(info.name, ()) if p.key != pod.key and p.priority >= pod.priority]
-        if static is not None and not others:
+        hit = memo.get(info.name) if memo is not None and not others else None
+        if hit is not None and hit[0] is info:
+            st = hit[1]
+        elif static is not None and not others:
             st = static.status(cycle, pod, info)
             if st.is_success:
                 st = run_filters(dynamic, cycle, pod, info)
+            if memo is not None:
+                memo[info.name] = (info, st)
         else:
             st = run_filters_with_nominated(plugins, cycle, pod, info, others)
         if st.is_success:

@@ -17,10 +17,22 @@ import msgspec
 from kresched.model.objects import Node, Pod
 from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, Status
 
-__all__ = ["NODE_STATIC_PLUGINS", "StaticFilters"]
+__all__ = ["NODE_STATIC_PLUGINS", "StaticFilters", "shape_of"]
 
 #: Plugins whose verdict depends only on the pod and the node object.
 NODE_STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
+
+
+def shape_of(pod: Pod) -> bytes:
+    """Everything about a pod that filtering and planning look at — replicas of one workload share
+    it. (Name and UID are left out: two pods of one shape get the same verdict on every node.)"""
+    spec = pod.spec
+    r = pod.requests
+    return msgspec.json.encode((
+        pod.namespace, pod.labels, pod.priority, pod.effective_priority, spec.preemption_policy,
+        (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), pod.host_ports, spec.node_name,
+        spec.tolerations, spec.node_selector, spec.affinity, spec.topology_spread_constraints,
+    ))
 
 
 def _signature(pod: Pod) -> bytes:

@@ -16,6 +16,7 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +24,7 @@ from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.candidates import is_candidate_victim
 from kresched.plan.pdb import PdbLedger
-from kresched.plan.planner import Plan, PlanOptions, plan_pod
+from kresched.plan.planner import Plan, Planner, PlanOptions, plan_pod
 from kresched.render.plan import plan_dict
 from kresched.sched.framework import Snapshot
 from kresched.sched.runner import default_plugins, find_nodes_that_fit
@@ -243,3 +244,21 @@ def test_plan_dict_always_has_exactly_the_contracts_keys(cluster: tuple[ClusterS
     state, pod = cluster
     plan = plan_pod(state, pod, options)
     assert_contract(plan_dict(plan), plan)
+
+
+@PROFILE
+@given(clusters(), OPTIONS, st.integers(2, 4))
+def test_reusing_results_across_replicas_changes_no_plan(cluster: tuple[ClusterState, Pod], options: PlanOptions,
+                                                          replicas: int) -> None:
+    """The planner reuses a node's filter verdict and option for the next pod of the same shape
+    while the node and its PDB budgets are unchanged; planning replicas one after another must give
+    exactly the plans a planner that recomputes everything gives."""
+    state, pod = cluster
+    copies = [pod] + [msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
+        pod.metadata, name=f"pending-{i}", uid=f"uid-pending-{i}")) for i in range(1, replicas)]
+    state = ClusterState.build(state.nodes, [*state.pods, *copies[1:]], state.pdbs, state.priority_classes,
+                               state.namespaces)
+    fast = Planner(state, options)
+    slow = Planner(state, options, memoize=False)
+    for p in copies:
+        assert plan_dict(fast.plan(p, commit=True)) == plan_dict(slow.plan(p, commit=True))
