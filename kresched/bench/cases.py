@@ -271,6 +271,12 @@ def _drain_preflight(path: Path) -> Result:
     return seconds, {"node": node.name, "pods": len(state.pods_on(node.name))}
 
 
+# More drain cases live in their own module (registered here, into this module's registry).
+from kresched.bench import drain as _drain  # noqa: E402
+
+_drain.register(case)
+
+
 # -- the child process --------------------------------------------------------------------------
 
 def _rss_kib() -> int:

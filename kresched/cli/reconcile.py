@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 
 from kresched.cli.act import DryRunOpt, json_lines, make_api, make_reporter, write_json_line
 from kresched.cli.common import (
@@ -27,7 +29,6 @@ from kresched.execute.events import Event
 from kresched.execute.preempt import Terminated, signals_as_exceptions
 from kresched.execute.reconcile import ReconcileOptions, ReconcileResult, reconcile
 from kresched.plan.planner import PlanOptions
-from kresched.render.events import summary_text
 
 
 @command
@@ -57,8 +58,23 @@ def reconcile_command(
     """One pass of the critical-pod rescheduler: take the Lease, clean stale reservations, and make
     room for each pending critical pod the scheduler cannot place — within an eviction budget.
 
-    Running it twice in a row is harmless; two at once are kept apart by the Lease. Exit codes: 0
-    the pass completed (even if some pods could not be helped), 4 an action failed, 5 cluster access.
+    Pods are helped in priority order; the first one that the eviction budget (--max-evictions)
+    or the deadline cannot cover stops the acting, and it and the pods after it are left to the
+    next pass. Every pod left Pending is listed with the reason; nothing is remembered between
+    passes, so the next pass finds it again. Running it twice in a row is harmless; two at once are
+    kept apart by the Lease (the second says the Lease is held and exits 0).
+
+    --dry-run reads the cluster (or --snapshot) once and changes nothing at all: it neither reads
+    nor takes the Lease (it rehearses taking it), so it can run next to a real pass.
+
+    Output: one JSON line per action and a final summary line when not on a terminal (or with -o
+    json); a readable summary on a terminal.
+
+    Exit codes: 0 the pass completed — also when some pods could not be helped, or another pass
+    holds the Lease; 4 an action failed (an eviction or a reservation that kept failing, a PDB that
+    kept refusing an eviction, a reservation or the Lease that could not be released); 5 the
+    cluster is unreachable or refused access; 130 interrupted (reservations and the Lease are
+    released first).
 
     Examples:
 
@@ -79,29 +95,61 @@ def reconcile_command(
     )
     api = make_api(opts, load_state(opts) if dry_run else None, dry_run, False)
     report = make_reporter(opts, api.mode)
+    result = ReconcileResult()
     try:
         with signals_as_exceptions():
-            result = reconcile(api, options, report)
+            reconcile(api, options, report, result=result)
     except (KeyboardInterrupt, Terminated):
-        report(Event("interrupted", "interrupted: reservations made in this pass were removed", {}, "error"))
+        released = "; the Lease was released" if result.lease_released else ""
+        report(Event("interrupted", f"interrupted: the pass stopped (reservations it made were removed{released})",
+                     {}, "error"))
+        _summary(result, api.mode, opts, "interrupted")
         return ExitCode.INTERRUPTED
-    _summary(result, api.mode, opts)
+    _summary(result, api.mode, opts, result.error.message if result.error else None)
+    if result.error is not None:
+        raise result.error  # its exit code (5 for cluster access), through the one mapping
     return ExitCode.PARTIAL if result.failed_actions else ExitCode.OK
 
 
-def _summary(r: ReconcileResult, mode: str, opts: Options) -> None:
+def _summary(r: ReconcileResult, mode: str, opts: Options, error: str | None) -> None:
+    if r.locked:
+        lock = "acquired"
+    elif r.lock_holder is not None:
+        lock = f"held by {r.lock_holder}"
+    else:
+        lock = "not acquired"
     data = {
-        "lock": "acquired" if r.locked else f"held by {r.lock_holder}",
+        "lock": lock,
         "podsHelped": len(r.helped),
         "bound": [{"pod": p, "node": n} for p, n in r.bound],
         "stillPending": [{"pod": p, "reason": why} for p, why in r.still_pending],
         "evictions": r.evictions,
         "reservationsCleaned": len(r.cleaned),
         "failedActions": r.failed_actions,
+        "error": error,
         "seconds": round(r.seconds, 1),
         "mode": mode,
     }
     if json_lines(opts):
         write_json_line({"action": "summary", **data})
     else:
-        ENV.out.print(summary_text(data))
+        ENV.out.print(_summary_text(r, mode, error))
+
+
+def _summary_text(r: ReconcileResult, mode: str, error: str | None) -> Text:
+    """For people: one headline, then what was bound, what is still Pending and why, what failed."""
+    prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
+    if not r.locked and r.lock_holder is not None:
+        return Text.from_markup(f"{prefix}[bold]Nothing done[/]: another pass holds the Lease "
+                                f"({escape(r.lock_holder)}).")
+    head = (f"{prefix}[bold]Pass {'stopped' if error else 'done'}[/] in {r.seconds:.1f}s: {len(r.helped)} pod(s) "
+            f"helped, {r.evictions} eviction(s), {len(r.cleaned)} stale reservation(s) removed.")
+    lines = [head]
+    lines += [f"  [green]✓[/] {escape(p)} is bound to {escape(n)}" for p, n in r.bound]
+    if r.still_pending:
+        lines.append("[bold]Still pending[/]:")
+        lines += [f"  [yellow]![/] {escape(p)}: {escape(why)}" for p, why in r.still_pending]
+    if r.failed_actions:
+        lines.append("[bold]Failed[/]:")
+        lines += [f"  [red]✗[/] {escape(f)}" for f in r.failed_actions]
+    return Text.from_markup("\n".join(lines))

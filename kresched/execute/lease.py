@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import os
 import socket
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from kresched.execute.api import ClusterApi, Conflict
+from kresched.execute.api import ClusterApi, Conflict, NotFound
 from kresched.execute.reservation import parse_time
 from kresched.model.lease import Lease
 
@@ -65,9 +64,27 @@ def acquire(api: ClusterApi, namespace: str, name: str, identity: str, duration_
     return LockResult(True, taken, taken_over_from=holder if holder and holder != identity else None)
 
 
-def release(api: ClusterApi, lease: Lease, now: datetime) -> None:
-    """Give the lock up at once (client-go's ReleaseOnCancel: empty holder, 1 s duration)."""
-    spec = {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro(now),
-            "acquireTime": lease.spec.acquire_time, "leaseTransitions": lease.spec.lease_transitions}
-    with suppress(Conflict):  # someone else took it after it expired: nothing of ours to release
-        api.update_lease(lease, {k: v for k, v in spec.items() if v is not None})
+def release(api: ClusterApi, lease: Lease, now: datetime) -> bool:
+    """Give the lock up at once (client-go's ReleaseOnCancel: empty holder, 1 s duration).
+
+    True when released (or when the Lease is gone: nothing to release); False when another holder
+    has taken it since (this pass outlived its Lease). A Lease changed meanwhile but still ours
+    (someone edited it) is read again and released. Other failures raise."""
+    holder = lease.spec.holder_identity
+    for _ in range(3):
+        spec = {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro(now),
+                "acquireTime": lease.spec.acquire_time, "leaseTransitions": lease.spec.lease_transitions}
+        try:
+            api.update_lease(lease, {k: v for k, v in spec.items() if v is not None})
+            return True
+        except NotFound:
+            return True
+        except Conflict:
+            current = api.get_lease(lease.metadata.namespace, lease.metadata.name)
+            if current is None:
+                return True
+            if current.spec.holder_identity != holder:
+                return False
+            lease = current
+    raise Conflict(f"Lease {lease.metadata.namespace}/{lease.metadata.name} kept changing while being released",
+                   409, "Conflict")

@@ -8,11 +8,20 @@ Owns `reconcile`:
    least `min_pending_seconds` (its own preemption gets the first chance), optionally in one
    namespace;
 4. plan them together in priority order and carry out each feasible plan as `preempt` does,
-   within an eviction budget (`max_evictions`) and the pass's deadline;
-5. report every pod it could not help, with the reason. Nothing is remembered between passes, so
-   a pod left Pending is simply found again by the next one (seed 002's warning about control
-   loops that lose work).
-Always releases the Lease (and, through `preempt`, every reservation it made).
+   within an eviction budget (`max_evictions`) and the pass's deadline. The first pod the budget
+   or the deadline cannot cover stops the acting: it and every later pod that needs evictions
+   are left to the next pass (a lower-priority pod does not jump the queue, and nothing is
+   half-done: a pod is acted on only when all of its evictions fit in the budget);
+5. report every pod it could not help, with the reason — also the ones it did not reach because
+   the pass failed or was interrupted. Nothing is remembered between passes, so a pod left
+   Pending is simply found again by the next one (seed 002's warning about control loops that
+   lose work).
+Always releases the Lease (and, through `preempt`, every reservation it made) — on success,
+failure, Ctrl-C and SIGTERM; a failed release is a failed action. Errors that stop the pass
+(the cluster unreachable or refusing access) are kept in the result, not raised, so that the
+caller can still report what was done; the caller decides the exit code.
+
+Must not: print, or keep state between passes.
 """
 
 from __future__ import annotations
@@ -22,15 +31,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from kresched.execute.api import ClusterApi
+from kresched.errors import KreschedError
+from kresched.execute.api import ApiFailure, ClusterApi
 from kresched.execute.events import Event, Reporter
 from kresched.execute.lease import acquire, holder_identity, release
-from kresched.execute.preempt import PreemptOptions, preempt
+from kresched.execute.preempt import PreemptOptions, PreemptResult, _signals_blocked, preempt
 from kresched.execute.reservation import parse_time
 from kresched.execute.untaint import untaint
 from kresched.model.cluster import ClusterState
+from kresched.model.lease import Lease
 from kresched.model.objects import Pod
-from kresched.plan.planner import PlanOptions, plan_pending, queue_key
+from kresched.plan.planner import Plan, PlanOptions, plan_pending, queue_key
 
 __all__ = ["ReconcileOptions", "ReconcileResult", "reconcile", "select_pending"]
 
@@ -40,7 +51,7 @@ class ReconcileOptions:
     lease_namespace: str = "kube-system"
     lease_name: str = "kresched"
     identity: str = field(default_factory=holder_identity)
-    #: The whole pass must end within this; the Lease lasts a little longer.
+    #: The whole pass must end within this; the Lease lasts a minute longer.
     deadline_seconds: float = 240.0
     reservation_ttl_seconds: float = 600.0
     min_priority: int | None = None
@@ -50,7 +61,13 @@ class ReconcileOptions:
     plan: PlanOptions = field(default_factory=PlanOptions)
     #: Per pod: how long to wait for the binding (never past the pass's deadline).
     bind_timeout_seconds: float = 120.0
+    #: Per victim: how long to keep retrying an eviction a PodDisruptionBudget refuses.
     eviction_deadline_seconds: float = 30.0
+    #: Kept free at the end of the deadline to remove a reservation and release the Lease.
+    margin_seconds: float = 5.0
+    #: A pod is acted on only if at least this much of the deadline (after the margin) is left:
+    #: evicting with no time to see the pod bound only disrupts.
+    min_act_seconds: float = 10.0
 
     @property
     def lease_seconds(self) -> int:
@@ -61,12 +78,20 @@ class ReconcileOptions:
 class ReconcileResult:
     locked: bool = False
     lock_holder: str | None = None
+    lease_released: bool = False
+    #: Nodes whose stale reservation was removed.
     cleaned: list[str] = field(default_factory=list)
+    #: Pods kresched acted for (reserved a node or evicted for), in the order it did.
     helped: list[str] = field(default_factory=list)
+    #: (pod, node) for each pod seen bound at the end of its turn.
     bound: list[tuple[str, str]] = field(default_factory=list)
+    #: (pod, why) for each pending critical pod left Pending by this pass.
     still_pending: list[tuple[str, str]] = field(default_factory=list)
     evictions: int = 0
+    #: One line per action that failed ("evict shop/web-1: ...", "release the Lease ...").
     failed_actions: list[str] = field(default_factory=list)
+    #: What stopped the pass early (the cluster unreachable, access refused), if anything.
+    error: KreschedError | None = None
     seconds: float = 0.0
 
 
@@ -79,21 +104,53 @@ def select_pending(state: ClusterState, now: datetime, options: ReconcileOptions
             continue
         if not (p.is_critical or (options.min_priority is not None and p.priority >= options.min_priority)):
             continue
-        cond = p.condition("PodScheduled")
-        since = parse_time(cond.last_transition_time) if cond and cond.status == "False" else None
-        if cond is None or cond.reason != "Unschedulable" or since is None:
+        since = _unschedulable_since(p)
+        if since is None:
             young.append(p)  # the scheduler has not (yet) said it cannot place it
             continue
         (ready if (now - since).total_seconds() >= options.min_pending_seconds else young).append(p)
     return sorted(ready, key=queue_key), sorted(young, key=queue_key)
 
 
+def _unschedulable_since(p: Pod) -> datetime | None:
+    cond = p.condition("PodScheduled")
+    if cond is None or cond.status != "False" or cond.reason != "Unschedulable":
+        return None
+    return parse_time(cond.last_transition_time)
+
+
+def _why_young(p: Pod, now: datetime, options: ReconcileOptions) -> str:
+    since = _unschedulable_since(p)
+    if since is None:
+        return "the scheduler has not marked it Unschedulable (yet): nothing to do until it has tried"
+    return (f"Unschedulable for {_dur((now - since).total_seconds())}, less than --min-pending "
+            f"({_dur(options.min_pending_seconds)}): left to the scheduler's own preemption for now")
+
+
+def _dur(seconds: float) -> str:
+    seconds = max(seconds, 0.0)
+    if seconds < 120:
+        return f"{seconds:.0f}s" if seconds >= 10 or seconds == int(seconds) else f"{seconds:.1f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
 def reconcile(api: ClusterApi, options: ReconcileOptions, report: Reporter,
               now: Callable[[], datetime] = lambda: datetime.now(UTC),
-              clock: Callable[[], float] = time.monotonic) -> ReconcileResult:
+              clock: Callable[[], float] = time.monotonic,
+              result: ReconcileResult | None = None) -> ReconcileResult:
+    """One pass. Fills and returns `result` (pass one in to keep what was done when the pass is
+    interrupted: KeyboardInterrupt and `Terminated` propagate, after the Lease is released)."""
     started = clock()
-    result = ReconcileResult()
-    lock = acquire(api, options.lease_namespace, options.lease_name, options.identity, options.lease_seconds, now())
+    result = result if result is not None else ReconcileResult()
+    try:
+        lock = acquire(api, options.lease_namespace, options.lease_name, options.identity, options.lease_seconds,
+                       now())
+    except KreschedError as exc:
+        result.error = exc
+        result.seconds = clock() - started
+        return result
     if not lock.acquired:
         result.lock_holder = lock.holder
         until = f" until {lock.expires:%H:%M:%SZ}" if lock.expires else ""
@@ -107,58 +164,148 @@ def reconcile(api: ClusterApi, options: ReconcileOptions, report: Reporter,
                      {"previous": lock.taken_over_from}, "warn"))
     assert lock.lease is not None
     try:
-        _pass(api, options, report, now, clock, started, result)
+        _Pass(api, options, report, now, clock, started, result).run()
+    except KreschedError as exc:
+        result.error = exc
     finally:
-        release(api, lock.lease, now())
+        # A second Ctrl-C or a SIGTERM must not cut the release short (it is raised afterwards).
+        with _signals_blocked():
+            _release_lease(api, lock.lease, options, report, now, result)
         result.seconds = clock() - started
     return result
 
 
-def _pass(api: ClusterApi, options: ReconcileOptions, report: Reporter, now: Callable[[], datetime],
-          clock: Callable[[], float], started: float, result: ReconcileResult) -> None:
-    state = api.read_state()
-    cleaned = untaint(api, state, now(), options.reservation_ttl_seconds,
-                      lambda e: report(e) if e.action != "kept" else None)
-    result.cleaned = [d.reservation.node for d in cleaned.removed]
-    if cleaned.failed:
-        result.failed_actions.extend(f"release {d.reservation.node}" for d in cleaned.failed)
-    if cleaned.removed:
-        state = api.read_state()
-    ready, young = select_pending(state, now(), options)
-    for p in young:
-        result.still_pending.append((p.key, "the scheduler has not marked it Unschedulable for "
-                                            f"{options.min_pending_seconds:.0f}s yet"))
-    if not ready:
+def _release_lease(api: ClusterApi, lease: Lease, options: ReconcileOptions, report: Reporter,
+                   now: Callable[[], datetime], result: ReconcileResult) -> None:
+    name = f"{options.lease_namespace}/{options.lease_name}"
+    try:
+        released = release(api, lease, now())
+    except KreschedError as exc:
+        result.failed_actions.append(f"release the Lease {name}: {exc.message}")
+        report(Event("lease-release-failed", f"could not release the Lease {name}: {exc.message} (it expires "
+                                             f"{options.lease_seconds}s after it was taken)", {"lease": name}, "error"))
         return
-    plans = plan_pending(state, ready, options.plan)
-    for plan in plans:
-        key = plan.pod.key
+    result.lease_released = True
+    if not released:
+        report(Event("lease-lost", f"the Lease {name} was taken over by another pass before this one ended",
+                     {"lease": name}, "warn"))
+
+
+@dataclass
+class _Pass:
+    api: ClusterApi
+    options: ReconcileOptions
+    report: Reporter
+    now: Callable[[], datetime]
+    clock: Callable[[], float]
+    started: float
+    result: ReconcileResult
+    #: Why acting stopped (the budget or the deadline): every later pod needing evictions waits.
+    stopped: str | None = None
+
+    def run(self) -> None:
+        api, options, result = self.api, self.options, self.result
+        state = api.read_state()
+        cleaned = untaint(api, state, self.now(), options.reservation_ttl_seconds,
+                          lambda e: self.report(e) if e.action != "kept" else None)
+        result.cleaned = [d.reservation.node for d in cleaned.removed]
+        result.failed_actions.extend(f"release the reservation on {d.reservation.node}" for d in cleaned.failed)
+        if cleaned.removed:
+            state = api.read_state()
+        ready, young = select_pending(state, self.now(), options)
+        result.still_pending.extend((p.key, _why_young(p, self.now(), options)) for p in young)
+        if not ready:
+            return
+        plans = plan_pending(state, ready, options.plan)
+        for i, plan in enumerate(plans):
+            try:
+                self.help(plan)
+            except BaseException as exc:
+                # Lose no pod (seed 002): the one being helped and every later one are reported.
+                why = "stopped" if isinstance(exc, Exception) else "was interrupted"
+                self._left(plan.key, f"the pass {why} while acting for it; the next pass picks it up")
+                for later in plans[i + 1:]:
+                    self._left(later.key, f"not reached: the pass {why}; the next pass picks it up")
+                raise
+
+    def _left(self, key: str, why: str) -> None:
+        if key not in {k for k, _ in self.result.still_pending} and key not in {k for k, _ in self.result.bound}:
+            self.result.still_pending.append((key, why))
+
+    def help(self, plan: Plan) -> None:
+        options, result, key = self.options, self.result, plan.key
         if plan.outcome == "fits":
             result.still_pending.append((key, plan.message))
-            continue
+            return
         if plan.outcome == "infeasible" or plan.blocked:
             result.still_pending.append((key, plan.message))
-            report(Event("cannot-help", f"{key}: {plan.message}", {"pod": key, "outcome": plan.outcome}, "warn"))
-            continue
-        left = options.deadline_seconds - (clock() - started)
-        if left <= 5:
-            result.still_pending.append((key, "the pass's deadline was reached; the next pass picks it up"))
-            continue
-        if result.evictions + len(plan.victims) > options.max_evictions:
-            result.still_pending.append((key, f"needs {len(plan.victims)} eviction(s) but only "
-                                              f"{options.max_evictions - result.evictions} are left in this "
-                                              "pass's budget (--max-evictions); the next pass picks it up"))
-            report(Event("budget-exhausted", f"{key}: eviction budget of this pass exhausted", {"pod": key}, "warn"))
-            continue
+            self.report(Event("cannot-help", f"{key}: {plan.message}", {"pod": key, "outcome": plan.outcome}, "warn"))
+            return
+        if self.stopped is not None:
+            result.still_pending.append((key, self.stopped))
+            return
+        left = options.deadline_seconds - (self.clock() - self.started) - options.margin_seconds
+        if left < options.min_act_seconds:
+            self.stopped = (f"the pass's deadline ({_dur(options.deadline_seconds)}) was reached; the next pass "
+                            "picks it up")
+            result.still_pending.append((key, self.stopped))
+            self.report(Event("deadline-reached", f"{key}: too little of the pass's deadline is left to help it; "
+                                                  "the next pass picks it up", {"pod": key}, "warn"))
+            return
         budget_left = options.max_evictions - result.evictions
-        popts = PreemptOptions(options.plan, min(options.bind_timeout_seconds, left),
-                               min(options.eviction_deadline_seconds, left))
-        done = preempt(api, plan, popts, report, confirm_changed=lambda p, b=budget_left: len(p.victims) <= b)
-        result.helped.append(key)
+        if len(plan.victims) > budget_left:
+            self.stopped = (f"the eviction budget of this pass is used up (--max-evictions {options.max_evictions}); "
+                            "the next pass picks it up")
+            result.still_pending.append((key, f"needs {len(plan.victims)} eviction(s) but only {budget_left} of "
+                                              f"--max-evictions {options.max_evictions} left in this pass; the next "
+                                              "pass picks it up"))
+            self.report(Event("budget-exhausted", f"{key}: the eviction budget of this pass is used up",
+                              {"pod": key, "needs": len(plan.victims), "left": budget_left}, "warn"))
+            return
+        # Worst case, every victim's PDB refuses until its deadline and then the binding takes
+        # the rest: the pod's turn still ends within what is left.
+        victims = max(1, len(plan.victims))
+        evict_seconds = min(options.eviction_deadline_seconds, left / (2 * victims))
+        bind_seconds = min(options.bind_timeout_seconds, left - evict_seconds * victims)
+        popts = PreemptOptions(options.plan, bind_seconds, evict_seconds)
+        try:
+            done = preempt(self.api, plan, popts, self.report,
+                           confirm_changed=lambda p, b=budget_left: len(p.victims) <= b)
+        except ApiFailure as exc:  # a write or read that kept failing (5xx): this pod only
+            result.failed_actions.append(f"act for {key}: {exc.message}")
+            result.still_pending.append((key, f"could not act for it ({exc.message}); the next pass tries again"))
+            self.report(Event("failed", f"could not act for {key}: {exc.message}", {"pod": key}, "error"))
+            return
+        self._record(done, bind_seconds, budget_left)
+
+    def _record(self, done: PreemptResult, bind_seconds: float, budget_left: int) -> None:
+        result, key = self.result, done.pod
+        acted = bool(done.reserved or done.evicted or done.already_gone or done.failed or done.pdb_blocked)
+        if acted:
+            result.helped.append(key)
         result.evictions += len(done.evicted)
-        if done.outcome in ("bound", "bound-elsewhere"):
+        result.failed_actions.extend(f"evict {pod}: {why}" for pod, why in done.failed)
+        result.failed_actions.extend(f"evict {pod}: PodDisruptionBudget {pdb} kept refusing" for pod, pdb
+                                     in done.pdb_blocked)
+        if done.reserved and not done.released:
+            result.failed_actions.append(f"release the reservation on {done.plan.node}")
+        outcome = done.outcome
+        if outcome in ("bound", "bound-elsewhere"):
             result.bound.append((key, done.node or ""))
-        else:
-            result.still_pending.append((key, f"{done.outcome} after acting"))
-        if done.failed or done.pdb_blocked or (done.reserved and not done.released):
-            result.failed_actions.append(key)
+        elif outcome == "deleted":
+            pass  # no longer pending: nothing to help (preempt reported it)
+        elif outcome == "timeout":
+            result.still_pending.append((key, f"evicted {len(done.evicted)} pod(s) but it was not bound within "
+                                              f"{_dur(bind_seconds)}; the next pass looks again"))
+        elif outcome == "simulated":
+            result.still_pending.append((key, f"dry run: would wait for the scheduler to bind it to {done.plan.node}"))
+        elif outcome == "blocked" and done.plan.outcome == "evict" and not done.plan.blocked:
+            if len(done.plan.victims) > budget_left:
+                why = (f"the cluster changed and it now needs {len(done.plan.victims)} eviction(s), more than the "
+                       f"{budget_left} left in this pass; the next pass picks it up")
+            else:
+                why = (f"node {done.plan.node} is reserved by kresched for another pod; the next pass looks again "
+                       "(`kresched untaint` removes a reservation whose run is gone)")
+            result.still_pending.append((key, why))
+        else:  # nothing-to-do (fits now), infeasible, blocked (tier 3, or the node reserved for another pod)
+            result.still_pending.append((key, done.plan.message or outcome))

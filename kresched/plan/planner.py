@@ -53,7 +53,7 @@ from kresched.plan.placement import pick_node
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import importance_key, select_victims_by_resources, select_victims_on_node
 from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message, resources_only
-from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, shape_of
+from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
 __all__ = [
@@ -336,7 +336,7 @@ class Planner:
         while both are unchanged — it then enters the heap with its exact key."""
         memo = None
         if self.memoize and resources_only(self.plugins, cycle):
-            memo = self._options_memo.setdefault((shape_of(pod), tier), {})
+            memo = self._options_memo.setdefault((fit_shape(pod), tier), {})
         heap: list[tuple[tuple, int, NodeInfo, object, int]] = []
         for i, (info, cands) in enumerate(candidates):
             hit = memo.get(info.name) if memo is not None and not nominated.get(info.name) else None
@@ -395,7 +395,7 @@ class Planner:
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
     def _memo_for(self, pod: Pod) -> dict[str, tuple[NodeInfo, Status]] | None:
-        return self._filter_memo.setdefault(shape_of(pod), {}) if self.memoize else None
+        return self._filter_memo.setdefault(fit_shape(pod), {}) if self.memoize else None
 
     def _budget_state(self, info: NodeInfo) -> tuple[int, ...]:
         """The budgets left on the PDBs covering `info`'s evictable pods (what its options depend on

@@ -204,7 +204,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
 
     With `static` (built from the same `plugins`), the node-static plugins' verdicts come from its
     memo; they are upstream's first four filters, so the statuses are the same either way.
-    With `memo` — one dict per pod *shape* (`static.shape_of`), kept by the caller across pods of
+    With `memo` — one dict per pod *shape* (`static.fit_shape`), kept by the caller across pods of
     that shape — a node's status is reused while it is the same NodeInfo object, when the pod is
     `resources_only` and nothing is nominated there."""
     diag = Diagnosis(num_all_nodes=len(snapshot.node_infos))

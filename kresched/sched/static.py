@@ -17,21 +17,25 @@ import msgspec
 from kresched.model.objects import Node, Pod
 from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, Status
 
-__all__ = ["NODE_STATIC_PLUGINS", "StaticFilters", "shape_of"]
+__all__ = ["NODE_STATIC_PLUGINS", "StaticFilters", "fit_shape"]
 
 #: Plugins whose verdict depends only on the pod and the node object.
 NODE_STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 
 
-def shape_of(pod: Pod) -> bytes:
-    """Everything about a pod that filtering and planning look at — replicas of one workload share
-    it. (Name and UID are left out: two pods of one shape get the same verdict on every node.)"""
+def fit_shape(pod: Pod) -> bytes:
+    """What a node's verdict (and planning option) depends on for a pod whose only pod-dependent
+    filter is NodeResourcesFit (`runner.resources_only`): its priorities, preemption policy and
+    requests, and what the node-static filters read. Labels, namespace, ports, affinity to pods and
+    spreading are left out on purpose: for such a pod the plugins that read them returned Skip.
+    Pods of different workloads with equal requests share it — and the memos keyed by it."""
     spec = pod.spec
     r = pod.requests
+    aff = spec.affinity
     return msgspec.json.encode((
-        pod.namespace, pod.labels, pod.priority, pod.effective_priority, spec.preemption_policy,
-        (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), pod.host_ports, spec.node_name,
-        spec.tolerations, spec.node_selector, spec.affinity, spec.topology_spread_constraints,
+        pod.priority, pod.effective_priority, spec.preemption_policy,
+        (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), spec.node_name,
+        spec.tolerations, spec.node_selector, aff.node_affinity if aff else None,
     ))
 
 

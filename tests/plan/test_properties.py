@@ -254,8 +254,11 @@ def test_reusing_results_across_replicas_changes_no_plan(cluster: tuple[ClusterS
     while the node and its PDB budgets are unchanged; planning replicas one after another must give
     exactly the plans a planner that recomputes everything gives."""
     state, pod = cluster
+    # Replicas, and pods of other workloads with the same requests (other labels): both share a
+    # fit shape, so the second and later ones plan from reused results.
     copies = [pod] + [msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
-        pod.metadata, name=f"pending-{i}", uid=f"uid-pending-{i}")) for i in range(1, replicas)]
+        pod.metadata, name=f"pending-{i}", uid=f"uid-pending-{i}", labels={"app": f"other-{i % 2}"}))
+        for i in range(1, replicas)]
     state = ClusterState.build(state.nodes, [*state.pods, *copies[1:]], state.pdbs, state.priority_classes,
                                state.namespaces)
     fast = Planner(state, options)
