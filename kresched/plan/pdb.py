@@ -115,6 +115,7 @@ class PdbLedger:
             by_ns[pdb.namespace].append(pdb)
         self._by_ns = dict(by_ns)
         self._covering: dict[str, tuple[str, ...]] = {}
+        self._label_index: dict[str, tuple[dict[tuple[str, str], list[int]], list[int]]] = {}
         self._kinds: dict[str, tuple[str | None, str]] = {}
         budgets: dict[str, _Budget] = {}
         pods_by_ns: defaultdict[str, list[Pod]] = defaultdict(list)
@@ -138,6 +139,7 @@ class PdbLedger:
         c = PdbLedger.__new__(PdbLedger)
         c._by_ns = self._by_ns
         c._covering = self._covering
+        c._label_index = self._label_index
         c._kinds = self._kinds
         c._budgets = self._budgets
         c.remaining = dict(self.remaining)
@@ -145,12 +147,35 @@ class PdbLedger:
 
     def covering(self, pod: Pod) -> tuple[str, ...]:
         """Keys of the PDBs the eviction API finds for the pod: same namespace, a non-empty selector
-        that matches its labels."""
+        that matches its labels (in the namespace's PDB order)."""
         hit = self._covering.get(pod.key)
         if hit is None:
-            hit = tuple(b.key for b in self._by_ns.get(pod.namespace, ())
-                        if not _is_empty(b.spec.selector) and label_selector_matches(b.spec.selector, pod.labels))
+            by_label, scan = self._index(pod.namespace)
+            maybe = set(scan)
+            for item in pod.labels.items():
+                maybe.update(by_label.get(item, ()))
+            pdbs = self._by_ns.get(pod.namespace, ())
+            hit = tuple(pdbs[i].key for i in sorted(maybe) if label_selector_matches(pdbs[i].spec.selector, pod.labels))
             self._covering[pod.key] = hit
+        return hit
+
+    def _index(self, namespace: str) -> tuple[dict[tuple[str, str], list[int]], list[int]]:
+        """The namespace's PDBs (by position) under one `matchLabels` pair each — a pod lacking that
+        label cannot match — and those with only `matchExpressions`, which must be checked."""
+        hit = self._label_index.get(namespace)
+        if hit is None:
+            by_label: dict[tuple[str, str], list[int]] = {}
+            scan: list[int] = []
+            for i, b in enumerate(self._by_ns.get(namespace, ())):
+                sel = b.spec.selector
+                if _is_empty(sel):
+                    continue
+                assert sel is not None
+                if sel.match_labels:
+                    by_label.setdefault(min(sel.match_labels.items()), []).append(i)
+                else:
+                    scan.append(i)
+            hit = self._label_index[namespace] = (by_label, scan)
         return hit
 
     def budget(self, key: str) -> int:
