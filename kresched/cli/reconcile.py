@@ -100,9 +100,9 @@ def reconcile_command(
         with signals_as_exceptions():
             reconcile(api, options, report, result=result)
     except (KeyboardInterrupt, Terminated):
-        released = "; the Lease was released" if result.lease_released else ""
-        report(Event("interrupted", f"interrupted: the pass stopped (reservations it made were removed{released})",
-                     {}, "error"))
+        # The reservation it held was released (or not) by preempt, which said so just before.
+        lease_state = "released" if result.lease_released else "not released (it expires on its own)"
+        report(Event("interrupted", f"interrupted: the pass stopped; the Lease was {lease_state}", {}, "error"))
         _summary(result, api.mode, opts, "interrupted")
         return ExitCode.INTERRUPTED
     _summary(result, api.mode, opts, result.error.message if result.error else None)

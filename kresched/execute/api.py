@@ -9,7 +9,7 @@ it. The official-client implementation is `kresched.execute.kube.KubeApi`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -79,12 +79,14 @@ class ClusterApi(Protocol):
 
     def delete_pod(self, pod: Pod, grace_seconds: int) -> None: ...
 
-    def get_pod(self, namespace: str, name: str) -> Pod | None: ...
-
     def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None: ...
 
     def is_gone(self, pod: Pod) -> bool:
         """The pod with this UID no longer exists (a same-name pod with another UID is a new pod)."""
+        ...
+
+    def which_gone(self, pods: Sequence[Pod]) -> set[str]:
+        """Keys of those `pods` that no longer exist, by UID as `is_gone`, in one read per node."""
         ...
 
     def get_lease(self, namespace: str, name: str) -> Lease | None: ...
@@ -96,7 +98,10 @@ class ClusterApi(Protocol):
         ...
 
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,
-                         progress: Callable[[str], None] | None = None) -> WaitResult: ...
+                         progress: Callable[[str], None] | None = None, planned: str | None = None) -> WaitResult:
+        """Until the pod is bound, deleted or the timeout. `planned` is where the plan expects it
+        (a dry run pretends it went there)."""
+        ...
 
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:
@@ -125,9 +130,27 @@ class DryRunApi:
     mode: str = "dry run"
     _nodes: dict[str, Node] = field(default_factory=dict)
     _leases: dict[tuple[str, str], Lease] = field(default_factory=dict)
+    _bound: dict[str, str] = field(default_factory=dict)
 
     def read_state(self) -> ClusterState:
-        return self.state
+        """The state as this dry run left it: evicted pods gone, pods it pretended were bound on
+        their planned nodes, patched nodes patched — so a rehearsal of several steps (a reconcile
+        pass) plans each step on what the earlier ones would have done."""
+        if not self.writes and not self._bound:
+            return self.state
+        gone = {key for verb, key, _ in self.writes if verb in ("evict", "delete")}
+        pods = []
+        for p in self.state.pods:
+            if p.key in gone:
+                continue
+            node = self._bound.get(p.key)
+            if node and not p.spec.node_name:
+                p = msgspec.structs.replace(p, spec=msgspec.structs.replace(p.spec, node_name=node),
+                                            status=msgspec.structs.replace(p.status, phase="Running"))
+            pods.append(p)
+        nodes = [self._nodes.get(n.name, n) for n in self.state.nodes]
+        s = self.state
+        return ClusterState.build(nodes, pods, s.pdbs, s.priority_classes, s.namespaces)
 
     def get_node(self, name: str) -> Node:
         node = self._nodes.get(name) or self.state.node_by_name.get(name)
@@ -173,12 +196,14 @@ class DryRunApi:
         return any(verb in ("evict", "delete") and key == pod.key for verb, key, _ in self.writes) \
             or self.state.pod(pod.key) is None
 
-    def get_pod(self, namespace: str, name: str) -> Pod | None:
-        return self.state.pod(f"{namespace}/{name}")
+    def which_gone(self, pods: Sequence[Pod]) -> set[str]:
+        return {p.key for p in pods if self.is_gone(p)}
 
     def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None:
         return next((b for b in self.state.pdbs if b.namespace == namespace and b.name == name), None)
 
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,
-                         progress: Callable[[str], None] | None = None) -> WaitResult:
+                         progress: Callable[[str], None] | None = None, planned: str | None = None) -> WaitResult:
+        if planned:
+            self._bound[pod.key] = planned
         return WaitResult("simulated")

@@ -12,6 +12,9 @@ naming the verb and resource; any other answer becomes `ApiFailure`.
 in its DeleteOptions body too: the API server reads a DELETE's options from the body when there is
 one and ignores the query string then.
 
+Whether evicted pods are gone (`which_gone`, for drain) is one list of the pods on each node
+(`fieldSelector=spec.nodeName=NODE`), compared by UID.
+
 Waiting for the binding lists the pod by name (for its state and a current resourceVersion) and
 watches it from there; a watch that breaks (cut stream, ERROR event such as 410 Gone, 5xx) is
 started again after a backoff pause, and a watch RBAC forbids falls back to polling.
@@ -20,7 +23,7 @@ started again after a backoff pause, and a watch RBAC forbids falls back to poll
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -169,15 +172,6 @@ class KubeApi:
                        pod.name, pod.namespace, body=body, grace_period_seconds=grace_seconds,
                        dry_run=self.dry_run, _preload_content=False, _request_timeout=self._timeout))
 
-    def get_pod(self, namespace: str, name: str) -> Pod | None:
-        try:
-            data = self._call(ApiCall("get", "pods", namespace=namespace, name=name),
-                              lambda: self.client.core.read_namespaced_pod(name, namespace, _preload_content=False,
-                                                                           _request_timeout=self._timeout))
-        except NotFound:
-            return None
-        return decode_object(data, "Pod", f"pod {namespace}/{name}")
-
     def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None:
         try:
             data = self._call(ApiCall("get", "poddisruptionbudgets", group="policy", namespace=namespace, name=name),
@@ -223,11 +217,31 @@ class KubeApi:
     def is_gone(self, pod: Pod) -> bool:
         if self.dry_run:
             return True  # a dryRun=All eviction removes nothing: there is nothing to wait for
-        current = self.get_pod(pod.namespace, pod.name)
+        current, _ = self._read_pod(pod)
         return current is None or bool(pod.uid and current.uid != pod.uid)
 
+    def which_gone(self, pods: Sequence[Pod]) -> set[str]:
+        """One list of the pods on each node (`spec.nodeName=NODE`) instead of a GET per pod; a pod
+        is gone when no pod with its UID is there (a pod without a node is listed by name)."""
+        if self.dry_run:
+            return {p.key for p in pods}
+        by_node: dict[str, list[Pod]] = {}
+        for p in pods:
+            by_node.setdefault(p.spec.node_name, []).append(p)
+        gone = {p.key for p in by_node.pop("", []) if self.is_gone(p)}
+        for node, group in by_node.items():
+            data = self._call(ApiCall("list", "pods"),
+                              lambda n=node: self.client.core.list_pod_for_all_namespaces(
+                                  field_selector=f"spec.nodeName={n}", _preload_content=False,
+                                  _request_timeout=self._timeout))
+            present = decode_json(data, f"the pods on node {node}", item_kind="Pod").pods
+            uids = {p.uid for p in present}
+            keys = {p.key for p in present}
+            gone.update(p.key for p in group if (p.uid not in uids if p.uid else p.key not in keys))
+        return gone
+
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,
-                         progress: Callable[[str], None] | None = None) -> WaitResult:
+                         progress: Callable[[str], None] | None = None, planned: str | None = None) -> WaitResult:
         """Until the pod (this UID) is bound, deleted, or the timeout: read it, then watch from that
         read's resourceVersion; a watch that ends or breaks is started again from a fresh read."""
         if self.dry_run:

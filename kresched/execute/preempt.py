@@ -138,7 +138,8 @@ def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Report
             report(Event("waiting", f"waiting up to {options.timeout_seconds:.0f}s for the scheduler to bind "
                                     f"{plan.pod.key}", {"pod": plan.pod.key, "timeout": options.timeout_seconds}))
             waited = api.wait_for_binding(plan.pod, options.timeout_seconds,
-                                          lambda text: report(Event("watch", text, {"pod": plan.pod.key})))
+                                          lambda text: report(Event("watch", text, {"pod": plan.pod.key})),
+                                          planned=plan.node)
             _record_wait(waited, plan, report, result)
         finally:
             if result.reserved:

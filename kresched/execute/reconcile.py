@@ -26,6 +26,7 @@ Must not: print, or keep state between passes.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -265,8 +266,8 @@ class _Pass:
         # Worst case, every victim's PDB refuses until its deadline and then the binding takes
         # the rest: the pod's turn still ends within what is left.
         victims = max(1, len(plan.victims))
-        evict_seconds = min(options.eviction_deadline_seconds, left / (2 * victims))
-        bind_seconds = min(options.bind_timeout_seconds, left - evict_seconds * victims)
+        evict_seconds = math.floor(min(options.eviction_deadline_seconds, left / (2 * victims)) * 10) / 10
+        bind_seconds = math.floor(min(options.bind_timeout_seconds, left - evict_seconds * victims) * 10) / 10
         popts = PreemptOptions(options.plan, bind_seconds, evict_seconds)
         try:
             done = preempt(self.api, plan, popts, self.report,
