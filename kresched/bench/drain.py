@@ -46,4 +46,4 @@ def preflight(path: Path) -> tuple[float, dict[str, Any]]:
 
 def register(case: Callable[..., Any]) -> None:
     """Add the drain cases to the registry `case` (the `kresched.bench.cases.case` decorator)."""
-    case("drain.preflight.all", "  same, --ignore-daemonsets --delete-emptydir-data --force")(preflight)
+    case("drain.preflight.all", "  same, all of kubectl's flags (every pod placed)")(preflight)

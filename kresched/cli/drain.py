@@ -21,6 +21,7 @@ from kresched.cli.common import (
     ContextOpt,
     KubeconfigOpt,
     NoColorOpt,
+    Options,
     Output,
     OutputOpt,
     SnapshotOpt,
@@ -31,7 +32,7 @@ from kresched.cli.common import (
 )
 from kresched.errors import ExitCode, InputError
 from kresched.execute.drain import DrainOptions as ExecOptions
-from kresched.execute.drain import drain
+from kresched.execute.drain import DrainResult, drain
 from kresched.execute.events import Event
 from kresched.execute.preempt import Terminated, signals_as_exceptions
 from kresched.plan.drain import DrainOptions, parse_selector, plan_drain
@@ -60,7 +61,9 @@ def drain_command(
     disable_eviction: Annotated[bool, typer.Option("--disable-eviction",
                                                    help="DELETE instead of evicting: bypasses PodDisruptionBudgets.")]
     = False,
-    parallel: Annotated[int, typer.Option("--parallel", min=1, help="How many evictions run at once.")] = 5,
+    parallel: Annotated[int, typer.Option("--parallel", min=1, help="How many evictions are in flight at once "
+                                                                   "(the pods of one PodDisruptionBudget go one "
+                                                                   "after another).")] = 10,
     allow_pending: Annotated[bool, typer.Option("--allow-pending", help="Drain even if some evicted pods would "
                                                                         "find no node.")] = False,
     yes: YesOpt = False,
@@ -75,9 +78,11 @@ def drain_command(
     """Drain nodes with a pre-flight first: which PodDisruptionBudget covers each pod and whether it
     allows the eviction now, where each pod would land, and what would stay Pending.
 
-    --dry-run prints the pre-flight only. Exit codes: 0 drained, 3 refused (pod classes that need a
-    flag, or pods left Pending without --allow-pending), 4 not finished (blocked, timed out),
-    130 interrupted (nodes stay cordoned).
+    --dry-run prints the pre-flight only. Nothing is touched (not even a cordon) when the drain is
+    refused. Exit codes: 0 drained, 2 not confirmed (no --yes and no terminal), 3 refused (pods
+    kubectl would refuse without a flag, or pods left Pending without --allow-pending), 4 not
+    finished (blocked by a PodDisruptionBudget or still terminating at --timeout), 130 interrupted.
+    The nodes stay cordoned after a drain that did not finish: `kubectl uncordon` them.
 
     Examples:
 
@@ -111,29 +116,43 @@ def drain_command(
         write_json_line({"action": "preflight", **preflight_dict(plan)})
     else:
         ENV.out.print(preflight_view(plan))
+    # Refusals are decided before anything is touched: not even a cordon.
     if plan.errors:
-        report(Event("refused", "error: unable to drain: " + "; ".join(plan.kubectl_errors()), {}, "error"))
+        for line in plan.refusals():
+            report(Event("refused", f"error: {line}", {"errors": plan.kubectl_errors()}, "error"))
         return ExitCode.INFEASIBLE
     if plan.pending and not allow_pending:
-        report(Event("refused", f"{len(plan.pending)} pod(s) would stay Pending; pass --allow-pending to drain "
-                                "anyway", {"pods": [p.pod.key for p in plan.pending]}, "error"))
+        report(Event("refused", f"{len(plan.pending)} pod(s) would stay Pending: "
+                                f"{', '.join(p.pod.key for p in plan.pending)}; nothing was changed (pass "
+                                "--allow-pending to drain anyway)", {"pods": [p.pod.key for p in plan.pending]},
+                     "error"))
         return ExitCode.INFEASIBLE
+    names = list(dict.fromkeys(nodes))
     total = sum(len(n.evict) for n in plan.nodes)
-    if not confirm(f"Cordon {', '.join(nodes)} and evict {total} pod(s)?", yes):
+    if not confirm(f"Cordon {', '.join(names)} and evict {total} pod(s)?", yes):
         report(Event("aborted", "not confirmed: nothing was changed", {}, "warn"))
         return ExitCode.OK
     exec_opts = ExecOptions(parallel, grace_period if grace_period >= 0 else None, limit or None, disable_eviction)
-    result = None
+    result = DrainResult()
+    uncordon = f"kubectl uncordon {' '.join(names)}"
     try:
         with signals_as_exceptions():
-            result = drain(api, plan, exec_opts, report)
+            drain(api, plan, exec_opts, report, result=result)
     except (KeyboardInterrupt, Terminated):
-        report(Event("interrupted", f"interrupted: no new evictions were started; {', '.join(nodes)} stay "
-                                    f"cordoned (kubectl uncordon {' '.join(nodes)} to undo)", {}, "error"))
+        _summarise(opts, result, names)
+        report(Event("interrupted", f"interrupted: no new evictions were started; {', '.join(names)} stay "
+                                    f"cordoned ({uncordon} to undo)", {"uncordon": uncordon}, "error"))
         return ExitCode.INTERRUPTED
-    data = drain_summary(result, list(nodes))
+    _summarise(opts, result, names)
+    if not result.complete:
+        report(Event("incomplete", f"the drain did not finish; {', '.join(names)} stay cordoned ({uncordon} to "
+                                   "undo)", {"uncordon": uncordon}, "error"))
+    return ExitCode.OK if result.complete else ExitCode.PARTIAL
+
+
+def _summarise(opts: Options, result: DrainResult, nodes: list[str]) -> None:
+    data = drain_summary(result, nodes)
     if json_lines(opts):
         write_json_line({"action": "summary", **data})
     else:
         ENV.out.print(summary_text(data))
-    return ExitCode.OK if result.complete else ExitCode.PARTIAL

@@ -135,6 +135,8 @@ def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Report
             if result.outcome == "blocked":
                 return result
             _evict_all(api, plan, options, report, result)
+            if result.pdb_blocked and not _replan_without_blocked(api, plan, options, report, result):
+                return result
             report(Event("waiting", f"waiting up to {options.timeout_seconds:.0f}s for the scheduler to bind "
                                     f"{plan.pod.key}", {"pod": plan.pod.key, "timeout": options.timeout_seconds}))
             waited = api.wait_for_binding(plan.pod, options.timeout_seconds,
@@ -255,6 +257,36 @@ def release_outcome(api: ClusterApi, node_name: str, report: Reporter, pod_key: 
     if patched is not None:
         report(Event("released", f"released node {node_name}", {"node": node_name}, "ok"))
     return "released", None
+
+
+def _replan_without_blocked(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter,
+                            result: PreemptResult) -> bool:
+    """A PodDisruptionBudget kept refusing some victims: plan again on the live state (the victims
+    that did go are gone). If that makes room on the same node without the refused pods, evict what
+    it needs (once) and go on; otherwise stop instead of waiting out a binding that cannot come.
+    Returns whether to wait for the binding."""
+    state = api.read_state()
+    pod = state.pod(plan.pod.key)
+    if pod is None or pod.spec.node_name:
+        return True  # the wait reports it
+    fresh = plan_pod(state, pod, options.plan)
+    refused = {k for k, _ in result.pdb_blocked}
+    if fresh.outcome == "fits":
+        report(Event("replanned", f"without the refused pods it fits now: {fresh.message}",
+                     {"pod": pod.key, "node": fresh.node}))
+        return True
+    extra = [v for v in fresh.victims if v.pod.key not in refused]
+    if fresh.outcome == "evict" and fresh.node == plan.node and not fresh.blocked and len(extra) == len(fresh.victims):
+        report(Event("replanned", f"evicting {len(extra)} other pod(s) on {fresh.node} instead of the refused ones",
+                     {"pod": pod.key, "node": fresh.node, "victims": [v.pod.key for v in extra]}, "warn"))
+        for v in reversed(extra):
+            _evict_one(api, v, fresh, options, report, result)
+        return not any(k not in refused for k, _ in result.pdb_blocked)
+    result.outcome = "gave-up"
+    report(Event("no-room", f"no room for {pod.key} on {plan.node} without {', '.join(sorted(refused))}, which "
+                            "a PodDisruptionBudget keeps refusing: not waiting for a binding",
+                 {"pod": pod.key, "node": plan.node}, "error"))
+    return False
 
 
 def _evict_all(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter, result: PreemptResult) -> None:

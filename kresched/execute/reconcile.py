@@ -298,6 +298,10 @@ class _Pass:
         elif outcome == "timeout":
             result.still_pending.append((key, f"evicted {len(done.evicted)} pod(s) but it was not bound within "
                                               f"{_dur(bind_seconds)}; the next pass looks again"))
+        elif outcome == "gave-up":
+            refused = ", ".join(k for k, _ in done.pdb_blocked)
+            result.still_pending.append((key, f"a PodDisruptionBudget kept refusing {refused}, and without them "
+                                              "there is no room; the next pass looks again"))
         elif outcome == "simulated":
             result.still_pending.append((key, f"dry run: would wait for the scheduler to bind it to {done.plan.node}"))
         elif outcome == "blocked" and done.plan.outcome == "evict" and not done.plan.blocked:

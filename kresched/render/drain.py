@@ -46,24 +46,29 @@ def preflight_view(plan: DrainPlan) -> RenderableType:
                 if p.blocked:
                     now = f"[red]blocked[/]: {escape(p.blocked)}"
                 elif p.queued_behind:
-                    now = f"queued behind {p.queued_behind} of its PDB"
+                    now = f"after {p.queued_behind} of its PDB (as their replacements are Ready)"
                 else:
                     now = "[green]allowed[/]"
                 if p.lands_on:
                     lands = escape(p.lands_on)
+                elif p.pod.is_finished:
+                    lands = "[dim]finished: nothing to reschedule[/]"
                 elif p.pod.is_bare:
                     lands = "[red]gone for good[/] (bare pod)"
+                elif p.pod.is_terminating:
+                    lands = "[dim]already terminating: its replacement exists[/]"
                 else:
                     lands = f"[yellow]stays Pending[/]: {escape(p.pending_reason or '')}"
                 t.add_row(escape(p.pod.key), escape(p.pdb or "-"), now, lands, escape(p.warning or "-"))
             parts.append(t)
         for s in n.skip:
             parts.append(Text(f"  skip {s.pod.key}: {s.reason}", style="dim"))
-    errors = plan.kubectl_errors()
-    if errors:
-        parts.append(Text(""))
-        parts.append(Text("kubectl would refuse to drain:", style="bold red"))
-        parts.extend(Text(f"  {e}", style="red") for e in errors)
+    for n in plan.nodes:
+        errors = n.kubectl_errors()
+        if errors:
+            parts.append(Text(""))
+            parts.append(Text(f"kubectl would refuse to drain {n.node}:", style="bold red"))
+            parts.extend(Text(f"  {e}", style="red") for e in errors)
     pending = plan.pending
     if pending:
         parts.append(Text(""))
@@ -71,8 +76,8 @@ def preflight_view(plan: DrainPlan) -> RenderableType:
                           style="bold yellow"))
         parts.extend(Text(f"  {p.pod.key}: {p.pending_reason}", style="yellow") for p in pending)
     if plan.blocked:
-        parts.append(Text(f"{len(plan.blocked)} eviction(s) are blocked by PodDisruptionBudgets right now; the "
-                          "drain waits for them to recover (until --timeout).", style="yellow"))
+        parts.append(Text(f"{len(plan.blocked)} eviction(s) would be refused by PodDisruptionBudgets and nothing "
+                          "the drain does gives the budget back; it retries them until --timeout.", style="yellow"))
     return Group(*parts)
 
 
@@ -85,6 +90,7 @@ def drain_summary(result: DrainResult, nodes: list[str]) -> dict[str, Any]:
         "blocked": [{"pod": k, "reason": v} for k, v in sorted(result.blocked.items())],
         "failed": [{"pod": k, "reason": v} for k, v in sorted(result.failed.items())],
         "notStarted": result.not_started,
+        "stillTerminating": result.terminating,
         "complete": result.complete,
         "seconds": round(result.seconds, 1),
         "uncordon": f"kubectl uncordon {' '.join(nodes)}",

@@ -24,7 +24,8 @@ class SignalDuringRelease(DryRunApi):
     signum: int = signal.SIGINT
     waited: bool = False
 
-    def wait_for_binding(self, pod: Any, timeout_seconds: float, progress: Any = None, planned: Any = None) -> WaitResult:
+    def wait_for_binding(self, pod: Any, timeout_seconds: float, progress: Any = None,
+                         planned: Any = None) -> WaitResult:
         self.waited = True
         return WaitResult("timeout")
 

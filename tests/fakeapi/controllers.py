@@ -21,6 +21,8 @@ with the server).
 - `ReplicaSets` (off unless `enabled`): when a pod owned by a ReplicaSet starts terminating or is
   deleted, creates a replacement (`<owner>-<5 letters>`, unbound, Pending) — the scheduler and the
   kubelet then place and start it.
+- `StatefulSets` (off unless `enabled`): when a pod owned by a StatefulSet is gone, creates it again
+  under the same name with a new UID (unbound, Pending).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from tests.fakeapi.server import FakeApiServer
 
 __all__ = ["BIND", "DELETE", "NEVER", "Controllers", "Kubelet", "PdbController", "Policy", "ReplicaSets",
-           "Scheduler", "bind_to", "cluster_state"]
+           "Scheduler", "StatefulSets", "bind_to", "cluster_state"]
 
 
 def cluster_state(store: Store) -> ClusterState:
@@ -254,6 +256,60 @@ class ReplicaSets:
         return f'{meta["namespace"]}/{meta["name"]}'
 
 
+class StatefulSets:
+    """Off unless `enabled`. When a pod owned by a StatefulSet is gone (deleted, not merely
+    terminating: a StatefulSet waits for the old pod before it creates the new one), creates it
+    again under the same name with a new UID, unbound and Pending, as the StatefulSet controller
+    does; the scheduler and the kubelet then place and start it."""
+
+    def __init__(self, store: Store, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.clock = clock
+        self._enabled = False
+        #: `ns/name` of each pod it created again, in order.
+        self.recreated: list[str] = []
+        self._position = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, on: bool) -> None:
+        with self.store.lock:
+            if on and not self._enabled:
+                self._position = len(self.store.history)
+            self._enabled = on
+
+    def step(self) -> int:
+        with self.store.lock:
+            if not self._enabled:
+                return 0
+            changes = self.store.history[self._position:]
+            self._position = len(self.store.history)
+            made = 0
+            for ch in changes:
+                if ch.resource != PODS or ch.type != "DELETED":
+                    continue
+                meta = ch.object["metadata"]
+                owner = next((o for o in meta.get("ownerReferences") or []
+                              if o.get("controller") and o.get("kind") == "StatefulSet"), None)
+                if owner is None or self.store.get(PODS, meta["namespace"], meta["name"]) is not None:
+                    continue
+                new = copy.deepcopy(ch.object)
+                m = new["metadata"]
+                m["uid"] = str(uuid.uuid4())
+                m["creationTimestamp"] = rfc3339(self.clock())
+                for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
+                    m.pop(k, None)
+                new["spec"].pop("nodeName", None)
+                new["status"] = {"phase": "Pending"}
+                self.store.create(PODS, new)
+                self.recreated.append(f'{m["namespace"]}/{m["name"]}')
+                made += 1
+            return made
+
+
 @dataclass
 class Controllers:
     """All of the above, stepped together in a fixed order, by hand or from a background thread."""
@@ -267,13 +323,14 @@ class Controllers:
         self.kubelet = Kubelet(store, self.server.pods)
         self.pdbs = PdbController(store, clock)
         self.replicasets = ReplicaSets(store, clock)
+        self.statefulsets = StatefulSets(store, clock)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
     def step(self) -> int:
         """One pass of every controller; the number of things they did."""
-        return (self.kubelet.step() + self.replicasets.step() + self.scheduler.step() + self.kubelet.step()
-                + self.pdbs.step())
+        return (self.kubelet.step() + self.replicasets.step() + self.statefulsets.step() + self.scheduler.step()
+                + self.kubelet.step() + self.pdbs.step())
 
     def settle(self, max_passes: int = 20) -> int:
         """Step until nothing more happens (bounded); the total number of things done."""

@@ -27,6 +27,8 @@ Built-in writes, with a real server's semantics (see each module's docstring):
   step (`controllers.settle()`) or run in the background (`controllers.start()`).
 - `POST` and `PUT` Leases (coordination.k8s.io/v1): create (409 AlreadyExists) and update, which
   must name the resourceVersion it replaces (409 Conflict when stale, 422 when missing).
+- discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/GROUP/VERSION`; discovery.py): what
+  `kubectl` reads before anything else (the drain benchmark runs `kubectl drain` against the fake).
 
 A request goes: record → fault hook → bearer token → route (404/405 if none) → forbid list → handler.
 A new built-in endpoint is a handler method plus one `Route` appended in `__init__`; a test-only one
@@ -65,6 +67,7 @@ import msgspec
 import yaml
 
 from tests.fakeapi.controllers import Controllers, Scheduler
+from tests.fakeapi.discovery import discovery_routes
 from tests.fakeapi.errors import ApiError
 from tests.fakeapi.faults import Cut, Fault, Faults
 from tests.fakeapi.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
@@ -198,6 +201,7 @@ class FakeApiServer:
         for r in RESOURCES:
             self._add_resource_routes(r)
         self._add_write_routes()
+        self.routes.extend(discovery_routes(lambda: self.url))
         self.controllers = Controllers(self)
         if objects:
             self.store.load(*objects)
