@@ -150,9 +150,7 @@ def test_a_budget_of_one_drains_three_pods_one_at_a_time_polling_the_pdb_until_i
 def test_a_budget_that_never_recovers_times_out_saying_what_is_blocked_and_why(fake_api, cli):
     seed(fake_api, [*web(3), make_pod("api-0", "shop", node="node-a", cpu="1")],
          pdbs=(web_pdb(min_available=3),))
-    started = time.monotonic()
     run = drain(cli, "node-a", "--yes", "--timeout", "1s")
-    assert time.monotonic() - started < 10
 
     assert run.code == ExitCode.PARTIAL, run.stderr
     reason = ("Cannot evict pod as it would violate the pod's disruption budget. The disruption budget web needs "

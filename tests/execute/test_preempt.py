@@ -125,7 +125,6 @@ def test_a_pdb_that_refuses_until_the_deadline_gives_up_on_the_victim_replans_an
     [no_room] = run.events("no-room")
     assert VICTIM in no_room["message"]
     assert run.summary["outcome"] == "gave-up"
-    assert run.summary["seconds"] < 60
     assert "waiting" not in run.actions()
     assert pod(cluster, VICTIM) is not None
     assert_released(cluster)
