@@ -23,6 +23,7 @@ from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.model.cluster import ClusterState
 
 __all__ = [
+    "emit",
     "Output",
     "Options",
     "Env",
@@ -186,3 +187,15 @@ def command(fn: F) -> F:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def emit(output: Output, data: Any, view: Callable[[], Any]) -> None:
+    """The result as JSON or YAML (`data`, the contract), or as the readable `view()` for a table."""
+    from kresched.render.common import to_json, to_yaml
+
+    if output is Output.json:
+        ENV.write(to_json(data))
+    elif output is Output.yaml:
+        ENV.write(to_yaml(data))
+    else:
+        ENV.out.print(view())

@@ -26,6 +26,7 @@ from kresched.cli.common import (
     OutputOpt,
     SnapshotOpt,
     command,
+    emit,
     load_state,
     make_options,
     parse_duration,
@@ -36,7 +37,6 @@ from kresched.execute.drain import DrainResult, drain
 from kresched.execute.events import Event
 from kresched.execute.preempt import Terminated, signals_as_exceptions
 from kresched.plan.drain import DrainOptions, parse_selector, plan_drain
-from kresched.render.common import to_json, to_yaml
 from kresched.render.drain import drain_summary, preflight_dict, preflight_view
 from kresched.render.events import summary_text
 
@@ -103,12 +103,7 @@ def drain_command(
     plan = plan_drain(state, list(dict.fromkeys(nodes)),
                       DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, selector))
     if dry_run:
-        if opts.output is Output.json:
-            ENV.write(to_json(preflight_dict(plan)))
-        elif opts.output is Output.yaml:
-            ENV.write(to_yaml(preflight_dict(plan)))
-        else:
-            ENV.out.print(preflight_view(plan))
+        emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan))
         return ExitCode.INFEASIBLE if plan.errors or (plan.pending and not allow_pending) else ExitCode.OK
     api = make_api(opts, state, False, server_dry_run)
     report = make_reporter(opts, api.mode)

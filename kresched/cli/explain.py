@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from kresched.cli.common import (
-    ENV,
     ContextOpt,
     KubeconfigOpt,
     NoColorOpt,
@@ -15,12 +14,12 @@ from kresched.cli.common import (
     OutputOpt,
     SnapshotOpt,
     command,
+    emit,
     load_state,
     make_options,
 )
 from kresched.cli.resolve import resolve_pod
 from kresched.plan.explain import explain_pod
-from kresched.render.common import to_json, to_yaml
 from kresched.render.explain import explanation_dict, explanation_table
 
 
@@ -47,10 +46,5 @@ def explain(
     state = load_state(opts)
     target = resolve_pod(state, pod, opts.snapshot or "the cluster")
     result = explain_pod(state, target)
-    if opts.output is Output.json:
-        ENV.write(to_json(explanation_dict(result)))
-    elif opts.output is Output.yaml:
-        ENV.write(to_yaml(explanation_dict(result)))
-    else:
-        ENV.out.print(explanation_table(result, top=top, all_nodes=all_nodes))
+    emit(opts.output, explanation_dict(result), lambda: explanation_table(result, top=top, all_nodes=all_nodes))
     return 0

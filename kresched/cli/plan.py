@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from kresched.cli.common import (
-    ENV,
     ContextOpt,
     KubeconfigOpt,
     NoColorOpt,
@@ -15,13 +14,13 @@ from kresched.cli.common import (
     OutputOpt,
     SnapshotOpt,
     command,
+    emit,
     load_state,
     make_options,
 )
 from kresched.cli.resolve import resolve_pod
 from kresched.errors import ExitCode, InputError
 from kresched.plan.planner import PlanOptions, pending_pods_to_plan, plan_pending, plan_pod
-from kresched.render.common import to_json, to_yaml
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view
 
 MaxGraceOpt = Annotated[int, typer.Option("--max-grace", min=0, metavar="SECONDS",
@@ -69,17 +68,8 @@ def plan(
             raise InputError(f"pod {target.key} is not Pending: it is bound to node {target.spec.node_name} "
                              f"(phase {target.status.phase or 'unknown'})")
         result = plan_pod(state, target, options)
-        _emit(opts.output, plan_dict(result), lambda: plan_view(result, state))
+        emit(opts.output, plan_dict(result), lambda: plan_view(result, state))
         return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
     plans = plan_pending(state, pending_pods_to_plan(state, all_pending), options)
-    _emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state))
+    emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state))
     return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
-
-
-def _emit(output: Output, data: dict, view) -> None:  # type: ignore[no-untyped-def]
-    if output is Output.json:
-        ENV.write(to_json(data))
-    elif output is Output.yaml:
-        ENV.write(to_yaml(data))
-    else:
-        ENV.out.print(view())
