@@ -111,12 +111,17 @@ _kind_list_decoders = {
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """Decoding allocates millions of objects and no cycles: collecting during it is pure cost."""
+    """Decoding allocates millions of objects and no cycles: collecting during it is pure cost.
+
+    On the way out everything allocated so far is frozen (moved to the permanent generation), so
+    the collections that planning triggers later never walk the loaded state again — 1.5 million
+    objects for a 150,000-pod cluster, seconds per full collection."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if was_enabled:
             gc.enable()
 
