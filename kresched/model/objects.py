@@ -541,9 +541,6 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     def is_ready(self) -> bool:
         return any(c.type == "Ready" and c.status == "True" for c in self.status.conditions)
 
-    @property
-    def is_scheduling_gated(self) -> bool:
-        return bool(self.spec.scheduling_gates)
 
     @property
     def is_pending(self) -> bool:

@@ -31,8 +31,6 @@ from kresched.model.selectors import label_selector_matches
 
 __all__ = ["PdbCheck", "PdbLedger", "computed_status"]
 
-MULTIPLE_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
-
 
 @dataclass(frozen=True, slots=True)
 class PdbCheck:
@@ -106,7 +104,7 @@ def _scaled(value: int | str, total: int) -> int:
 class PdbLedger:
     """The budgets of every PDB, and their remaining units as a plan spends them.
 
-    `remaining` is the only mutable state; `fork()` gives an independent copy for simulations.
+    `remaining` is the only mutable state.
     """
 
     def __init__(self, state: ClusterState) -> None:
@@ -135,15 +133,6 @@ class PdbLedger:
         self._budgets = budgets
         self.remaining: dict[str, int] = {k: b.allowed for k, b in budgets.items()}
 
-    def fork(self) -> PdbLedger:
-        c = PdbLedger.__new__(PdbLedger)
-        c._by_ns = self._by_ns
-        c._covering = self._covering
-        c._label_index = self._label_index
-        c._kinds = self._kinds
-        c._budgets = self._budgets
-        c.remaining = dict(self.remaining)
-        return c
 
     def covering(self, pod: Pod) -> tuple[str, ...]:
         """Keys of the PDBs the eviction API finds for the pod: same namespace, a non-empty selector

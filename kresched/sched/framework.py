@@ -89,10 +89,6 @@ class Status:
     def is_rejected(self) -> bool:
         return self.code.is_rejected
 
-    @property
-    def is_unresolvable(self) -> bool:
-        """No eviction can help: kube-scheduler's UnschedulableAndUnresolvable."""
-        return self.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
     def with_plugin(self, plugin: str) -> Status:
         if self.plugin == plugin:
@@ -266,8 +262,6 @@ class Snapshot:
         infos = [NodeInfo(n, state.pods_on(n.name)) for n in sorted(state.nodes, key=lambda n: n.name)]
         return cls(infos, {i.name: i for i in infos}, state.namespace_labels)
 
-    def have_pods_with_affinity(self) -> list[NodeInfo]:
-        return [n for n in self.node_infos if n.pods_with_affinity]
 
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
         return [n for n in self.node_infos if n.pods_with_required_anti_affinity]
