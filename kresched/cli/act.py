@@ -4,20 +4,26 @@ and the confirmation rule."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import msgspec
 import typer
+from rich.console import RenderableType
+from rich.live import Live
 
 from kresched.cli.common import ENV, Options, Output
 from kresched.errors import InputError
 from kresched.execute.api import ClusterApi, DryRunApi
 from kresched.execute.events import Event, Reporter
 from kresched.model.cluster import ClusterState
-from kresched.render.events import event_dict, event_text
+from kresched.render.events import Progress, event_dict, event_text, progress_text
 
-__all__ = ["YesOpt", "DryRunOpt", "ServerDryRunOpt", "make_api", "make_reporter", "json_lines", "write_json_line",
-           "confirm"]
+__all__ = ["YesOpt", "DryRunOpt", "ServerDryRunOpt", "make_api", "make_reporter", "live_reporting", "json_lines",
+           "write_json_line", "confirm"]
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Run the whole flow against nothing: print each step, "
@@ -52,15 +58,34 @@ def write_json_line(data: dict) -> None:
 
 def make_reporter(opts: Options, mode: str) -> Reporter:
     """One JSON object per line under -o json or when stdout is not a terminal; else coloured lines."""
-    as_json = json_lines(opts)
+    if json_lines(opts):
+        return lambda event: write_json_line(event_dict(event, mode))
+    return lambda event: ENV.out.print(event_text(event, mode))
 
-    def report(event: Event) -> None:
-        if as_json:
-            write_json_line(event_dict(event, mode))
-        else:
-            ENV.out.print(event_text(event, mode))
 
-    return report
+@contextmanager
+def live_reporting(opts: Options, mode: str) -> Iterator[Reporter]:
+    """`make_reporter`, plus on a terminal a live footer of what is in progress (counts, the PDBs
+    pods wait for). Thread-safe: drain reports from its lanes. Nothing may prompt meanwhile."""
+    if json_lines(opts):
+        yield make_reporter(opts, mode)
+        return
+    progress = Progress(time.monotonic())
+    lock = threading.Lock()
+
+    class Footer:  # drawn by Live several times a second, so its clock runs between events
+        def __rich__(self) -> RenderableType:
+            with lock:
+                return progress_text(progress, time.monotonic())
+
+    with Live(Footer(), console=ENV.out, refresh_per_second=4, transient=True) as live:
+
+        def report(event: Event) -> None:
+            with lock:
+                progress.update(event)
+            live.console.print(event_text(event, mode))
+
+        yield report
 
 
 def confirm(question: str, yes: bool) -> bool:

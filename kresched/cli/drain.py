@@ -12,6 +12,7 @@ from kresched.cli.act import (
     YesOpt,
     confirm,
     json_lines,
+    live_reporting,
     make_api,
     make_reporter,
     write_json_line,
@@ -131,8 +132,8 @@ def drain_command(
     result = DrainResult()
     uncordon = f"kubectl uncordon {' '.join(names)}"
     try:
-        with signals_as_exceptions():
-            drain(api, plan, exec_opts, report, result=result)
+        with signals_as_exceptions(), live_reporting(opts, api.mode) as live:
+            drain(api, plan, exec_opts, live, result=result)
     except (KeyboardInterrupt, Terminated):
         _summarise(opts, result, names)
         report(Event("interrupted", f"interrupted: no new evictions were started; {', '.join(names)} stay "

@@ -1,8 +1,10 @@
 """Rendering execution events and summaries: one JSON object per line for log pipelines, or a
-coloured line per event on a terminal. Never prints."""
+coloured line per event on a terminal with a live footer of what is in progress. Never prints."""
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,7 +13,7 @@ from rich.text import Text
 
 from kresched.execute.events import Event
 
-__all__ = ["event_dict", "event_text", "summary_text"]
+__all__ = ["Progress", "event_dict", "event_text", "progress_text", "summary_text"]
 
 _ICON = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "error": "[red]✗[/]", "info": "[dim]·[/]"}
 
@@ -44,3 +46,40 @@ def _item(x: Any) -> str:
     if isinstance(x, dict):
         return " ".join(f"{v}" for v in x.values())
     return str(x)
+
+
+@dataclass
+class Progress:
+    """What has happened so far, from the events: the terminal's live footer."""
+
+    started: float
+    counts: Counter[str] = field(default_factory=Counter)
+    #: PDB → pods waiting for it to allow their eviction.
+    waiting_on: dict[str, set[str]] = field(default_factory=dict)
+    last: str = ""
+
+    def update(self, e: Event) -> None:
+        self.counts[e.action] += 1
+        self.last = e.action
+        pod, pdb = e.data.get("pod"), e.data.get("pdb")
+        if e.action == "pdb-blocked" and pod and pdb:
+            self.waiting_on.setdefault(pdb, set()).add(pod)
+        elif e.action in ("evicted", "gave-up", "failed", "already-gone") and pod:
+            for pods in self.waiting_on.values():
+                pods.discard(pod)
+
+
+_SHOWN = (("evicted", "evicted"), ("deleted", "deleted"), ("gone", "gone"), ("already-gone", "already gone"),
+          ("pdb-blocked", "refused by a PDB"), ("gave-up", "given up"), ("failed", "failed"))
+
+
+def progress_text(p: Progress, now: float) -> Text:
+    """`⏱ 12s · evicted 7 · gone 5 · refused by a PDB 2 · waiting for shop/web (2)`."""
+    parts = [f"⏱ {now - p.started:.0f}s"]
+    parts += [f"{label} {p.counts[action]}" for action, label in _SHOWN if p.counts[action]]
+    queues = [f"{pdb} ({len(pods)})" for pdb, pods in sorted(p.waiting_on.items()) if pods]
+    if queues:
+        parts.append("waiting for " + ", ".join(queues))
+    if p.last == "waiting":
+        parts.append("waiting for the scheduler to bind the pod")
+    return Text(" · ".join(parts), style="bold cyan")

@@ -1,0 +1,23 @@
+"""The live footer a drain shows on a terminal: counts, and which PDBs pods are waiting for."""
+
+from __future__ import annotations
+
+from kresched.execute.events import Event
+from kresched.render.events import Progress, progress_text
+
+
+def ev(action: str, pod: str, pdb: str | None = None) -> Event:
+    return Event(action, action, {"pod": pod, "pdb": pdb})
+
+
+def test_the_footer_counts_evictions_and_shows_the_pdbs_pods_wait_for_until_they_go() -> None:
+    p = Progress(started=100.0)
+    for e in (ev("evicted", "shop/a"), ev("pdb-blocked", "shop/b", "shop/web"), ev("pdb-blocked", "shop/c", "shop/web"),
+              ev("pdb-blocked", "data/z", "data/zk"), ev("gone", "shop/a")):
+        p.update(e)
+    assert progress_text(p, 112.4).plain == (
+        "⏱ 12s · evicted 1 · gone 1 · refused by a PDB 3 · waiting for data/zk (1), shop/web (2)")
+    p.update(ev("evicted", "shop/b", "shop/web"))
+    p.update(ev("gave-up", "data/z", "data/zk"))
+    assert progress_text(p, 130.0).plain == (
+        "⏱ 30s · evicted 2 · gone 1 · refused by a PDB 3 · given up 1 · waiting for shop/web (1)")
