@@ -136,13 +136,13 @@ def drain_command(
             drain(api, plan, exec_opts, live, result=result)
     except (KeyboardInterrupt, Terminated):
         _summarise(opts, result, names)
-        report(Event("interrupted", f"interrupted: no new evictions were started; {', '.join(names)} stay "
+        report(Event("interrupted", f"interrupted: no new evictions were started; {', '.join(names)} {_stay(names)} "
                                     f"cordoned ({uncordon} to undo)", {"uncordon": uncordon}, "error"))
         return ExitCode.INTERRUPTED
     _summarise(opts, result, names)
     if not result.complete:
-        report(Event("incomplete", f"the drain did not finish; {', '.join(names)} stay cordoned ({uncordon} to "
-                                   "undo)", {"uncordon": uncordon}, "error"))
+        report(Event("incomplete", f"the drain did not finish; {', '.join(names)} {_stay(names)} cordoned "
+                                   f"({uncordon} to undo)", {"uncordon": uncordon}, "error"))
     return ExitCode.OK if result.complete else ExitCode.PARTIAL
 
 
@@ -152,3 +152,7 @@ def _summarise(opts: Options, result: DrainResult, nodes: list[str]) -> None:
         write_json_line({"action": "summary", **data})
     else:
         ENV.out.print(summary_text(data))
+
+
+def _stay(names: list[str]) -> str:
+    return "stays" if len(names) == 1 else "stay"

@@ -387,7 +387,7 @@ def test_an_interrupted_drain_starts_no_new_eviction_and_leaves_the_node_cordone
     assert summary["evicted"] == ["shop/web-0"]
     assert summary["notStarted"] == ["shop/web-1", "shop/web-2"]
     assert lines[-1]["action"] == "interrupted"
-    assert "node-a stay cordoned (kubectl uncordon node-a to undo)" in lines[-1]["message"]
+    assert "node-a stays cordoned (kubectl uncordon node-a to undo)" in lines[-1]["message"]
     assert evictions(fake_api) == [("web-0", 201), ("web-1", 429)]
     assert pod(fake_api, "shop/web-1") is not None
     assert pod(fake_api, "shop/web-2") is not None
