@@ -228,7 +228,7 @@ class Planner:
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
         #: critical) with their effective priorities, lowest first. Which of them may go for a
         #: given pod only depends on its priority.
-        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...]]] = {}
+        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...], dict[int, list[Pod]]]] = {}
         #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
         #: name → (NodeInfo, PDB budgets, option or reason). See `_tier_options`.
         self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
@@ -267,7 +267,7 @@ class Planner:
         if diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE:
             potential = list(snap.node_infos)
         #: Why a node is out whatever the tier (reasons no eviction changes, nothing evictable).
-        infeasible: dict[str, str] = {}
+        infeasible: dict[str, Reason] = {}
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
         for info in potential:
             st = self.static.status(cycle, pod, info)
@@ -280,7 +280,7 @@ class Planner:
                                         "not DaemonSet, mirror, terminating or critical)"
                 continue
             candidates.append((info, cands))
-        tier_reasons: dict[str, str] = {}
+        tier_reasons: dict[str, Reason] = {}
         for tier in (1, 2, 3):
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
@@ -299,8 +299,12 @@ class Planner:
         if hit is None or hit[0] is not info:
             ranked = sorted((p for p in info.pods if protected_reason(p) is None), key=importance_key)
             pdbs = tuple(sorted({k for p in ranked for k in self.work.ledger.covering(p)}))
-            hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, pdbs)
-        return hit[2][bisect_right(hit[1], -priority):]
+            hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, pdbs, {})
+        by_priority = hit[4]
+        cands = by_priority.get(priority)
+        if cands is None:
+            cands = by_priority[priority] = hit[2][bisect_right(hit[1], -priority):]
+        return cands
 
     def _notes(self, pod: Pod) -> tuple[str, ...]:
         out = []
@@ -320,7 +324,7 @@ class Planner:
                 if not (tier == 1 and p.grace_seconds > max_grace) and not ledger.would_violate(p)]
 
     def _tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
-                      tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, str]) -> list[NodeOption]:
+                      tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason]) -> list[NodeOption]:
         """Every feasible option of `tier` that could be the best or the runner-up.
 
         Branch and bound, lazily: each node enters the heap with a quick bound (`_quick_bound`,
@@ -359,7 +363,7 @@ class Planner:
             lb, i, info, payload, state = heapq.heappop(heap)
             if len(top) == 2 and lb > top[1]:
                 for rest_lb, _, rest, _, _ in [(lb, i, info, payload, state), *heap]:
-                    infeasible[rest.name] = _cannot_beat(rest_lb, top[0])
+                    infeasible[rest.name] = _CannotBeat(rest_lb, top[0])  # worded only if shown
                 break
             if state == _QUICK:
                 eligible = self._eligible(payload, tier)  # type: ignore[arg-type]
@@ -450,12 +454,12 @@ class Planner:
 
     # -- the choice ---------------------------------------------------------------------------
     def _decide(self, pod: Pod, priority: int, taint: bool, tier: int, options: list[NodeOption],
-                infeasible: dict[str, str], notes: tuple[str, ...], commit: bool,
+                infeasible: dict[str, Reason], notes: tuple[str, ...], commit: bool,
                 nominated: dict[str, list[Pod]]) -> Plan:
         options.sort(key=lambda o: o.key)
         best = options[0]
         runners = tuple(RunnerUp(o.node, tier, _lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
-            tuple(RunnerUp(n, None, r) for n, r in sorted(infeasible.items())[:5])
+            tuple(RunnerUp(n, None, str(r)) for n, r in sorted(infeasible.items())[:5])
         decided = f"{_lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
         info = self.work.snapshot.by_name[best.node]
         victims = self._second_order(pod, best, taint, nominated)
@@ -472,7 +476,7 @@ class Planner:
             self._apply(plan)
         return plan
 
-    def _infeasible(self, pod: Pod, priority: int, taint: bool, infeasible: dict[str, str],
+    def _infeasible(self, pod: Pod, priority: int, taint: bool, infeasible: dict[str, Reason],
                     notes: tuple[str, ...]) -> Plan:
         expl = explain_pod(self.state, pod, self.plugins, self.work.snapshot)
         parts = [expl.scheduler_message or "no node can take it"]
@@ -480,7 +484,7 @@ class Planner:
             parts.append(f"no eviction helps on any of {len(infeasible)} candidate node(s)")
         else:
             parts.append("no node is a candidate: every node fails for reasons no eviction changes")
-        runners = tuple(RunnerUp(n, None, r) for n, r in sorted(infeasible.items())[:10])
+        runners = tuple(RunnerUp(n, None, str(r)) for n, r in sorted(infeasible.items())[:10])
         return Plan(pod, priority, "infeasible", None, None, taint, message="; ".join(parts), runners_up=runners,
                     notes=notes)
 
@@ -655,6 +659,21 @@ def _lost_because(option: NodeOption, best: NodeOption, winner_view: bool = Fals
                 return f"{better} than {option.node}"
             return f"{name}: {_fmt(a)} vs {_fmt(b)} on {best.node}"
     return "identical"
+
+
+@dataclass(frozen=True, slots=True)
+class _CannotBeat:
+    """A pruned node's reason, worded by `str()` only for the few runner-ups shown."""
+
+    lower_bound: tuple
+    best: tuple
+
+    def __str__(self) -> str:
+        return _cannot_beat(self.lower_bound, self.best)
+
+
+#: Why a node is not chosen: words, or a pruned node's bound, worded when shown.
+Reason = str | _CannotBeat
 
 
 def _cannot_beat(lower_bound: tuple, best: tuple) -> str:
