@@ -789,7 +789,8 @@ HEADER = """\
 #    pod: gone for good once evicted).
 #      kresched drain {drain} --snapshot demo --dry-run
 #
-# Both Pending pods at once, planned in priority order:  kresched plan --snapshot demo
+# The pending critical pods (the add-on):  kresched plan --snapshot demo
+# Both Pending pods at once, in priority order:  kresched plan --snapshot demo --all-pending
 #
 """
 
