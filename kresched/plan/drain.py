@@ -39,7 +39,7 @@ from kresched.model.objects import LabelSelector, Pod
 from kresched.model.selectors import label_selector_matches
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
-from kresched.plan.placement import pick_node
+from kresched.plan.placement import bound_to, pick_node, replacement_of
 from kresched.sched.framework import NodeInfo, Snapshot, Status
 from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message
 from kresched.sched.static import StaticFilters
@@ -332,7 +332,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
         if d.pod.is_finished or d.pod.is_terminating:
             out[d.pod.key] = d
             continue
-        replacement = _unbound(d.pod)
+        replacement = replacement_of(d.pod)
         memo = memos.setdefault(_shape(replacement), {})
         diag, _ = find_nodes_that_fit(plugins, replacement, sim, nominated, static, memo)
         if not diag.feasible:
@@ -341,7 +341,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
         target = pick_node(replacement, [sim.by_name[n] for n in diag.feasible])
         assert target is not None
         info = sim.by_name[target].clone()
-        info.add_pod(_bound(replacement, target))
+        info.add_pod(bound_to(replacement, target))
         sim = sim.with_node_info(info)
         out[d.pod.key] = replace(d, lands_on=target)
     return out
@@ -359,15 +359,3 @@ def _shape(pod: Pod) -> bytes:
     ))
 
 
-def _unbound(pod: Pod) -> Pod:
-    spec = msgspec.structs.replace(pod.spec, node_name="")
-    status = msgspec.structs.replace(pod.status, phase="Pending", conditions=(), start_time=None,
-                                     nominated_node_name="")
-    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement")
-    return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)
-
-
-def _bound(pod: Pod, node: str) -> Pod:
-    spec = msgspec.structs.replace(pod.spec, node_name=node)
-    status = msgspec.structs.replace(pod.status, phase="Running")
-    return msgspec.structs.replace(pod, spec=spec, status=status)

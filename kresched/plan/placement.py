@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from kresched.model.objects import Pod
 from kresched.sched.framework import NodeInfo
 
-__all__ = ["pick_node", "score"]
+__all__ = ["bound_to", "pick_node", "replacement_of", "score"]
 
 DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY = 200 * 1024 * 1024
@@ -47,3 +49,19 @@ def pick_node(pod: Pod, infos: Sequence[NodeInfo]) -> str | None:
         if best is None or key < best:
             best = key
     return best[1] if best else None
+
+
+def bound_to(pod: Pod, node: str) -> Pod:
+    """The pod as it is once the scheduler has bound it to `node` (simulations place it so)."""
+    spec = msgspec.structs.replace(pod.spec, node_name=node)
+    status = msgspec.structs.replace(pod.status, phase="Running", nominated_node_name="")
+    return msgspec.structs.replace(pod, spec=spec, status=status)
+
+
+def replacement_of(pod: Pod) -> Pod:
+    """The pod its controller creates after it is evicted: same spec, unbound, Pending, another name."""
+    spec = msgspec.structs.replace(pod.spec, node_name="")
+    status = msgspec.structs.replace(pod.status, phase="Pending", conditions=(), start_time=None,
+                                     nominated_node_name="")
+    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement")
+    return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)

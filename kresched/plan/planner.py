@@ -49,7 +49,7 @@ from kresched.model.objects import Node, Pod, Taint
 from kresched.plan.candidates import protected_reason
 from kresched.plan.explain import explain_pod, nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
-from kresched.plan.placement import pick_node
+from kresched.plan.placement import bound_to, pick_node, replacement_of
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import importance_key, select_victims_by_resources, select_victims_on_node
 from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message, resources_only
@@ -350,7 +350,7 @@ class Planner:
                 else:
                     infeasible[info.name] = hit[2]
                 continue
-            heap.append((_quick_bound(pod, info, cands), i, info, cands, _QUICK))
+            heap.append((_quickbound_to(pod, info, cands), i, info, cands, _QUICK))
         heapq.heapify(heap)
         options: list[NodeOption] = []
         top: list[tuple] = []
@@ -372,7 +372,7 @@ class Planner:
                     infeasible[info.name] = why = _why_not_enough(tier, self.options.max_grace_seconds)
                     remember(info, why)
                 else:
-                    heapq.heappush(heap, (_lower_bound(pod, info, eligible, k_min), i, info, eligible, _REFINED))
+                    heapq.heappush(heap, (_lowerbound_to(pod, info, eligible, k_min), i, info, eligible, _REFINED))
                 continue
             if state == _EXACT:
                 opt = payload  # type: ignore[assignment]
@@ -499,7 +499,7 @@ class Planner:
         node = snap.by_name[best.node].clone()
         for v in best.victims:
             node.remove_pod(v.pod)
-        node.add_pod(_bound(pod, best.node))
+        node.add_pod(bound_to(pod, best.node))
         if taint:
             tainted = msgspec.structs.replace(node.node, spec=msgspec.structs.replace(
                 node.node.spec, taints=(*node.node.spec.taints, RESERVATION_TAINT)))
@@ -510,7 +510,7 @@ class Planner:
             if v.is_bare:
                 out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
                 continue
-            replacement = _unbound(v.pod)
+            replacement = replacement_of(v.pod)
             diag, _ = find_nodes_that_fit(self.plugins, replacement, sim, nominated, self.static,
                                           self._memo_for(replacement))
             if not diag.feasible:
@@ -519,7 +519,7 @@ class Planner:
             target = pick_node(replacement, [sim.by_name[n] for n in diag.feasible])
             assert target is not None
             info = sim.by_name[target].clone()
-            info.add_pod(_bound(replacement, target))
+            info.add_pod(bound_to(replacement, target))
             sim = sim.with_node_info(info)
             out.append(replace(v, lands_on=target))
         return tuple(out)
@@ -533,7 +533,7 @@ class Planner:
         for v in plan.victims:
             info.remove_pod(v.pod)
             w.evicted.add(v.pod.key)
-        info.add_pod(_bound(plan.pod, plan.node))
+        info.add_pod(bound_to(plan.pod, plan.node))
         w.placed.add(plan.pod.key)
         w.snapshot = w.snapshot.with_node_info(info)
         w.ledger.commit(v.pod for v in plan.victims)
@@ -581,7 +581,7 @@ def _requests_share_short(pod: Pod, info: NodeInfo) -> float:
 _QUICK, _REFINED, _EXACT = 0, 1, 2
 
 
-def _quick_bound(pod: Pod, info: NodeInfo, candidates: list[Pod]) -> tuple:
+def _quickbound_to(pod: Pod, info: NodeInfo, candidates: list[Pod]) -> tuple:
     """A bound of `option_key` valid for any victims among `candidates` (most important first, so
     the lowest priority is the last one's), in O(1)-ish: no lower a highest priority than the lowest
     candidate's, no lower a sum than that (or, with negative priorities, than all the negative ones
@@ -591,7 +591,7 @@ def _quick_bound(pod: Pod, info: NodeInfo, candidates: list[Pod]) -> tuple:
     return (0, 0, lowest, low_sum, 1, _requests_share_short(pod, info), 0, info.name)
 
 
-def _lower_bound(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) -> tuple:
+def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) -> tuple:
     """A key no victim set on this node can beat (component by component, so lexicographically):
     no fewer than 0 violations and shortened graces; a highest priority no lower than the lowest
     eligible one; a priority sum no lower than the `k_min` lowest plus every other negative one;
@@ -689,17 +689,6 @@ def _fmt(x: object) -> str:
     return f"{x:.2f}" if isinstance(x, float) else str(x)
 
 
-def _bound(pod: Pod, node: str) -> Pod:
-    spec = msgspec.structs.replace(pod.spec, node_name=node)
-    status = msgspec.structs.replace(pod.status, phase="Running", nominated_node_name="")
-    return msgspec.structs.replace(pod, spec=spec, status=status)
-
-
-def _unbound(pod: Pod) -> Pod:
-    spec = msgspec.structs.replace(pod.spec, node_name="")
-    status = msgspec.structs.replace(pod.status, phase="Pending", conditions=(), start_time=None)
-    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement")
-    return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)
 
 
 def _with_node(info: NodeInfo, node: Node) -> NodeInfo:
