@@ -39,6 +39,7 @@ from kresched.model.cluster import ClusterState
 from kresched.plan.planner import Plan, PlanOptions, plan_pod
 from kresched.render.events import summary_text
 from kresched.render.plan import plan_dict, plan_view
+from kresched.render.results import preempt_summary
 
 
 @command
@@ -118,19 +119,7 @@ def _show(plan: Plan, state: ClusterState, opts: Options) -> None:
 
 
 def _summary(r: PreemptResult, mode: str, opts: Options) -> None:
-    data = {
-        "pod": r.pod,
-        "outcome": r.outcome,
-        "node": r.node,
-        "plannedNode": r.plan.node,
-        "evicted": r.evicted,
-        "alreadyGone": r.already_gone,
-        "pdbBlocked": [{"pod": p, "pdb": b} for p, b in r.pdb_blocked],
-        "failed": [{"pod": p, "reason": why} for p, why in r.failed],
-        "reservationRemoved": r.released or not r.reserved,
-        "seconds": round(r.seconds, 1),
-        "mode": mode,
-    }
+    data = preempt_summary(r, mode)
     if json_lines(opts):
         write_json_line({"action": "summary", **data})
     else:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.text import Text
 
 from kresched.cli.act import DryRunOpt, json_lines, make_api, make_reporter, write_json_line
 from kresched.cli.common import (
@@ -29,6 +27,7 @@ from kresched.execute.events import Event
 from kresched.execute.preempt import Terminated, signals_as_exceptions
 from kresched.execute.reconcile import ReconcileOptions, ReconcileResult, reconcile
 from kresched.plan.planner import PlanOptions
+from kresched.render.results import pass_summary, pass_summary_text
 
 
 @command
@@ -112,44 +111,7 @@ def reconcile_command(
 
 
 def _summary(r: ReconcileResult, mode: str, opts: Options, error: str | None) -> None:
-    if r.locked:
-        lock = "acquired"
-    elif r.lock_holder is not None:
-        lock = f"held by {r.lock_holder}"
-    else:
-        lock = "not acquired"
-    data = {
-        "lock": lock,
-        "podsHelped": len(r.helped),
-        "bound": [{"pod": p, "node": n} for p, n in r.bound],
-        "stillPending": [{"pod": p, "reason": why} for p, why in r.still_pending],
-        "evictions": r.evictions,
-        "reservationsCleaned": len(r.cleaned),
-        "failedActions": r.failed_actions,
-        "error": error,
-        "seconds": round(r.seconds, 1),
-        "mode": mode,
-    }
     if json_lines(opts):
-        write_json_line({"action": "summary", **data})
+        write_json_line({"action": "summary", **pass_summary(r, mode, error)})
     else:
-        ENV.out.print(_summary_text(r, mode, error))
-
-
-def _summary_text(r: ReconcileResult, mode: str, error: str | None) -> Text:
-    """For people: one headline, then what was bound, what is still Pending and why, what failed."""
-    prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
-    if not r.locked and r.lock_holder is not None:
-        return Text.from_markup(f"{prefix}[bold]Nothing done[/]: another pass holds the Lease "
-                                f"({escape(r.lock_holder)}).")
-    head = (f"{prefix}[bold]Pass {'stopped' if error else 'done'}[/] in {r.seconds:.1f}s: {len(r.helped)} pod(s) "
-            f"helped, {r.evictions} eviction(s), {len(r.cleaned)} stale reservation(s) removed.")
-    lines = [head]
-    lines += [f"  [green]✓[/] {escape(p)} is bound to {escape(n)}" for p, n in r.bound]
-    if r.still_pending:
-        lines.append("[bold]Still pending[/]:")
-        lines += [f"  [yellow]![/] {escape(p)}: {escape(why)}" for p, why in r.still_pending]
-    if r.failed_actions:
-        lines.append("[bold]Failed[/]:")
-        lines += [f"  [red]✗[/] {escape(f)}" for f in r.failed_actions]
-    return Text.from_markup("\n".join(lines))
+        ENV.out.print(pass_summary_text(r, mode, error))
