@@ -8,20 +8,19 @@ memory of that process, from `getrusage(RUSAGE_SELF)`, so runs never mix their p
 
 A case function receives the cluster file and returns the seconds its measured part took (it
 does its own untimed setup first), optionally with extra numbers: `(seconds, {"key": value})`.
-Raise `Unavailable` when what it measures does not exist yet.
+Raise `Unavailable` when the cluster lacks what it measures (e.g. no pending pod).
 
 Adding a case (as "explain one pod", "plan --pod", "plan 100 pending" and "drain pre-flight"
 were added once the planner landed) is one function here::
 
-    @case("reconcile", "reconcile pass (dry run)")
-    def _reconcile(path: Path) -> float:
-        try:
-            from kresched.plan.reconcile import plan_reconcile   # whatever the new API is
-        except ImportError as exc:
-            raise Unavailable(str(exc)) from None              # reported as n/a until it lands
-        state, pod, snapshot = setup(path)     # untimed: load, first pending critical pod, Snapshot
+    @case("plan.pending.critical", "plan (pending critical pods only)")
+    def _plan_critical(path: Path) -> float:
+        from kresched.plan.planner import pending_pods_to_plan, plan_pending
+
+        state, _, _ = setup(path)      # untimed: load, first pending critical pod, Snapshot
+        pods = pending_pods_to_plan(state)
         t0 = time.perf_counter()
-        plan_reconcile(state)
+        plan_pending(state, pods)
         return time.perf_counter() - t0
 
 The report picks it up by itself (`python -m kresched.bench --cases reconcile` runs it alone).
@@ -70,17 +69,13 @@ def case(name: str, title: str, *, max_pods: int = 0) -> Callable[[Callable[[Pat
 
 
 def setup(path: Path) -> tuple[Any, Any, Any]:
-    """Untimed setup shared by the planning cases: (ClusterState, first pending critical pod, sched Snapshot
-    or None when the scheduler framework is not importable)."""
+    """Untimed setup shared by the planning cases: (ClusterState, first pending critical pod, sched Snapshot)."""
+    from kresched.sched.framework import Snapshot
     from kresched.sources.snapshot import load_snapshot
 
     state = load_snapshot(str(path))
     pending = state.pending_pods()
     pod = next((p for p in pending if p.is_critical), pending[0] if pending else None)
-    try:
-        from kresched.sched.framework import Snapshot
-    except ImportError:
-        return state, pod, None
     return state, pod, Snapshot.from_state(state)
 
 
@@ -156,11 +151,7 @@ def _kubernetes_client(path: Path) -> Result:
     import inspect
 
     import msgspec
-
-    try:
-        from kubernetes.client import ApiClient
-    except ImportError as exc:
-        raise Unavailable(str(exc)) from None
+    from kubernetes.client import ApiClient
     items = msgspec.json.decode(path.read_bytes())["items"]
     pods = [i for i in items if i.get("kind") == "Pod"]
     text = msgspec.json.encode({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": pods}).decode()
@@ -180,16 +171,12 @@ def _kubernetes_client(path: Path) -> Result:
     return seconds, {"pods": len(out.items)}
 
 
-# -- scheduling (guarded: the engine is written concurrently) -----------------------------------
+# -- scheduling -----------------------------------
 
 @case("sched.snapshot", "Snapshot.from_state (NodeInfos)")
 def _sched_snapshot(path: Path) -> Result:
+    from kresched.sched.framework import Snapshot
     from kresched.sources.snapshot import load_snapshot
-
-    try:
-        from kresched.sched.framework import Snapshot
-    except ImportError as exc:
-        raise Unavailable(str(exc)) from None
     state = load_snapshot(str(path))
     t0 = time.perf_counter()
     Snapshot.from_state(state)
@@ -198,28 +185,22 @@ def _sched_snapshot(path: Path) -> Result:
 
 @case("sched.filters", "filters: 1 critical pod x all nodes")
 def _sched_filters(path: Path) -> Result:
-    try:
-        from kresched.sched.runner import default_plugins, find_nodes_that_fit
-        plugins = default_plugins()
-    except ImportError as exc:
-        raise Unavailable(str(exc)) from None
+    from kresched.sched.runner import default_plugins, find_nodes_that_fit
+    plugins = default_plugins()
     _, pod, snapshot = setup(path)
-    if snapshot is None or pod is None:
-        raise Unavailable("no scheduler snapshot or no pending pod")
+    if pod is None:
+        raise Unavailable("no pending pod")
     t0 = time.perf_counter()
     diagnosis, _ = find_nodes_that_fit(plugins, pod, snapshot)
     seconds = time.perf_counter() - t0
     return seconds, {"feasible": len(diagnosis.feasible), "pod": pod.key}
 
 
-# -- planning (guarded likewise) ------------------------------------------------------------------
+# -- planning ------------------------------------------------------------------
 
 @case("explain.pod", "explain --pod (1 critical pod)")
 def _explain_pod(path: Path) -> Result:
-    try:
-        from kresched.plan.explain import explain_pod
-    except ImportError as exc:
-        raise Unavailable(str(exc)) from None
+    from kresched.plan.explain import explain_pod
     state, pod, _ = setup(path)
     t0 = time.perf_counter()
     explain_pod(state, pod)
@@ -228,10 +209,7 @@ def _explain_pod(path: Path) -> Result:
 
 @case("plan.pod", "plan --pod (1 critical pod)")
 def _plan_pod(path: Path) -> Result:
-    try:
-        from kresched.plan.planner import plan_pod
-    except ImportError as exc:
-        raise Unavailable(str(exc)) from None
+    from kresched.plan.planner import plan_pod
     state, pod, _ = setup(path)
     t0 = time.perf_counter()
     plan = plan_pod(state, pod)
@@ -241,10 +219,7 @@ def _plan_pod(path: Path) -> Result:
 
 @case("plan.pending", "plan (all ~100 pending pods, in priority order)")
 def _plan_pending(path: Path) -> Result:
-    try:
-        from kresched.plan.planner import pending_pods_to_plan, plan_pending
-    except ImportError as exc:
-        raise Unavailable(str(exc)) from None
+    from kresched.plan.planner import pending_pods_to_plan, plan_pending
     state, _, _ = setup(path)
     pods = pending_pods_to_plan(state, all_pending=True)
     t0 = time.perf_counter()
@@ -258,10 +233,7 @@ def _plan_pending(path: Path) -> Result:
 
 @case("drain.preflight", "drain --dry-run (1 busy node: PDBs, where pods land)")
 def _drain_preflight(path: Path) -> Result:
-    try:
-        from kresched.plan.drain import plan_drain
-    except ImportError as exc:
-        raise Unavailable(str(exc)) from None
+    from kresched.plan.drain import plan_drain
     state, _, _ = setup(path)
     workers = [n for n in state.nodes if not n.taints]
     node = max(workers, key=lambda n: (len(state.pods_on(n.name)), n.name))

@@ -45,7 +45,7 @@ from kresched.sched.runner import default_plugins, find_nodes_that_fit
 from kresched.sources.decode import decode_json
 from kresched.sources.snapshot import build_state
 from tests.fakeapi.pods import PodLifecycle, compute_pdb_status, rfc3339
-from tests.fakeapi.store import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, Store
+from tests.fakeapi.store import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, Change, Store
 
 if TYPE_CHECKING:
     from tests.fakeapi.server import FakeApiServer
@@ -195,14 +195,14 @@ class PdbController:
         return changed
 
 
-class ReplicaSets:
+class _FollowsHistory:
+    """A controller that is off unless `enabled` and then reacts to the store's changes made
+    since it was turned on (`_new_changes`)."""
+
     def __init__(self, store: Store, clock: Callable[[], float]) -> None:
         self.store = store
         self.clock = clock
         self._enabled = False
-        #: Names (`ns/name`) of the replacements created, in order.
-        self.created: list[str] = []
-        self._replaced: set[str] = set()
         self._position = 0
 
     @property
@@ -211,18 +211,31 @@ class ReplicaSets:
 
     @enabled.setter
     def enabled(self, on: bool) -> None:
-        """Turning it on makes it react to what happens from now on, not to earlier deletions."""
+        """Turning it on makes it react to what happens from now on, not to earlier changes."""
         with self.store.lock:
             if on and not self._enabled:
                 self._position = len(self.store.history)
             self._enabled = on
 
+    def _new_changes(self) -> list[Change]:
+        """The changes since the last call (call with the store's lock held); none while off."""
+        if not self._enabled:
+            return []
+        changes = self.store.history[self._position:]
+        self._position = len(self.store.history)
+        return changes
+
+
+class ReplicaSets(_FollowsHistory):
+    def __init__(self, store: Store, clock: Callable[[], float]) -> None:
+        super().__init__(store, clock)
+        #: Names (`ns/name`) of the replacements created, in order.
+        self.created: list[str] = []
+        self._replaced: set[str] = set()
+
     def step(self) -> int:
         with self.store.lock:
-            if not self._enabled:
-                return 0
-            changes = self.store.history[self._position:]
-            self._position = len(self.store.history)
+            changes = self._new_changes()
             made = 0
             for ch in changes:
                 if ch.resource != PODS:
@@ -256,37 +269,20 @@ class ReplicaSets:
         return f'{meta["namespace"]}/{meta["name"]}'
 
 
-class StatefulSets:
+class StatefulSets(_FollowsHistory):
     """Off unless `enabled`. When a pod owned by a StatefulSet is gone (deleted, not merely
     terminating: a StatefulSet waits for the old pod before it creates the new one), creates it
     again under the same name with a new UID, unbound and Pending, as the StatefulSet controller
     does; the scheduler and the kubelet then place and start it."""
 
     def __init__(self, store: Store, clock: Callable[[], float]) -> None:
-        self.store = store
-        self.clock = clock
-        self._enabled = False
+        super().__init__(store, clock)
         #: `ns/name` of each pod it created again, in order.
         self.recreated: list[str] = []
-        self._position = 0
-
-    @property
-    def enabled(self) -> bool:
-        return self._enabled
-
-    @enabled.setter
-    def enabled(self, on: bool) -> None:
-        with self.store.lock:
-            if on and not self._enabled:
-                self._position = len(self.store.history)
-            self._enabled = on
 
     def step(self) -> int:
         with self.store.lock:
-            if not self._enabled:
-                return 0
-            changes = self.store.history[self._position:]
-            self._position = len(self.store.history)
+            changes = self._new_changes()
             made = 0
             for ch in changes:
                 if ch.resource != PODS or ch.type != "DELETED":
