@@ -118,7 +118,9 @@ def test_lists_are_read_page_by_page_with_the_continue_token(seeded, client, fak
     assert len(set(tokens)) == 3
     assert len(fake_api.calls(NODES)) == 1  # 4 nodes fit in one page of 4
     assert [c.path for c in fake_api.requests] == [
-        "/api/v1/namespaces", "/apis/scheduling.k8s.io/v1/priorityclasses", NODES, PDBS, PODS, PODS, PODS, PODS]
+        "/api/v1/namespaces", "/apis/scheduling.k8s.io/v1/priorityclasses", NODES, PDBS,
+        "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets",
+        PODS, PODS, PODS, PODS]
 
 
 def test_an_expired_continue_token_restarts_the_list_once(seeded, client, fake_api):

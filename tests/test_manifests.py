@@ -149,6 +149,10 @@ CLUSTER_RULES = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["replicationcontrollers"], "verbs": ["list"]},
+    {"apiGroups": [""], "resources": ["services"], "verbs": ["list"]},
+    {"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["list"]},
+    {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list"]},
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list"]},
     {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list"]},
 ]

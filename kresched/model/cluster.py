@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, Workload
 
 __all__ = ["ClusterState", "parse_pod_ref"]
 
@@ -21,6 +21,9 @@ class ClusterState:
     pdbs: tuple[PodDisruptionBudget, ...] = ()
     priority_classes: tuple[PriorityClass, ...] = ()
     namespaces: tuple[Namespace, ...] = ()
+    #: Services, ReplicationControllers, ReplicaSets and StatefulSets: their selectors make up
+    #: the default spreading selector of the pods they select (scoring only).
+    workloads: tuple[Workload, ...] = ()
     node_by_name: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
     pod_by_key: dict[str, Pod] = field(default_factory=dict, compare=False, repr=False)
     pods_by_node: dict[str, tuple[Pod, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -33,6 +36,7 @@ class ClusterState:
         pdbs: Iterable[PodDisruptionBudget] = (),
         priority_classes: Iterable[PriorityClass] = (),
         namespaces: Iterable[Namespace] = (),
+        workloads: Iterable[Workload] = (),
     ) -> ClusterState:
         """Index the objects; later duplicates (same namespace/name) replace earlier ones."""
         node_by_name = {n.name: n for n in nodes}
@@ -44,12 +48,14 @@ class ClusterState:
         pdb_by_key = {b.key: b for b in pdbs}
         pc_by_name = {c.name: c for c in priority_classes}
         ns_by_name = {n.name: n for n in namespaces}
+        workload_by_key = {(w.__struct_config__.tag, w.metadata.namespace, w.metadata.name): w for w in workloads}
         return cls(
             nodes=tuple(node_by_name.values()),
             pods=tuple(pod_by_key.values()),
             pdbs=tuple(pdb_by_key.values()),
             priority_classes=tuple(pc_by_name.values()),
             namespaces=tuple(ns_by_name.values()),
+            workloads=tuple(workload_by_key.values()),
             node_by_name=node_by_name,
             pod_by_key=pod_by_key,
             pods_by_node={k: tuple(v) for k, v in by_node.items()},

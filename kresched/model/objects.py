@@ -29,6 +29,7 @@ __all__ = [
     "Affinity",
     "Condition",
     "Container",
+    "ContainerImage",
     "ContainerPort",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -42,11 +43,16 @@ __all__ = [
     "PodAffinityTerm",
     "PodDisruptionBudget",
     "PriorityClass",
+    "ReplicaSet",
+    "ReplicationController",
     "Resources",
+    "Service",
+    "StatefulSet",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",
     "Volume",
+    "Workload",
 ]
 
 CRITICAL_POD_ANNOTATION = "scheduler.alpha.kubernetes.io/critical-pod"
@@ -313,13 +319,26 @@ def _max(acc: dict[str, int], res: dict[str, int]) -> None:
             acc[k] = v
 
 
-def _container_requests(c: Container, where: str) -> dict[str, int]:
+#: `schedutil.DefaultMilliCPURequest` and `DefaultMemoryRequest`: what the scoring plugins count for
+#: a container that requests no cpu or no memory (`NonMissingContainerRequests`), so that pods
+#: without requests still spread instead of piling onto one node.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+_NON_MISSING = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}
+
+
+def _container_requests(c: Container, where: str, non_missing: dict[str, int] | None = None) -> dict[str, int]:
     """A container's requests after API defaulting (`SetDefaults_Pod`: a resource with a limit and
-    no request gets the limit as its request). Limits are parsed too, so a bad one is reported."""
+    no request gets the limit as its request). Limits are parsed too, so a bad one is reported.
+    With `non_missing`, a resource the container does not request at all counts as that amount
+    (an explicit zero stays zero, as upstream's `applyNonMissing`)."""
     res = c.resources
     reqs = _amounts(res.requests, f"{where}[{c.name}].resources.requests") if res.requests else {}
     if res.limits:
         for name, amount in _amounts(res.limits, f"{where}[{c.name}].resources.limits").items():
+            reqs.setdefault(name, amount)
+    if non_missing:
+        for name, amount in non_missing.items():
             reqs.setdefault(name, amount)
     return reqs
 
@@ -329,7 +348,7 @@ def _is_pod_level_resource(name: str) -> bool:
     return name in ("cpu", "memory") or name.startswith("hugepages-")
 
 
-def _pod_requests(spec: PodSpec) -> dict[str, int]:
+def _pod_requests(spec: PodSpec, non_missing: dict[str, int] | None = None) -> dict[str, int]:
     """kube-scheduler's `resourcehelper.PodRequests` (component-helpers/resource/helpers.go),
     on the pod as the API server stores it (requests defaulted from limits):
 
@@ -339,14 +358,16 @@ def _pod_requests(spec: PodSpec) -> dict[str, int]:
     3. pod-level requests (`spec.resources`), where set, replace 1-2 for cpu, memory and
        hugepages; pod-level limits without requests default them (`defaultPodRequests`);
     4. plus `spec.overhead`.
+
+    `non_missing` is `PodResourcesOptions.NonMissingContainerRequests` (see `_container_requests`).
     """
     reqs: dict[str, int] = {}
     for c in spec.containers:
-        _add(reqs, _container_requests(c, "spec.containers"))
+        _add(reqs, _container_requests(c, "spec.containers", non_missing))
     sidecars: dict[str, int] = {}
     init_max: dict[str, int] = {}
     for c in spec.init_containers:
-        own = _container_requests(c, "spec.initContainers")
+        own = _container_requests(c, "spec.initContainers", non_missing)
         if c.restart_policy == "Always":
             _add(reqs, own)
             _add(sidecars, own)
@@ -371,6 +392,16 @@ def _pod_requests(spec: PodSpec) -> dict[str, int]:
     if spec.overhead:
         _add(reqs, _amounts(spec.overhead, "spec.overhead"))
     return reqs
+
+
+def _misses_cpu_or_memory(spec: PodSpec) -> bool:
+    """Some container does not state a cpu or a memory request (nor a limit that defaults it)."""
+    for c in (*spec.containers, *spec.init_containers):
+        res = c.resources
+        for name in ("cpu", "memory"):
+            if name not in res.requests and name not in res.limits:
+                return True
+    return False
 
 
 QOS_CLASSES = ("Guaranteed", "Burstable", "BestEffort")
@@ -442,6 +473,12 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
         reqs = _pod_requests(self.spec)
         d["requests"] = Resources(reqs.pop("cpu", 0), reqs.pop("memory", 0), reqs.pop("ephemeral-storage", 0),
                                   {k: v for k, v in reqs.items() if k != "pods"})
+        # What the scoring plugins count (`NonZeroRequested`): the defaults for containers that
+        # request no cpu or memory. The same object when the pod requests both everywhere.
+        nz = _pod_requests(self.spec, _NON_MISSING) if _misses_cpu_or_memory(self.spec) else None
+        r = d["requests"]
+        d["nonzero_milli_cpu"] = nz.get("cpu", 0) if nz is not None else r.milli_cpu
+        d["nonzero_memory"] = nz.get("memory", 0) if nz is not None else r.memory
         # `GetPodQOS`: the class the API server recorded, else computed from the spec.
         qos = self.status.qos_class
         d["qos"] = qos if qos in QOS_CLASSES else _compute_qos(self.spec)
@@ -449,6 +486,8 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
 
     if TYPE_CHECKING:  # set in __post_init__; not fields, so never serialised
         requests: Resources
+        nonzero_milli_cpu: int
+        nonzero_memory: int
         qos: Literal["Guaranteed", "Burstable", "BestEffort"]
         key: str
 
@@ -578,10 +617,18 @@ class NodeSpec(msgspec.Struct, **_Base):
     pod_cidr: str = msgspec.field(default="", name="podCIDR")
 
 
+class ContainerImage(msgspec.Struct, **_Base):
+    """One image the kubelet reports on the node (`node.status.images`), for ImageLocality."""
+
+    names: tuple[str, ...] = ()
+    size_bytes: int = 0
+
+
 class NodeStatus(msgspec.Struct, **_Base):
     capacity: ResourceList = {}
     allocatable: ResourceList = {}
     conditions: tuple[Condition, ...] = ()
+    images: tuple[ContainerImage, ...] = ()
 
 
 class Node(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=True,
@@ -714,3 +761,51 @@ class PriorityClass(msgspec.Struct, frozen=True, rename="camel", omit_defaults=T
     @property
     def name(self) -> str:
         return self.metadata.name
+
+
+# -- what the system default spreading selects on (PodTopologySpread's `helper.DefaultSelector`) ----
+
+class ServiceSpec(msgspec.Struct, **_Base):
+    #: None: the Service selects no pods (an empty map selects every pod of the namespace).
+    selector: dict[str, str] | None = None
+
+
+class Service(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="kind", tag="Service"):
+    """Only its selector matters: pods a Service selects are spread by the default constraints."""
+
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ServiceSpec = ServiceSpec()
+    api_version: str = ""
+
+
+class ReplicationControllerSpec(msgspec.Struct, **_Base):
+    selector: dict[str, str] | None = None
+
+
+class ReplicationController(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="kind",
+                            tag="ReplicationController"):
+    metadata: ObjectMeta = ObjectMeta()
+    spec: ReplicationControllerSpec = ReplicationControllerSpec()
+    api_version: str = ""
+
+
+class SelectorSpec(msgspec.Struct, **_Base):
+    selector: LabelSelector | None = None
+
+
+class ReplicaSet(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="kind",
+                 tag="ReplicaSet"):
+    metadata: ObjectMeta = ObjectMeta()
+    spec: SelectorSpec = SelectorSpec()
+    api_version: str = ""
+
+
+class StatefulSet(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="kind",
+                  tag="StatefulSet"):
+    metadata: ObjectMeta = ObjectMeta()
+    spec: SelectorSpec = SelectorSpec()
+    api_version: str = ""
+
+
+#: The kinds whose selectors make up a pod's default spreading selector.
+Workload = Service | ReplicationController | ReplicaSet | StatefulSet

@@ -3,8 +3,9 @@
 
 Owns: `Status` and its codes, `NodeInfo` (a node with the pods on it and their summed requests),
 `Snapshot` (all NodeInfos of one run, plus the cluster-wide lists the affinity plugins need),
-`CycleState` (per-pod PreFilter results, cloned for preemption simulations) and `FilterPlugin`,
-the interface each plugin module implements. Pure: no I/O, no clock.
+`CycleState` (per-pod PreFilter and PreScore results, cloned for preemption simulations),
+`FilterPlugin` and `ScorePlugin`, the interfaces each plugin module implements, and the score
+arithmetic they share (`MAX_NODE_SCORE`, `default_normalize_score`, `go_div`). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from enum import IntEnum
 from typing import Any, ClassVar, Protocol
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Node, Pod
+from kresched.model.objects import LabelSelector, Node, Pod
 
 __all__ = [
+    "MAX_NODE_SCORE",
     "SUCCESS",
     "Code",
     "CycleState",
@@ -26,9 +28,16 @@ __all__ = [
     "InsufficientResource",
     "NodeInfo",
     "PreFilterResult",
+    "ScorePlugin",
     "Snapshot",
     "Status",
+    "default_normalize_score",
+    "go_div",
+    "zone_key",
 ]
+
+#: `framework.MaxNodeScore`: every score plugin's normalized score is within 0..100.
+MAX_NODE_SCORE = 100
 
 
 class Code(IntEnum):
@@ -126,6 +135,8 @@ class NodeInfo:
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
+        "nonzero_memory",
+        "nonzero_milli_cpu",
         "requested_ephemeral_storage",
         "requested_memory",
         "requested_milli_cpu",
@@ -145,9 +156,13 @@ class NodeInfo:
         self.used_ports: Counter[tuple[str, str, int]] = Counter()
         self.pods_with_affinity: list[Pod] = []
         self.pods_with_required_anti_affinity: list[Pod] = []
+        #: `NonZeroRequested`: what the scoring plugins count, with the defaults for containers
+        #: that request no cpu or memory (`Pod.nonzero_milli_cpu`).
+        self.nonzero_milli_cpu = 0
+        self.nonzero_memory = 0
         # The bulk of Snapshot.from_state: 150,000 pods on a large cluster, so sums are kept in
         # locals; pods with ports or affinity (few) take the general path.
-        cpu = mem = eph = 0
+        cpu = mem = eph = nz_cpu = nz_mem = 0
         for p in pods:
             if not _counts_for_node(p):
                 continue
@@ -159,9 +174,13 @@ class NodeInfo:
             cpu += r.milli_cpu
             mem += r.memory
             eph += r.ephemeral_storage
+            nz_cpu += p.nonzero_milli_cpu
+            nz_mem += p.nonzero_memory
         self.requested_milli_cpu += cpu
         self.requested_memory += mem
         self.requested_ephemeral_storage += eph
+        self.nonzero_milli_cpu += nz_cpu
+        self.nonzero_memory += nz_mem
 
 
     def add_pod(self, pod: Pod) -> None:
@@ -182,6 +201,8 @@ class NodeInfo:
         self.requested_milli_cpu += sign * r.milli_cpu
         self.requested_memory += sign * r.memory
         self.requested_ephemeral_storage += sign * r.ephemeral_storage
+        self.nonzero_milli_cpu += sign * pod.nonzero_milli_cpu
+        self.nonzero_memory += sign * pod.nonzero_memory
         for k, v in r.scalar.items():
             self.requested_scalar[k] = self.requested_scalar.get(k, 0) + sign * v
         for port in pod.host_ports:
@@ -212,6 +233,8 @@ class NodeInfo:
         c.requested_milli_cpu = self.requested_milli_cpu
         c.requested_memory = self.requested_memory
         c.requested_ephemeral_storage = self.requested_ephemeral_storage
+        c.nonzero_milli_cpu = self.nonzero_milli_cpu
+        c.nonzero_memory = self.nonzero_memory
         c.requested_scalar = dict(self.requested_scalar)
         c.used_ports = Counter(self.used_ports)
         c.pods_with_affinity = list(self.pods_with_affinity)
@@ -243,24 +266,95 @@ def _update(pods: list[Pod], pod: Pod, sign: int) -> None:
             return
 
 
+def zone_key(node: Node) -> str:
+    """`utilnode.GetZoneKey`: region and zone (GA labels, else the beta ones), "" when neither."""
+    labels = node.metadata.labels
+    region = labels.get("topology.kubernetes.io/region") or labels.get("failure-domain.beta.kubernetes.io/region", "")
+    zone = labels.get("topology.kubernetes.io/zone") or labels.get("failure-domain.beta.kubernetes.io/zone", "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+class ClusterFacts:
+    """What a run's simulations never change: node order, image spread and the selectors of the
+    default spreading constraints. Shared by every Snapshot derived from the first one."""
+
+    __slots__ = ("_image_nodes", "_nodes", "controllers", "num_nodes", "scheduling_order", "services")
+
+    def __init__(self, state: ClusterState, infos: list[NodeInfo]) -> None:
+        self.num_nodes = len(infos)
+        self.scheduling_order = _zone_interleaved(infos)
+        self._image_nodes: dict[str, int] | None = None
+        self._nodes = [i.node for i in infos]
+        #: Service selectors by namespace (None selectors left out, as `GetPodServices` skips them).
+        self.services: dict[str, list[dict[str, str]]] = {}
+        #: (kind, namespace, name) → the selector of a ReplicationController (a map), ReplicaSet or
+        #: StatefulSet (a LabelSelector).
+        self.controllers: dict[tuple[str, str, str], dict[str, str] | LabelSelector | None] = {}
+        for w in state.workloads:
+            kind = type(w).__name__
+            ns, name = w.metadata.namespace, w.metadata.name
+            if kind == "Service":
+                if w.spec.selector is not None:
+                    self.services.setdefault(ns, []).append(w.spec.selector)
+            else:
+                self.controllers[(kind, ns, name)] = w.spec.selector
+
+    def image_nodes(self, name: str) -> int:
+        """On how many nodes `name` is present (`ImageStateSummary.NumNodes`)."""
+        if self._image_nodes is None:
+            counts: dict[str, int] = {}
+            for node in self._nodes:
+                seen: set[str] = set()
+                for image in node.status.images:
+                    for n in image.names:
+                        if n not in seen:
+                            seen.add(n)
+                            counts[n] = counts.get(n, 0) + 1
+            self._image_nodes = counts
+        return self._image_nodes.get(name, 0)
+
+
+def _zone_interleaved(infos: list[NodeInfo]) -> tuple[str, ...]:
+    """`nodeTree.list()`: one node of each zone in turn, zones in the order their first node was
+    added, nodes in the order they were added — for an informer's initial list, name order."""
+    zones: dict[str, list[str]] = {}
+    for info in infos:
+        zones.setdefault(zone_key(info.node), []).append(info.name)
+    out: list[str] = []
+    lists = list(zones.values())
+    for i in range(max((len(z) for z in lists), default=0)):
+        out.extend(z[i] for z in lists if i < len(z))
+    return tuple(out)
+
+
 @dataclass
 class Snapshot:
     """All NodeInfos of one run (`framework.SharedLister`), in node-name order.
 
     Built once per run from a `ClusterState`; planning clones the NodeInfos it changes.
-    `namespace_labels` serves `namespaceSelector` in pod affinity terms.
+    `namespace_labels` serves `namespaceSelector` in pod affinity terms; `facts` what no
+    simulation changes (see `ClusterFacts`).
     """
 
     node_infos: list[NodeInfo]
     by_name: dict[str, NodeInfo]
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    facts: ClusterFacts | None = None
     _pods_by_namespace: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]] | None = field(
         default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_state(cls, state: ClusterState) -> Snapshot:
         infos = [NodeInfo(n, state.pods_on(n.name)) for n in sorted(state.nodes, key=lambda n: n.name)]
-        return cls(infos, {i.name: i for i in infos}, state.namespace_labels)
+        return cls(infos, {i.name: i for i in infos}, state.namespace_labels, ClusterFacts(state, infos))
+
+    @property
+    def cluster(self) -> ClusterFacts:
+        if self.facts is None:  # a hand-built snapshot (tests)
+            self.facts = ClusterFacts(ClusterState(), self.node_infos)
+        return self.facts
 
 
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
@@ -286,7 +380,7 @@ class Snapshot:
         infos = [info if n.name == info.name else n for n in self.node_infos]
         by_name = dict(self.by_name)
         by_name[info.name] = info
-        snap = Snapshot(infos, by_name, self.namespace_labels)
+        snap = Snapshot(infos, by_name, self.namespace_labels, self.facts)
         old = self.by_name.get(info.name)
         if self._pods_by_namespace is not None and old is not None:
             # Re-group only the namespaces of the pods on the replaced node.
@@ -316,14 +410,16 @@ class PluginState(Protocol):
 
 
 class CycleState:
-    """Per-pod PreFilter results by plugin name (`framework.CycleState`)."""
+    """Per-pod PreFilter and PreScore results by plugin name (`framework.CycleState`)."""
 
-    __slots__ = ("_data", "skip")
+    __slots__ = ("_data", "skip", "skip_score")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         #: Plugins whose PreFilter returned Skip: their Filter is not run for this pod.
         self.skip: set[str] = set()
+        #: Plugins whose PreScore returned Skip: they do not score this pod.
+        self.skip_score: set[str] = set()
 
     def read(self, plugin: str) -> Any:
         return self._data.get(plugin)
@@ -335,6 +431,7 @@ class CycleState:
         c = CycleState()
         c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
         c.skip = set(self.skip)
+        c.skip_score = set(self.skip_score)
         return c
 
 
@@ -365,3 +462,41 @@ class FilterPlugin(Protocol):
     def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None: ...
 
     def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None: ...
+
+
+class ScorePlugin(Protocol):
+    """One kube-scheduler score plugin (PreScore, Score and its ScoreExtensions).
+
+    `pre_score` runs once per pod with the nodes that passed the filters (it may write state into
+    `cycle`, or return a Skip status so that the plugin does not score this pod); `score` answers for
+    one node; `normalize_score` rewrites the scores of all nodes in place (a no-op for plugins
+    without ScoreExtensions). Normalized scores are within 0..MAX_NODE_SCORE; the framework then
+    multiplies them by the plugin's weight.
+    """
+
+    name: ClassVar[str]
+
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status: ...
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int: ...
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None: ...
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's integer division, which truncates toward zero (Python's `//` floors)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
+    """`helper.DefaultNormalizeScore`: scale to 0..max_priority by the highest score (reversed:
+    max_priority minus that); all zero → all zero, or all max_priority when reversed."""
+    highest = max(scores, default=0)
+    if highest <= 0:
+        if reverse:
+            scores[:] = [max_priority] * len(scores)
+        return
+    for i, s in enumerate(scores):
+        s = go_div(max_priority * s, highest)
+        scores[i] = max_priority - s if reverse else s

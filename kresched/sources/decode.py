@@ -25,7 +25,17 @@ import yaml
 
 from kresched.errors import InputError
 from kresched.model.lease import Lease
-from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from kresched.model.objects import (
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
 
 __all__ = ["KINDS", "Objects", "decode_items", "decode_json", "decode_object", "decode_yaml", "paused_gc"]
 
@@ -35,9 +45,14 @@ KINDS: dict[str, type] = {
     "PodDisruptionBudget": PodDisruptionBudget,
     "PriorityClass": PriorityClass,
     "Namespace": Namespace,
+    "Service": Service,
+    "ReplicationController": ReplicationController,
+    "ReplicaSet": ReplicaSet,
+    "StatefulSet": StatefulSet,
 }
 _LIST_KINDS = {f"{k}List": k for k in KINDS}
-Known = Node | Pod | PodDisruptionBudget | PriorityClass | Namespace
+Known = Node | Pod | PodDisruptionBudget | PriorityClass | Namespace | Service | ReplicationController | ReplicaSet \
+    | StatefulSet
 
 
 @dataclass
@@ -49,6 +64,7 @@ class Objects:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    workloads: list[Service | ReplicationController | ReplicaSet | StatefulSet] = field(default_factory=list)
 
     def add(self, obj: Any) -> None:
         if isinstance(obj, Pod):
@@ -61,6 +77,8 @@ class Objects:
             self.priority_classes.append(obj)
         elif isinstance(obj, Namespace):
             self.namespaces.append(obj)
+        elif isinstance(obj, (Service, ReplicationController, ReplicaSet, StatefulSet)):
+            self.workloads.append(obj)
 
     def extend(self, other: Objects) -> None:
         self.nodes += other.nodes
@@ -68,6 +86,7 @@ class Objects:
         self.pdbs += other.pdbs
         self.priority_classes += other.priority_classes
         self.namespaces += other.namespaces
+        self.workloads += other.workloads
 
 
 def _is_list_kind(kind: str) -> bool:

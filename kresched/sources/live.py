@@ -80,6 +80,10 @@ class LiveClient:
     def scheduling(self) -> k8s.SchedulingV1Api:
         return k8s.SchedulingV1Api(self.api_client)
 
+    @property
+    def apps(self) -> k8s.AppsV1Api:
+        return k8s.AppsV1Api(self.api_client)
+
     def close(self) -> None:
         self.api_client.close()
 
@@ -332,6 +336,15 @@ _LISTS = (
     _ListSpec("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets",
               ApiCall("list", "poddisruptionbudgets", "policy"),
               lambda c: c.policy.list_pod_disruption_budget_for_all_namespaces),
+    # What scoring needs: the selectors of the system default spreading constraints.
+    _ListSpec("Service", "/api/v1/services", ApiCall("list", "services"),
+              lambda c: c.core.list_service_for_all_namespaces),
+    _ListSpec("ReplicationController", "/api/v1/replicationcontrollers", ApiCall("list", "replicationcontrollers"),
+              lambda c: c.core.list_replication_controller_for_all_namespaces),
+    _ListSpec("ReplicaSet", "/apis/apps/v1/replicasets", ApiCall("list", "replicasets", "apps"),
+              lambda c: c.apps.list_replica_set_for_all_namespaces),
+    _ListSpec("StatefulSet", "/apis/apps/v1/statefulsets", ApiCall("list", "statefulsets", "apps"),
+              lambda c: c.apps.list_stateful_set_for_all_namespaces),
     _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods"), lambda c: c.core.list_pod_for_all_namespaces),
 )
 

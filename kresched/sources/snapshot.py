@@ -128,7 +128,8 @@ def build_state(objects: Objects) -> ClusterState:
         default = min((c for c in objects.priority_classes if c.global_default), key=lambda c: c.value,
                       default=None)
         pods = [p if p.spec.priority is not None else _admit(p, classes, default) for p in pods]
-    return ClusterState.build(objects.nodes, pods, objects.pdbs, objects.priority_classes, objects.namespaces)
+    return ClusterState.build(objects.nodes, pods, objects.pdbs, objects.priority_classes, objects.namespaces,
+                              objects.workloads)
 
 
 def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> Pod:
@@ -152,7 +153,8 @@ def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass |
 
 def encode_snapshot(state: ClusterState) -> bytes:
     """The state as one JSON `List` that `load_snapshot` reads back into an equal state."""
-    items: list[object] = [*state.namespaces, *state.priority_classes, *state.nodes, *state.pdbs, *state.pods]
+    items: list[object] = [*state.namespaces, *state.priority_classes, *state.nodes, *state.pdbs, *state.workloads,
+                           *state.pods]
     return msgspec.json.encode({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
 
 

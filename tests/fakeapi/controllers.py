@@ -45,7 +45,7 @@ from kresched.sched.runner import default_plugins, find_nodes_that_fit
 from kresched.sources.decode import decode_json
 from kresched.sources.snapshot import build_state
 from tests.fakeapi.pods import PodLifecycle, compute_pdb_status, rfc3339
-from tests.fakeapi.store import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, Change, Store
+from tests.fakeapi.store import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, WORKLOADS, Change, Store
 
 if TYPE_CHECKING:
     from tests.fakeapi.server import FakeApiServer
@@ -58,7 +58,7 @@ def cluster_state(store: Store) -> ClusterState:
     """The store's objects as kresched's model (decoded the way the live source decodes them)."""
     with store.lock:
         items = [{"kind": r.kind, "apiVersion": r.api_version, **o}
-                 for r in (NAMESPACES, PRIORITY_CLASSES, NODES, PDBS, PODS) for o in store.list(r)]
+                 for r in (NAMESPACES, PRIORITY_CLASSES, NODES, PDBS, *WORKLOADS, PODS) for o in store.list(r)]
     return build_state(decode_json(msgspec.json.encode({"kind": "List", "items": items}), "the fake's store"))
 
 

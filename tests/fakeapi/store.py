@@ -77,9 +77,15 @@ NAMESPACES = Resource("Namespace", "namespaces", namespaced=False)
 PDBS = Resource("PodDisruptionBudget", "poddisruptionbudgets", group="policy")
 PRIORITY_CLASSES = Resource("PriorityClass", "priorityclasses", group="scheduling.k8s.io", namespaced=False)
 LEASES = Resource("Lease", "leases", group="coordination.k8s.io")
+SERVICES = Resource("Service", "services")
+REPLICATION_CONTROLLERS = Resource("ReplicationController", "replicationcontrollers")
+REPLICA_SETS = Resource("ReplicaSet", "replicasets", group="apps")
+STATEFUL_SETS = Resource("StatefulSet", "statefulsets", group="apps")
+#: What a kresched state holds besides the kinds above (default spreading selectors).
+WORKLOADS: tuple[Resource, ...] = (SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
 
 #: Every resource the server routes (list and get; writes are routed per resource in server.py).
-RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES)
+RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES, *WORKLOADS)
 _BY_KIND = {r.kind: r for r in RESOURCES}
 
 
@@ -236,7 +242,8 @@ def api_objects(sources: Iterable[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         elif isinstance(src, msgspec.Struct):  # a kresched model object; its `kind` tag comes along
             yield from _from_dict(msgspec.to_builtins(src))
         elif _is_cluster_state(src):
-            yield from api_objects((src.namespaces, src.priority_classes, src.nodes, src.pdbs, src.pods))
+            yield from api_objects((src.namespaces, src.priority_classes, src.nodes, src.pdbs, src.workloads,
+                                    src.pods))
         elif isinstance(src, Iterable):
             yield from api_objects(src)
         else:

@@ -1,0 +1,138 @@
+"""Running the score plugins the way kube-scheduler's framework does, and choosing the node.
+
+Owns: the score plugins of the v1.36 default profile with their default weights
+(`default_score_plugins`, apis/config/v1/default_plugins.go), `prioritize_nodes` (`RunPreScorePlugins`
+then `RunScorePlugins`: Score per node, NormalizeScore per plugin, times the plugin's weight, summed),
+`select_host` (the highest total; the scheduler picks at random among the nodes that share it, so
+kresched names all of them) and `num_feasible_nodes_to_find` (how many feasible nodes the scheduler
+looks for before it stops filtering; schedule_one.go). Pure.
+
+VolumeBinding's score is left out on purpose: it scores only with the StorageCapacityScoring feature
+gate (alpha, off by default in v1.36), and a plugin that scores every node 0 changes no choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kresched.model.objects import Pod
+from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, ScorePlugin, Snapshot
+
+__all__ = [
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "NodeScore",
+    "PluginScore",
+    "Selection",
+    "default_score_plugins",
+    "num_feasible_nodes_to_find",
+    "prioritize_nodes",
+    "select_host",
+]
+
+#: schedule_one.go: below this many nodes every node is filtered; never fewer are looked for.
+MIN_FEASIBLE_NODES_TO_FIND = 100
+#: schedule_one.go: the adaptive percentage never goes below 5 %.
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def default_score_plugins() -> list[tuple[ScorePlugin, int]]:
+    """The default profile's score plugins, in its order, with their default weights."""
+    from kresched.sched import (
+        image_locality,
+        interpod_affinity,
+        node_affinity,
+        node_resources_balanced_allocation,
+        node_resources_fit,
+        pod_topology_spread,
+        taint_toleration,
+    )
+
+    return [
+        (taint_toleration.TaintToleration(), 3),
+        (node_affinity.NodeAffinity(), 2),
+        (node_resources_fit.NodeResourcesFit(), 1),
+        (pod_topology_spread.PodTopologySpread(), 2),
+        (interpod_affinity.InterPodAffinity(), 2),
+        (node_resources_balanced_allocation.NodeResourcesBalancedAllocation(), 1),
+        (image_locality.ImageLocality(), 1),
+    ]
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
+    """`numFeasibleNodesToFind`: all nodes below 100; else `percentage` of them (0: adaptive,
+    50 % − 1 % per 125 nodes, at least 5 %), and never fewer than 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginScore:
+    plugin: str
+    #: What Score returned.
+    raw: int
+    #: After NormalizeScore (0..100).
+    normalized: int
+    #: normalized × the plugin's weight: what adds up to the node's total.
+    weighted: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeScore:
+    node: str
+    plugins: tuple[PluginScore, ...]
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Where the scheduler puts a pod that fits: `node` (the first of `candidates` by name), every
+    node tied with it at the top score (`candidates`; the scheduler picks one of them at random),
+    the scores of every node it scored, and whether it would have scored only a sample of the
+    feasible nodes (`sampled`: then the answer is the likely one, not a certainty)."""
+
+    node: str
+    candidates: tuple[str, ...]
+    scores: tuple[NodeScore, ...] = ()
+    sampled: bool = False
+
+
+def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, pod: Pod,
+                     nodes: list[NodeInfo], snapshot: Snapshot) -> list[NodeScore]:
+    """`prioritizeNodes`: PreScore (plugins returning Skip sit out), Score each node, NormalizeScore
+    each plugin's list, multiply by the weight, add up. `cycle` is the pod's filtering cycle state;
+    PreScore writes its own keys into it."""
+    active: list[tuple[ScorePlugin, int]] = []
+    for pl, weight in plugins:
+        st = pl.pre_score(cycle, pod, nodes, snapshot)
+        if st.code == Code.SKIP:
+            cycle.skip_score.add(pl.name)
+            continue
+        active.append((pl, weight))
+    columns: list[tuple[str, int, list[int], list[int]]] = []
+    for pl, weight in active:
+        raw = [pl.score(cycle, pod, info) for info in nodes]
+        normalized = list(raw)
+        pl.normalize_score(cycle, pod, normalized)
+        for s in normalized:
+            if not 0 <= s <= MAX_NODE_SCORE:
+                raise AssertionError(f"plugin {pl.name} returned the normalized score {s}, outside 0..{MAX_NODE_SCORE}")
+        columns.append((pl.name, weight, raw, normalized))
+    out = []
+    for i, info in enumerate(nodes):
+        scores = tuple(PluginScore(name, raw[i], norm[i], norm[i] * weight) for name, weight, raw, norm in columns)
+        out.append(NodeScore(info.name, scores, sum(s.weighted for s in scores)))
+    return out
+
+
+def select_host(scores: Sequence[NodeScore], sampled: bool = False) -> Selection:
+    """The nodes with the highest total (the scheduler's heap pops one of them at random)."""
+    if not scores:
+        raise ValueError("no node to select")
+    best = max(s.total for s in scores)
+    tied = tuple(sorted(s.node for s in scores if s.total == best))
+    return Selection(tied[0], tied, tuple(scores), sampled)
