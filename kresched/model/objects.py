@@ -12,7 +12,9 @@ Nested structs are `gc=False` (they hold no cycles); containers are tuples so th
 
 from __future__ import annotations
 
+import math
 import re
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -570,6 +572,20 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     @cached_property
     def has_empty_dir(self) -> bool:
         return any(v.empty_dir is not None for v in self.spec.volumes)
+
+    @cached_property
+    def start_seconds(self) -> float:
+        """`status.startTime` in seconds since the epoch; infinity when the pod has not started
+        (upstream's `GetPodStartTime` takes "now" for it: later than any recorded start)."""
+        text = self.status.start_time
+        if not text:
+            return math.inf
+        try:
+            when = datetime.fromisoformat(text)
+        except ValueError:
+            return math.inf
+        # The API writes UTC ("Z"); a hand-written time without a zone is taken as UTC too.
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
     @property
     def grace_seconds(self) -> int:

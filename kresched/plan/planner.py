@@ -17,10 +17,21 @@ The procedure, for a pending pod P of effective priority p:
    tier 2 — only pods whose eviction violates no PDB; tier 3 — any candidate.
 5. On each node the minimal victim set comes from `SelectVictimsOnNode`'s reprieve procedure
    (`sched.preemption.select_victims_on_node`) with all filters.
-6. The node is chosen by `option_key`, in this order: fewest PDB violations; fewest grace
-   periods shortened; lowest highest victim priority; lowest sum of victim priorities; fewest
-   victims; smallest victim requests (as a share of the node); victims all controller-managed;
-   node name.
+6. The node is chosen by `option_key`: kube-scheduler's `pickOneNodeForPreemption`, with seed
+   000's criteria where upstream has none or leaves a tie. In this order:
+   1. fewest PDB violations (upstream);
+   2. fewest grace periods shortened (kresched, seed 000: a shortened grace is a disruption the
+      workload did not agree to; it never decides in tier 1, where no grace is shortened);
+   3. lowest highest victim priority (upstream);
+   4. lowest sum of victim priorities, each victim adding `MaxInt32 + 1` (upstream: with ordinary
+      priorities fewer victims win before a lower raw sum);
+   5. fewest victims (upstream);
+   6. the latest start time among each node's highest-priority victims (upstream; a victim not yet
+      started counts as starting now, after any recorded start);
+   7. smallest victim requests, as a share of the node (kresched, seed 000: they are likelier to
+      fit elsewhere) — upstream takes the first candidate here;
+   8. victims all controller-managed (kresched, seed 000's "non-drainable" bare pods);
+   9. node name (kresched: determinism; upstream's first candidate depends on a random offset).
 
 Pruning, and what it guarantees: a node is skipped without simulation only when (a) even evicting
 every tier-eligible pod cannot free the resources P requests (a necessary condition of fitting),
@@ -29,14 +40,19 @@ free; priorities ≥ the smallest eligible ones) is already worse than the secon
 Both are exact: the plan, and the runner-up its `decided_by` names, are the ones a full search over
 every node would give.
 
-Where kresched deliberately differs from kube-scheduler's `pickOneNodeForPreemption`: the tiers,
-the grace-period, requests and bare-pod criteria (seed 000), QoS before start time in the victim
-order (seed 001), and never evicting DaemonSet, mirror or critical pods.
+Where kresched deliberately differs from kube-scheduler's `pickOneNodeForPreemption`: the tiers
+(seed 000: a tier-1 node wins over a better-ranked tier-2 one); criterion 2 (before upstream's
+priority criteria, so it can override them, but only between options that shorten graces, i.e. in
+tiers 2 and 3); criteria 7–9, which only break ties upstream leaves to chance; QoS before start
+time in the victim order (seed 001); every node searched (upstream's DefaultPreemption dry-runs a
+random sample of at least 100 nodes, or 10 %, on large clusters); and never evicting DaemonSet,
+mirror or critical pods.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -128,6 +144,7 @@ CRITERIA: tuple[tuple[str, str], ...] = (
     ("highest victim priority", "a lower highest victim priority"),
     ("sum of victim priorities", "a lower sum of victim priorities"),
     ("victims", "fewer victims"),
+    ("start of the most important victims", "a later start of its most important victims"),
     ("victim requests", "smaller victim requests"),
     ("bare-pod victims", "fewer bare-pod victims"),
     ("node name", "an earlier node name"),
@@ -539,6 +556,10 @@ class Planner:
         w.ledger.commit(v.pod for v in plan.victims)
 
 
+#: `math.MaxInt32 + 1`: what each victim adds to the priority sum, so that every term is ≥ 0.
+_PRIORITY_OFFSET = 2**31
+
+
 def option_key(victims: Sequence[Victim], info: NodeInfo) -> tuple:
     """The node-choice key, compared lexicographically (smaller wins); see `CRITERIA`."""
     alloc = info.node.allocatable
@@ -549,12 +570,15 @@ def option_key(victims: Sequence[Victim], info: NodeInfo) -> tuple:
             share += r.milli_cpu / alloc.milli_cpu
         if alloc.memory:
             share += r.memory / alloc.memory
+    highest = max((v.pod.effective_priority for v in victims), default=0)
+    earliest = min((v.pod.start_seconds for v in victims if v.pod.effective_priority == highest), default=-math.inf)
     return (
         sum(1 for v in victims if v.pdb.violation),
         sum(1 for v in victims if v.grace_shortened),
-        max((v.pod.effective_priority for v in victims), default=0),
-        sum(v.pod.effective_priority for v in victims),
+        highest,
+        sum(v.pod.effective_priority + _PRIORITY_OFFSET for v in victims),
         len(victims),
+        -earliest,
         round(share, 9),
         0 if all(not v.is_bare for v in victims) else 1,
         info.name,
@@ -587,18 +611,18 @@ def _quickbound_to(pod: Pod, info: NodeInfo, candidates: list[Pod]) -> tuple:
     candidate's, no lower a sum than that (or, with negative priorities, than all the negative ones
     together), one victim."""
     lowest = candidates[-1].effective_priority
-    low_sum = lowest if lowest >= 0 else sum(p.effective_priority for p in candidates if p.effective_priority < 0)
-    return (0, 0, lowest, low_sum, 1, _requests_share_short(pod, info), 0, info.name)
+    return (0, 0, lowest, lowest + _PRIORITY_OFFSET, 1, -math.inf, _requests_share_short(pod, info), 0, info.name)
 
 
 def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) -> tuple:
     """A key no victim set on this node can beat (component by component, so lexicographically):
     no fewer than 0 violations and shortened graces; a highest priority no lower than the lowest
-    eligible one; a priority sum no lower than the `k_min` lowest plus every other negative one;
-    at least `k_min` victims; a requests share no smaller than what P lacks on the node."""
+    eligible one; a priority sum no lower than that of the `k_min` lowest (every offset term is
+    ≥ 0, so more victims never lower it); at least `k_min` victims; any start time; a requests
+    share no smaller than what P lacks on the node."""
     prios = sorted(p.effective_priority for p in eligible)
-    low = sum(prios[:k_min]) + sum(x for x in prios[k_min:] if x < 0)
-    return (0, 0, prios[0], low, k_min, _requests_share_short(pod, info), 0, info.name)
+    low = sum(prios[:k_min]) + k_min * _PRIORITY_OFFSET
+    return (0, 0, prios[0], low, k_min, -math.inf, _requests_share_short(pod, info), 0, info.name)
 
 
 def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod]) -> int | None:
@@ -657,7 +681,7 @@ def _lost_because(option: NodeOption, best: NodeOption, winner_view: bool = Fals
             name, better = CRITERIA[i]
             if winner_view:
                 return f"{better} than {option.node}"
-            return f"{name}: {_fmt(a)} vs {_fmt(b)} on {best.node}"
+            return f"{name}: {_fmt(i, option.key)} vs {_fmt(i, best.key)} on {best.node}"
     return "identical"
 
 
@@ -681,11 +705,23 @@ def _cannot_beat(lower_bound: tuple, best: tuple) -> str:
     worse than the chosen node (an earlier one may be worse still)."""
     for i, (a, b) in enumerate(zip(lower_bound, best, strict=True)):
         if a != b:
-            return f"{CRITERIA[i][0]}: at least {_fmt(a)} vs {_fmt(b)} on {best[-1]}"
+            if i == _START:  # no bound on start times: "at least" has no value to show
+                return f"{CRITERIA[i][0]}: no later than on {best[-1]}"
+            return f"{CRITERIA[i][0]}: at least {_fmt(i, lower_bound)} vs {_fmt(i, best)} on {best[-1]}"
     return "identical"
 
 
-def _fmt(x: object) -> str:
+#: Positions in `option_key` worded specially: the offset priority sum and the negated start time.
+_SUM, _COUNT, _START = 3, 4, 5
+
+
+def _fmt(i: int, key: tuple) -> str:
+    """Component `i` of an option key, as operators read it."""
+    x = key[i]
+    if i == _SUM:
+        return str(x - key[_COUNT] * _PRIORITY_OFFSET)
+    if i == _START:
+        return "not started" if x == -math.inf else "started"
     return f"{x:.2f}" if isinstance(x, float) else str(x)
 
 

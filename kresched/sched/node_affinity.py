@@ -18,22 +18,27 @@ PreFilter, as upstream:
 - when that union is empty (every term names contradictory nodes), the pod is rejected for all
   nodes with UnschedulableAndUnresolvable `pod affinity terms conflict`.
 
+Score, as upstream: the sum of the weights of the pod's preferred terms the node matches (terms of
+weight 0 and empty terms count for nothing), normalized by the highest sum (`DefaultNormalizeScore`);
+PreScore Skip when the pod has no preferred terms.
+
 Not simulated: the scheduler profile's `addedAffinity` (NodeAffinityArgs) and its reason
-`node(s) didn't match scheduler-enforced node affinity`; kresched assumes the default profile.
-Pure; stateless.
+`node(s) didn't match scheduler-enforced node affinity`; kresched assumes the default profile,
+which has none. Pure; stateless.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from kresched.model.objects import NodeSelector, NodeSelectorTerm, Pod
+from kresched.model.objects import NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from kresched.model.selectors import (
     node_field_requirement_matches,
     node_requirement_matches,
     node_selector_term_matches,
 )
 from kresched.sched.framework import (
+    MAX_NODE_SCORE,
     SUCCESS,
     Code,
     CycleState,
@@ -41,6 +46,7 @@ from kresched.sched.framework import (
     PreFilterResult,
     Snapshot,
     Status,
+    default_normalize_score,
 )
 
 __all__ = [
@@ -95,6 +101,36 @@ class NodeAffinity:
 
     def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
         return None
+
+    # -- Score ------------------------------------------------------------------------------------
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        terms = preferred_terms(pod)
+        if not terms:
+            return Status(Code.SKIP)
+        cycle.write(_PRESCORE_KEY, terms)
+        return SUCCESS
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        terms = cycle.read(_PRESCORE_KEY)
+        if terms is None:
+            terms = preferred_terms(pod)
+        node = node_info.node
+        return sum(t.weight for t in terms if node_selector_term_matches(t.preference, node.name, node.labels))
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+
+_PRESCORE_KEY = f"PreScore{NAME}"
+
+
+def preferred_terms(pod: Pod) -> tuple[PreferredSchedulingTerm, ...]:
+    """`NewPreferredSchedulingTerms`: the preferred terms that can score (weight ≠ 0, not empty)."""
+    aff = pod.spec.affinity
+    if aff is None or aff.node_affinity is None:
+        return ()
+    return tuple(t for t in aff.node_affinity.preferred_during_scheduling_ignored_during_execution
+                 if t.weight != 0 and (t.preference.match_expressions or t.preference.match_fields))
 
 
 def required_node_selector(pod: Pod) -> NodeSelector | None:

@@ -20,6 +20,13 @@ unresolvable, as upstream.
 
 PreFilter never skips (upstream computes the request there; kresched has it on the Pod).
 
+Score, as the default profile configures it (`ScoringStrategy` LeastAllocated, cpu and memory,
+weight 1 each; least_allocated.go, resource_allocation.go): per resource the node has,
+`(allocatable - requested) * 100 / allocatable` (0 when over), where requested is the node's
+`NonZeroRequested` plus the pod's — both counting 100m CPU and 200Mi memory for a container that
+requests none (`Pod.nonzero_milli_cpu`) — then the weighted mean, in integer arithmetic. No
+NormalizeScore.
+
 Deliberate differences:
 - extended resources are reported in name order (upstream iterates a Go map: random order);
 - `ignoredResources` / `ignoredResourceGroups` (NodeResourcesFitArgs) are not configurable: the
@@ -36,6 +43,7 @@ from typing import ClassVar
 
 from kresched.model.objects import Pod, Resources
 from kresched.sched.framework import (
+    MAX_NODE_SCORE,
     SUCCESS,
     Code,
     CycleState,
@@ -47,6 +55,7 @@ from kresched.sched.framework import (
 )
 
 __all__ = [
+    "least_requested_score",
     "fits_usage",
     "ERR_REASON_INSUFFICIENT",
     "ERR_REASON_TOO_MANY_PODS",
@@ -88,6 +97,33 @@ class NodeResourcesFit:
 
     def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
         return None
+
+    # -- Score ------------------------------------------------------------------------------------
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        return SUCCESS
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        alloc = node_info.node.allocatable
+        total = weights = 0
+        for requested, allocatable in (
+            (node_info.nonzero_milli_cpu + pod.nonzero_milli_cpu, alloc.milli_cpu),
+            (node_info.nonzero_memory + pod.nonzero_memory, alloc.memory),
+        ):
+            if allocatable == 0:
+                continue
+            total += least_requested_score(requested, allocatable)  # weight 1
+            weights += 1
+        return total // weights if weights else 0
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
+        return None
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    """`leastRequestedScore`: the unused share of `capacity`, 0..100 (0 when over or no capacity)."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
 
 
 def fits_request(request: Resources, node_info: NodeInfo) -> list[InsufficientResource]:

@@ -1,7 +1,8 @@
 """TaintToleration: a node's NoSchedule and NoExecute taints keep out pods that do not tolerate them.
 
 Mirrors kube-scheduler's `pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go`
-(Filter only; PreferNoSchedule taints only score, so they never filter) and the toleration
+(Filter on NoSchedule/NoExecute taints; Score on PreferNoSchedule taints: the count of those the
+pod does not tolerate, normalized in reverse so that the node with the fewest scores 100) and the toleration
 matching of `k8s.io/api/core/v1/toleration.go` (`Toleration.ToleratesTaint`) and
 component-helpers' `FindMatchingUntoleratedTaint`.
 
@@ -28,6 +29,7 @@ from typing import ClassVar
 
 from kresched.model.objects import Pod, Taint, Toleration
 from kresched.sched.framework import (
+    MAX_NODE_SCORE,
     SUCCESS,
     Code,
     CycleState,
@@ -35,6 +37,7 @@ from kresched.sched.framework import (
     PreFilterResult,
     Snapshot,
     Status,
+    default_normalize_score,
 )
 
 __all__ = [
@@ -80,6 +83,27 @@ class TaintToleration:
 
     def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
         return None
+
+    # -- Score ------------------------------------------------------------------------------------
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        """The pod's tolerations that can tolerate PreferNoSchedule (that effect, or any effect)."""
+        cycle.write(_PRESCORE_KEY, tuple(t for t in pod.spec.tolerations
+                                        if not t.effect or t.effect == "PreferNoSchedule"))
+        return SUCCESS
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """How many PreferNoSchedule taints of the node the pod does not tolerate."""
+        tolerations = cycle.read(_PRESCORE_KEY)
+        if tolerations is None:
+            tolerations = pod.spec.tolerations
+        return sum(1 for t in node_info.node.spec.taints
+                   if t.effect == "PreferNoSchedule" and not tolerations_tolerate_taint(tolerations, t))
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+
+_PRESCORE_KEY = f"PreScore{NAME}"
 
 
 def tolerates(toleration: Toleration, taint: Taint) -> bool:

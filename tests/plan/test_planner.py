@@ -277,26 +277,36 @@ CRITERION_CASES = [
     pytest.param(
         3, "b",
         [*_full("node-a", run("a1", "node-a", priority=4), run("a2", "node-a", priority=4)),
+         *_full("node-b", run("b1", "node-b", priority=4), run("b2", "node-b", priority=1))],
+        [], id="a lower sum of victim priorities decides (5 against 8) between equally many victims"),
+    pytest.param(
+        3, "a",
+        [*_full("node-a", run("a1", "node-a", priority=4), run("a2", "node-a", priority=4)),
          *_full("node-b", run("b1", "node-b", priority=4), run("b2", "node-b", cpu="500m", priority=1),
                 run("b3", "node-b", cpu="500m", priority=1))],
-        [], id="a lower sum of victim priorities decides (6 against 8), though there are more victims"),
+        [], id="each victim adds MaxInt32+1 to the sum: two victims (8) beat three with a lower raw sum (6)"),
     pytest.param(
         4, "b",
-        [*_full("node-a", run("a1", "node-a", priority=3), run("a2", "node-a", priority=0)),
+        [*_full("node-a", run("a1", "node-a", priority=3), run("a2", "node-a", priority=-2**31)),
          *_full("node-b", run("b1", "node-b", cpu=2, priority=3))],
-        [], id="fewer victims decides (1 against 2) when highest and sum of priorities tie"),
+        [], id="fewer victims decides (1 against 2) when the offset sums tie (a victim of priority MinInt32 adds 0)"),
     pytest.param(
         5, "b",
-        [*_full("node-a", run("a1", "node-a", cpu=3, priority=3)),
-         *_full("node-b", run("b1", "node-b", cpu=2, priority=3))],
-        [], id="smaller victim requests decide (2 CPU against 3) when priorities and counts tie"),
+        [*_full("node-a", run("a1", "node-a", cpu=2, priority=3, start_time="2026-01-01T00:00:00Z")),
+         *_full("node-b", run("b1", "node-b", cpu=2, priority=3, start_time="2026-01-02T00:00:00Z"))],
+        [], id="the later start of the most important victims decides when priorities and counts tie"),
     pytest.param(
         6, "b",
+        [*_full("node-a", run("a1", "node-a", cpu=3, priority=3)),
+         *_full("node-b", run("b1", "node-b", cpu=2, priority=3))],
+        [], id="smaller victim requests decide (2 CPU against 3) when upstream's criteria tie"),
+    pytest.param(
+        7, "b",
         [*_full("node-a", run("a1", "node-a", cpu=2, priority=3, owner=None)),
          *_full("node-b", run("b1", "node-b", cpu=2, priority=3))],
         [], id="controller-managed victims beat a bare-pod victim when everything else ties"),
     pytest.param(
-        7, "a",
+        8, "a",
         [*_full("node-a", run("a1", "node-a", cpu=2, priority=3)),
          *_full("node-b", run("b1", "node-b", cpu=2, priority=3))],
         [], id="the node name decides between identical options"),
@@ -319,7 +329,7 @@ def test_node_choice_criterion(criterion: int, winner: str, pods: list[Pod], pdb
 def test_the_criteria_are_the_designs_in_its_order() -> None:
     assert [name for name, _ in CRITERIA] == [
         "PDB violations", "grace periods shortened", "highest victim priority", "sum of victim priorities",
-        "victims", "victim requests", "bare-pod victims", "node name"]
+        "victims", "start of the most important victims", "victim requests", "bare-pod victims", "node name"]
 
 
 def test_the_chosen_node_is_never_listed_as_a_runner_up() -> None:

@@ -1,0 +1,74 @@
+"""ImageLocality: favour nodes that already hold the pod's container images.
+
+Mirrors kube-scheduler's `pkg/scheduler/framework/plugins/imagelocality/image_locality.go`. A score
+plugin only; no PreScore, no NormalizeScore.
+
+1. Each image of the pod's init containers, containers and image volumes that the node reports in
+   `status.images` (names compared after `normalizedImageName`: `:latest` added to a name without
+   a tag) adds `int64(size * nodes_with_it / all_nodes)` — an image present everywhere counts
+   fully, one on few nodes little, so that pods do not pile onto the one node that has it.
+2. The sum is clamped to `[23 MiB, 1000 MiB × containers]` and scaled to 0..100.
+
+Image volumes (`spec.volumes[].image`) are not in kresched's model, so they add nothing.
+Pure; stateless.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from kresched.model.objects import Pod
+from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, CycleState, NodeInfo, Snapshot, Status
+
+__all__ = ["MAX_CONTAINER_THRESHOLD", "MIN_THRESHOLD", "NAME", "ImageLocality", "normalized_image_name"]
+
+NAME = "ImageLocality"
+
+_MB = 1024 * 1024
+MIN_THRESHOLD = 23 * _MB
+MAX_CONTAINER_THRESHOLD = 1000 * _MB
+_STATE_KEY = f"PreScore{NAME}"
+
+
+class ImageLocality:
+    name: ClassVar[str] = NAME
+
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        # Upstream has no PreScore; the cluster-wide facts it reads in Score are kept here.
+        cycle.write(_STATE_KEY, snapshot.cluster)
+        return SUCCESS
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        cluster = cycle.read(_STATE_KEY)
+        containers = (*pod.spec.init_containers, *pod.spec.containers)
+        if cluster is None or not containers:
+            return 0
+        sizes: dict[str, int] = {}
+        for image in node_info.node.status.images:
+            for name in image.names:
+                sizes[name] = image.size_bytes
+        total = 0
+        if sizes:
+            for c in containers:
+                name = normalized_image_name(c.image)
+                size = sizes.get(name)
+                if size is not None:
+                    total += int(float(size) * (float(cluster.image_nodes(name)) / float(cluster.num_nodes)))
+        return calculate_priority(total, len(containers))
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
+        return None
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """`calculatePriority`: the clamped sum scaled to 0..100."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    sum_scores = min(max(sum_scores, MIN_THRESHOLD), max_threshold)
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+def normalized_image_name(name: str) -> str:
+    """`normalizedImageName`: `:latest` appended when the name has no tag after its last `/`."""
+    if name.rfind(":") <= name.rfind("/"):
+        name = name + ":latest"
+    return name

@@ -1,0 +1,73 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose cpu and memory stay evenly used.
+
+Mirrors kube-scheduler v1.36's `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`
+with the default resources (cpu and memory, weight 1). A score plugin only; no NormalizeScore.
+
+1. PreScore: the pod's *actual* requests (`useRequested`: no non-zero defaults); a pod that requests
+   neither cpu nor memory is BestEffort for this plugin, which then returns Skip.
+2. Score: for each resource the node has (allocatable > 0), the fraction `requested / allocatable`
+   capped at 1, with requested = the node's requests (+ the pod's); the imbalance is the standard
+   deviation of the fractions (for two resources, `|f1 - f2| / 2`); a placement scores
+   `int64((1 - std) * 100)`. In v1.36 the node is scored by how much the pod *changes* its
+   balance: `50 + (50 + with_pod - without_pod) / 2` (Go integer division, truncating), so a pod
+   that evens a node out scores above 50 and one that skews it below.
+
+Pure; stateless.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from kresched.model.objects import Pod
+from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Snapshot, Status, go_div
+
+__all__ = ["NAME", "NodeResourcesBalancedAllocation", "balanced_resource_score"]
+
+NAME = "NodeResourcesBalancedAllocation"
+
+
+class NodeResourcesBalancedAllocation:
+    name: ClassVar[str] = NAME
+
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        r = pod.requests
+        if r.milli_cpu == 0 and r.memory == 0:
+            return Status(Code.SKIP)
+        return SUCCESS
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        r = pod.requests
+        if r.milli_cpu == 0 and r.memory == 0:
+            return 0
+        alloc = node_info.node.allocatable
+        requested: list[int] = []
+        allocated: list[int] = []
+        allocatable: list[int] = []
+        for pod_request, node_requested, cap in ((r.milli_cpu, node_info.requested_milli_cpu, alloc.milli_cpu),
+                                                 (r.memory, node_info.requested_memory, alloc.memory)):
+            if cap == 0:
+                continue
+            allocatable.append(cap)
+            allocated.append(node_requested)
+            requested.append(node_requested + pod_request)
+        with_pod = balanced_resource_score(requested, allocatable)
+        without_pod = balanced_resource_score(allocated, allocatable)
+        half = MAX_NODE_SCORE // 2
+        return half + go_div(half + with_pod - without_pod, 2)
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
+        return None
+
+
+def balanced_resource_score(requested: list[int], allocatable: list[int]) -> int:
+    """`balancedResourceScore`: `int64((1 - std) * 100)` over the capped usage fractions."""
+    fractions = [min(float(req) / float(cap), 1.0) for req, cap in zip(requested, allocatable, strict=True) if cap]
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+    return int((1 - std) * float(MAX_NODE_SCORE))
