@@ -103,7 +103,11 @@ GOLDEN_P = {
         "evictionGracePeriodSeconds": 10,
         "controller": "ReplicaSet/web-7d9",
         "landsOn": "node-c",
+        "candidates": ["node-c"],
+        "likely": False,
     }],
+    "candidates": [],
+    "likely": False,
     "message": "evict 1 pod on node node-a (tier 2: no PDB violated)",
 }
 
@@ -114,17 +118,19 @@ def test_plan_json_is_the_contract(cli: Run, snapshot: str) -> None:
     data = json.loads(r.stdout)
     assert data == GOLDEN_P
     # Keys in the contract's order (scripts diff these).
-    assert list(data) == ["pod", "priority", "outcome", "node", "tier", "taint", "victims", "message"]
+    assert list(data) == ["pod", "priority", "outcome", "node", "tier", "taint", "victims", "candidates", "likely",
+                          "message"]
     assert list(data["victims"][0]) == ["pod", "node", "priority", "qos", "pdb", "pdbViolation", "gracePeriodSeconds",
-                                        "evictionGracePeriodSeconds", "controller", "landsOn"]
+                                        "evictionGracePeriodSeconds", "controller", "landsOn", "candidates", "likely"]
 
 
 @pytest.mark.parametrize(("pod", "want"), [
     pytest.param("default/roomy", {"pod": "default/roomy", "priority": 2000001000, "outcome": "fits",
-                                   "node": "node-c", "tier": None, "taint": False, "victims": []},
-                 id="a pod that fits has a node, no tier and no victims"),
+                                   "node": "node-c", "tier": None, "taint": False, "victims": [],
+                                   "candidates": ["node-c"], "likely": False},
+                 id="a pod that fits has a node (with the nodes tied with it), no tier and no victims"),
     pytest.param("default/huge", {"pod": "default/huge", "priority": 5, "outcome": "infeasible", "node": None,
-                                  "tier": None, "taint": False, "victims": []},
+                                  "tier": None, "taint": False, "victims": [], "candidates": [], "likely": False},
                  id="an infeasible pod has no node, no tier and no victims"),
 ])
 def test_plan_json_for_other_outcomes(cli: Run, snapshot: str, pod: str, want: dict[str, Any]) -> None:

@@ -32,11 +32,13 @@ from kresched.bench.kube import (
     NodeRef,
     Workload,
     container,
+    make_controller,
     make_namespace,
     make_node,
     make_pdb,
     make_pod,
     make_priority_class,
+    make_service,
 )
 
 __all__ = ["GENERATOR_VERSION", "SIZES", "ClusterSize", "cluster_path", "ensure_cluster", "generate"]
@@ -482,6 +484,11 @@ def _objects(size: ClusterSize, seed: int) -> Iterator[Obj]:
     pdbs: list[Obj] = []
     for plan in plans:
         w = plan.workload
+        controller = make_controller(w, len(plan.pods))
+        if controller is not None:
+            yield controller
+            yield make_service(w, {"app.kubernetes.io/name": w.labels["app.kubernetes.io/name"]}
+                               if "app.kubernetes.io/name" in w.labels else dict(w.labels))
         for index, (i, ready) in enumerate(plan.pods):
             node = refs[i] if i >= 0 else None
             base = max(w.created_s, node.created_s) if node is not None else w.created_s

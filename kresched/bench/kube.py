@@ -739,3 +739,32 @@ def make_namespace(ids: Ids, name: str, *, labels: dict[str, str] | None = None,
         "spec": {"finalizers": ["kubernetes"]},
         "status": {"phase": "Active"},
     }
+
+
+def make_controller(w: Workload, replicas: int) -> Obj | None:
+    """The ReplicaSet or StatefulSet that owns `w`'s pods (selector: the pods' labels), as the API
+    lists it; None for other kinds. Their selectors feed the scheduler's default spreading."""
+    if w.owner is None or w.owner["kind"] not in ("ReplicaSet", "StatefulSet"):
+        return None
+    return {
+        "apiVersion": "apps/v1",
+        "kind": w.owner["kind"],
+        "metadata": {"creationTimestamp": w.ids.ts(w.created_s), "generation": 1, "labels": dict(w.labels),
+                     "name": w.owner["name"], "namespace": w.namespace, "resourceVersion": w.ids.rv(),
+                     "uid": w.owner["uid"]},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": dict(w.labels)}},
+        "status": {"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas},
+    }
+
+
+def make_service(w: Workload, selector: dict[str, str]) -> Obj:
+    """A ClusterIP Service selecting `w`'s pods by `selector`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"creationTimestamp": w.ids.ts(w.created_s), "name": w.name, "namespace": w.namespace,
+                     "resourceVersion": w.ids.rv(), "uid": w.ids.uid()},
+        "spec": {"clusterIP": "10.96.0.10", "ports": [{"port": 80, "protocol": "TCP", "targetPort": 8080}],
+                 "selector": dict(selector), "type": "ClusterIP"},
+        "status": {"loadBalancer": {}},
+    }

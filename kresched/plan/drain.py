@@ -39,9 +39,9 @@ from kresched.model.objects import LabelSelector, Pod
 from kresched.model.selectors import label_selector_matches
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
-from kresched.plan.placement import bound_to, pick_node, replacement_of
+from kresched.plan.placement import Placer, bound_to, replacement_of
 from kresched.sched.framework import NodeInfo, Snapshot, Status
-from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message
+from kresched.sched.runner import default_plugins
 from kresched.sched.static import StaticFilters
 
 __all__ = [
@@ -96,6 +96,10 @@ class DrainPod:
     #: Why its replacement would stay Pending (None when it lands, or needs no replacement).
     pending_reason: str | None = None
     warning: str | None = None
+    #: Every node tied with `lands_on` at the top score (the scheduler picks one at random).
+    candidates: tuple[str, ...] = ()
+    #: The scheduler would score only a sample of the feasible nodes: `lands_on` is the likely one.
+    likely: bool = False
 
 
 @dataclass(frozen=True)
@@ -319,9 +323,10 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
             infos.append(NodeInfo(cordoned, [p for p in info.pods if p.key not in gone]))
         else:
             infos.append(info)
-    sim = Snapshot(infos, {i.name: i for i in infos}, snap.namespace_labels)
+    sim = Snapshot(infos, {i.name: i for i in infos}, snap.namespace_labels, snap.facts)
     plugins = default_plugins()
     static = StaticFilters(plugins)
+    placer = Placer(plugins, static)
     memos: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
     nominated = nominated_pods(state)
     out: dict[str, DrainPod] = {}
@@ -334,16 +339,14 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
             continue
         replacement = replacement_of(d.pod)
         memo = memos.setdefault(_shape(replacement), {})
-        diag, _ = find_nodes_that_fit(plugins, replacement, sim, nominated, static, memo)
-        if not diag.feasible:
-            out[d.pod.key] = replace(d, pending_reason=fit_error_message(diag))
+        landing = placer.land(replacement, sim, nominated, memo)
+        if landing.node is None:
+            out[d.pod.key] = replace(d, pending_reason=landing.reason)
             continue
-        target = pick_node(replacement, [sim.by_name[n] for n in diag.feasible])
-        assert target is not None
-        info = sim.by_name[target].clone()
-        info.add_pod(bound_to(replacement, target))
+        info = sim.by_name[landing.node].clone()
+        info.add_pod(bound_to(replacement, landing.node))
         sim = sim.with_node_info(info)
-        out[d.pod.key] = replace(d, lands_on=target)
+        out[d.pod.key] = replace(d, lands_on=landing.node, candidates=landing.candidates, likely=landing.likely)
     return out
 
 

@@ -3,7 +3,11 @@
 Owns `explain_pod`: runs the filters for one pod on every node, builds the scheduler's
 `PodScheduled` message (filter part and preemption part, exactly as kube-scheduler 1.35/1.36
 writes them), ranks nodes by how close they are to fitting, and turns each failure's structured
-data into a hint an operator can act on. Pure: no I/O, no clock.
+data into a hint an operator can act on. For a pod that fits — or one already running, asked as if
+it were Pending again on the cluster as it is now without it ("why there") — the Score phase:
+per node and plugin, the raw, normalized and weighted scores and the total, as
+kube-scheduler-simulator shows them, and the node the scheduler picks with the nodes tied with it.
+Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -11,14 +15,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import msgspec
+
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.plan.candidates import is_candidate_victim
+from kresched.plan.placement import Placer, replacement_of
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT
 from kresched.sched.preemption import full_scheduler_message, preemption_message
 from kresched.sched.runner import NO_NODES_AVAILABLE, default_plugins, find_nodes_that_fit, fit_error_message
+from kresched.sched.score import NodeScore
 
 __all__ = ["Explanation", "NodeVerdict", "explain_pod", "format_amount", "nominated_pods"]
 
@@ -59,6 +67,15 @@ class Explanation:
     #: When schedulable: why the pod may still be Pending. When bound: where it runs.
     notes: tuple[str, ...] = ()
     reason_counts: dict[str, int] = field(default_factory=dict)
+    #: When it fits (or runs): the scores of the nodes the scheduler scores, best first.
+    scores: tuple[NodeScore, ...] = ()
+    #: The node the scheduler picks, and every node tied with it at the top score.
+    predicted: str | None = None
+    candidates: tuple[str, ...] = ()
+    #: The scheduler would score only a sample of the feasible nodes (large clusters).
+    likely: bool = False
+    #: For a bound pod: the node it runs on.
+    bound_to: str | None = None
 
     @property
     def scheduler_message(self) -> str | None:
@@ -85,8 +102,7 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
                 snapshot: Snapshot | None = None) -> Explanation:
     plugins = list(plugins) if plugins is not None else default_plugins()
     if pod.spec.node_name:
-        notes = (f"already bound to node {pod.spec.node_name} (phase {pod.status.phase or 'unknown'})",)
-        return Explanation(pod, len(state.nodes), True, None, None, (), notes)
+        return _why_there(state, pod, plugins)
     snapshot = snapshot or Snapshot.from_state(state)
     if not snapshot.node_infos:
         # ErrNoNodesAvailable: the scheduler runs no PostFilter, so there is no preemption part.
@@ -102,8 +118,12 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         for r in v.status.reasons:
             counts[r] = counts.get(r, 0) + 1
     if diag.feasible:
+        placer = Placer(plugins)
+        landing = placer.land(pod, snapshot, nominated)
+        scores = tuple(sorted(landing.scores, key=lambda s: (-s.total, s.node)))
         return Explanation(pod, diag.num_all_nodes, True, None, None, tuple(verdicts),
-                           _why_still_pending(pod, state), counts)
+                           _why_still_pending(pod, state), counts, scores, landing.node, landing.candidates,
+                           landing.likely)
     message = fit_error_message(diag)
     pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
     notes: tuple[str, ...] = ()
@@ -111,6 +131,33 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         notes = ("the scheduler's own preemption can make room: it will evict lower-priority pods "
                  "and nominate a node on its next attempt",)
     return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts)
+
+
+def _why_there(state: ClusterState, pod: Pod, plugins: list[FilterPlugin]) -> Explanation:
+    """A bound pod: filter and score it as if it were Pending now, on the cluster without it."""
+    node = pod.spec.node_name
+    where = f"runs on node {node} (phase {pod.status.phase or 'unknown'})"
+    if node not in state.node_by_name:
+        return Explanation(pod, len(state.nodes), True, None, None, (), (f"{where}, which is not in the snapshot",),
+                           bound_to=node)
+    rest = [p for p in state.pods if p.key != pod.key]
+    without = ClusterState.build(state.nodes, rest, state.pdbs, state.priority_classes, state.namespaces,
+                                 state.workloads)
+    unbound = replacement_of(pod)
+    unbound = msgspec.structs.replace(unbound, metadata=pod.metadata)
+    again = explain_pod(without, unbound, plugins)
+    notes = [where]
+    if again.predicted is None:
+        notes.append("it would not fit anywhere if it were scheduled again now")
+    elif node in again.candidates:
+        notes.append(f"scheduled again now, it would land on {node} again"
+                     + (f" or one of {len(again.candidates) - 1} node(s) tied with it" if len(again.candidates) > 1
+                        else ""))
+    else:
+        notes.append(f"scheduled again now, it would land on {again.predicted}, not {node}: the cluster has "
+                     "changed since it was placed (scores below are for now)")
+    return Explanation(pod, again.num_nodes, True, None, None, again.verdicts, tuple(notes), again.reason_counts,
+                       again.scores, again.predicted, again.candidates, again.likely, node)
 
 
 def _why_still_pending(pod: Pod, state: ClusterState) -> tuple[str, ...]:

@@ -1,54 +1,77 @@
-"""Where the scheduler would most likely put a pod that fits on several nodes.
+"""Where the scheduler puts a pod: kresched's one placement engine.
 
-Owns `pick_node`: an approximation of kube-scheduler's default scoring for resources —
-NodeResourcesFit's LeastAllocated and NodeResourcesBalancedAllocation, each weight 1, on cpu and
-memory, with the scheduler's non-zero defaults (100m CPU, 200Mi memory) for a pod that requests
-nothing. The other score plugins (taints' PreferNoSchedule, preferred affinities, spreading,
-image locality) are not simulated, so this names the *likely* node, not a certainty. Pure.
+Owns `Placer`, used everywhere a landing is predicted — the `fits` node of a plan, where each
+victim's replacement lands, drain's pre-flight, reconcile — so that they all give the scheduler's
+answer the scheduler's way (`schedulePod`):
+
+1. filter as the scheduler searches (`find_nodes_that_fit(sample=True)`): the nominated node
+   first; else the zone-interleaved node order, stopping at `numFeasibleNodesToFind`;
+2. one feasible node: that node, unscored (as upstream);
+3. else PreScore, Score, NormalizeScore and weights of the default profile's score plugins
+   (`sched.score`), and the nodes sharing the top total: the scheduler picks one of them at
+   random, so a landing is a node (the first by name) plus its tied `candidates`.
+
+Also `bound_to` and `replacement_of`, the simulated pod copies. Pure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import msgspec
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import NodeInfo
+from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot, Status
+from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message
+from kresched.sched.score import NodeScore, Selection, default_score_plugins, prioritize_nodes, select_host
+from kresched.sched.static import StaticFilters
 
-__all__ = ["bound_to", "pick_node", "replacement_of", "score"]
-
-DEFAULT_MILLI_CPU = 100
-DEFAULT_MEMORY = 200 * 1024 * 1024
-
-
-def _nonzero(pod: Pod) -> tuple[int, int]:
-    r = pod.requests
-    return (r.milli_cpu or DEFAULT_MILLI_CPU, r.memory or DEFAULT_MEMORY)
+__all__ = ["Landing", "Placer", "bound_to", "replacement_of"]
 
 
-def score(pod: Pod, info: NodeInfo) -> float:
-    """LeastAllocated + BalancedAllocation for cpu and memory, 0–200."""
-    cpu, mem = _nonzero(pod)
-    alloc = info.node.allocatable
-    fractions = []
-    for used, cap in ((info.requested_milli_cpu + cpu, alloc.milli_cpu), (info.requested_memory + mem, alloc.memory)):
-        fractions.append(min(used / cap, 1.0) if cap > 0 else 1.0)
-    least = sum((1 - f) * 100 for f in fractions) / len(fractions)
-    mean = sum(fractions) / len(fractions)
-    std = (sum((f - mean) ** 2 for f in fractions) / len(fractions)) ** 0.5
-    balanced = (1 - std) * 100
-    return least + balanced
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """Where a pod lands: `node` (None: it stays Pending, for `reason`), every node tied with it
+    at the top score (`candidates`), the scores, and whether the scheduler would have scored only
+    a sample of the feasible nodes (`likely`: then it is the likely node, not a certainty)."""
+
+    node: str | None
+    candidates: tuple[str, ...] = ()
+    likely: bool = False
+    reason: str | None = None
+    scores: tuple[NodeScore, ...] = ()
 
 
-def pick_node(pod: Pod, infos: Sequence[NodeInfo]) -> str | None:
-    """The highest-scoring node (ties: the first by name), or None if `infos` is empty."""
-    best: tuple[float, str] | None = None
-    for info in infos:
-        key = (-score(pod, info), info.name)
-        if best is None or key < best:
-            best = key
-    return best[1] if best else None
+class Placer:
+    """The scheduler's node choice for one pod at a time (see the module docstring)."""
+
+    def __init__(self, plugins: Sequence[FilterPlugin], static: StaticFilters | None = None,
+                 score_plugins: Sequence[tuple[ScorePlugin, int]] | None = None) -> None:
+        self.plugins = list(plugins)
+        self.static = static if static is not None else StaticFilters(self.plugins)
+        self.score_plugins = list(score_plugins) if score_plugins is not None else default_score_plugins()
+
+    def land(self, pod: Pod, snapshot: Snapshot, nominated: dict[str, list[Pod]] | None = None,
+             memo: dict[str, tuple[NodeInfo, Status]] | None = None) -> Landing:
+        """Filter as the scheduler searches, then choose (`select`)."""
+        diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True)
+        if not diag.feasible:
+            return Landing(None, reason=fit_error_message(diag))
+        return self.landing(pod, snapshot, diag, cycle)
+
+    def landing(self, pod: Pod, snapshot: Snapshot, diag: Diagnosis, cycle: CycleState) -> Landing:
+        """The choice among `diag.feasible` (non-empty) for a pod filtered with `cycle`."""
+        sel = self.select(pod, snapshot, diag.feasible, cycle, diag.sampled)
+        return Landing(sel.node, sel.candidates, sel.sampled, None, sel.scores)
+
+    def select(self, pod: Pod, snapshot: Snapshot, feasible: Sequence[str], cycle: CycleState,
+               sampled: bool = False) -> Selection:
+        """Score `feasible` (unless it is one node) and take the top."""
+        if len(feasible) == 1:
+            return Selection(feasible[0], (feasible[0],), (), sampled)
+        infos = [snapshot.by_name[n] for n in feasible]
+        return select_host(prioritize_nodes(self.score_plugins, cycle, pod, infos, snapshot), sampled)
 
 
 def bound_to(pod: Pod, node: str) -> Pod:

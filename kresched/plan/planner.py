@@ -4,8 +4,8 @@ Owns `plan_pod` and `plan_pending` (design: "The plan"; seeds 000 and 001). Pure
 clock, no randomness; the same state and options always give the same plan.
 
 The procedure, for a pending pod P of effective priority p:
-1. P fits on some node as things are → outcome `fits`, on the node the scheduler would most
-   likely pick (`placement.pick_node`).
+1. P fits on some node as things are → outcome `fits`, on the node the scheduler picks, with the
+   nodes tied with it (`placement.Placer`: the scheduler's search order, scores and weights).
 2. Otherwise only nodes where eviction can help are candidates: those whose filter status is
    Unschedulable, not UnschedulableAndUnresolvable (kube-scheduler's `NodesForStatusCode`), and
    that pass the node-static filters (taints, affinity, cordon, nodeName), which no eviction
@@ -65,10 +65,10 @@ from kresched.model.objects import Node, Pod, Taint
 from kresched.plan.candidates import protected_reason
 from kresched.plan.explain import explain_pod, nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
-from kresched.plan.placement import bound_to, pick_node, replacement_of
+from kresched.plan.placement import Placer, bound_to, replacement_of
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import importance_key, select_victims_by_resources, select_victims_on_node
-from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message, resources_only
+from kresched.sched.runner import Diagnosis, default_plugins, find_nodes_that_fit, resources_only
 from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
@@ -110,6 +110,10 @@ class Victim:
     lands_on: str | None = None
     #: Why it would stay Pending (explain's words), when it would.
     pending_reason: str | None = None
+    #: Every node tied with `lands_on` at the top score (the scheduler picks one at random).
+    candidates: tuple[str, ...] = ()
+    #: The scheduler would score only a sample of the feasible nodes: `lands_on` is the likely one.
+    likely: bool = False
 
     @property
     def is_bare(self) -> bool:
@@ -192,6 +196,11 @@ class Plan:
     #: The node's pods before (for the before/after diff).
     node_pods_before: tuple[Pod, ...] = ()
     notes: tuple[str, ...] = ()
+    #: For `fits`: every node tied with `node` at the top score (the scheduler picks one at random).
+    candidates: tuple[str, ...] = ()
+    #: For `fits`: the scheduler would score only a sample of the feasible nodes, so `node` is the
+    #: likely one (large clusters, `numFeasibleNodesToFind`).
+    likely: bool = False
 
     @property
     def key(self) -> str:
@@ -240,6 +249,7 @@ class Planner:
         self.options = options
         self.plugins = list(plugins) if plugins is not None else default_plugins()
         self.static = StaticFilters(self.plugins)
+        self.placer = Placer(self.plugins, self.static)
         self.dynamic = [p for p in self.plugins if p.name not in NODE_STATIC_PLUGINS]
         self.work = _Working(Snapshot.from_state(state), PdbLedger(state))
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
@@ -261,17 +271,16 @@ class Planner:
         taint = tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT)
         nominated = {n: [p for p in ps if p.key not in self.work.placed and p.key != pod.key]
                      for n, ps in self._nominated.items()}
-        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static, self._memo_for(pod))
+        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static, self._memo_for(pod),
+                                          sample=True)
         notes = self._notes(pod)
         if diag.feasible:
-            node = pick_node(pod, [snap.by_name[n] for n in diag.feasible])
+            landing = self.placer.landing(pod, snap, diag, cycle)
+            node = landing.node
             assert node is not None
-            others = len(diag.feasible) - 1
-            msg = (f"fits on node {node} without evicting anything"
-                   + (f" (and on {others} other node{'s' if others != 1 else ''})" if others else "")
-                   + "; the scheduler should bind it on its next attempt")
-            plan = Plan(pod, priority, "fits", node, None, taint, message=msg,
-                        node_pods_before=tuple(snap.by_name[node].pods), notes=notes)
+            plan = Plan(pod, priority, "fits", node, None, taint, message=_fits_message(node, diag, landing.candidates),
+                        node_pods_before=tuple(snap.by_name[node].pods), notes=notes,
+                        candidates=landing.candidates, likely=landing.likely)
             if commit:
                 self._apply(plan)
             return plan
@@ -528,21 +537,19 @@ class Planner:
                 out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
                 continue
             replacement = replacement_of(v.pod)
-            diag, _ = find_nodes_that_fit(self.plugins, replacement, sim, nominated, self.static,
-                                          self._memo_for(replacement))
-            if not diag.feasible:
-                out.append(replace(v, lands_on=None, pending_reason=fit_error_message(diag)))
+            landing = self.placer.land(replacement, sim, nominated, self._memo_for(replacement))
+            if landing.node is None:
+                out.append(replace(v, lands_on=None, pending_reason=landing.reason))
                 continue
-            target = pick_node(replacement, [sim.by_name[n] for n in diag.feasible])
-            assert target is not None
-            info = sim.by_name[target].clone()
-            info.add_pod(bound_to(replacement, target))
+            info = sim.by_name[landing.node].clone()
+            info.add_pod(bound_to(replacement, landing.node))
             sim = sim.with_node_info(info)
-            out.append(replace(v, lands_on=target))
+            out.append(replace(v, lands_on=landing.node, candidates=landing.candidates, likely=landing.likely))
         return tuple(out)
 
     def _apply(self, plan: Plan) -> None:
-        """Later plans see this pod placed on its node and its victims gone (seed 001, ex. 1–4)."""
+        """Later plans see this pod placed on its node, its victims gone (seed 001, ex. 1–4) and
+        the victims' replacements where they land, taking room there."""
         if plan.node is None:
             return
         w = self.work
@@ -553,11 +560,31 @@ class Planner:
         info.add_pod(bound_to(plan.pod, plan.node))
         w.placed.add(plan.pod.key)
         w.snapshot = w.snapshot.with_node_info(info)
+        for v in plan.victims:
+            if v.lands_on is not None:
+                target = w.snapshot.by_name[v.lands_on].clone()
+                target.add_pod(bound_to(replacement_of(v.pod), v.lands_on))
+                w.snapshot = w.snapshot.with_node_info(target)
         w.ledger.commit(v.pod for v in plan.victims)
 
 
 #: `math.MaxInt32 + 1`: what each victim adds to the priority sum, so that every term is ≥ 0.
 _PRIORITY_OFFSET = 2**31
+
+
+def _fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> str:
+    others = len(diag.feasible) - 1
+    where = f"fits on node {node} without evicting anything"
+    if diag.nominated_fits:
+        where += " (the node it is nominated to)"
+    elif others:
+        where += f" (and on {'at least ' if diag.sampled else ''}{others} other node{'s' if others != 1 else ''})"
+    if len(candidates) > 1:
+        where += f"; {len(candidates) - 1} other node(s) tie with it at the top score (the scheduler picks at random)"
+    if diag.sampled:
+        where += ("; on a cluster this size the scheduler scores only a sample of the feasible nodes, so this is "
+                  "the likely node")
+    return where + "; the scheduler should bind it on its next attempt"
 
 
 def option_key(victims: Sequence[Victim], info: NodeInfo) -> tuple:

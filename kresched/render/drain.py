@@ -19,7 +19,8 @@ def node_drain_dict(n: NodeDrain) -> dict[str, Any]:
     """`{"node", "evict": [{"pod", "pdb", "blocked", "landsOn"}], "skip": [...], "errors": [...]}`."""
     return {
         "node": n.node,
-        "evict": [{"pod": p.pod.key, "pdb": p.pdb, "blocked": p.blocked, "landsOn": p.lands_on} for p in n.evict],
+        "evict": [{"pod": p.pod.key, "pdb": p.pdb, "blocked": p.blocked, "landsOn": p.lands_on,
+                   "candidates": list(p.candidates), "likely": p.likely} for p in n.evict],
         "skip": [{"pod": s.pod.key, "reason": s.reason} for s in n.skip],
         "errors": [{"pod": e.pod.key, "reason": e.reason} for e in n.errors],
     }

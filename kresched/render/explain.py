@@ -17,14 +17,25 @@ __all__ = ["explanation_dict", "explanation_table"]
 
 
 def explanation_dict(e: Explanation) -> dict[str, Any]:
-    """`{"pod", "schedulable", "message", "preemptionMessage", "nodes": {name: [reasons]}}`."""
-    return {
+    """`{"pod", "schedulable", "message", "preemptionMessage", "nodes": {name: [reasons]}}`, and for a
+    pod that fits or runs `"scores": {node: {plugin: weighted score, ..., "total": n}}` with the
+    predicted `"node"`, its tied `"candidates"`, `"likely"` and `"boundTo"`."""
+    out: dict[str, Any] = {
         "pod": e.pod.key,
         "schedulable": e.schedulable,
         "message": e.message,
         "preemptionMessage": e.preemption_message,
         "nodes": {v.node: list(v.status.reasons) for v in sorted(e.verdicts, key=lambda v: v.node)},
     }
+    if e.predicted is not None:
+        out["node"] = e.predicted
+        out["candidates"] = list(e.candidates)
+        out["likely"] = e.likely
+        out["scores"] = {s.node: {**{p.plugin: p.weighted for p in s.plugins}, "total": s.total}
+                         for s in sorted(e.scores, key=lambda s: s.node)}
+    if e.bound_to is not None:
+        out["boundTo"] = e.bound_to
+    return out
 
 
 _VERDICT_STYLE = {"fits": "green", "unschedulable": "yellow", "unresolvable": "red"}
@@ -49,6 +60,11 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) ->
     if e.schedulable and not e.verdicts:  # bound: nothing to filter
         parts.append(_bullets(e.notes))
         return Group(*parts)
+    if e.bound_to is not None:
+        parts.append(_bullets(e.notes))
+        if e.scores:
+            parts.append(_scores_table(e))
+        return Group(*parts)
     if e.schedulable:
         fits = e.feasible
         parts.append(Text.from_markup(
@@ -56,6 +72,8 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) ->
             f"({escape(', '.join(fits[:5]))}{', …' if len(fits) > 5 else ''})."))
         parts.append(Text("Why it may still be Pending:"))
         parts.append(_bullets(e.notes))
+        if e.scores:
+            parts.append(_scores_table(e))
     else:
         parts.append(Text.from_markup("[bold red]Unschedulable.[/] What kube-scheduler writes into PodScheduled:"))
         parts.append(Padding(Text(e.scheduler_message or "", style="italic"), (0, 0, 0, 2), expand=False))
@@ -90,3 +108,31 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) ->
     if hidden > 0:
         parts.append(Text(f"… {hidden} more nodes not shown (--all-nodes lists them).", style="dim"))
     return Group(*parts)
+
+
+def _scores_table(e: Explanation, top: int = 10) -> RenderableType:
+    """Per node (best first) and score plugin: weighted score (raw → normalized), and the total."""
+    plugins = [p.plugin for p in e.scores[0].plugins] if e.scores else []
+    ties = len(e.candidates) - 1
+    head = f"The scheduler picks {e.predicted}"
+    if ties:
+        head += f" (or one of {ties} node(s) tied with it, at random)"
+    if e.likely:
+        head += "; on a cluster this large it scores a sample of the feasible nodes, so this is the likely pick"
+    table = Table(header_style="bold", box=None, padding=(0, 1))
+    table.add_column("NODE", no_wrap=True)
+    for name in plugins:
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("TOTAL", justify="right", no_wrap=True)
+    for s in e.scores[:top]:
+        mark = "*" if s.node in e.candidates else " "
+        cells = [f"{p.weighted} ({p.raw}→{p.normalized})" for p in s.plugins]
+        table.add_row(f"{mark}{s.node}", *cells, str(s.total))
+    notes = [Text(""), Text(head + ".")]
+    if not e.scores:
+        return Group(*notes)
+    notes.append(Text("Weighted score per plugin (raw → normalized 0-100); * = top score.", style="dim"))
+    notes.append(table)
+    if len(e.scores) > top:
+        notes.append(Text(f"… {len(e.scores) - top} more scored nodes (-o json lists them).", style="dim"))
+    return Group(*notes)

@@ -31,6 +31,8 @@ def victim_dict(v: Victim) -> dict[str, Any]:
         "evictionGracePeriodSeconds": v.eviction_grace_seconds,
         "controller": v.pod.controller_ref,
         "landsOn": v.lands_on,
+        "candidates": list(v.candidates),
+        "likely": v.likely,
     }
 
 
@@ -44,6 +46,8 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         "tier": p.tier,
         "taint": p.taint,
         "victims": [victim_dict(v) for v in p.victims],
+        "candidates": list(p.candidates),
+        "likely": p.likely,
         "message": p.message,
     }
 
@@ -142,6 +146,8 @@ def _victims_table(p: Plan) -> Table:
         pdb_style = "red" if v.pdb.violation else ""
         grace = f"{v.grace_seconds}s" + (f" → {v.eviction_grace_seconds}s" if v.grace_shortened else "")
         lands = v.lands_on or ("[red]gone[/]" if v.is_bare else "[yellow]stays Pending[/]")
+        if v.lands_on and len(v.candidates) > 1:
+            lands += f" (or {len(v.candidates) - 1} tied)"
         t.add_row(escape(v.pod.key), str(v.pod.priority), v.pod.qos, f"[{pdb_style}]{escape(pdb)}[/]"
                   if pdb_style else escape(pdb), grace, escape(v.pod.controller_ref or "none (bare)"),
                   lands if v.lands_on is None else escape(lands), escape("; ".join(v.flags) or "-"))

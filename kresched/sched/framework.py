@@ -267,10 +267,15 @@ def _update(pods: list[Pod], pod: Pod, sign: int) -> None:
 
 
 def zone_key(node: Node) -> str:
-    """`utilnode.GetZoneKey`: region and zone (GA labels, else the beta ones), "" when neither."""
+    """`utilnode.GetZoneKey`: region and zone, "" when neither. As upstream, the deprecated beta label
+    wins whenever it is present (even empty), the GA label only stands in for a missing one."""
     labels = node.metadata.labels
-    region = labels.get("topology.kubernetes.io/region") or labels.get("failure-domain.beta.kubernetes.io/region", "")
-    zone = labels.get("topology.kubernetes.io/zone") or labels.get("failure-domain.beta.kubernetes.io/zone", "")
+    region = labels.get("failure-domain.beta.kubernetes.io/region")
+    if region is None:
+        region = labels.get("topology.kubernetes.io/region", "")
+    zone = labels.get("failure-domain.beta.kubernetes.io/zone")
+    if zone is None:
+        zone = labels.get("topology.kubernetes.io/zone", "")
     if not region and not zone:
         return ""
     return f"{region}:\x00:{zone}"

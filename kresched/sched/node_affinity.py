@@ -20,7 +20,7 @@ PreFilter, as upstream:
 
 Score, as upstream: the sum of the weights of the pod's preferred terms the node matches (terms of
 weight 0 and empty terms count for nothing), normalized by the highest sum (`DefaultNormalizeScore`);
-PreScore Skip when the pod has no preferred terms.
+PreScore Skip when the pod has no preferred terms at all.
 
 Not simulated: the scheduler profile's `addedAffinity` (NodeAffinityArgs) and its reason
 `node(s) didn't match scheduler-enforced node affinity`; kresched assumes the default profile,
@@ -104,10 +104,13 @@ class NodeAffinity:
 
     # -- Score ------------------------------------------------------------------------------------
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
-        terms = preferred_terms(pod)
-        if not terms:
+        # Upstream skips only a pod without preferred terms; terms of weight 0 or empty ones still
+        # make it score (0 everywhere).
+        aff = pod.spec.affinity
+        if aff is None or aff.node_affinity is None \
+                or not aff.node_affinity.preferred_during_scheduling_ignored_during_execution:
             return Status(Code.SKIP)
-        cycle.write(_PRESCORE_KEY, terms)
+        cycle.write(_PRESCORE_KEY, preferred_terms(pod))
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:

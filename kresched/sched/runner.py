@@ -21,6 +21,7 @@ from kresched.sched.framework import (
     Snapshot,
     Status,
 )
+from kresched.sched.score import num_feasible_nodes_to_find
 from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters
 
 __all__ = [
@@ -90,6 +91,12 @@ class Diagnosis:
     pre_filter_status: Status | None = None
     feasible: list[str] = field(default_factory=list)
     feasible_set: frozenset[str] = frozenset()
+    #: Filtering stopped at `numFeasibleNodesToFind` feasible nodes (`sample=True`): other nodes
+    #: may fit too, and which ones the scheduler looks at depends on where its rotating start
+    #: index stands.
+    sampled: bool = False
+    #: The pod's nominated node passed the filters and was the only node filtered (`sample=True`).
+    nominated_fits: bool = False
 
     def status_of(self, node: str) -> Status:
         if node in self.node_to_status:
@@ -198,9 +205,16 @@ def resources_only(plugins: Sequence[FilterPlugin], cycle: CycleState) -> bool:
 def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot,
                         nominated: dict[str, list[Pod]] | None = None,
                         static: StaticFilters | None = None,
-                        memo: dict[str, tuple[NodeInfo, Status]] | None = None) -> tuple[Diagnosis, CycleState]:
-    """Filter every node (kresched evaluates all nodes; the scheduler stops at
-    `percentageOfNodesToScore` feasible ones, which does not change whether the pod fits).
+                        memo: dict[str, tuple[NodeInfo, Status]] | None = None,
+                        sample: bool = False) -> tuple[Diagnosis, CycleState]:
+    """Filter the nodes (`findNodesThatFitPod`).
+
+    By default every node, in name order: whether the pod fits, and every node's reason, do not
+    depend on how far the scheduler searches. With `sample`, the way the scheduler searches before
+    it scores: the pod's nominated node first (if it passes, it is the only feasible node); else
+    the nodes in the zone-interleaved order of its node tree, stopping once
+    `numFeasibleNodesToFind` feasible nodes are found (from the first node: kresched cannot know
+    the scheduler's rotating start index, so `Diagnosis.sampled` says when it mattered).
 
     With `static` (built from the same `plugins`), the node-static plugins' verdicts come from its
     memo; they are upstream's first four filters, so the statuses are the same either way.
@@ -214,12 +228,26 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         diag.pre_filter_msg = ", ".join(st.reasons)
         return diag, cycle
     infos = snapshot.node_infos
+    if sample:
+        by_name = snapshot.by_name
+        infos = [by_name[n] for n in snapshot.cluster.scheduling_order if n in by_name]
     if names is not None:
         infos = [i for i in infos if i.name in names]
         plugs = cycle.read(NARROWING_PLUGINS) or ()
         diag.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                     (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugs))}]",))
     nominated = nominated or {}
+    limit = len(infos)
+    if sample:
+        limit = num_feasible_nodes_to_find(len(infos))
+        nom = snapshot.by_name.get(pod.status.nominated_node_name) if pod.status.nominated_node_name else None
+        if nom is not None and (names is None or nom.name in names):
+            others = [p for p in nominated.get(nom.name, ()) if p.key != pod.key and p.priority >= pod.priority]
+            if run_filters_with_nominated(plugins, cycle, pod, nom, others).is_success:
+                diag.feasible = [nom.name]
+                diag.feasible_set = frozenset(diag.feasible)
+                diag.nominated_fits = True
+                return diag, cycle
     dynamic = [pl for pl in plugins if pl.name not in NODE_STATIC_PLUGINS] if static is not None else plugins
     if memo is not None and not resources_only(plugins, cycle):
         memo = None
@@ -239,6 +267,9 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             st = run_filters_with_nominated(plugins, cycle, pod, info, others)
         if st.is_success:
             diag.feasible.append(info.name)
+            if len(diag.feasible) >= limit:
+                diag.sampled = len(diag.feasible) + len(diag.node_to_status) < len(infos)
+                break
         else:
             diag.node_to_status[info.name] = st
     diag.feasible_set = frozenset(diag.feasible)

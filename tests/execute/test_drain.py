@@ -202,9 +202,11 @@ def test_several_nodes_drain_together_and_none_of_them_takes_the_others_pods(fak
     assert dry.code == ExitCode.OK, dry.stderr
     # node-b has the most room, but it is drained too: everything lands on node-c.
     assert msgspec.json.decode(dry.stdout) == {"nodes": [
-        {"node": "node-a", "evict": [{"pod": "shop/api-0", "pdb": None, "blocked": None, "landsOn": "node-c"}],
+        {"node": "node-a", "evict": [{"pod": "shop/api-0", "pdb": None, "blocked": None, "landsOn": "node-c",
+                                    "candidates": ["node-c"], "likely": False}],
          "skip": [], "errors": []},
-        {"node": "node-b", "evict": [{"pod": "shop/api-1", "pdb": None, "blocked": None, "landsOn": "node-c"}],
+        {"node": "node-b", "evict": [{"pod": "shop/api-1", "pdb": None, "blocked": None, "landsOn": "node-c",
+                                    "candidates": ["node-c"], "likely": False}],
          "skip": [], "errors": []}]}
 
     run = drain(cli, "node-a", "node-b", "--yes")
@@ -317,10 +319,11 @@ def test_dry_run_prints_the_preflight_contract_and_writes_nothing(fake_api, cli)
     assert run.code == ExitCode.INFEASIBLE  # the bare pod needs --force
     assert msgspec.json.decode(run.stdout) == {
         "node": "node-a",
-        "evict": [{"pod": "shop/api-0", "pdb": None, "blocked": None, "landsOn": "node-b"},
+        "evict": [{"pod": "shop/api-0", "pdb": None, "blocked": None, "landsOn": "node-b", "candidates": ["node-b"],
+                   "likely": False},
                   {"pod": "shop/web-0", "pdb": "shop/web",
                    "blocked": "PodDisruptionBudget shop/web allows no more disruptions (needs 1 healthy pods, has 1)",
-                   "landsOn": "node-b"}],
+                   "landsOn": "node-b", "candidates": ["node-b"], "likely": False}],
         "skip": [{"pod": "logging/fluent-bit-x2", "reason": "ignoring DaemonSet-managed Pods"}],
         "errors": [{"pod": "default/debug",
                     "reason": "cannot delete Pods that declare no controller (use --force to override)"}],

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.plan.placement import pick_node
+from kresched.plan.placement import Placer
 from kresched.sched.framework import Snapshot
 from kresched.sched.runner import default_plugins, find_nodes_that_fit
 from kresched.sources.decode import decode_json
@@ -111,16 +111,17 @@ class Scheduler:
                 if policy.action == "never":
                     continue
                 snapshot = Snapshot.from_state(state)
-                diag, _ = find_nodes_that_fit(default_plugins(), pod, snapshot)
+                plugins = default_plugins()
+                diag, cycle = find_nodes_that_fit(plugins, pod, snapshot, sample=True)
                 if policy.when == "fits" and not diag.feasible:
                     continue
                 if policy.action == "delete":
                     self.store.delete(PODS, pod.namespace, pod.name)
                     self.bindings.append((pod.key, None))
                 else:
-                    node = policy.node or pick_node(pod, [snapshot.by_name[n] for n in diag.feasible])
-                    if node is None:
+                    if policy.node is None and not diag.feasible:
                         continue
+                    node = policy.node or Placer(plugins).landing(pod, snapshot, diag, cycle).node
                     self.store.mutate(PODS, pod.namespace, pod.name, lambda p, n=node: _bind(p, n, self.clock()))
                     self.bindings.append((pod.key, node))
                 acted += 1

@@ -201,9 +201,9 @@ def test_the_same_state_gives_the_same_plan(cluster: tuple[ClusterState, Pod], o
     assert plan_dict(plan_pod(make_state(nodes, pods, pdbs), pod, options)) == plan_dict(plan)
 
 
-PLAN_KEYS = {"pod", "priority", "outcome", "node", "tier", "taint", "victims", "message"}
+PLAN_KEYS = {"pod", "priority", "outcome", "node", "tier", "taint", "victims", "candidates", "likely", "message"}
 VICTIM_KEYS = {"pod", "node", "priority", "qos", "pdb", "pdbViolation", "gracePeriodSeconds",
-               "evictionGracePeriodSeconds", "controller", "landsOn"}
+               "evictionGracePeriodSeconds", "controller", "landsOn", "candidates", "likely"}
 
 
 def _is_optional_str(x: object) -> bool:
@@ -222,6 +222,10 @@ def assert_contract(d: dict[str, Any], plan: Plan) -> None:
     assert isinstance(d["message"], str)
     assert d["message"]
     assert isinstance(d["victims"], list)
+    # A fitting pod's node is one of the nodes tied at the top score, named in order.
+    assert (d["node"] in d["candidates"]) if d["outcome"] == "fits" else d["candidates"] == []
+    assert d["candidates"] == sorted(d["candidates"])
+    assert isinstance(d["likely"], bool)
     for v in d["victims"]:
         assert set(v) == VICTIM_KEYS
         assert isinstance(v["pod"], str)
@@ -234,6 +238,7 @@ def assert_contract(d: dict[str, Any], plan: Plan) -> None:
         assert isinstance(v["evictionGracePeriodSeconds"], int)
         assert _is_optional_str(v["controller"])
         assert _is_optional_str(v["landsOn"])
+        assert (v["landsOn"] in v["candidates"]) if v["landsOn"] else v["candidates"] == []
         assert v["landsOn"] != d["node"] or not d["taint"]
 
 
