@@ -1,18 +1,20 @@
-"""PodTopologySpread: the pod's `DoNotSchedule` topology spread constraints, after kube-scheduler's
-`pkg/scheduler/framework/plugins/podtopologyspread` (filtering.go, common.go, plugin.go;
-Kubernetes 1.35/1.36).
+"""PodTopologySpread: the pod's topology spread constraints, after kube-scheduler's
+`pkg/scheduler/framework/plugins/podtopologyspread` (filtering.go, scoring.go, common.go, plugin.go;
+helper/spread.go; Kubernetes 1.35/1.36). Filters on `DoNotSchedule` constraints and scores on
+`ScheduleAnyway` ones (or, for a pod without constraints, the system default constraints).
 
 Owns: parsing the constraints (`SpreadConstraint`), the per-pod PreFilter state — for each
 constraint, the number of matching pods per topology value of every eligible domain
 (upstream's `TpValueToMatchNum`, keyed by constraint like upstream) and its global minimum —,
 their upkeep when a preemption simulation adds or removes a pod (`updateWithPod`), and the
 per-node Filter, which only looks counts up: O(constraints) per node. Must not scan pods in
-`filter`.
+`filter`. Also the Score half (PreScore, Score, NormalizeScore) and `default_selector`
+(`helper.DefaultSelector`).
 
 PreFilter is the only cluster-wide pass: one walk over the nodes to find the eligible domains
 (a node is eligible when it has every constraint's topology key and passes the constraint's
 node inclusion policies), then one walk over the pods of the incoming pod's namespace only
-(`Snapshot.pods_by_namespace`), grouped by node.
+(`Snapshot.pods_by_namespace`), grouped by node. PreScore likewise walks only that namespace.
 
 Semantics, as upstream:
   1. Only `whenUnsatisfiable: DoNotSchedule` constraints filter; `ScheduleAnyway` ones only score.
@@ -31,9 +33,30 @@ Semantics, as upstream:
      minimum` must not exceed `maxSkew`, else Unschedulable with
      `node(s) didn't match pod topology spread constraints`. The global minimum is 0 when there
      are fewer eligible domains than `minDomains` (default 1).
-  6. A pod without constraints would get the cluster's default constraints. With the default
-     scheduler configuration those are the system defaults (hostname maxSkew 3, zone maxSkew 5),
-     which are `ScheduleAnyway` and therefore never filter: such a pod's PreFilter returns Skip.
+  6. A pod without constraints gets the cluster's default constraints. With the default
+     scheduler configuration (`defaultingType: System`) those are the system defaults (hostname
+     maxSkew 3, zone maxSkew 5), which are `ScheduleAnyway` and therefore never filter: such a
+     pod's PreFilter returns Skip.
+
+Scoring (scoring.go), as upstream:
+  7. Constraints: the pod's `ScheduleAnyway` ones; if the pod has no constraints at all, the
+     system defaults with the selector `default_selector` builds: the selectors of the pod's
+     namespace's Services that select the pod, merged, plus the selector of its controlling
+     ReplicationController (`v1`, merged as a map), ReplicaSet or StatefulSet (`apps/v1`, whose
+     requirements are ANDed). No constraint, or an empty default selector: PreScore Skip (also
+     when the snapshot has no node).
+  8. IgnoredNodes: with the pod's own constraints, feasible nodes lacking any of their topology
+     keys score 0. With the system defaults no node is ignored: a node without a zone label adds
+     the domain "" to the zone count (and its own zone term is left out of its score).
+  9. Per constraint (not hostname): the domains are the values on the non-ignored feasible nodes;
+     every node of the cluster that has all keys (own constraints only) and passes the
+     constraint's inclusion policies adds its matching pods to its domain's count. Hostname
+     constraints count the pods on the scored node itself, with no inclusion policy.
+ 10. Score = round-half-away(Σ count × log(domains + 2) + (maxSkew − 1)) over the constraints
+     whose key the node has, in float64 (Go's `math.Log`, reproduced bit for bit); the hostname
+     domain count is the number of non-ignored feasible nodes.
+ 11. NormalizeScore: ignored nodes 0; otherwise 100 when every score is 0, else
+     `100 × (max + min − score) / max` in int64 (min and max over the non-ignored nodes).
 
 Deliberate differences:
   * Custom `defaultConstraints` in a scheduler configuration (`PodTopologySpreadArgs`, which may
@@ -48,24 +71,32 @@ Deliberate differences:
   * `nodeTaintsPolicy: Honor` reads tolerations exactly as kresched's TaintToleration does (so the
     alpha `Gt`/`Lt` operators count as that plugin counts them); the in-place-resize Skip is not
     modelled.
-  * Invalid selectors (which API validation rejects) match nothing instead of failing PreFilter.
+  * Invalid selectors (which API validation rejects) match nothing instead of failing PreFilter or
+    PreScore; an invalid ReplicaSet/StatefulSet selector (likewise rejected by the API server)
+    is ANDed into the default selector (matching nothing) where upstream leaves it out.
+  * Score is never called without PreScore state in kresched; where upstream would return an
+    error status, `score` returns 0.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from kresched.model.objects import LabelSelector, LabelSelectorRequirement, Node, Pod
+from kresched.model.objects import LabelSelector, LabelSelectorRequirement, Node, Pod, TopologySpreadConstraint
 from kresched.sched.framework import (
+    MAX_NODE_SCORE,
     SUCCESS,
+    ClusterFacts,
     Code,
     CycleState,
     NodeInfo,
     PreFilterResult,
     Snapshot,
     Status,
+    go_div,
     unresolvable,
     unschedulable,
 )
@@ -78,8 +109,12 @@ __all__ = [
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
     "NAME",
     "PodTopologySpread",
+    "SYSTEM_DEFAULT_CONSTRAINTS",
     "SpreadConstraint",
     "build_constraints",
+    "default_selector",
+    "go_log",
+    "go_round",
 ]
 
 NAME = "PodTopologySpread"
@@ -90,6 +125,7 @@ ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread con
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 
 _STATE_KEY = "PreFilter" + NAME
+_PRESCORE_KEY = "PreScore" + NAME
 _NO_DOMAIN_MIN = 2**31 - 1  # upstream's math.MaxInt32: the minimum when no domain is eligible
 
 
@@ -259,15 +295,182 @@ class PodTopologySpread:
         if state is not None:
             state.update_with_pod(pod_to_remove, node_info.node, -1)
 
+    # -- Score (scoring.go) ------------------------------------------------------------------------
+
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        """`PreScore`: the constraints, the ignored nodes, the domain counts and weights.
+
+        Skip when the snapshot has no node, or the pod has no ScheduleAnyway constraint (for a pod
+        without constraints: when its default selector is empty)."""
+        cycle.write(_PRESCORE_KEY, None)
+        if not snapshot.node_infos:
+            return Status(Code.SKIP)
+        own = bool(pod.spec.topology_spread_constraints)
+        if own:
+            constraints = build_constraints(pod, "ScheduleAnyway")
+        else:
+            constraints = _build_default_constraints(pod, snapshot.cluster)
+        if not constraints:
+            return Status(Code.SKIP)
+        # Only the pod's own constraints require every topology key (`requireAllTopologies`): with
+        # the system defaults a node without a zone label still gets hostname spreading.
+        require_all = own
+        keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
+        is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
+
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        ignored_at: list[bool] = []
+        ignored = 0
+        for info in nodes:
+            labels = info.node.metadata.labels
+            if require_all and not all(k in labels for k in keys):
+                ignored_at.append(True)
+                ignored += 1
+                continue
+            ignored_at.append(False)
+            for i, c in enumerate(constraints):
+                if not is_host[i]:
+                    counts[i].setdefault(labels.get(c.topology_key, ""), 0)
+        # `topologyNormalizingWeight`: log(domains + 2); a hostname constraint has one domain per
+        # node that is not ignored.
+        weights = tuple(go_log(float((len(nodes) - ignored if is_host[i] else len(counts[i])) + 2))
+                        for i in range(len(constraints)))
+
+        # Every node of the cluster adds its matching pods to its domain, if that domain is one of
+        # the feasible nodes'. Nodes without a pod of the namespace add nothing, so only they are
+        # walked. The same walk counts, for hostname constraints, the pods on each feasible node
+        # that is the snapshot's own NodeInfo (so indexed); `score` counts any other node itself.
+        indexed = {info.name: info for info in nodes if snapshot.by_name.get(info.name) is info}
+        host_counts: list[dict[str, int]] = [{} for _ in constraints]
+        if any(c.counts_existing for c in constraints):
+            eligible = _node_inclusion(pod)
+            for info, pods in snapshot.pods_by_namespace().get(pod.metadata.namespace, ()):
+                node = info.node
+                labels = node.metadata.labels
+                has_keys = not require_all or all(k in labels for k in keys)
+                feasible = indexed.get(info.name) is info
+                matching: dict[int, int] = {}  # by selector: the system defaults share theirs
+                for i, c in enumerate(constraints):
+                    if not c.counts_existing:
+                        continue
+                    if is_host[i]:
+                        if not feasible:
+                            continue
+                    else:
+                        if not has_keys or not eligible(c, node):
+                            continue
+                        value = labels.get(c.topology_key, "")
+                        if value not in counts[i]:
+                            continue
+                    sel = c.selector
+                    n = matching.get(id(sel))
+                    if n is None:
+                        n = matching[id(sel)] = sum(1 for p in pods if p.metadata.deletion_timestamp is None
+                                                    and sel(p.metadata.labels))
+                    if is_host[i]:
+                        host_counts[i][info.name] = n
+                    else:
+                        counts[i][value] += n
+
+        ignored_names = frozenset(info.name for info, skip in zip(nodes, ignored_at, strict=True) if skip)
+        cycle.write(_PRESCORE_KEY, _ScoreState(pod.metadata.namespace, constraints, is_host, counts, weights,
+                                               ignored_names, tuple(ignored_at), indexed, host_counts))
+        return SUCCESS
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """`Score`: Σ over the constraints whose topology key the node has of
+        `matching pods in its domain × weight + (maxSkew − 1)`, rounded; 0 for an ignored node."""
+        state: _ScoreState | None = cycle.read(_PRESCORE_KEY)
+        if state is None or node_info.name in state.ignored:
+            return 0
+        labels = node_info.node.metadata.labels
+        total = 0.0
+        for i, c in enumerate(state.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                continue
+            if state.is_host[i]:
+                if state.indexed.get(node_info.name) is node_info:
+                    cnt = state.host_counts[i].get(node_info.name, 0)
+                else:
+                    cnt = _count_matching(node_info, c, state.namespace)
+            else:
+                cnt = state.counts[i].get(value, 0)
+            total += float(cnt) * state.weights[i] + float(c.max_skew - 1)
+        return go_round(total)
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
+        """`NormalizeScore`: fewer matching pods score higher; ignored nodes 0."""
+        state: _ScoreState | None = cycle.read(_PRESCORE_KEY)
+        if state is None:
+            return
+        ignored = state.ignored_at if len(state.ignored_at) == len(scores) else (False,) * len(scores)
+        valid = [s for s, skip in zip(scores, ignored, strict=True) if not skip]
+        if not valid:
+            scores[:] = [0] * len(scores)
+            return
+        lo, hi = min(valid), max(0, max(valid))
+        for i, s in enumerate(scores):
+            if ignored[i]:
+                scores[i] = 0
+            elif hi == 0:
+                scores[i] = MAX_NODE_SCORE
+            else:
+                scores[i] = go_div(MAX_NODE_SCORE * (hi + lo - s), hi)
+
+
+class _ScoreState:
+    """Upstream's `preScoreState`. Read-only once written, so `clone()` shares it (as upstream)."""
+
+    __slots__ = ("constraints", "counts", "host_counts", "ignored", "ignored_at", "indexed", "is_host", "namespace",
+                 "weights")
+
+    def __init__(self, namespace: str, constraints: tuple[SpreadConstraint, ...], is_host: tuple[bool, ...],
+                 counts: list[dict[str, int]], weights: tuple[float, ...], ignored: frozenset[str],
+                 ignored_at: tuple[bool, ...], indexed: dict[str, NodeInfo],
+                 host_counts: list[dict[str, int]]) -> None:
+        self.namespace = namespace
+        self.constraints = constraints
+        #: Per constraint: is its key `kubernetes.io/hostname` (counted per node in `score`)?
+        self.is_host = is_host
+        #: Per constraint: topology value → matching pods (`TopologyValueToPodCounts`); empty for
+        #: hostname constraints.
+        self.counts = counts
+        #: Per constraint: `topologyNormalizingWeight`.
+        self.weights = weights
+        #: `IgnoredNodes`: feasible nodes lacking a topology key of the pod's own constraints.
+        self.ignored = ignored
+        #: The same, aligned with the nodes given to PreScore (NormalizeScore gets scores only).
+        self.ignored_at = ignored_at
+        #: The feasible NodeInfos that are the snapshot's own, by name: `host_counts` holds their
+        #: counts (a node absent from it has no matching pod).
+        self.indexed = indexed
+        #: Per hostname constraint: node name → matching pods on it (`countPodsMatchSelector`).
+        self.host_counts = host_counts
+
+    def clone(self) -> _ScoreState:
+        return self
+
+
+def _count_matching(info: NodeInfo, c: SpreadConstraint, namespace: str) -> int:
+    """`countPodsMatchSelector` over the pods on one node."""
+    if not c.counts_existing:
+        return 0
+    sel = c.selector
+    return sum(1 for p in info.pods
+               if p.metadata.deletion_timestamp is None and p.metadata.namespace == namespace
+               and sel(p.metadata.labels))
+
 
 # -- the constraints ------------------------------------------------------------------------------
 
-def build_constraints(pod: Pod) -> tuple[SpreadConstraint, ...]:
-    """`filterTopologySpreadConstraints(..., DoNotSchedule)` with upstream's defaults."""
+def build_constraints(pod: Pod, when: str = "DoNotSchedule") -> tuple[SpreadConstraint, ...]:
+    """`filterTopologySpreadConstraints(pod's constraints, pod's labels, when)` with upstream's
+    defaults: the filter reads the DoNotSchedule ones, scoring the ScheduleAnyway ones."""
     out = []
     labels = pod.metadata.labels
     for c in pod.spec.topology_spread_constraints:
-        if c.when_unsatisfiable != "DoNotSchedule":
+        if c.when_unsatisfiable != when:
             continue
         selector = _merge_match_label_keys(c.label_selector, labels, c.match_label_keys)
         out.append(SpreadConstraint(
@@ -297,6 +500,123 @@ def _merge_match_label_keys(selector: LabelSelector | None, pod_labels: Mapping[
         return selector
     return LabelSelector(match_labels=selector.match_labels,
                          match_expressions=(*selector.match_expressions, *extra))
+
+
+# -- the system default constraints and their selector (common.go, helper/spread.go) ----------------
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+#: `systemDefaultConstraints` (plugin.go), in upstream's order (the score adds them up in it).
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    TopologySpreadConstraint(max_skew=3, topology_key=HOSTNAME_LABEL, when_unsatisfiable="ScheduleAnyway"),
+    TopologySpreadConstraint(max_skew=5, topology_key=ZONE_LABEL, when_unsatisfiable="ScheduleAnyway"),
+)
+
+
+def _build_default_constraints(pod: Pod, cluster: ClusterFacts) -> tuple[SpreadConstraint, ...]:
+    """`buildDefaultConstraints(pod, ScheduleAnyway)` with the system defaults: each takes the
+    pod's default selector; none when that selector is empty."""
+    selector = default_selector(pod, cluster)
+    if not selector.match_labels and not selector.match_expressions:
+        return ()
+    match = compile_label_selector(selector)
+    return tuple(SpreadConstraint(
+        max_skew=c.max_skew,
+        topology_key=c.topology_key,
+        selector=match,
+        counts_existing=True,
+        min_domains=1,
+        honor_node_affinity=True,
+        honor_node_taints=False,
+    ) for c in SYSTEM_DEFAULT_CONSTRAINTS)
+
+
+def default_selector(pod: Pod, cluster: ClusterFacts) -> LabelSelector:
+    """`helper.DefaultSelector`: the merged selectors (`matchLabels`) of the Services of the pod's
+    namespace that select it (`GetPodServices`: a nil selector selects nothing, an empty one
+    everything), then its controller, looked up by name in the pod's namespace: a
+    ReplicationController (`v1`) merges its selector map in (it wins on a conflict, as
+    `labels.Merge`); a ReplicaSet or StatefulSet (`apps/v1`) ANDs its selector's requirements
+    (as `matchExpressions`; a nil selector adds none). Other owners, or a controller that is not
+    in the snapshot, add nothing. Empty (no requirement) when nothing selects the pod."""
+    namespace = pod.metadata.namespace
+    labels = pod.metadata.labels
+    merged: dict[str, str] = {}
+    for sel in cluster.services.get(namespace, ()):
+        if all(labels.get(k) == v for k, v in sel.items()):
+            merged.update(sel)
+    extra: tuple[LabelSelectorRequirement, ...] = ()
+    owner = pod.controller
+    if owner is not None:
+        gv = _parse_group_version(owner.api_version)
+        key = (owner.kind, namespace, owner.name)
+        if gv == ("", "v1") and owner.kind == "ReplicationController":
+            if key in cluster.controllers:
+                rc = cluster.controllers[key]
+                if isinstance(rc, dict):
+                    merged.update(rc)
+        elif gv == ("apps", "v1") and owner.kind in ("ReplicaSet", "StatefulSet"):
+            sel = cluster.controllers.get(key)
+            if isinstance(sel, LabelSelector):
+                extra = (*(LabelSelectorRequirement(key=k, operator="In", values=(v,))
+                           for k, v in sel.match_labels.items()), *sel.match_expressions)
+    return LabelSelector(match_labels=merged, match_expressions=extra)
+
+
+def _parse_group_version(api_version: str) -> tuple[str, str] | None:
+    """`schema.ParseGroupVersion`: "" → ("", ""), "v1" → ("", "v1"), "g/v" → ("g", "v"), more
+    slashes → None (an error)."""
+    if not api_version:
+        return ("", "")
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return ("", parts[0])
+    if len(parts) == 2:
+        return (parts[0], parts[1])
+    return None
+
+
+# -- Go's float arithmetic -------------------------------------------------------------------------
+
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_L1 = 6.666666666666735130e-01
+_L2 = 3.999999999940941908e-01
+_L3 = 2.857142874366239149e-01
+_L4 = 2.222219843214978396e-01
+_L5 = 1.818357216161805012e-01
+_L6 = 1.531383769920937332e-01
+_L7 = 1.479819860511658591e-01
+_SQRT2_HALF = 7.07106781186547524401e-01
+
+
+def go_log(x: float) -> float:
+    """Go's `math.Log` for finite x > 0, bit for bit (FreeBSD's e_log.c as Go's log.go and
+    log_amd64.s compute it). The C library's `log` that Python's `math.log` calls differs from it
+    in the last bit for about 1 % of integers, which can move a rounded score."""
+    f1, ki = math.frexp(x)
+    if f1 < _SQRT2_HALF:
+        f1 *= 2
+        ki -= 1
+    f = f1 - 1
+    k = float(ki)
+    s = f / (2 + f)
+    s2 = s * s
+    s4 = s2 * s2
+    t1 = s2 * (_L1 + s4 * (_L3 + s4 * (_L5 + s4 * _L7)))
+    t2 = s4 * (_L2 + s4 * (_L4 + s4 * _L6))
+    r = t1 + t2
+    hfsq = 0.5 * f * f
+    return k * _LN2_HI - ((hfsq - (s * (hfsq + r) + k * _LN2_LO)) - f)
+
+
+def go_round(x: float) -> int:
+    """`int64(math.Round(x))`: half away from zero (Python's `round` rounds half to even)."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += math.copysign(1.0, x)
+    return int(t)
 
 
 # -- node inclusion policies ----------------------------------------------------------------------
