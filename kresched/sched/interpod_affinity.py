@@ -1,6 +1,7 @@
-"""InterPodAffinity: required pod affinity and anti-affinity, after kube-scheduler's
-`pkg/scheduler/framework/plugins/interpodaffinity` (filtering.go, plugin.go) and the
-`AffinityTerm` of `framework/types.go` (Kubernetes 1.35/1.36).
+"""InterPodAffinity: required pod affinity and anti-affinity (Filter) and preferred inter-pod
+affinity (Score), after kube-scheduler's `pkg/scheduler/framework/plugins/interpodaffinity`
+(filtering.go, scoring.go, plugin.go) and the `AffinityTerm` of `framework/types.go`
+(Kubernetes 1.35/1.36).
 
 Owns: parsing required (anti-)affinity terms (`AffinityTerm`), the per-pod PreFilter state —
 three maps from topology pair (key, value) to a count, as upstream's `preFilterState`:
@@ -50,6 +51,34 @@ Deliberate differences:
     and the in-place-resize Skip (`IsPodResizeDeferred`) are not modelled.
   * `add_pod` / `remove_pod` without PreFilter state (the plugin was skipped) do nothing, as the
     framework never calls a skipped plugin's extensions.
+
+Score (scoring.go). PreScore builds one map, topology key → value → int64 sum, over the whole
+snapshot (not only the nodes that passed the filters), from every existing pod on a node that has
+at least one label:
+  * +weight for each of the incoming pod's preferred affinity terms the existing pod matches, and
+    −weight for each preferred anti-affinity term (pods of every node when the incoming pod has
+    preferred terms; visited through `Snapshot.pods_by_namespace`, only the namespaces a term
+    selects, counting matching pods per node);
+  * +hard_pod_affinity_weight (InterPodAffinityArgs.HardPodAffinityWeight, default 1; 0 turns it
+    off) for each of the existing pod's *required* affinity terms the incoming pod matches, and
+    +weight / −weight for each of its preferred affinity / anti-affinity terms it matches (only pods
+    in `NodeInfo.pods_with_affinity` can have terms; their parsed terms are cached on the pod);
+each at the pair (term's topology key, the existing pod's node's value), when that node has the
+key. `weight × ±1` is an int32 product, as upstream. Score sums, over the map's topology keys the
+node carries, the value for the node's label; NormalizeScore maps min..max to 0..100 in float64
+then truncates (all equal → 0), and does nothing when the map is empty.
+PreScore returns Skip when IgnorePreferredTermsOfExistingPods is set and the pod has no preferred
+terms, or when no term at all matched on a node with its topology key (the map is empty) — so a
+pod without preferred terms in a cluster without pods with affinity is skipped; terms that match
+but cancel out (sum 0) do not make it skip.
+Exactly as upstream, and easy to miss: `mergeAffinityTermNamespacesIfNotEmpty` takes the term by
+value, so for the incoming pod's preferred terms the namespaces its `namespaceSelector` selects
+are added to `namespaces` but the selector itself stays, and is then matched against *empty*
+namespace labels: a selector that matches an empty label set (only `NotIn` / `DoesNotExist`
+requirements) makes the term apply to pods of every namespace. `_score_incoming_term` keeps that.
+Deliberate differences of the score half: an unparsable selector matches nothing (upstream fails
+PreScore with an Error status; the API server rejects such pods), and the int64 sums are not
+wrapped on overflow (it would take more than 10^16 matching pods).
 """
 
 from __future__ import annotations
@@ -59,9 +88,16 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
-from kresched.model.objects import LabelSelector, LabelSelectorRequirement, Pod, PodAffinityTerm
+from kresched.model.objects import (
+    LabelSelector,
+    LabelSelectorRequirement,
+    Pod,
+    PodAffinityTerm,
+    WeightedPodAffinityTerm,
+)
 from kresched.model.selectors import label_selector_matches
 from kresched.sched.framework import (
+    MAX_NODE_SCORE,
     SUCCESS,
     Code,
     CycleState,
@@ -74,6 +110,7 @@ from kresched.sched.framework import (
 )
 
 __all__ = [
+    "DEFAULT_HARD_POD_AFFINITY_WEIGHT",
     "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
     "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
     "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
@@ -96,6 +133,12 @@ ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 
 _STATE_KEY = "PreFilter" + NAME
+#: Upstream `preScoreStateKey`.
+_PRESCORE_KEY = "PreScore" + NAME
+#: `v1.DefaultHardPodAffinitySymmetricWeight`, InterPodAffinityArgs' default.
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+#: Where an existing pod's parsed scoring terms are cached (as `_ANTI_TERMS_ATTR`).
+_SCORE_TERMS_ATTR = "_kresched_interpod_affinity_score_terms"
 #: Where an existing pod's parsed required anti-affinity terms are cached (not a msgspec field,
 #: so never serialised; a pod is immutable, so the cache never goes stale).
 _ANTI_TERMS_ATTR = "_kresched_required_anti_affinity_terms"
@@ -181,9 +224,15 @@ class _State:
 
 
 class InterPodAffinity:
-    """The InterPodAffinity filter plugin (PreFilter, Filter and PreFilterExtensions)."""
+    """The InterPodAffinity plugin: PreFilter, Filter and PreFilterExtensions; PreScore, Score and
+    NormalizeScore. The arguments are InterPodAffinityArgs' (defaults as the default profile)."""
 
     name: ClassVar[str] = NAME
+
+    def __init__(self, hard_pod_affinity_weight: int = DEFAULT_HARD_POD_AFFINITY_WEIGHT,
+                 ignore_preferred_terms_of_existing_pods: bool = False) -> None:
+        self.hard_pod_affinity_weight = hard_pod_affinity_weight
+        self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
         affinity, anti_affinity = _required_terms(pod)
@@ -237,6 +286,57 @@ class InterPodAffinity:
         state: _State | None = cycle.read(_STATE_KEY)
         if state is not None:
             state.update_with_pod(pod_to_remove, node_info.node.metadata.labels, -1)
+
+    # -- Score (scoring.go) ------------------------------------------------------------------------
+
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        """`PreScore`: the topology score map over the whole snapshot (`nodes` is not used, as
+        upstream); Skip as upstream (see the module docstring)."""
+        preferred, preferred_anti = _preferred(pod)
+        has_constraints = bool(preferred or preferred_anti)
+        if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status(Code.SKIP)
+        known = snapshot.namespace_labels
+        topology_score: _ScoreMap = {}
+        if has_constraints:
+            terms = [(_int32(w.weight), _score_incoming_term(pod, w.pod_affinity_term, known)) for w in preferred]
+            terms += [(_int32(-w.weight), _score_incoming_term(pod, w.pod_affinity_term, known))
+                      for w in preferred_anti]
+            _add_incoming_terms(topology_score, terms, snapshot)
+        ns_labels = known.get(pod.metadata.namespace, _NO_LABELS)
+        _add_existing_terms(topology_score, pod, ns_labels, snapshot.node_infos, _int32(self.hard_pod_affinity_weight))
+        if not topology_score:
+            return Status(Code.SKIP)
+        cycle.write(_PRESCORE_KEY, _ScoreState(topology_score))
+        return SUCCESS
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """`Score`: the sum of the map's values at the node's labels (positive for affinity,
+        negative for anti-affinity)."""
+        state: _ScoreState | None = cycle.read(_PRESCORE_KEY)
+        if state is None:  # upstream: an Error status; the framework never scores a skipped plugin
+            return 0
+        labels = node_info.node.metadata.labels
+        total = 0
+        for key, values in state.topology_score.items():
+            value = labels.get(key)
+            if value is not None:
+                total += values.get(value, 0)
+        return total
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
+        """`NormalizeScore`: min..max onto 0..MAX_NODE_SCORE in float64, truncated to int64; all
+        equal → all 0; nothing at all when the map is empty."""
+        state: _ScoreState | None = cycle.read(_PRESCORE_KEY)
+        if state is None or not state.topology_score or not scores:
+            return
+        low, high = min(scores), max(scores)
+        diff = high - low
+        for i, s in enumerate(scores):
+            f = 0.0
+            if diff > 0:
+                f = float(MAX_NODE_SCORE) * (float(s - low) / float(diff))
+            scores[i] = int(f)
 
 
 # -- the check ------------------------------------------------------------------------------------
@@ -318,6 +418,129 @@ def _incoming_counts(affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[Af
                     pair = (t.topology_key, value)
                     anti_counts[pair] = anti_counts.get(pair, 0) + n
     return affinity_counts, anti_counts
+
+
+# -- scoring --------------------------------------------------------------------------------------
+
+#: Upstream's `scoreMap`: topology key → topology value → summed weight.
+_ScoreMap = dict[str, dict[str, int]]
+#: A term with its signed weight (`weight × multiplier`, an int32 as upstream).
+_WeightedTerm = tuple[int, AffinityTerm]
+
+
+class _ScoreState:
+    """Upstream's `preScoreState` (only what Score and NormalizeScore read). Never changed after
+    PreScore, so `clone()` shares it, as upstream's does."""
+
+    __slots__ = ("topology_score",)
+
+    def __init__(self, topology_score: _ScoreMap) -> None:
+        self.topology_score = topology_score
+
+    def clone(self) -> _ScoreState:
+        return self
+
+
+def _int32(n: int) -> int:
+    """Go's int32 wraparound (weights and their products are int32 upstream)."""
+    return (n + 2**31) % 2**32 - 2**31
+
+
+def _add(scores: _ScoreMap, key: str, value: str, amount: int) -> None:
+    # Creates the entry even for an amount of 0, as upstream: an entry, whatever its sum, keeps
+    # PreScore from returning Skip.
+    bucket = scores.get(key)
+    if bucket is None:
+        bucket = scores[key] = {}
+    bucket[value] = bucket.get(value, 0) + amount
+
+
+def _preferred(pod: Pod) -> tuple[tuple[WeightedPodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+    aff = pod.spec.affinity
+    if aff is None:
+        return (), ()
+    preferred = aff.pod_affinity.preferred_during_scheduling_ignored_during_execution if aff.pod_affinity else ()
+    anti = aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution if aff.pod_anti_affinity else ()
+    return preferred, anti
+
+
+def _score_incoming_term(pod: Pod, term: PodAffinityTerm, namespace_labels: Mapping[str, Mapping[str, str]]
+                         ) -> AffinityTerm:
+    """A preferred term of the incoming pod as upstream's PreScore leaves it: the namespaces a
+    non-empty `namespaceSelector` selects now are added to `namespaces`, but (the term being passed
+    by value to `mergeAffinityTermNamespacesIfNotEmpty`) the selector is *not* replaced by Nothing;
+    the term is then matched with nil namespace labels (`matches(p, _NO_LABELS)`)."""
+    t = build_affinity_term(pod, term)
+    sel = t.namespace_selector
+    if sel is None or t.selects_all_namespaces:
+        return t
+    selected = {ns for ns, labels in namespace_labels.items()
+                if label_selector_matches(sel, labels)}  # type: ignore[arg-type]
+    return AffinityTerm(t.topology_key, t.namespaces | selected, sel, t.selector)
+
+
+def _add_incoming_terms(scores: _ScoreMap, terms: Sequence[_WeightedTerm], snapshot: Snapshot) -> None:
+    """The incoming pod's preferred terms against every existing pod (`processExistingPod`'s first
+    two `processTerms`), namespace by namespace, matching pods counted per node."""
+    for ns, groups in snapshot.pods_by_namespace().items():
+        here = [(w, t) for w, t in terms if t.selects_namespace(ns, _NO_LABELS)]
+        if not here:
+            continue
+        for info, pods in groups:
+            labels = info.node.metadata.labels
+            if not labels:
+                continue
+            for w, t in here:
+                value = labels.get(t.topology_key)
+                if value is None:
+                    continue
+                n = _count_matching(pods, (t.selector,))
+                if n:
+                    _add(scores, t.topology_key, value, n * w)
+
+
+def _add_existing_terms(scores: _ScoreMap, pod: Pod, ns_labels: Mapping[str, str], infos: Iterable[NodeInfo],
+                        hard_weight: int) -> None:
+    """Existing pods' required affinity (× hard_weight, when > 0) and preferred affinity /
+    anti-affinity terms against the incoming pod (the rest of `processExistingPod`)."""
+    for info in infos:
+        if not info.pods_with_affinity:
+            continue
+        labels = info.node.metadata.labels
+        if not labels:
+            continue
+        for existing in info.pods_with_affinity:
+            required, weighted = _existing_score_terms(existing)
+            if hard_weight > 0:
+                for t in required:
+                    value = labels.get(t.topology_key)
+                    if value is not None and t.matches(pod, ns_labels):
+                        _add(scores, t.topology_key, value, hard_weight)
+            for w, t in weighted:
+                value = labels.get(t.topology_key)
+                if value is not None and t.matches(pod, ns_labels):
+                    _add(scores, t.topology_key, value, w)
+
+
+def _existing_score_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[_WeightedTerm, ...]]:
+    """An existing pod's required affinity terms and its preferred affinity (+weight) and
+    anti-affinity (−weight) terms, parsed once per pod object."""
+    cached = pod.__dict__.get(_SCORE_TERMS_ATTR)
+    if cached is not None:
+        return cached
+    required: tuple[AffinityTerm, ...] = ()
+    weighted: list[_WeightedTerm] = []
+    aff = pod.spec.affinity
+    if aff is not None:
+        if aff.pod_affinity is not None:
+            required = tuple(build_affinity_term(pod, t)
+                             for t in aff.pod_affinity.required_during_scheduling_ignored_during_execution)
+        preferred, anti = _preferred(pod)
+        weighted += [(_int32(w.weight), build_affinity_term(pod, w.pod_affinity_term)) for w in preferred]
+        weighted += [(_int32(-w.weight), build_affinity_term(pod, w.pod_affinity_term)) for w in anti]
+    result = (required, tuple(weighted))
+    pod.__dict__[_SCORE_TERMS_ATTR] = result
+    return result
 
 
 # -- helpers ---------------------------------------------------------------------------------------
