@@ -158,14 +158,25 @@ def snapshot(tmp_path: Path) -> str:
         "pod": "shop/small", "schedulable": True, "message": None, "preemptionMessage": None,
         "nodes": {"node-a": [], "node-b": [], "node-c": ["node(s) were unschedulable"], "node-l": [],
                   "node-t": ["node(s) had untolerated taint(s)"]},
-    }, id="schedulable: fitting nodes map to an empty list"),
+        # The empty 4-CPU node-l: LeastAllocated (97: 3.9 of 4 CPU and 8Gi-200Mi of 8Gi left) beats
+        # node-b's 53 and node-a's 50; BalancedAllocation is 50 + (50 + 98 - 100) / 2 = 74 on each.
+        "node": "node-l", "candidates": ["node-l"], "likely": False,
+        "scores": {
+            "node-a": {"TaintToleration": 300, "NodeResourcesFit": 50, "NodeResourcesBalancedAllocation": 74,
+                       "ImageLocality": 0, "total": 424},
+            "node-b": {"TaintToleration": 300, "NodeResourcesFit": 53, "NodeResourcesBalancedAllocation": 74,
+                       "ImageLocality": 0, "total": 427},
+            "node-l": {"TaintToleration": 300, "NodeResourcesFit": 97, "NodeResourcesBalancedAllocation": 74,
+                       "ImageLocality": 0, "total": 471}},
+    }, id="schedulable: fitting nodes map to an empty list, with the scheduler's scores and pick"),
 ])
 def test_json_is_exactly_the_contract(cli: Run, snapshot: str, pod: str, expected: dict[str, Any]) -> None:
     res = cli("explain", "--pod", pod, "--snapshot", snapshot, "-o", "json")
     assert (res.exit_code, res.stderr) == (0, "")
     doc = json.loads(res.stdout)
     assert doc == expected
-    assert list(doc) == ["pod", "schedulable", "message", "preemptionMessage", "nodes"]
+    assert list(doc) == ["pod", "schedulable", "message", "preemptionMessage", "nodes",
+                         *(["node", "candidates", "likely", "scores"] if doc["schedulable"] else [])]
     assert list(doc["nodes"]) == sorted(doc["nodes"])
 
 
@@ -189,12 +200,18 @@ def test_yaml_carries_the_same_data_as_json(cli: Run, snapshot: str, pod: str) -
     assert res.stdout.startswith(f"pod: {pod}\nschedulable: ")
 
 
-def test_a_bound_pod_is_schedulable_and_says_where_it_runs(cli: Run, snapshot: str) -> None:
-    assert explain_json(cli, snapshot, "shop/db-0") == {
-        "pod": "shop/db-0", "schedulable": True, "message": None, "preemptionMessage": None, "nodes": {}}
-    res = cli("explain", "--pod", "shop/db-0", "--snapshot", snapshot)
+def test_a_bound_pod_says_where_it_runs_and_where_it_would_land_now(cli: Run, snapshot: str) -> None:
+    data = explain_json(cli, snapshot, "shop/db-0")
+    assert (data["schedulable"], data["message"], data["boundTo"]) == (True, None, "node-a")
+    # Scheduled again now, on the cluster without it, the empty node-l scores best: "why there" says
+    # the cluster has changed since it was placed.
+    assert (data["node"], data["candidates"]) == ("node-l", ["node-l"])
+    assert set(data["scores"]) == {"node-a", "node-b", "node-l"}
+    assert all(s["total"] == sum(v for k, v in s.items() if k != "total") for s in data["scores"].values())
+    res = cli("explain", "--pod", "shop/db-0", "--snapshot", snapshot, width=250)
     assert res.exit_code == 0
-    assert "already bound to node node-a (phase Running)" in res.stdout
+    assert "runs on node node-a (phase Running)" in res.stdout
+    assert "it would land on node-l, not node-a" in one_line(res.stdout)
 
 
 # -- exit codes and errors ----------------------------------------------------------------------------
@@ -349,7 +366,7 @@ def _notes(cli: Run, source: str, pod: str) -> str:
     assert res.exit_code == 0
     assert "Schedulable: fits on" in res.stdout
     text = res.stdout.split("Why it may still be Pending:", 1)[1]
-    return one_line(text.split("Nearest ", 1)[0])
+    return one_line(text.split("The scheduler picks ", 1)[0].split("Nearest ", 1)[0])
 
 
 @pytest.mark.parametrize(("extra", "note"), [
