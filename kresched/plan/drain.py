@@ -96,7 +96,7 @@ class DrainPod:
     #: Why its replacement would stay Pending (None when it lands, or needs no replacement).
     pending_reason: str | None = None
     warning: str | None = None
-    #: Every node tied with `lands_on` at the top score (the scheduler picks one at random).
+    #: Every node tied with `lands_on` at the top score (the scheduler takes the first it found; see `select_host`).
     candidates: tuple[str, ...] = ()
     #: The scheduler would score only a sample of the feasible nodes: `lands_on` is the likely one.
     likely: bool = False

@@ -110,7 +110,7 @@ class Victim:
     lands_on: str | None = None
     #: Why it would stay Pending (explain's words), when it would.
     pending_reason: str | None = None
-    #: Every node tied with `lands_on` at the top score (the scheduler picks one at random).
+    #: Every node tied with `lands_on` at the top score (the scheduler takes the first it found; see `select_host`).
     candidates: tuple[str, ...] = ()
     #: The scheduler would score only a sample of the feasible nodes: `lands_on` is the likely one.
     likely: bool = False
@@ -196,7 +196,7 @@ class Plan:
     #: The node's pods before (for the before/after diff).
     node_pods_before: tuple[Pod, ...] = ()
     notes: tuple[str, ...] = ()
-    #: For `fits`: every node tied with `node` at the top score (the scheduler picks one at random).
+    #: For `fits`: every node tied with `node` at the top score (see `score.select_host`).
     candidates: tuple[str, ...] = ()
     #: For `fits`: the scheduler would score only a sample of the feasible nodes, so `node` is the
     #: likely one (large clusters, `numFeasibleNodesToFind`).
@@ -580,7 +580,7 @@ def _fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> st
     elif others:
         where += f" (and on {'at least ' if diag.sampled else ''}{others} other node{'s' if others != 1 else ''})"
     if len(candidates) > 1:
-        where += f"; {len(candidates) - 1} other node(s) tie with it at the top score (the scheduler picks at random)"
+        where += f"; {len(candidates) - 1} other node(s) tie with it at the top score"
     if diag.sampled:
         where += ("; on a cluster this size the scheduler scores only a sample of the feasible nodes, so this is "
                   "the likely node")

@@ -116,7 +116,7 @@ def _scores_table(e: Explanation, top: int = 10) -> RenderableType:
     ties = len(e.candidates) - 1
     head = f"The scheduler picks {e.predicted}"
     if ties:
-        head += f" (or one of {ties} node(s) tied with it, at random)"
+        head += f" (or one of {ties} node(s) tied with it: it takes the first it finds, which can vary)"
     if e.likely:
         head += "; on a cluster this large it scores a sample of the feasible nodes, so this is the likely pick"
     table = Table(header_style="bold", box=None, padding=(0, 1))

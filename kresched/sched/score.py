@@ -3,8 +3,9 @@
 Owns: the score plugins of the v1.36 default profile with their default weights
 (`default_score_plugins`, apis/config/v1/default_plugins.go), `prioritize_nodes` (`RunPreScorePlugins`
 then `RunScorePlugins`: Score per node, NormalizeScore per plugin, times the plugin's weight, summed),
-`select_host` (the highest total; the scheduler picks at random among the nodes that share it, so
-kresched names all of them) and `num_feasible_nodes_to_find` (how many feasible nodes the scheduler
+`select_host` (the highest total; among nodes that share it the scheduler takes the first it
+found, an order its parallel filters can shuffle, so kresched names all of them) and
+`num_feasible_nodes_to_find` (how many feasible nodes the scheduler
 looks for before it stops filtering; schedule_one.go). Pure.
 
 VolumeBinding's score is left out on purpose: it scores only with the StorageCapacityScoring feature
@@ -90,8 +91,8 @@ class NodeScore:
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """Where the scheduler puts a pod that fits: `node` (the first of `candidates` by name), every
-    node tied with it at the top score (`candidates`; the scheduler picks one of them at random),
+    """Where the scheduler puts a pod that fits: `node` (the first tied node in its search order),
+    every node tied with it at the top score (`candidates`, by name; see `select_host`),
     the scores of every node it scored, and whether it would have scored only a sample of the
     feasible nodes (`sampled`: then the answer is the likely one, not a certainty)."""
 
@@ -130,9 +131,16 @@ def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleSta
 
 
 def select_host(scores: Sequence[NodeScore], sampled: bool = False) -> Selection:
-    """The nodes with the highest total (the scheduler's heap pops one of them at random)."""
+    """The nodes with the highest total, and the one the scheduler takes.
+
+    v1.36 pops the top of a heap whose tie-breaker (`Randomizer`) is set only when extenders
+    score; without them, the first tied node in the order the filters found the feasible nodes
+    wins. That order is the search order, but the filters run in parallel and can swap
+    neighbours, so the node is the likely one and every tied node is a candidate. `scores` must
+    be in the search order (`find_nodes_that_fit(sample=True)` gives it)."""
     if not scores:
         raise ValueError("no node to select")
     best = max(s.total for s in scores)
+    first = next(s.node for s in scores if s.total == best)
     tied = tuple(sorted(s.node for s in scores if s.total == best))
-    return Selection(tied[0], tied, tuple(scores), sampled)
+    return Selection(first, tied, tuple(scores), sampled)

@@ -236,7 +236,8 @@ def _ns(node: str, total: int) -> NodeScore:
 
 @pytest.mark.parametrize(("scores", "want_node", "want_candidates"), [
     pytest.param([_ns("node1", 1), _ns("node2", 2)], "node2", ("node2",), id=_SH + "unique properly ordered scores"),
-    pytest.param([_ns("node2.2", 2), _ns("node2.1", 2), _ns("node2.3", 2)], "node2.1",
+    # Without extenders v1.36 sets no Randomizer: the heap pops the first tied node of the list.
+    pytest.param([_ns("node2.2", 2), _ns("node2.1", 2), _ns("node2.3", 2)], "node2.2",
                  ("node2.1", "node2.2", "node2.3"), id=_SH + "equal scores"),
     pytest.param([_ns("node3.1", 3), _ns("node2.1", 2), _ns("node1.1", 1), _ns("node3.2", 3)], "node3.1",
                  ("node3.1", "node3.2"), id=_SH + "out of order scores"),
@@ -262,12 +263,13 @@ def test_select_host_picks_among_exactly_the_top_scored_nodes(totals: dict[str, 
     best = max(totals.values())
     assert set(got.candidates) == {n for n, t in totals.items() if t == best}
     assert list(got.candidates) == sorted(got.candidates)
-    assert got.node == got.candidates[0]
+    # The first tied node in the order the nodes were found (scored) is the one taken.
+    assert got.node == next(s.node for s in scores if s.total == best)
     assert totals[got.node] == best
-    # Deterministic, and independent of the order the nodes were scored in.
+    # The candidates do not depend on the order the nodes were scored in.
     rnd.shuffle(scores)
     again = select_host(scores)
-    assert (again.node, again.candidates) == (got.node, got.candidates)
+    assert again.candidates == got.candidates
 
 
 # -- properties of prioritize_nodes with the five plugins --------------------------------------------
