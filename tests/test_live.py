@@ -19,6 +19,7 @@ from kresched.cli import app
 from kresched.cli.common import ENV
 from kresched.errors import ClusterAccessError, ExitCode, InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.storage import STORAGE_KINDS, StorageState
 from kresched.retry import RetryPolicy
 from kresched.sources import live
 from kresched.sources.live import ApiCall, LiveClient, access_error, connect, load_live
@@ -120,7 +121,8 @@ def test_lists_are_read_page_by_page_with_the_continue_token(seeded, client, fak
     assert [c.path for c in fake_api.requests] == [
         "/api/v1/namespaces", "/apis/scheduling.k8s.io/v1/priorityclasses", NODES, PDBS,
         "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets",
-        PODS, PODS, PODS, PODS]
+        "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes", "/api/v1/persistentvolumes",
+        "/api/v1/persistentvolumeclaims", PODS, PODS, PODS, PODS]
 
 
 def test_an_expired_continue_token_restarts_the_list_once(seeded, client, fake_api):
@@ -147,7 +149,8 @@ def test_a_malformed_object_from_the_server_is_an_error_naming_it(fake_api, clie
 
 
 def test_an_empty_cluster_loads_as_an_empty_state(fake_api, client):
-    assert load_live(client) == ClusterState.build()
+    # Empty, and known to hold no storage objects (so the volume filters run and find nothing).
+    assert load_live(client) == ClusterState.build(storage=StorageState.build(kinds=frozenset(STORAGE_KINDS)))
 
 
 # -- errors -------------------------------------------------------------------------------------

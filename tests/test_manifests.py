@@ -147,6 +147,8 @@ def test_json_output_is_one_list_of_the_same_objects(cli):
 CLUSTER_RULES = [
     {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list"]},
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["list"]},
+    {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["list"]},
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
     {"apiGroups": [""], "resources": ["replicationcontrollers"], "verbs": ["list"]},
@@ -155,6 +157,8 @@ CLUSTER_RULES = [
     {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list"]},
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list"]},
     {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list"]},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["csinodes"], "verbs": ["list"]},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["list"]},
 ]
 
 
@@ -168,7 +172,7 @@ def test_delete_pods_is_granted_only_with_allow_pdb_violation(cli):
     assert not [r for d in without.values() for r in d.get("rules", []) if "delete" in r["verbs"]]
     assert "--allow-pdb-violation" not in container(list(without.values()))["args"]
     expected = copy.deepcopy(CLUSTER_RULES)
-    expected[2]["verbs"] = ["list", "watch", "delete"]
+    expected[4]["verbs"] = ["list", "watch", "delete"]
     assert with_["ClusterRole"]["rules"] == expected
     assert "--allow-pdb-violation" in container(list(with_.values()))["args"]
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, Workload
+from kresched.model.storage import StorageState
 
 __all__ = ["ClusterState", "parse_pod_ref"]
 
@@ -24,6 +25,8 @@ class ClusterState:
     #: Services, ReplicationControllers, ReplicaSets and StatefulSets: their selectors make up
     #: the default spreading selector of the pods they select (scoring only).
     workloads: tuple[Workload, ...] = ()
+    #: PersistentVolumes, claims, StorageClasses and CSINodes (kresched.model.storage).
+    storage: StorageState = field(default_factory=StorageState)
     node_by_name: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
     pod_by_key: dict[str, Pod] = field(default_factory=dict, compare=False, repr=False)
     pods_by_node: dict[str, tuple[Pod, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -37,6 +40,7 @@ class ClusterState:
         priority_classes: Iterable[PriorityClass] = (),
         namespaces: Iterable[Namespace] = (),
         workloads: Iterable[Workload] = (),
+        storage: StorageState | None = None,
     ) -> ClusterState:
         """Index the objects; later duplicates (same namespace/name) replace earlier ones."""
         node_by_name = {n.name: n for n in nodes}
@@ -56,6 +60,7 @@ class ClusterState:
             priority_classes=tuple(pc_by_name.values()),
             namespaces=tuple(ns_by_name.values()),
             workloads=tuple(workload_by_key.values()),
+            storage=storage if storage is not None else StorageState(),
             node_by_name=node_by_name,
             pod_by_key=pod_by_key,
             pods_by_node={k: tuple(v) for k, v in by_node.items()},

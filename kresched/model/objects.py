@@ -21,6 +21,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from kresched.model.quantity import InvalidQuantity, to_int, to_nano
+from kresched.model.volumes import (
+    AWSElasticBlockStoreVolumeSource,
+    AzureDiskVolumeSource,
+    CinderVolumeSource,
+    GCEPersistentDiskVolumeSource,
+    ISCSIVolumeSource,
+    PersistentVolumeClaimVolumeSource,
+    RBDVolumeSource,
+)
 
 __all__ = [
     "CRITICAL_POD_ANNOTATION",
@@ -212,7 +221,13 @@ class Container(msgspec.Struct, **_Base):
 class Volume(msgspec.Struct, **_Base):
     name: str = ""
     empty_dir: dict[str, Any] | None = None
-    persistent_volume_claim: dict[str, Any] | None = None
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    azure_disk: AzureDiskVolumeSource | None = None
+    cinder: CinderVolumeSource | None = None
+    iscsi: ISCSIVolumeSource | None = None
+    rbd: RBDVolumeSource | None = None
     host_path: dict[str, Any] | None = None
     config_map: dict[str, Any] | None = None
     secret: dict[str, Any] | None = None
@@ -568,6 +583,18 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     def is_bare(self) -> bool:
         """No controller owns it: once evicted it is gone for good."""
         return self.controller is None
+
+    @cached_property
+    def claim_names(self) -> tuple[str, ...]:
+        """Names of the PersistentVolumeClaims its volumes use: `persistentVolumeClaim.claimName`,
+        and `<pod>-<volume>` for a generic ephemeral volume (`ephemeral.VolumeClaimName`)."""
+        out = []
+        for v in self.spec.volumes:
+            if v.persistent_volume_claim is not None:
+                out.append(v.persistent_volume_claim.claim_name)
+            elif v.ephemeral is not None:
+                out.append(f"{self.metadata.name}-{v.name}")
+        return tuple(out)
 
     @cached_property
     def has_empty_dir(self) -> bool:

@@ -36,6 +36,7 @@ from kresched.model.objects import (
     Service,
     StatefulSet,
 )
+from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 
 __all__ = ["KINDS", "Objects", "decode_items", "decode_json", "decode_object", "decode_yaml", "paused_gc"]
 
@@ -49,10 +50,14 @@ KINDS: dict[str, type] = {
     "ReplicationController": ReplicationController,
     "ReplicaSet": ReplicaSet,
     "StatefulSet": StatefulSet,
+    "PersistentVolume": PersistentVolume,
+    "PersistentVolumeClaim": PersistentVolumeClaim,
+    "StorageClass": StorageClass,
+    "CSINode": CSINode,
 }
 _LIST_KINDS = {f"{k}List": k for k in KINDS}
-Known = Node | Pod | PodDisruptionBudget | PriorityClass | Namespace | Service | ReplicationController | ReplicaSet \
-    | StatefulSet
+Known = (Node | Pod | PodDisruptionBudget | PriorityClass | Namespace | Service | ReplicationController | ReplicaSet
+         | StatefulSet | PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode)
 
 
 @dataclass
@@ -65,6 +70,12 @@ class Objects:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     workloads: list[Service | ReplicationController | ReplicaSet | StatefulSet] = field(default_factory=list)
+    pvs: list[PersistentVolume] = field(default_factory=list)
+    pvcs: list[PersistentVolumeClaim] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
+    #: The storage kinds the input held, even when empty (a live list of each); None: those present.
+    storage_kinds: frozenset[str] | None = None
 
     def add(self, obj: Any) -> None:
         if isinstance(obj, Pod):
@@ -79,6 +90,14 @@ class Objects:
             self.namespaces.append(obj)
         elif isinstance(obj, (Service, ReplicationController, ReplicaSet, StatefulSet)):
             self.workloads.append(obj)
+        elif isinstance(obj, PersistentVolumeClaim):
+            self.pvcs.append(obj)
+        elif isinstance(obj, PersistentVolume):
+            self.pvs.append(obj)
+        elif isinstance(obj, StorageClass):
+            self.storage_classes.append(obj)
+        elif isinstance(obj, CSINode):
+            self.csi_nodes.append(obj)
 
     def extend(self, other: Objects) -> None:
         self.nodes += other.nodes
@@ -87,6 +106,12 @@ class Objects:
         self.priority_classes += other.priority_classes
         self.namespaces += other.namespaces
         self.workloads += other.workloads
+        self.pvs += other.pvs
+        self.pvcs += other.pvcs
+        self.storage_classes += other.storage_classes
+        self.csi_nodes += other.csi_nodes
+        if other.storage_kinds is not None:
+            self.storage_kinds = (self.storage_kinds or frozenset()) | other.storage_kinds
 
 
 def _is_list_kind(kind: str) -> bool:

@@ -1,8 +1,9 @@
 """The live source: connect to an API server and read the cluster state a plan needs.
 
 Owns: finding the credentials (kubeconfig file and context, or the in-cluster service account),
-listing Nodes, Pods, PodDisruptionBudgets (policy/v1), PriorityClasses (scheduling.k8s.io/v1) and
-Namespaces page by page (`limit`/`continue`), and turning every way that can fail into a one-line
+listing Nodes, Pods, PodDisruptionBudgets (policy/v1), PriorityClasses (scheduling.k8s.io/v1),
+Namespaces, PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes
+(storage.k8s.io/v1) page by page (`limit`/`continue`), and turning every way that can fail into a one-line
 `ClusterAccessError`. Also the pieces the execution layer reuses for its own calls: `LiveClient`,
 `ApiCall` (what a call does, for messages and RBAC hints), `is_transient` and
 `retry_after_seconds` (what `kresched.retry`'s policies need to know about the client's
@@ -33,6 +34,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from kresched.errors import ClusterAccessError
 from kresched.model.cluster import ClusterState
+from kresched.model.storage import STORAGE_KINDS
 from kresched.retry import LIST_RETRY, RetryPolicy, retry_after_from_headers
 from kresched.sources.decode import Objects, decode_json, paused_gc
 from kresched.sources.snapshot import build_state
@@ -83,6 +85,10 @@ class LiveClient:
     @property
     def apps(self) -> k8s.AppsV1Api:
         return k8s.AppsV1Api(self.api_client)
+
+    @property
+    def storage(self) -> k8s.StorageV1Api:
+        return k8s.StorageV1Api(self.api_client)
 
     def close(self) -> None:
         self.api_client.close()
@@ -345,6 +351,14 @@ _LISTS = (
               lambda c: c.apps.list_replica_set_for_all_namespaces),
     _ListSpec("StatefulSet", "/apis/apps/v1/statefulsets", ApiCall("list", "statefulsets", "apps"),
               lambda c: c.apps.list_stateful_set_for_all_namespaces),
+    _ListSpec("StorageClass", "/apis/storage.k8s.io/v1/storageclasses",
+              ApiCall("list", "storageclasses", "storage.k8s.io"), lambda c: c.storage.list_storage_class),
+    _ListSpec("CSINode", "/apis/storage.k8s.io/v1/csinodes",
+              ApiCall("list", "csinodes", "storage.k8s.io"), lambda c: c.storage.list_csi_node),
+    _ListSpec("PersistentVolume", "/api/v1/persistentvolumes", ApiCall("list", "persistentvolumes"),
+              lambda c: c.core.list_persistent_volume),
+    _ListSpec("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ApiCall("list", "persistentvolumeclaims"),
+              lambda c: c.core.list_persistent_volume_claim_for_all_namespaces),
     _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods"), lambda c: c.core.list_pod_for_all_namespaces),
 )
 
@@ -402,6 +416,8 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
             if err is None:
                 raise
             raise err from None
+    # Every storage kind was listed: an empty list means the cluster has none, not "unknown".
+    out.storage_kinds = frozenset(STORAGE_KINDS)
     return out
 
 

@@ -19,6 +19,7 @@ import msgspec
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod, PriorityClass
+from kresched.model.storage import STORAGE_KINDS, StorageState
 from kresched.sources.decode import Objects, decode_json, decode_yaml, paused_gc
 
 __all__ = [
@@ -128,8 +129,13 @@ def build_state(objects: Objects) -> ClusterState:
         default = min((c for c in objects.priority_classes if c.global_default), key=lambda c: c.value,
                       default=None)
         pods = [p if p.spec.priority is not None else _admit(p, classes, default) for p in pods]
+    kinds = objects.storage_kinds
+    if kinds is not None:
+        kinds |= {k for k, objs in zip(STORAGE_KINDS, (objects.pvs, objects.pvcs, objects.storage_classes,
+                                                          objects.csi_nodes), strict=True) if objs}
+    storage = StorageState.build(objects.pvs, objects.pvcs, objects.storage_classes, objects.csi_nodes, kinds)
     return ClusterState.build(objects.nodes, pods, objects.pdbs, objects.priority_classes, objects.namespaces,
-                              objects.workloads)
+                              objects.workloads, storage)
 
 
 def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> Pod:
@@ -153,8 +159,9 @@ def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass |
 
 def encode_snapshot(state: ClusterState) -> bytes:
     """The state as one JSON `List` that `load_snapshot` reads back into an equal state."""
+    st = state.storage
     items: list[object] = [*state.namespaces, *state.priority_classes, *state.nodes, *state.pdbs, *state.workloads,
-                           *state.pods]
+                           *state.pods, *st.classes, *st.pvs, *st.pvcs, *st.csi_nodes]
     return msgspec.json.encode({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
 
 

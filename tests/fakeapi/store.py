@@ -83,9 +83,15 @@ REPLICA_SETS = Resource("ReplicaSet", "replicasets", group="apps")
 STATEFUL_SETS = Resource("StatefulSet", "statefulsets", group="apps")
 #: What a kresched state holds besides the kinds above (default spreading selectors).
 WORKLOADS: tuple[Resource, ...] = (SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
+PVS = Resource("PersistentVolume", "persistentvolumes", namespaced=False)
+PVCS = Resource("PersistentVolumeClaim", "persistentvolumeclaims")
+STORAGE_CLASSES = Resource("StorageClass", "storageclasses", group="storage.k8s.io", namespaced=False)
+CSI_NODES = Resource("CSINode", "csinodes", group="storage.k8s.io", namespaced=False)
+#: The storage kinds (the volume filters' input).
+STORAGE: tuple[Resource, ...] = (PVS, PVCS, STORAGE_CLASSES, CSI_NODES)
 
 #: Every resource the server routes (list and get; writes are routed per resource in server.py).
-RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES, *WORKLOADS)
+RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES, *WORKLOADS, *STORAGE)
 _BY_KIND = {r.kind: r for r in RESOURCES}
 
 
