@@ -323,7 +323,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
             infos.append(NodeInfo(cordoned, [p for p in info.pods if p.key not in gone]))
         else:
             infos.append(info)
-    sim = Snapshot(infos, {i.name: i for i in infos}, snap.namespace_labels, snap.facts)
+    sim = Snapshot(infos, {i.name: i for i in infos}, snap.namespace_labels, snap.facts, snap.storage)
     plugins = default_plugins()
     static = StaticFilters(plugins)
     placer = Placer(plugins, static)
@@ -358,7 +358,7 @@ def _shape(pod: Pod) -> bytes:
     return msgspec.json.encode((
         pod.namespace, pod.labels, pod.priority, pod.effective_priority, spec.preemption_policy,
         (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), pod.host_ports, spec.node_name,
-        spec.tolerations, spec.node_selector, spec.affinity, spec.topology_spread_constraints,
+        spec.tolerations, spec.node_selector, spec.affinity, spec.topology_spread_constraints, spec.volumes,
     ))
 
 

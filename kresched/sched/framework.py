@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Protocol
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import LabelSelector, Node, Pod
+from kresched.model.storage import StorageState
 
 __all__ = [
     "MAX_NODE_SCORE",
@@ -340,26 +341,44 @@ class Snapshot:
 
     Built once per run from a `ClusterState`; planning clones the NodeInfos it changes.
     `namespace_labels` serves `namespaceSelector` in pod affinity terms; `facts` what no
-    simulation changes (see `ClusterFacts`).
+    simulation changes (see `ClusterFacts`); `storage` the volume plugins (the scheduler's PV,
+    PVC, StorageClass and CSINode listers).
     """
 
     node_infos: list[NodeInfo]
     by_name: dict[str, NodeInfo]
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     facts: ClusterFacts | None = None
+    storage: StorageState = field(default_factory=StorageState)
+    _pvc_users: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     _pods_by_namespace: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]] | None = field(
         default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_state(cls, state: ClusterState) -> Snapshot:
         infos = [NodeInfo(n, state.pods_on(n.name)) for n in sorted(state.nodes, key=lambda n: n.name)]
-        return cls(infos, {i.name: i for i in infos}, state.namespace_labels, ClusterFacts(state, infos))
+        return cls(infos, {i.name: i for i in infos}, state.namespace_labels, ClusterFacts(state, infos),
+                   state.storage)
 
     @property
     def cluster(self) -> ClusterFacts:
         if self.facts is None:  # a hand-built snapshot (tests)
             self.facts = ClusterFacts(ClusterState(), self.node_infos)
         return self.facts
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """`StorageInfos().IsPVCUsedByPods`: a pod on some node uses the claim `namespace/name`
+        (`NodeInfo.PVCRefCounts`, summed over nodes). Built on first use, like `pods_by_namespace`."""
+        if self._pvc_users is None:
+            users: dict[str, int] = {}
+            for info in self.node_infos:
+                for p in info.pods:
+                    for v in p.spec.volumes:
+                        if v.persistent_volume_claim is not None:
+                            k = f"{p.metadata.namespace}/{v.persistent_volume_claim.claim_name}"
+                            users[k] = users.get(k, 0) + 1
+            self._pvc_users = users
+        return self._pvc_users.get(key, 0) > 0
 
 
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
@@ -385,7 +404,7 @@ class Snapshot:
         infos = [info if n.name == info.name else n for n in self.node_infos]
         by_name = dict(self.by_name)
         by_name[info.name] = info
-        snap = Snapshot(infos, by_name, self.namespace_labels, self.facts)
+        snap = Snapshot(infos, by_name, self.namespace_labels, self.facts, self.storage)
         old = self.by_name.get(info.name)
         if self._pods_by_namespace is not None and old is not None:
             # Re-group only the namespaces of the pods on the replaced node.

@@ -51,8 +51,8 @@ NARROWING_PLUGINS = "kresched/narrowing-prefilter-plugins"
 def default_plugins() -> list[FilterPlugin]:
     """The filter plugins in kube-scheduler's default order (apis/config/v1/default_plugins.go).
 
-    Volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) and
-    DynamicResources are not simulated: kresched has no PersistentVolumes or ResourceClaims.
+    The volume plugins run only when the state holds PersistentVolumeClaims (their PreFilters
+    return Skip otherwise). DynamicResources is not simulated: kresched reads no ResourceClaims.
     """
     from kresched.sched import (
         interpod_affinity,
@@ -61,8 +61,12 @@ def default_plugins() -> list[FilterPlugin]:
         node_ports,
         node_resources_fit,
         node_unschedulable,
+        node_volume_limits,
         pod_topology_spread,
         taint_toleration,
+        volume_binding,
+        volume_restrictions,
+        volume_zone,
     )
 
     return [
@@ -72,6 +76,10 @@ def default_plugins() -> list[FilterPlugin]:
         node_affinity.NodeAffinity(),
         node_ports.NodePorts(),
         node_resources_fit.NodeResourcesFit(),
+        volume_restrictions.VolumeRestrictions(),
+        node_volume_limits.NodeVolumeLimits(),
+        volume_binding.VolumeBinding(),
+        volume_zone.VolumeZone(),
         pod_topology_spread.PodTopologySpread(),
         interpod_affinity.InterPodAffinity(),
     ]

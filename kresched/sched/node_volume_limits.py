@@ -1,0 +1,249 @@
+"""NodeVolumeLimits: a node's CSI drivers attach at most `CSINode.spec.drivers[].allocatable.count`
+volumes each.
+
+Mirrors kube-scheduler's `pkg/scheduler/framework/plugins/nodevolumelimits/csi.go` (`CSILimits`):
+
+1. PreFilter: Skip unless the pod has a claim (`persistentVolumeClaim`, generic ephemeral) or an
+   inline in-tree volume CSI migration covers (AWS EBS, GCE PD, Azure Disk, Cinder).
+2. Filter, per node: the pod's attachable volumes as `driver/volumeHandle` — a bound claim's CSI
+   PV; an in-tree PV or inline volume translated to its CSI driver (`csi-translation-lib`) when the
+   node has a CSINode (migration of those four plugins is always on in v1.36); an unbound claim
+   counts against its class's provisioner (a claim-unique handle). A claim of the new pod that is
+   missing rejects the node (`looking up PVC NS/NAME: persistentvolumeclaim "NAME" not found`,
+   UnschedulableAndUnresolvable); missing claims of running pods are not counted. Volumes already
+   used by pods on the node count once and cost the pod nothing. If, for some driver with a limit,
+   attached + new > limit → `node(s) exceed max volume count`, Unschedulable: evicting pods on the
+   node frees their attachments (the filter reads the node's pods, so a preemption simulation
+   that removes them frees them with no PreFilter extension, as upstream).
+
+Deliberate differences: VolumeAttachment objects are not read (upstream ≥ 1.35 also counts
+attachments no pod on the node accounts for, e.g. of pods still detaching); the alpha
+VolumeLimitScaling check (`preventPodSchedulingIfMissing`) is not simulated; the handle of an
+unbound claim uses a fixed prefix where upstream draws a random one (no randomness in kresched).
+Runs only when the source held PersistentVolumeClaims. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from kresched.model.objects import Pod, Volume
+from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageState
+from kresched.sched.framework import (
+    SUCCESS,
+    Code,
+    CycleState,
+    NodeInfo,
+    PreFilterResult,
+    Snapshot,
+    Status,
+)
+from kresched.sched.volume_helpers import pvc_not_found
+
+__all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_TO_CSI", "NAME", "NodeVolumeLimits", "attachable_volumes"]
+
+NAME = "NodeVolumeLimits"
+
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+
+AWS_EBS = "kubernetes.io/aws-ebs"
+GCE_PD = "kubernetes.io/gce-pd"
+AZURE_DISK = "kubernetes.io/azure-disk"
+CINDER = "kubernetes.io/cinder"
+#: In-tree plugin → the CSI driver it migrated to (csi-translation-lib), for the plugins whose
+#: migration v1.36's `isCSIMigrationOn` treats as always on.
+IN_TREE_TO_CSI = {
+    AWS_EBS: "ebs.csi.aws.com",
+    GCE_PD: "pd.csi.storage.gke.io",
+    AZURE_DISK: "disk.csi.azure.com",
+    CINDER: "cinder.csi.openstack.org",
+}
+#: Stands in for upstream's per-process random prefix of unbound claims' handles.
+UNBOUND_PREFIX = "kresched-unbound-claim"
+_GCE_UNSPECIFIED = "UNSPECIFIED"
+_ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+_SKIP = PreFilterResult(Status(Code.SKIP))
+
+
+class _MissingClaim(Exception):
+    pass
+
+
+class NodeVolumeLimits:
+    name: ClassVar[str] = NAME
+
+    def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
+        storage = snapshot.storage
+        if not storage.has_claims:
+            return _SKIP
+        if pod.claim_names or any(_inline_plugin(v) for v in pod.spec.volumes):
+            cycle.write(NAME, storage)
+            return PreFilterResult()
+        return _SKIP
+
+    def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        storage: StorageState | None = cycle.read(NAME)
+        if storage is None or not pod.spec.volumes:
+            return SUCCESS
+        csi_node = storage.csi_node(node_info.name)
+        try:
+            new = attachable_volumes(pod, storage, csi_node, new_pod=True)
+        except _MissingClaim as exc:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),), NAME)
+        if not new:
+            return SUCCESS
+        limits = csi_node.limits() if csi_node is not None else {}
+        if not limits:
+            return SUCCESS
+        attached: dict[str, str] = {}
+        for existing in node_info.pods:
+            attached.update(attachable_volumes(existing, storage, csi_node, new_pod=False))
+        attached_count: dict[str, int] = {}
+        for unique, driver in attached.items():
+            new.pop(unique, None)
+            attached_count[driver] = attached_count.get(driver, 0) + 1
+        new_count: dict[str, int] = {}
+        for driver in new.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        for driver, count in sorted(new_count.items()):
+            limit = limits.get(driver)
+            if limit is not None and attached_count.get(driver, 0) + count > limit:
+                return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,), NAME, details=(
+                    f"{driver}: {attached_count.get(driver, 0)} of {limit} volumes attached, the pod adds {count}",))
+        return SUCCESS
+
+    def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
+        return None
+
+    def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
+        return None
+
+
+def attachable_volumes(pod: Pod, storage: StorageState, csi_node: CSINode | None, new_pod: bool) -> dict[str, str]:
+    """`filterAttachableVolumes`: `driver/volumeHandle` → driver for each volume of `pod` that a
+    CSI driver attaches to the node. For the new pod a missing claim raises `_MissingClaim`."""
+    out: dict[str, str] = {}
+    for v in pod.spec.volumes:
+        if v.persistent_volume_claim is not None:
+            name, ephemeral = v.persistent_volume_claim.claim_name, False
+        elif v.ephemeral is not None:
+            name, ephemeral = f"{pod.name}-{v.name}", True
+        else:
+            found = _inline(v, csi_node)
+            if found is not None:
+                out[f"{found[0]}/{found[1]}"] = found[0]
+            continue
+        pvc = storage.pvc(pod.namespace, name)
+        if pvc is None:
+            if new_pod:
+                raise _MissingClaim(f"looking up PVC {pod.namespace}/{name}: {pvc_not_found(name)}")
+            continue
+        if ephemeral and not any(r.controller and r.uid == pod.uid for r in pvc.metadata.owner_references):
+            if new_pod:
+                raise _MissingClaim(f"PVC {pvc.namespace}/{pvc.name} was not created for pod "
+                                    f"{pod.namespace}/{pod.name} (pod is not owner)")
+            continue
+        driver, handle = _driver_info(pvc, storage, csi_node)
+        if driver and handle:
+            out[f"{driver}/{handle}"] = driver
+    return out
+
+
+def _driver_info(pvc: PersistentVolumeClaim, storage: StorageState, csi_node: CSINode | None) -> tuple[str, str]:
+    """`getCSIDriverInfo`: the bound PV's CSI driver and handle (translated when in-tree), else
+    the class's (`getCSIDriverInfoFromSC`)."""
+    pv = storage.pv(pvc.spec.volume_name) if pvc.spec.volume_name else None
+    if pv is None:
+        return _driver_info_from_class(pvc, storage, csi_node)
+    if pv.spec.csi is not None:
+        return pv.spec.csi.driver, pv.spec.csi.volume_handle
+    plugin = _pv_plugin(pv)
+    if plugin is None or csi_node is None:
+        return "", ""
+    return IN_TREE_TO_CSI[plugin], _pv_handle(pv, plugin)
+
+
+def _driver_info_from_class(pvc: PersistentVolumeClaim, storage: StorageState,
+                            csi_node: CSINode | None) -> tuple[str, str]:
+    if not pvc.storage_class:
+        return "", ""
+    sc = storage.storage_class(pvc.storage_class)
+    if sc is None:
+        return "", ""
+    handle = f"{UNBOUND_PREFIX}-{pvc.namespace}/{pvc.name}"
+    if sc.provisioner in IN_TREE_TO_CSI:
+        if csi_node is None:
+            return "", ""
+        return IN_TREE_TO_CSI[sc.provisioner], handle
+    return sc.provisioner, handle
+
+
+def _inline_plugin(v: Volume) -> str | None:
+    """`IsInlineMigratable`'s plugin, for the in-tree types kresched models."""
+    if v.aws_elastic_block_store is not None:
+        return AWS_EBS
+    if v.gce_persistent_disk is not None:
+        return GCE_PD
+    if v.azure_disk is not None:
+        return AZURE_DISK
+    if v.cinder is not None:
+        return CINDER
+    return None
+
+
+def _inline(v: Volume, csi_node: CSINode | None) -> tuple[str, str] | None:
+    """`checkAttachableInlineVolume`: (driver, handle) of a migratable inline volume."""
+    plugin = _inline_plugin(v)
+    if plugin is None or csi_node is None:
+        return None
+    if v.aws_elastic_block_store is not None:
+        handle = _ebs_volume_id(v.aws_elastic_block_store.volume_id)
+    elif v.gce_persistent_disk is not None:
+        handle = f"projects/{_GCE_UNSPECIFIED}/zones/{_GCE_UNSPECIFIED}/disks/{v.gce_persistent_disk.pd_name}"
+    elif v.azure_disk is not None:
+        handle = v.azure_disk.disk_uri
+    else:
+        assert v.cinder is not None
+        handle = v.cinder.volume_id
+    return IN_TREE_TO_CSI[plugin], handle
+
+
+def _pv_plugin(pv: PersistentVolume) -> str | None:
+    s = pv.spec
+    if s.aws_elastic_block_store is not None:
+        return AWS_EBS
+    if s.gce_persistent_disk is not None:
+        return GCE_PD
+    if s.azure_disk is not None:
+        return AZURE_DISK
+    if s.cinder is not None:
+        return CINDER
+    return None
+
+
+def _pv_handle(pv: PersistentVolume, plugin: str) -> str:
+    """The volume handle `TranslateInTreePVToCSI` gives."""
+    s = pv.spec
+    if plugin == AWS_EBS:
+        assert s.aws_elastic_block_store is not None
+        return _ebs_volume_id(s.aws_elastic_block_store.volume_id)
+    if plugin == GCE_PD:
+        assert s.gce_persistent_disk is not None
+        zone = next((pv.labels[k] for k in _ZONE_LABELS if k in pv.labels), _GCE_UNSPECIFIED)
+        if "__" in zone:  # a regional disk: projects/UNSPECIFIED/regions/REGION/disks/NAME
+            region = zone.split("__")[0].rsplit("-", 1)[0]
+            return f"projects/{_GCE_UNSPECIFIED}/regions/{region}/disks/{s.gce_persistent_disk.pd_name}"
+        return f"projects/{_GCE_UNSPECIFIED}/zones/{zone}/disks/{s.gce_persistent_disk.pd_name}"
+    if plugin == AZURE_DISK:
+        assert s.azure_disk is not None
+        return s.azure_disk.disk_uri
+    assert s.cinder is not None
+    return s.cinder.volume_id
+
+
+def _ebs_volume_id(kubernetes_id: str) -> str:
+    """`KubernetesVolumeIDToEBSVolumeID`: `aws://ZONE/vol-123` → `vol-123`."""
+    if not kubernetes_id.startswith("aws://"):
+        return kubernetes_id
+    return kubernetes_id.removeprefix("aws://").split("/", 1)[-1].strip("/")
