@@ -59,8 +59,9 @@ class _State:
         return _State(self.rwop_claims, self.conflicting)
 
     def count_for(self, pod: Pod) -> int:
+        claims = self.rwop_claims
         return sum(1 for v in pod.spec.volumes
-                   if v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name in self.rwop_claims)
+                   if v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name in claims)
 
 
 def _needs_restrictions_check(v: Volume) -> bool:
@@ -134,12 +135,12 @@ def _is_volume_conflict(v: Volume, pod: Pod) -> bool:
             a, b = v.gce_persistent_disk, e.gce_persistent_disk
             if a.pd_name == b.pd_name and not (a.read_only and b.read_only):
                 return True
-        if v.aws_elastic_block_store is not None and e.aws_elastic_block_store is not None:
-            if v.aws_elastic_block_store.volume_id == e.aws_elastic_block_store.volume_id:
-                return True
-        if v.iscsi is not None and e.iscsi is not None:
-            if v.iscsi.iqn == e.iscsi.iqn and not (v.iscsi.read_only and e.iscsi.read_only):
-                return True
+        if (v.aws_elastic_block_store is not None and e.aws_elastic_block_store is not None
+                and v.aws_elastic_block_store.volume_id == e.aws_elastic_block_store.volume_id):
+            return True
+        if (v.iscsi is not None and e.iscsi is not None and v.iscsi.iqn == e.iscsi.iqn
+                and not (v.iscsi.read_only and e.iscsi.read_only)):
+            return True
         if v.rbd is not None and e.rbd is not None:
             a2, b2 = v.rbd, e.rbd
             if (set(a2.monitors) & set(b2.monitors) and a2.pool == b2.pool and a2.image == b2.image
