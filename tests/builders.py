@@ -12,6 +12,7 @@ import msgspec
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kresched.sources.decode import Objects
 from kresched.sources.snapshot import build_state
 
@@ -110,6 +111,102 @@ def make_namespace(name: str, labels: dict[str, str] | None = None) -> Namespace
     return msgspec.convert({"metadata": {"name": name, "labels": labels or {}}}, Namespace)
 
 
+def make_pv(name: str, *, capacity: str = "10Gi", storage_class: str = "", access_modes: tuple[str, ...] = ("ReadWriteOnce",),
+            labels: dict[str, str] | None = None, claim: str | None = None, claim_uid: str = "",
+            hosts: list[str] | None = None, node_affinity: list[dict[str, Any]] | None = None,
+            phase: str | None = None, csi: tuple[str, str] | None = None, volume_mode: str | None = None,
+            spec: dict[str, Any] | None = None, deleting: bool = False) -> PersistentVolume:
+    """A PV. `claim` is `ns/name` of the claim it is bound (or pre-bound) to; `hosts` pins it to
+    nodes with a `kubernetes.io/hostname In [...]` term (a local PV); `node_affinity` gives the
+    required terms' matchExpressions, one list per term; `csi` is (driver, volumeHandle). Phase
+    defaults to Bound when `claim` is set, else Available."""
+    pv_spec: dict[str, Any] = {"capacity": {"storage": capacity}, "accessModes": list(access_modes),
+                               "storageClassName": storage_class}
+    if claim:
+        ns, _, cname = claim.partition("/")
+        pv_spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": ns, "name": cname, "uid": claim_uid}
+    terms = [[{"key": "kubernetes.io/hostname", "operator": "In", "values": hosts}]] if hosts else node_affinity
+    if terms:
+        pv_spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}}
+    if csi:
+        pv_spec["csi"] = {"driver": csi[0], "volumeHandle": csi[1]}
+    if volume_mode:
+        pv_spec["volumeMode"] = volume_mode
+    pv_spec.update(spec or {})
+    meta: dict[str, Any] = {"name": name, "labels": labels or {}}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return msgspec.convert({"metadata": meta, "spec": pv_spec,
+                            "status": {"phase": phase or ("Bound" if claim else "Available")}}, PersistentVolume)
+
+
+def make_pvc(name: str, namespace: str = "default", *, storage_class: str | None = None, volume: str = "",
+             request: str = "1Gi", access_modes: tuple[str, ...] = ("ReadWriteOnce",), bound: bool | None = None,
+             annotations: dict[str, str] | None = None, selector: dict[str, str] | None = None,
+             phase: str | None = None, owner_uid: str | None = None, uid: str | None = None,
+             volume_mode: str | None = None, deleting: bool = False) -> PersistentVolumeClaim:
+    """A claim; with `volume` it is bound (phase Bound, bind-completed annotation) unless `bound=False`
+    (pre-bound: the volume named, the binding not completed)."""
+    bound = bool(volume) if bound is None else bound
+    ann = dict(annotations or {})
+    if bound:
+        ann["pv.kubernetes.io/bind-completed"] = "yes"
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid or f"uid-pvc-{namespace}-{name}",
+                            "annotations": ann}
+    if owner_uid:
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "owner", "uid": owner_uid,
+                                    "controller": True}]
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    spec: dict[str, Any] = {"accessModes": list(access_modes), "resources": {"requests": {"storage": request}},
+                            "volumeName": volume}
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    if selector:
+        spec["selector"] = {"matchLabels": selector}
+    if volume_mode:
+        spec["volumeMode"] = volume_mode
+    return msgspec.convert({"metadata": meta, "spec": spec,
+                            "status": {"phase": phase or ("Bound" if bound else "Pending")}}, PersistentVolumeClaim)
+
+
+def make_storage_class(name: str, *, provisioner: str = "csi.example.com", wait: bool = True,
+                       allowed_zones: list[str] | None = None, zone_key: str = "topology.kubernetes.io/zone"
+                       ) -> StorageClass:
+    obj: dict[str, Any] = {"metadata": {"name": name}, "provisioner": provisioner,
+                           "volumeBindingMode": "WaitForFirstConsumer" if wait else "Immediate"}
+    if allowed_zones is not None:
+        obj["allowedTopologies"] = [{"matchLabelExpressions": [{"key": zone_key, "values": allowed_zones}]}]
+    return msgspec.convert(obj, StorageClass)
+
+
+def make_csinode(name: str, limits: dict[str, int | None] | None = None, *, migrated: str = "") -> CSINode:
+    """A CSINode whose drivers are `limits`' keys, each with that attach limit (None: no limit)."""
+    drivers = []
+    for driver, count in (limits or {}).items():
+        d: dict[str, Any] = {"name": driver, "nodeID": f"{name}-{driver}"}
+        if count is not None:
+            d["allocatable"] = {"count": count}
+        drivers.append(d)
+    meta: dict[str, Any] = {"name": name}
+    if migrated:
+        meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": migrated}
+    return msgspec.convert({"metadata": meta, "spec": {"drivers": drivers}}, CSINode)
+
+
+def pvc_volume(claim: str, name: str | None = None) -> dict[str, Any]:
+    """A pod volume using the claim `claim`."""
+    return {"name": name or claim, "persistentVolumeClaim": {"claimName": claim}}
+
+
 def make_state(nodes: list[Node] = (), pods: list[Pod] = (), pdbs: list[PodDisruptionBudget] = (),
-               priority_classes: list[PriorityClass] = (), namespaces: list[Namespace] = ()) -> ClusterState:
-    return build_state(Objects(list(nodes), list(pods), list(pdbs), list(priority_classes), list(namespaces)))
+               priority_classes: list[PriorityClass] = (), namespaces: list[Namespace] = (),
+               storage: list[Any] | None = None) -> ClusterState:
+    """`storage`: PVs, claims, classes and CSINodes, in any order; given (even empty), the state is
+    one whose source held every storage kind (as a live cluster's does)."""
+    objects = Objects(list(nodes), list(pods), list(pdbs), list(priority_classes), list(namespaces))
+    if storage is not None:
+        for obj in storage:
+            objects.add(obj)
+        objects.storage_kinds = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode"})
+    return build_state(objects)
