@@ -111,7 +111,8 @@ def make_namespace(name: str, labels: dict[str, str] | None = None) -> Namespace
     return msgspec.convert({"metadata": {"name": name, "labels": labels or {}}}, Namespace)
 
 
-def make_pv(name: str, *, capacity: str = "10Gi", storage_class: str = "", access_modes: tuple[str, ...] = ("ReadWriteOnce",),
+def make_pv(name: str, *, capacity: str = "10Gi", storage_class: str = "",
+            access_modes: tuple[str, ...] = ("ReadWriteOnce",),
             labels: dict[str, str] | None = None, claim: str | None = None, claim_uid: str = "",
             hosts: list[str] | None = None, node_affinity: list[dict[str, Any]] | None = None,
             phase: str | None = None, csi: tuple[str, str] | None = None, volume_mode: str | None = None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kresched.model.objects import Node, Pod
-from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot
+from kresched.sched.framework import Code, CycleState, FilterPlugin, Snapshot
 from tests.builders import make_state
 
 #: (code, reasons) of a status; None for Success.
