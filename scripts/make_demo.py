@@ -15,6 +15,7 @@ PDB budgets, grace periods) that the scenarios named in the file's header hold.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -485,6 +486,15 @@ def build() -> Demo:
         pods += own
         if spec.pdb:
             pdbs.append(_pdb(ids, spec, own))
+    # Added with their own randomness, so that every name and time above stays as it was.
+    storage_ids = Ids(SEED + 11)
+    nats = _nats(storage_ids)
+    for i, node in enumerate(NATS_NODES):
+        base = max(nats.created_s, refs[node].created_s)
+        pods.append(make_pod(nats, node=refs[node], index=i, age_s=base + storage_ids.rng.randint(600, DAY)))
+    pdbs.append(_pdb(storage_ids, Spec(nats, list(NATS_NODES), {"name": "nats", "minAvailable": 2}),
+                     [p for p in pods if p["metadata"]["name"].startswith("nats-")]))
+    storage = storage_objects(storage_ids, pods, {n["metadata"]["name"]: n for n in nodes})
     for _, pod in pending:
         pod["status"]["conditions"][0]["message"] = scheduler_message(pod, nodes, pods)
     demo = Demo([], nodes, pods, pdbs)
@@ -509,8 +519,121 @@ def build() -> Demo:
     # kubectl lists kinds in the order asked for, each sorted by namespace and name.
     pods.sort(key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
     pdbs.sort(key=lambda b: (b["metadata"]["namespace"], b["metadata"]["name"]))
-    demo.items = [*nodes, *pods, *pdbs, *sorted(classes, key=lambda c: c["metadata"]["name"]), *namespaces]
+    demo.items = [*nodes, *pods, *pdbs, *sorted(classes, key=lambda c: c["metadata"]["name"]), *namespaces,
+                  *storage]
     return demo
+
+
+# -- storage: EBS volumes of the StatefulSets, the class, the nodes' CSI attach limits ----------------
+
+STORAGE_CLASS = "gp3"
+EBS_DRIVER = "ebs.csi.aws.com"
+#: Nitro instances share 28 attachment slots between ENIs, NVMe instance store and EBS volumes;
+#: the EBS CSI node plugin reports what is left for volumes.
+EBS_ATTACH_LIMIT = 25
+#: scenario 3's stranded pod: NATS JetStream, one replica per node (required anti-affinity), each
+#: with a gp3 volume in its node's zone. nats-1 runs on the node to drain; the only other node
+#: in eu-west-1b with room, worker-b2, already runs nats-0, and its disk cannot follow it to
+#: another zone.
+NATS_NODES = ("worker-b2", DRAIN_NODE, "worker-a1")
+
+
+def _nats(ids: Ids) -> Workload:
+    labels = _app("nats", "messaging", "jetstream", "2.11.6")
+    selector = {"app.kubernetes.io/name": "nats", "app.kubernetes.io/component": "jetstream"}
+    return Workload("data", "StatefulSet", "nats",
+                    [container("nats", "nats:2.11.6-alpine", requests=_r("100m", "128Mi"),
+                               limits={"memory": "512Mi"}, ports=[("client", 4222), ("cluster", 6222)],
+                               args=["--config", "/etc/nats-config/nats.conf"])],
+                    ids, labels=labels, priority_class="standard", priority=PRIORITY["standard"],
+                    created_s=-120 * DAY - ids.rng.randint(0, 9999), grace=60, service_account="nats",
+                    claim_templates=[("data", "/data")],
+                    affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}]}})
+
+
+def storage_objects(ids: Ids, pods: list[Obj], nodes: dict[str, Obj]) -> list[Obj]:
+    """What `kubectl get storageclasses,csinodes,pv,pvc -A -o yaml` adds: the gp3 class
+    (WaitForFirstConsumer), a CSINode per node with the EBS driver's attach limit, and for every
+    StatefulSet pod's claim a bound claim and its dynamically provisioned PV, pinned (node
+    affinity) to the zone of the node the pod runs on."""
+    out: list[Obj] = [{
+        "allowVolumeExpansion": True, "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+                     "creationTimestamp": Ids.ts(-176 * DAY), "name": STORAGE_CLASS, "resourceVersion": ids.rv(),
+                     "uid": ids.uid()},
+        "parameters": {"encrypted": "true", "type": "gp3"}, "provisioner": EBS_DRIVER, "reclaimPolicy": "Delete",
+        "volumeBindingMode": "WaitForFirstConsumer"}]
+    for name, node in sorted(nodes.items()):
+        instance = json.loads(node["metadata"]["annotations"]["csi.volume.kubernetes.io/nodeid"])[EBS_DRIVER]
+        out.append({
+            "apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"annotations": {"storage.alpha.kubernetes.io/migrated-plugins":
+                                         "kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,"
+                                         "kubernetes.io/cinder,kubernetes.io/gce-pd,kubernetes.io/portworx-volume,"
+                                         "kubernetes.io/vsphere-volume"},
+                         "creationTimestamp": node["metadata"]["creationTimestamp"], "name": name,
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
+                                              "uid": node["metadata"]["uid"]}],
+                         "resourceVersion": ids.rv(), "uid": ids.uid()},
+            "spec": {"drivers": [{"allocatable": {"count": EBS_ATTACH_LIMIT}, "name": EBS_DRIVER,
+                                  "nodeID": instance, "topologyKeys": ["kubernetes.io/os",
+                                                                       "topology.ebs.csi.aws.com/zone",
+                                                                       "topology.kubernetes.io/zone"]}]}})
+    pvs: list[Obj] = []
+    pvcs: list[Obj] = []
+    for pod in pods:
+        node = pod["spec"].get("nodeName")
+        claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["spec"].get("volumes", ())
+                  if "persistentVolumeClaim" in v]
+        if not node or not claims:
+            continue
+        zone = nodes[node]["metadata"]["labels"]["topology.kubernetes.io/zone"]
+        ns = pod["metadata"]["namespace"]
+        created = pod["metadata"]["creationTimestamp"]
+        for claim in claims:
+            claim_uid = ids.uid()
+            pv_name = f"pvc-{claim_uid}"
+            size = "50Gi" if ns == "data" else "20Gi"
+            labels = {k: v for k, v in pod["metadata"]["labels"].items() if k.startswith("app.kubernetes.io/")}
+            pvcs.append({
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes",
+                                             "pv.kubernetes.io/bound-by-controller": "yes",
+                                             "volume.beta.kubernetes.io/storage-provisioner": EBS_DRIVER,
+                                             "volume.kubernetes.io/selected-node": node,
+                                             "volume.kubernetes.io/storage-provisioner": EBS_DRIVER},
+                             "creationTimestamp": created, "finalizers": ["kubernetes.io/pvc-protection"],
+                             "labels": labels, "name": claim, "namespace": ns, "resourceVersion": ids.rv(),
+                             "uid": claim_uid},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}},
+                         "storageClassName": STORAGE_CLASS, "volumeMode": "Filesystem", "volumeName": pv_name},
+                "status": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": size}, "phase": "Bound"}})
+            pvs.append({
+                "apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"annotations": {"pv.kubernetes.io/provisioned-by": EBS_DRIVER,
+                                             "volume.kubernetes.io/provisioner-deletion-secret-name": "",
+                                             "volume.kubernetes.io/provisioner-deletion-secret-namespace": ""},
+                             "creationTimestamp": created,
+                             "finalizers": ["external-provisioner.volume.kubernetes.io/finalizer",
+                                            "kubernetes.io/pv-protection"],
+                             "name": pv_name, "resourceVersion": ids.rv(), "uid": ids.uid()},
+                "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": size},
+                         "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": claim,
+                                      "namespace": ns, "uid": claim_uid},
+                         "csi": {"driver": EBS_DRIVER, "fsType": "ext4",
+                                 "volumeAttributes": {"storage.kubernetes.io/csiProvisionerIdentity":
+                                                      "1740978241147-9917-ebs.csi.aws.com"},
+                                 "volumeHandle": f"vol-{ids.hex(17)}"},
+                         "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                             {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}},
+                         "persistentVolumeReclaimPolicy": "Delete", "storageClassName": STORAGE_CLASS,
+                         "volumeMode": "Filesystem"},
+                "status": {"lastPhaseTransitionTime": created, "phase": "Bound"}})
+    # kubectl lists kinds in the order asked for, each sorted by namespace and name.
+    pvs.sort(key=lambda v: v["metadata"]["name"])
+    pvcs.sort(key=lambda c: (c["metadata"]["namespace"], c["metadata"]["name"]))
+    return [*out, *pvs, *pvcs]
 
 
 def _key(pod: Obj) -> str:
@@ -760,9 +883,9 @@ HEADER = """\
 # kresched's built-in demo cluster: `kresched ... --snapshot demo`.
 # Generated by scripts/make_demo.py (deterministic; do not edit by hand, edit the script and rerun it).
 #
-# A self-managed cluster (kubeadm, Cilium) on AWS as `kubectl get nodes,pods,pdb,priorityclasses,namespaces
-# -A -o yaml` shows it: {nodes} nodes in eu-west-1a/b/c (cp-1 is the control plane, tainted
-# node-role.kubernetes.io/control-plane:NoSchedule), {pods} pods, nearly full on memory.
+# A self-managed cluster (kubeadm, Cilium) on AWS as `kubectl get nodes,pods,pdb,priorityclasses,namespaces,
+# storageclasses,csinodes,pv,pvc -A -o yaml` shows it: {nodes} nodes in eu-west-1a/b/c (cp-1 is the control
+# plane, tainted node-role.kubernetes.io/control-plane:NoSchedule), {pods} pods, nearly full on memory.
 # PriorityClasses: system-node-critical, system-cluster-critical, platform-critical (1000000),
 # standard (1000, globalDefault), batch-low (100, preemptionPolicy Never).
 #
@@ -786,7 +909,8 @@ HEADER = """\
 #    reports FrequentContainerdRestart). Its pods: DaemonSet pods (skipped), shop/frontend, shop/cart
 #    and data/postgres-1 (PDBs allow one disruption each), data/zookeeper-1 (PDB minAvailable 3 of 3:
 #    blocked), shop/search-indexer (emptyDir: its index cache is lost), default/debug-shell (a bare
-#    pod: gone for good once evicted).
+#    pod: gone for good once evicted), data/nats-1 (its gp3 volume is in eu-west-1b, where the only
+#    node with room already runs nats-0: its replacement would stay Pending).
 #      kresched drain {drain} --snapshot demo --dry-run
 #
 # The pending critical pods (the add-on):  kresched plan --snapshot demo

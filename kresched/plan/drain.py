@@ -39,7 +39,7 @@ from kresched.model.objects import LabelSelector, Pod
 from kresched.model.selectors import label_selector_matches
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
-from kresched.plan.placement import Placer, bound_to, replacement_of
+from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.sched.framework import NodeInfo, Snapshot, Status
 from kresched.sched.runner import default_plugins
 from kresched.sched.static import StaticFilters
@@ -100,6 +100,8 @@ class DrainPod:
     candidates: tuple[str, ...] = ()
     #: The scheduler would score only a sample of the feasible nodes: `lands_on` is the likely one.
     likely: bool = False
+    #: How its volumes hold it to its node or zone (`placement.held_by_volume`), if they do.
+    held_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -331,6 +333,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
     nominated = nominated_pods(state)
     out: dict[str, DrainPod] = {}
     for d in sorted(evicted, key=lambda d: (-d.pod.effective_priority, d.pod.key)):
+        d = replace(d, held_by=held_by_volume(d.pod, state.storage))
         if d.pod.is_bare and not d.pod.is_finished:
             out[d.pod.key] = replace(d, pending_reason="nothing recreates it")
             continue

@@ -28,7 +28,7 @@ from kresched.sched.preemption import full_scheduler_message, preemption_message
 from kresched.sched.runner import NO_NODES_AVAILABLE, default_plugins, find_nodes_that_fit, fit_error_message
 from kresched.sched.score import NodeScore
 
-__all__ = ["Explanation", "NodeVerdict", "explain_pod", "format_amount", "nominated_pods"]
+__all__ = ["Explanation", "NodeVerdict", "explain_pod", "format_amount", "nominated_pods", "volume_state_notes"]
 
 DEFAULT_SCHEDULER = "default-scheduler"
 
@@ -117,19 +117,20 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
     for v in verdicts:
         for r in v.status.reasons:
             counts[r] = counts.get(r, 0) + 1
+    volume_notes = volume_state_notes(pod, state)
     if diag.feasible:
         placer = Placer(plugins)
         landing = placer.land(pod, snapshot, nominated)
         scores = tuple(sorted(landing.scores, key=lambda s: (-s.total, s.node)))
         return Explanation(pod, diag.num_all_nodes, True, None, None, tuple(verdicts),
-                           _why_still_pending(pod, state), counts, scores, landing.node, landing.candidates,
-                           landing.likely)
+                           volume_notes + _why_still_pending(pod, state), counts, scores, landing.node,
+                           landing.candidates, landing.likely)
     message = fit_error_message(diag)
     pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = volume_notes
     if pmsg is None:
-        notes = ("the scheduler's own preemption can make room: it will evict lower-priority pods "
-                 "and nominate a node on its next attempt",)
+        notes += ("the scheduler's own preemption can make room: it will evict lower-priority pods "
+                  "and nominate a node on its next attempt",)
     return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts)
 
 
@@ -142,7 +143,7 @@ def _why_there(state: ClusterState, pod: Pod, plugins: list[FilterPlugin]) -> Ex
                            bound_to=node)
     rest = [p for p in state.pods if p.key != pod.key]
     without = ClusterState.build(state.nodes, rest, state.pdbs, state.priority_classes, state.namespaces,
-                                 state.workloads)
+                                 state.workloads, state.storage)
     unbound = replacement_of(pod)
     unbound = msgspec.structs.replace(unbound, metadata=pod.metadata)
     again = explain_pod(without, unbound, plugins)
@@ -158,6 +159,31 @@ def _why_there(state: ClusterState, pod: Pod, plugins: list[FilterPlugin]) -> Ex
                      "changed since it was placed (scores below are for now)")
     return Explanation(pod, again.num_nodes, True, None, None, again.verdicts, tuple(notes), again.reason_counts,
                        again.scores, again.predicted, again.candidates, again.likely, node)
+
+
+def volume_state_notes(pod: Pod, state: ClusterState) -> tuple[str, ...]:
+    """What the state cannot say about the pod's claims — never a silent guess: a snapshot
+    without PersistentVolumeClaims (the volume filters were not run), claims the snapshot does not
+    hold, and storage kinds it lacks that the volume filters read."""
+    claims = [c for c in pod.claim_names if c]
+    if not claims:
+        return ()
+    storage = state.storage
+    names = ", ".join(claims)
+    if not storage.has_claims:
+        return (f"uses PersistentVolumeClaims ({names}) but the snapshot has none: the volume filters "
+                "(VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) were not run, so the "
+                "scheduler may answer differently; include pv,pvc,storageclasses,csinodes in the snapshot",)
+    out = []
+    missing = [c for c in claims if storage.pvc(pod.namespace, c) is None]
+    if missing:
+        out.append(f"PersistentVolumeClaim(s) {', '.join(missing)} not in the snapshot: the scheduler keeps "
+                   "the pod Pending until they exist")
+    lacking = [k for k in storage.missing_kinds() if k != "PersistentVolumeClaim"]
+    if lacking:
+        out.append(f"the snapshot has no {', '.join(k + 's' for k in lacking)}: volume filters that read them "
+                   "may answer differently than the scheduler")
+    return tuple(out)
 
 
 def _why_still_pending(pod: Pod, state: ClusterState) -> tuple[str, ...]:
@@ -263,6 +289,9 @@ def _hints(pod: Pod, info: NodeInfo, st: Status) -> tuple[str, ...]:
     if plugin == "NodeName":
         return (f"the pod asks for node {pod.spec.node_name or '(another node)'} by spec.nodeName",)
     if not plugin and any(r.startswith("node(s) didn't satisfy plugin") for r in st.reasons):
+        if any("VolumeBinding" in r for r in st.reasons):
+            return ("left out before filtering: a claim of the pod is bound to a local PersistentVolume on "
+                    "other nodes (its node affinity names their hostnames)",)
         return ("left out before filtering: the pod's spec.nodeName or node affinity "
                 "(matchFields metadata.name) names other nodes",)
     if st.details:

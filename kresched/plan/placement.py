@@ -22,12 +22,15 @@ from dataclasses import dataclass
 import msgspec
 
 from kresched.model.objects import Pod
+from kresched.model.storage import StorageState
 from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot, Status
 from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message
 from kresched.sched.score import NodeScore, Selection, default_score_plugins, prioritize_nodes, select_host
 from kresched.sched.static import StaticFilters
+from kresched.sched.volume_binding import local_pv_node_names
+from kresched.sched.volume_zone import pv_topologies
 
-__all__ = ["Landing", "Placer", "bound_to", "replacement_of"]
+__all__ = ["Landing", "Placer", "bound_to", "held_by_volume", "replacement_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +85,42 @@ def bound_to(pod: Pod, node: str) -> Pod:
 
 
 def replacement_of(pod: Pod) -> Pod:
-    """The pod its controller creates after it is evicted: same spec, unbound, Pending, another name."""
+    """The pod its controller creates after it is evicted: same spec, unbound, Pending, another name.
+
+    It keeps its volumes, so its `persistentVolumeClaim`s are the same claims (a StatefulSet's
+    pod is recreated with the same claims, bound to the same PersistentVolumes) and the volume
+    filters place it only where those volumes can follow."""
     spec = msgspec.structs.replace(pod.spec, node_name="")
     status = msgspec.structs.replace(pod.status, phase="Pending", conditions=(), start_time=None,
                                      nominated_node_name="")
     meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement")
     return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)
+
+
+def held_by_volume(pod: Pod, storage: StorageState) -> str | None:
+    """Why the pod's volumes tie it to a place, if they do: a claim bound to a local PV (node
+    affinity naming hostnames), or to a PV in one zone (node affinity or topology labels), or any
+    other PV node affinity. Only `persistentVolumeClaim` volumes: a generic ephemeral volume's
+    replacement gets a new claim."""
+    for v in pod.spec.volumes:
+        if v.persistent_volume_claim is None:
+            continue
+        pvc = storage.pvc(pod.namespace, v.persistent_volume_claim.claim_name)
+        if pvc is None or not pvc.spec.volume_name:
+            continue
+        pv = storage.pv(pvc.spec.volume_name)
+        if pv is None:
+            continue
+        hosts = local_pv_node_names(pv)
+        if hosts:
+            return f"its volume {pv.name} (claim {pvc.name}) is local to {', '.join(sorted(hosts))}"
+        zones = sorted({z for t in pv_topologies(pv.name, pv.labels) if t.key.endswith("/zone") for z in t.values})
+        aff = pv.spec.node_affinity
+        if not zones and aff is not None and aff.required is not None:
+            zones = sorted({val for term in aff.required.node_selector_terms for r in term.match_expressions
+                            if r.key.endswith("/zone") and r.operator == "In" for val in r.values})
+        if zones:
+            return f"its volume {pv.name} (claim {pvc.name}) is in zone {', '.join(zones)}"
+        if aff is not None and aff.required is not None:
+            return f"its volume {pv.name} (claim {pvc.name}) attaches only to nodes matching its node affinity"
+    return None

@@ -65,7 +65,7 @@ from kresched.model.objects import Node, Pod, Taint
 from kresched.plan.candidates import protected_reason
 from kresched.plan.explain import explain_pod, nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
-from kresched.plan.placement import Placer, bound_to, replacement_of
+from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import importance_key, select_victims_by_resources, select_victims_on_node
 from kresched.sched.runner import Diagnosis, default_plugins, find_nodes_that_fit, resources_only
@@ -114,6 +114,8 @@ class Victim:
     candidates: tuple[str, ...] = ()
     #: The scheduler would score only a sample of the feasible nodes: `lands_on` is the likely one.
     likely: bool = False
+    #: How its volumes hold it to its node or zone (`placement.held_by_volume`), if they do.
+    held_by: str | None = None
 
     @property
     def is_bare(self) -> bool:
@@ -138,6 +140,8 @@ class Victim:
             out.append(f"grace shortened {self.grace_seconds}s→{self.eviction_grace_seconds}s")
         if self.pdb.violation:
             out.append("violates PDB")
+        if self.held_by:
+            out.append(f"held by volume: {self.held_by}")
         return tuple(out)
 
 
@@ -532,7 +536,9 @@ class Planner:
             node = _with_node(node, tainted)
         sim = snap.with_node_info(node)
         out = []
+        storage = self.state.storage
         for v in best.victims:
+            v = replace(v, held_by=held_by_volume(v.pod, storage))
             if v.is_bare:
                 out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
                 continue

@@ -60,7 +60,8 @@ def preflight_view(plan: DrainPlan) -> RenderableType:
                     lands = "[dim]already terminating: its replacement exists[/]"
                 else:
                     lands = f"[yellow]stays Pending[/]: {escape(p.pending_reason or '')}"
-                t.add_row(escape(p.pod.key), escape(p.pdb or "-"), now, lands, escape(p.warning or "-"))
+                notes = "; ".join(x for x in (p.warning, f"held by volume: {p.held_by}" if p.held_by else None) if x)
+                t.add_row(escape(p.pod.key), escape(p.pdb or "-"), now, lands, escape(notes or "-"))
             parts.append(t)
         for s in n.skip:
             parts.append(Text(f"  skip {s.pod.key}: {s.reason}", style="dim"))
@@ -75,7 +76,8 @@ def preflight_view(plan: DrainPlan) -> RenderableType:
         parts.append(Text(""))
         parts.append(Text(f"{len(pending)} pod(s) would stay Pending (--allow-pending to drain anyway):",
                           style="bold yellow"))
-        parts.extend(Text(f"  {p.pod.key}: {p.pending_reason}", style="yellow") for p in pending)
+        parts.extend(Text(f"  {p.pod.key}: {p.held_by + '; ' if p.held_by else ''}{p.pending_reason}", style="yellow")
+                     for p in pending)
     if plan.blocked:
         parts.append(Text(f"{len(plan.blocked)} eviction(s) would be refused by PodDisruptionBudgets and nothing "
                           "the drain does gives the budget back; it retries them until --timeout.", style="yellow"))
