@@ -134,6 +134,18 @@ CASES = [
                                          "spec": {"maxUnavailable": "150%"}}),
                  ["PodDisruptionBudget shop/web", "spec.maxUnavailable", "must not be greater than 100%"],
                  id="a PDB maxUnavailable above 100%"),
+    pytest.param("pvc.yaml", "kind: PersistentVolumeClaim\nmetadata: {name: data, namespace: shop}\n"
+                             "spec: {resources: {requests: {storage: 10 gigs}}}\n",
+                 ["PersistentVolumeClaim shop/data", "spec.resources.requests.storage", "invalid quantity '10 gigs'"],
+                 id="an invalid quantity in a claim"),
+    pytest.param("pv.json", json.dumps({"kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+                                        "spec": {"capacity": {"storage": "1TB"}}}),
+                 ["PersistentVolume pv-1", "spec.capacity.storage", "invalid quantity '1TB'"],
+                 id="an invalid capacity in a volume"),
+    pytest.param("csinode.yaml", "kind: CSINode\nmetadata: {name: node-a}\n"
+                                 "spec: {drivers: [{name: ebs.csi.aws.com, allocatable: {count: many}}]}\n",
+                 ["CSINode node-a", "spec.drivers[0].allocatable.count", "expected `int | null`, got `str`"],
+                 id="an attach limit that is not a number"),
     pytest.param("corrupt.json.gz", gzip.compress(b'{"kind": "List", "items": []}')[:12] + b"garbage" * 4,
                  ["corrupt gzip data"], id="a corrupt .gz"),
     pytest.param("truncated.yaml.gz", gzip.compress(pod_yaml().encode())[:-10], ["corrupt gzip data"],

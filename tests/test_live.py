@@ -20,12 +20,25 @@ from kresched.cli.common import ENV
 from kresched.errors import ClusterAccessError, ExitCode, InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.storage import STORAGE_KINDS, StorageState
+from kresched.plan.explain import explain_pod
 from kresched.retry import RetryPolicy
 from kresched.sources import live
 from kresched.sources.live import ApiCall, LiveClient, access_error, connect, load_live
 from kresched.sources.snapshot import load_snapshot
 from tests import fakeapi
-from tests.builders import make_namespace, make_node, make_pdb, make_pod, make_priority_class, make_state
+from tests.builders import (
+    make_csinode,
+    make_namespace,
+    make_node,
+    make_pdb,
+    make_pod,
+    make_priority_class,
+    make_pv,
+    make_pvc,
+    make_state,
+    make_storage_class,
+    pvc_volume,
+)
 from tests.fakeapi import DEFAULT_USER, DROP, PASS, RESET, FakeApiServer, Request, Response, call, delay, status
 
 PODS = "/api/v1/pods"
@@ -151,6 +164,25 @@ def test_a_malformed_object_from_the_server_is_an_error_naming_it(fake_api, clie
 def test_an_empty_cluster_loads_as_an_empty_state(fake_api, client):
     # Empty, and known to hold no storage objects (so the volume filters run and find nothing).
     assert load_live(client) == ClusterState.build(storage=StorageState.build(kinds=frozenset(STORAGE_KINDS)))
+
+
+def test_storage_objects_are_listed_and_a_pod_with_claims_is_explained_with_the_volume_filters(fake_api, client):
+    storage = [make_storage_class("gp3"), make_csinode("node-a", {"ebs.csi.aws.com": 25}),
+               make_pvc("data-db-0", "data", volume="pv-db-0", storage_class="gp3"),
+               make_pv("pv-db-0", claim="data/data-db-0", storage_class="gp3", csi=("ebs.csi.aws.com", "vol-0"),
+                       node_affinity=[[{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]])]
+    pending = make_pod("db-0", "data", owner="StatefulSet/db", volumes=[pvc_volume("data-db-0")])
+    seeded = make_state([make_node("node-a", labels={"topology.kubernetes.io/zone": "a"})], [pending],
+                        storage=storage)
+    fake_api.load(seeded)
+    state = load_live(client)
+    assert state.storage.kinds == frozenset(STORAGE_KINDS)
+    assert [c.key for c in state.storage.pvcs] == ["data/data-db-0"]
+    assert [p.name for p in state.storage.pvs] == ["pv-db-0"]
+    assert [c.name for c in state.storage.classes] == ["gp3"]
+    assert [(n.name, n.limits()) for n in state.storage.csi_nodes] == [("node-a", {"ebs.csi.aws.com": 25})]
+    expl = explain_pod(state, state.pod("data/db-0"))
+    assert expl.message == "0/1 nodes are available: 1 node(s) had volume node affinity conflict."
 
 
 # -- errors -------------------------------------------------------------------------------------

@@ -320,3 +320,81 @@ def test_the_demo_keyword_loads_the_built_in_demo_cluster():
     text = resources.files("kresched.demo").joinpath("cluster.yaml").read_text(encoding="utf-8")
     assert summary(state) == summary(load_snapshot("-", stdin=io.BytesIO(text.encode())))
     assert msgspec.json.decode(encode_snapshot(state))["kind"] == "List"
+
+
+# -- storage kinds (the volume filters' input) ---------------------------------------------------------
+
+STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "gp3"},
+                 "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer",
+                 "allowedTopologies": [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone",
+                                                                    "values": ["a", "b"]}]}]}
+PV = {"apiVersion": "v1", "kind": "PersistentVolume",
+      "metadata": {"name": "pv-1", "labels": {"topology.kubernetes.io/zone": "a"}, "managedFields": MANAGED_FIELDS},
+      "spec": {"capacity": {"storage": "50Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "gp3",
+               "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "shop", "name": "data-web-1", "uid": "u-c"},
+               "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1", "fsType": "ext4"},
+               "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                   {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}]}}},
+      "status": {"phase": "Bound"}}
+PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+       "metadata": {"name": "data-web-1", "namespace": "shop", "uid": "u-c",
+                    "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+       "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "50Gi"}},
+                "storageClassName": "gp3", "volumeName": "pv-1", "volumeMode": "Filesystem"},
+       "status": {"phase": "Bound", "capacity": {"storage": "50Gi"}}}
+CSI_NODE = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "node-a"},
+            "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-1", "allocatable": {"count": 25},
+                                  "topologyKeys": ["topology.kubernetes.io/zone"]}]}}
+STORAGE = [STORAGE_CLASS, PV, PVC, CSI_NODE]
+
+
+def _storage_summary(state: ClusterState) -> dict[str, Any]:
+    st = state.storage
+    return {"pvs": [(p.name, p.capacity_bytes, p.storage_class) for p in st.pvs],
+            "pvcs": [(c.key, c.request_bytes, c.storage_class, c.is_fully_bound) for c in st.pvcs],
+            "classes": [(c.name, c.volume_binding_mode) for c in st.classes],
+            "csiNodes": [(n.name, n.limits()) for n in st.csi_nodes], "kinds": sorted(st.kinds)}
+
+
+STORAGE_EXPECTED = {"pvs": [("pv-1", 50 * 2**30, "gp3")], "pvcs": [("shop/data-web-1", 50 * 2**30, "gp3", True)],
+                    "classes": [("gp3", "WaitForFirstConsumer")], "csiNodes": [("node-a", {"ebs.csi.aws.com": 25})],
+                    "kinds": ["CSINode", "PersistentVolume", "PersistentVolumeClaim", "StorageClass"]}
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml", "multi-doc yaml"])
+def test_storage_kinds_are_read_from_every_input_shape(tmp_path, fmt):
+    if fmt == "json":
+        path = write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN + STORAGE)))
+    elif fmt == "yaml":
+        path = write(tmp_path / "dump.yaml", yaml.safe_dump(kubectl_list(KNOWN + STORAGE)))
+    else:
+        path = write(tmp_path / "dump.yaml", yaml.safe_dump_all(copy.deepcopy(KNOWN + STORAGE)))
+    state = load_snapshot(path)
+    assert _storage_summary(state) == STORAGE_EXPECTED
+    assert summary(state) == EXPECTED
+
+
+def test_a_kubectl_list_with_storage_kinds_is_still_one_typed_decode(tmp_path, no_slow_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN + STORAGE))))
+    assert _storage_summary(state) == STORAGE_EXPECTED
+
+
+def test_storage_kinds_round_trip_through_the_kresched_snapshot(tmp_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN + STORAGE + OTHERS))))
+    doc = json.loads(encode_snapshot(state))
+    assert "managedFields" not in json.dumps(doc)
+    again = load_snapshot(write(tmp_path / "snapshot.json", json.dumps(doc)))
+    assert again == state
+    assert _storage_summary(again) == STORAGE_EXPECTED
+
+
+def test_a_storage_class_without_a_binding_mode_is_immediate_as_the_api_server_defaults_it(tmp_path):
+    sc = {"kind": "StorageClass", "metadata": {"name": "old"}, "provisioner": "kubernetes.io/aws-ebs"}
+    state = load_snapshot(write(tmp_path / "sc.json", json.dumps(sc)))
+    assert [(c.name, c.volume_binding_mode) for c in state.storage.classes] == [("old", "Immediate")]
+
+
+def test_a_snapshot_without_storage_kinds_knows_it_has_none(tmp_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    assert not state.storage.has_claims
+    assert state.storage.kinds == frozenset()

@@ -248,8 +248,10 @@ def api_objects(sources: Iterable[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         elif isinstance(src, msgspec.Struct):  # a kresched model object; its `kind` tag comes along
             yield from _from_dict(msgspec.to_builtins(src))
         elif _is_cluster_state(src):
+            st = getattr(src, "storage", None)
+            storage = (st.classes, st.csi_nodes, st.pvs, st.pvcs) if st is not None else ()
             yield from api_objects((src.namespaces, src.priority_classes, src.nodes, src.pdbs, src.workloads,
-                                    src.pods))
+                                    src.pods, *storage))
         elif isinstance(src, Iterable):
             yield from api_objects(src)
         else:
