@@ -113,6 +113,7 @@ def _msgspec_typed_raw(path: Path) -> Result:
     import msgspec
 
     from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+    from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
     from kresched.sources.decode import paused_gc
 
     def no_post_init(self: Any) -> None:
@@ -122,7 +123,8 @@ def _msgspec_typed_raw(path: Path) -> Result:
         # Built with real types, not annotations: msgspec cannot resolve names local to a function.
         raw_pod = type("RawPod", (Pod,), {"__post_init__": no_post_init}, tag="Pod")
         raw_node = type("RawNode", (Node,), {"__post_init__": no_post_init}, tag="Node")
-        item = raw_pod | raw_node | PodDisruptionBudget | PriorityClass | Namespace
+        item = (raw_pod | raw_node | PodDisruptionBudget | PriorityClass | Namespace | PersistentVolume
+                | PersistentVolumeClaim | StorageClass | CSINode)
         raw_list = msgspec.defstruct("RawList", [("kind", str, ""), ("items", list[item], [])])
         decoder = msgspec.json.Decoder(raw_list)
     except (TypeError, ValueError) as exc:

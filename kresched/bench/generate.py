@@ -6,7 +6,11 @@ the disruption controller would compute), placing pods so that nodes are ~90% re
 scarcer resource here), 100 Pending pods (critical add-ons that need evictions, higher-priority
 apps of which some need evictions and some would fit, GPU pods that fit nowhere), and writing the
 file streaming, a thousand objects at a time, so that 150,000 pods never sit in memory as dicts
-(generating `large` peaks at ~350 MiB). Objects come from `kresched.bench.kube`, the same builders
+(generating `large` peaks at ~350 MiB). Storage as `kubectl get storageclasses,csinodes,pv,pvc`
+adds it: a gp3 class (EBS CSI, WaitForFirstConsumer), a CSINode per node with the driver's attach
+limit, and claims with their zonal PVs — one per StatefulSet pod (unbound for a Pending one),
+topped up to `ClusterSize.volumes` with the claims scaled-down StatefulSets leave behind.
+Objects come from `kresched.bench.kube`, the same builders
 as the demo cluster: `kubectl get -o json` shapes with managedFields (3-4 KB a pod), annotations
 (last-applied-configuration, Istio sidecar status) and full status; ~9 KB a pod in all.
 
@@ -57,6 +61,12 @@ class ClusterSize:
     pods: int
     pending: int = 100
     control_planes: int = 3
+
+    @property
+    def volumes(self) -> int:
+        """At least this many claims (a StatefulSet pod's claims always exist): 10,000 on the largest
+        cluster, one for every 15 pods."""
+        return self.pods // 15
 
 
 SIZES = {
@@ -511,6 +521,7 @@ def _objects(size: ClusterSize, seed: int) -> Iterator[Obj]:
                 pdb["spec"]["minAvailable"] = plan.pdb["minAvailable"]
             pdbs.append(pdb)
     yield from pdbs
+    yield from _storage(ids, size, nodes, plans)
     classes = [("system-cluster-critical", False, "PreemptLowerPriority", ""),
                ("system-node-critical", False, "PreemptLowerPriority", ""),
                ("platform-critical", False, "PreemptLowerPriority", "Cluster platform services."),
@@ -522,6 +533,64 @@ def _objects(size: ClusterSize, seed: int) -> Iterator[Obj]:
                                   description=description, age_s=-400 * DAY)
     for ns in sorted(set(namespaces)):
         yield make_namespace(ids, ns, age_s=-400 * DAY)
+
+
+_EBS = "ebs.csi.aws.com"
+_EBS_ATTACH_LIMIT = 25
+_STORAGE_CLASS = "gp3"
+
+
+def _storage(ids: Ids, size: ClusterSize, nodes: list[_NodePlan], plans: list[_WorkloadPlan]) -> Iterator[Obj]:
+    """The class, a CSINode per node, and `size.volumes` claims with their PVs (see the module doc)."""
+    yield {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+           "metadata": {"annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+                        "name": _STORAGE_CLASS, "resourceVersion": ids.rv(), "uid": ids.uid()},
+           "parameters": {"type": "gp3"}, "provisioner": _EBS, "reclaimPolicy": "Delete",
+           "volumeBindingMode": "WaitForFirstConsumer"}
+    for n in nodes:
+        yield {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+               "metadata": {"name": n.ref.name, "resourceVersion": ids.rv(), "uid": ids.uid()},
+               "spec": {"drivers": [{"allocatable": {"count": _EBS_ATTACH_LIMIT}, "name": _EBS,
+                                     "nodeID": f"i-{ids.hex(17)}", "topologyKeys": ["topology.kubernetes.io/zone"]}]}}
+    # (namespace, claim name, node index or -1)
+    claims: list[tuple[str, str, int]] = []
+    for plan in plans:
+        w = plan.workload
+        for index, (i, _) in enumerate(plan.pods):
+            claims.extend((w.namespace, f"{claim}-{w.name}-{index}", i) for claim, _ in w.claim_templates)
+    statefulsets = [p for p in plans if p.workload.claim_templates]
+    extra = 0
+    while len(claims) < size.volumes and statefulsets:
+        # Left behind by a scale-down: bound, its volume in the zone of some worker, no pod using it.
+        w = statefulsets[extra % len(statefulsets)].workload
+        claims.append((w.namespace, f"data-{w.name}-{len(w.name) + 100 + extra}", -2 - extra % len(nodes)))
+        extra += 1
+    pvs: list[Obj] = []
+    for ns, name, i in claims:
+        uid = ids.uid()
+        spec: Obj = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}},
+                     "storageClassName": _STORAGE_CLASS, "volumeMode": "Filesystem"}
+        meta: Obj = {"name": name, "namespace": ns, "resourceVersion": ids.rv(), "uid": uid}
+        if i == -1:  # a Pending StatefulSet pod's claim waits for the scheduler (WaitForFirstConsumer)
+            yield {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec,
+                   "status": {"phase": "Pending"}}
+            continue
+        zone = nodes[i if i >= 0 else -2 - i].zone
+        pv = f"pvc-{uid}"
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"}
+        yield {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+               "spec": {**spec, "volumeName": pv}, "status": {"phase": "Bound", "capacity": {"storage": "20Gi"}}}
+        pvs.append({"apiVersion": "v1", "kind": "PersistentVolume",
+                    "metadata": {"name": pv, "resourceVersion": ids.rv(), "uid": ids.uid()},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "20Gi"},
+                             "claimRef": {"kind": "PersistentVolumeClaim", "namespace": ns, "name": name, "uid": uid},
+                             "csi": {"driver": _EBS, "fsType": "ext4", "volumeHandle": f"vol-{ids.hex(17)}"},
+                             "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                                 {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}},
+                             "persistentVolumeReclaimPolicy": "Delete", "storageClassName": _STORAGE_CLASS,
+                             "volumeMode": "Filesystem"},
+                    "status": {"phase": "Bound"}})
+    yield from pvs
 
 
 def generate(size: ClusterSize, path: Path, seed: int | None = None, chunk: int = 1000) -> None:
