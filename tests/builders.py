@@ -202,12 +202,15 @@ def pvc_volume(claim: str, name: str | None = None) -> dict[str, Any]:
 
 def make_state(nodes: list[Node] = (), pods: list[Pod] = (), pdbs: list[PodDisruptionBudget] = (),
                priority_classes: list[PriorityClass] = (), namespaces: list[Namespace] = (),
-               storage: list[Any] | None = None) -> ClusterState:
+               storage: list[Any] | None = None, as_in_a_file: bool = False) -> ClusterState:
     """`storage`: PVs, claims, classes and CSINodes, in any order; given (even empty), the state is
-    one whose source held every storage kind (as a live cluster's does)."""
+    one whose source held every storage kind (as a live cluster's does) — or, `as_in_a_file`, only
+    the kinds present (as a snapshot file's)."""
     objects = Objects(list(nodes), list(pods), list(pdbs), list(priority_classes), list(namespaces))
     if storage is not None:
         for obj in storage:
             objects.add(obj)
-        objects.storage_kinds = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode"})
+        if not as_in_a_file:
+            objects.storage_kinds = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass",
+                                               "CSINode"})
     return build_state(objects)

@@ -181,7 +181,8 @@ def volume_state_notes(pod: Pod, state: ClusterState) -> tuple[str, ...]:
                    "the pod Pending until they exist")
     lacking = [k for k in storage.missing_kinds() if k != "PersistentVolumeClaim"]
     if lacking:
-        out.append(f"the snapshot has no {', '.join(k + 's' for k in lacking)}: volume filters that read them "
+        plural = {"PersistentVolume": "PersistentVolumes", "StorageClass": "StorageClasses", "CSINode": "CSINodes"}
+        out.append(f"the snapshot has no {', '.join(plural[k] for k in lacking)}: volume filters that read them "
                    "may answer differently than the scheduler")
     return tuple(out)
 

@@ -111,12 +111,15 @@ def test_evicting_a_pod_frees_its_attachments() -> None:
 @pytest.mark.parametrize(("storage", "want"), [
     pytest.param(None, "uses PersistentVolumeClaims (data) but the snapshot has none: the volume filters",
                  id="a snapshot without storage kinds says the volume filters were not run"),
-    pytest.param([make_storage_class("gp3")], "PersistentVolumeClaim(s) data not in the snapshot",
+    pytest.param([make_storage_class("gp3"), make_pvc("other")], "PersistentVolumeClaim(s) data not in the snapshot",
                  id="a claim the snapshot lacks is named"),
+    pytest.param([make_pvc("data", volume="pv"), make_pv("pv", claim="default/data")],
+                 "the snapshot has no StorageClasses, CSINodes: volume filters that read them may answer differently",
+                 id="storage kinds the snapshot lacks are named"),
 ])
 def test_explain_says_what_the_snapshot_cannot_tell(storage: list[Any] | None, want: str) -> None:
     pod = make_pod("p", volumes=[pvc_volume("data")])
-    state = make_state([make_node("node-a")], [pod], storage=storage)
+    state = make_state([make_node("node-a")], [pod], storage=storage, as_in_a_file=True)
     notes = explain_pod(state, pod).notes
     assert any(n.startswith(want) for n in notes), notes
 
