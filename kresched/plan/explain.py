@@ -24,7 +24,7 @@ from kresched.plan.candidates import is_candidate_victim
 from kresched.plan.placement import Placer, replacement_of
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT
-from kresched.sched.preemption import full_scheduler_message, preemption_message
+from kresched.sched.preemption import full_scheduler_message, post_filter_error, preemption_message
 from kresched.sched.runner import NO_NODES_AVAILABLE, default_plugins, find_nodes_that_fit, fit_error_message
 from kresched.sched.score import NodeScore
 
@@ -76,12 +76,15 @@ class Explanation:
     likely: bool = False
     #: For a bound pod: the node it runs on.
     bound_to: str | None = None
+    #: What the scheduler appends instead of a preemption part when its PostFilter stops at an
+    #: error (`preemption.post_filter_error`); then `preemption_message` is None too.
+    post_filter_error: str | None = None
 
     @property
     def scheduler_message(self) -> str | None:
         if self.message is None:
             return None
-        return full_scheduler_message(self.message, self.preemption_message)
+        return full_scheduler_message(self.message, self.preemption_message, self.post_filter_error)
 
     @property
     def feasible(self) -> list[str]:
@@ -126,8 +129,13 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
                            volume_notes + _why_still_pending(pod, state), counts, scores, landing.node,
                            landing.candidates, landing.likely)
     message = fit_error_message(diag)
-    pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
     notes: tuple[str, ...] = volume_notes
+    stopped = post_filter_error(diag)
+    if stopped is not None:
+        # PostFilter fails before DefaultPreemption runs: the scheduler does not try to preempt.
+        return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), notes, counts,
+                           post_filter_error=stopped)
+    pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
     if pmsg is None:
         notes += ("the scheduler's own preemption can make room: it will evict lower-priority pods "
                   "and nominate a node on its next attempt",)

@@ -37,6 +37,7 @@ __all__ = [
     "VictimSelection",
     "filter_pods_with_pdb_violation",
     "full_scheduler_message",
+    "post_filter_error",
     "importance_key",
     "more_important",
     "pod_eligible_to_preempt_others",
@@ -53,6 +54,8 @@ NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominat
 #: kube-scheduler ≥ 1.34 runs DynamicResources' PostFilter before DefaultPreemption; for a pod
 #: without ResourceClaims it says this, and RunPostFilterPlugins joins the reasons with ", ".
 DRA_POSTFILTER_NOTE = "no new claims to deallocate"
+#: DynamicResources' PostFilter error when its PreFilter never ran (`fwk.ErrNotFound`'s text).
+POST_FILTER_NOT_FOUND = "not found"
 
 _QOS_RANK = {"Guaranteed": 2, "Burstable": 1, "BestEffort": 0}
 
@@ -273,7 +276,23 @@ def preemption_message(
     return fit_error_message(fit), statuses
 
 
-def full_scheduler_message(message: str, preemption: str | None) -> str:
+def post_filter_error(diag: Diagnosis) -> str | None:
+    """What the scheduler appends instead of the preemption part when PostFilter fails with an
+    error: `not found`, when a PreFilter rejected the pod as UnschedulableAndUnresolvable (the
+    PreFilter loop stops there, before DynamicResources' PreFilter — default_plugins.go puts
+    DynamicResources just before DefaultPreemption — so its PostFilter finds no cycle state,
+    returns an Error, and RunPostFilterPlugins stops: DefaultPreemption never runs). Recorded on a
+    v1.36.2 control plane for VolumeBinding's and VolumeRestrictions' PreFilter rejections
+    (`... pod has unbound immediate PersistentVolumeClaims. not found`,
+    tests/sched/rig_volumes.json); NodeAffinity's and an empty intersection of PreFilter node sets
+    take the same path. None otherwise."""
+    st = diag.pre_filter_status
+    if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        return POST_FILTER_NOT_FOUND
+    return None
+
+
+def full_scheduler_message(message: str, preemption: str | None, post_filter: str | None = None) -> str:
     """The PodScheduled condition's message as kube-scheduler 1.35/1.36 writes it.
 
     `FitError.Error()` appends the PostFilter message after a space, with no period of its own
@@ -282,15 +301,13 @@ def full_scheduler_message(message: str, preemption: str | None) -> str:
     DefaultPreemption) and DefaultPreemption with `, `; DefaultPreemption prefixes its own with
     `preemption: `. When preemption finds a candidate it returns Success, the reasons gathered so
     far are dropped and nothing follows the filter part (`preemption` None). A cluster without
-    nodes fails before filtering and runs no PostFilter.
-
-    Not reproduced (read from upstream's code, not yet seen on a cluster): when a PreFilter that
-    runs before DynamicResources' (NodeAffinity's `pod affinity terms conflict`, disjoint
-    PreFilter node sets) rejects the pod as UnschedulableAndUnresolvable, DynamicResources'
-    PostFilter finds no cycle state, returns an Error and RunPostFilterPlugins stops there: the
-    scheduler then appends that error's text (`not found`) instead of this note and the
-    preemption part.
+    nodes fails before filtering and runs no PostFilter. When PostFilter stops at an error
+    (`post_filter`, see `post_filter_error`), that error's text follows instead.
     """
-    if preemption is None or message == NO_NODES_AVAILABLE:
+    if message == NO_NODES_AVAILABLE:
+        return message
+    if post_filter is not None:
+        return f"{message} {post_filter}"
+    if preemption is None:
         return message
     return f"{message} {DRA_POSTFILTER_NOTE}, preemption: {preemption}"

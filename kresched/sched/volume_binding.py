@@ -9,12 +9,13 @@ PreFilter and Filter, binder.go's `GetPodVolumeClaims`, `GetEligibleNodes`, `Fin
    split into bound (volume named and binding completed), unbound with a WaitForFirstConsumer
    class (the scheduler binds them), and unbound otherwise — any of those rejects the pod:
    `pod has unbound immediate PersistentVolumeClaims` (a claim naming a class that does not
-   exist counts as Immediate, as `IsDelayBindingMode` says). Bound claims on local PVs whose node
-   affinity names `kubernetes.io/hostname` values narrow the nodes to filter to those names
-   (`GetEligibleNodes`; the runner turns an empty intersection into `node(s) didn't satisfy plugin
-   VolumeBinding`).
+   exist counts as Immediate, as `IsDelayBindingMode` says). PreFilter does not narrow the nodes:
+   a v1.36.2 scheduler reports a local PV on another node as a Filter failure on every node
+   (recorded on a real control plane, tests/sched/rig_volumes.json), not as `didn't satisfy
+   plugin(s) [VolumeBinding]`.
 2. Filter (`FindPodVolumes`), every reason UnschedulableAndUnresolvable, in this order:
-   - `node(s) had volume node affinity conflict`: a bound claim's PV node affinity does not match;
+   - `node(s) didn't match PersistentVolume's node affinity`: a bound claim's PV node affinity does
+     not match (v1.36's wording; older releases said `had volume node affinity conflict`);
    - `node(s) didn't find available persistent volumes to bind`: an unbound claim already
      provisioned for another node (`volume.kubernetes.io/selected-node`), or one that neither
      an available PV (`FindMatchingVolume`: class, size, access modes, volume mode, selector, node
@@ -72,7 +73,7 @@ __all__ = [
 NAME = "VolumeBinding"
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
@@ -150,7 +151,7 @@ class VolumeBinding:
             return PreFilterResult(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (UNBOUND_IMMEDIATE,),
                                           details=tuple(f"claim {c.name} is not bound" for c in immediate)))
         cycle.write(NAME, _State(storage, tuple(bound), tuple(delay)))
-        return PreFilterResult(node_names=_eligible_nodes(bound, storage))
+        return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         state: _State | None = cycle.read(NAME)
@@ -184,7 +185,8 @@ def _is_delay_binding(pvc: PersistentVolumeClaim, storage: StorageState) -> bool
 
 def local_pv_node_names(pv: PersistentVolume) -> set[str]:
     """`GetLocalPersistentVolumeNodeNames`: per required term, the intersection of its
-    `kubernetes.io/hostname In [...]` values; the union over the terms."""
+    `kubernetes.io/hostname In [...]` values; the union over the terms. (Planning uses it to say
+    which node a victim's local volume holds it to.)"""
     aff = pv.spec.node_affinity
     if aff is None or aff.required is None:
         return set()
@@ -196,20 +198,6 @@ def local_pv_node_names(pv: PersistentVolume) -> set[str]:
                 nodes = set(req.values) if nodes is None else nodes & set(req.values)
         out |= nodes or set()
     return out
-
-
-def _eligible_nodes(bound: list[PersistentVolumeClaim], storage: StorageState) -> frozenset[str] | None:
-    """`GetEligibleNodes`: None (every node) unless a bound claim's PV names hosts; any PV
-    missing also means every node (upstream logs the error and does not narrow)."""
-    eligible: set[str] | None = None
-    for pvc in bound:
-        pv = storage.pv(pvc.spec.volume_name)
-        if pv is None:
-            return None
-        names = local_pv_node_names(pv)
-        if names:
-            eligible = set(names) if eligible is None else eligible & names
-    return frozenset(eligible) if eligible is not None else None
 
 
 def _find_pod_volumes(state: _State, node_info: NodeInfo) -> tuple[list[str], list[str], PodVolumes]:

@@ -10,8 +10,9 @@ Mirrors kube-scheduler's `pkg/scheduler/framework/plugins/volumerestrictions/vol
    such conflict.
 2. Filter, per node: an in-tree disk also mounted by a pod on the node, unless both mount it
    read-only (GCE PD, iSCSI, RBD; EBS never shares) → `node(s) had no available disk`; then any
-   ReadWriteOncePod conflict, wherever the other pod runs → `node has pod using
-   PersistentVolumeClaim with the same name and ReadWriteOncePod access mode`. Both Unschedulable:
+   ReadWriteOncePod conflict, wherever the other pod runs → `node(s) unavailable due to
+   PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod` (v1.36's
+   wording, recorded on a real control plane). Both Unschedulable:
    evicting the pod that holds the disk or the claim fixes it.
 3. AddPod/RemovePod (preemption) change the conflict count by the number of the pod's volumes
    that name one of those claims — by claim name alone, as upstream counts them.
@@ -42,8 +43,8 @@ __all__ = ["ERR_REASON_DISK_CONFLICT", "ERR_REASON_RWOP_CONFLICT", "NAME", "Volu
 NAME = "VolumeRestrictions"
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
-ERR_REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
-                            "access mode")
+ERR_REASON_RWOP_CONFLICT = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+                            "already in-use by another pod")
 
 _SKIP = PreFilterResult(Status(Code.SKIP))
 

@@ -78,7 +78,7 @@ def test_a_local_volume_pins_the_replacement_to_its_node() -> None:
     [d] = drain.nodes[0].evict
     assert d.lands_on is None
     assert d.held_by == "its volume pv-local (claim data-db-0) is local to node-a"
-    assert d.pending_reason == ("0/2 nodes are available: 1 node(s) didn't satisfy plugin(s) [VolumeBinding], "
+    assert d.pending_reason == ("0/2 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity, "
                                 "1 node(s) were unschedulable.")
 
 
