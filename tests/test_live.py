@@ -182,7 +182,7 @@ def test_storage_objects_are_listed_and_a_pod_with_claims_is_explained_with_the_
     assert [c.name for c in state.storage.classes] == ["gp3"]
     assert [(n.name, n.limits()) for n in state.storage.csi_nodes] == [("node-a", {"ebs.csi.aws.com": 25})]
     expl = explain_pod(state, state.pod("data/db-0"))
-    assert expl.message == "0/1 nodes are available: 1 node(s) had volume node affinity conflict."
+    assert expl.message == "0/1 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity."
 
 
 # -- errors -------------------------------------------------------------------------------------
