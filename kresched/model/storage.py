@@ -306,6 +306,9 @@ class StorageState:
     csi_node_by_name: dict[str, CSINode] = field(default_factory=dict, compare=False, repr=False)
     #: PVs by the class they name (`pvCache.ListPVs(class)`), in name order.
     pvs_by_class: dict[str, tuple[PersistentVolume, ...]] = field(default_factory=dict, compare=False, repr=False)
+    #: For the volume plugins: what they derive from a running pod and these objects alone
+    #: (NodeVolumeLimits' attachable volumes), by pod identity, filled as they go.
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, pvs: Any = (), pvcs: Any = (), classes: Any = (), csi_nodes: Any = (),

@@ -131,6 +131,7 @@ class NodeInfo:
     """
 
     __slots__ = (
+        "_volume_pods",
         "node",
         "name",
         "pods",
@@ -157,6 +158,7 @@ class NodeInfo:
         self.used_ports: Counter[tuple[str, str, int]] = Counter()
         self.pods_with_affinity: list[Pod] = []
         self.pods_with_required_anti_affinity: list[Pod] = []
+        self._volume_pods: tuple[Pod, ...] | None = None
         #: `NonZeroRequested`: what the scoring plugins count, with the defaults for containers
         #: that request no cpu or memory (`Pod.nonzero_milli_cpu`).
         self.nonzero_milli_cpu = 0
@@ -186,6 +188,7 @@ class NodeInfo:
 
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
+        self._volume_pods = None
         self._account(pod, 1)
 
     def remove_pod(self, pod: Pod) -> None:
@@ -193,6 +196,7 @@ class NodeInfo:
         for i, p in enumerate(self.pods):
             if p.key == pod.key:
                 del self.pods[i]
+                self._volume_pods = None
                 self._account(p, -1)
                 return
         raise ValueError(f"pod {pod.key} is not on node {self.name}")
@@ -240,7 +244,17 @@ class NodeInfo:
         c.used_ports = Counter(self.used_ports)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c._volume_pods = self._volume_pods
         return c
+
+    def pods_with_volumes(self) -> tuple[Pod, ...]:
+        """The pods here that use a PersistentVolumeClaim (or a generic ephemeral volume) or an
+        in-tree disk: all NodeVolumeLimits has to count (cf. upstream's `NodeInfo.PVCRefCounts`).
+        Built on first use and kept until a pod is added or removed: most pods use neither, and
+        planning asks about the same node many times."""
+        if self._volume_pods is None:
+            self._volume_pods = tuple(p for p in self.pods if _uses_volumes(p))
+        return self._volume_pods
 
     def requested(self, resource: str) -> int:
         if resource == "cpu":
@@ -255,6 +269,12 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
+
+
+def _uses_volumes(pod: Pod) -> bool:
+    return bool(pod.claim_names) or any(
+        v.gce_persistent_disk is not None or v.aws_elastic_block_store is not None or v.azure_disk is not None
+        or v.cinder is not None for v in pod.spec.volumes)
 
 
 def _update(pods: list[Pod], pod: Pod, sign: int) -> None:

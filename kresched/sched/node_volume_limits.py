@@ -97,8 +97,17 @@ class NodeVolumeLimits:
         if not limits:
             return SUCCESS
         attached: dict[str, str] = {}
-        for existing in node_info.pods:
-            attached.update(attachable_volumes(existing, storage, csi_node, new_pod=False))
+        has_csi_node = csi_node is not None
+        cache = storage.derived
+        for existing in node_info.pods_with_volumes():
+            # Planning filters the same running pods over and over; what they attach depends only
+            # on the pod, the storage objects and whether the node has a CSINode.
+            key = (NAME, id(existing), has_csi_node)
+            hit = cache.get(key)
+            if hit is None or hit[0] is not existing:
+                hit = (existing, attachable_volumes(existing, storage, csi_node, new_pod=False))
+                cache[key] = hit
+            attached.update(hit[1])
         attached_count: dict[str, int] = {}
         for unique, driver in attached.items():
             new.pop(unique, None)
@@ -124,6 +133,8 @@ def attachable_volumes(pod: Pod, storage: StorageState, csi_node: CSINode | None
     """`filterAttachableVolumes`: `driver/volumeHandle` → driver for each volume of `pod` that a
     CSI driver attaches to the node. For the new pod a missing claim raises `_MissingClaim`."""
     out: dict[str, str] = {}
+    if not pod.claim_names and not any(_inline_plugin(v) for v in pod.spec.volumes):
+        return out
     for v in pod.spec.volumes:
         if v.persistent_volume_claim is not None:
             name, ephemeral = v.persistent_volume_claim.claim_name, False
