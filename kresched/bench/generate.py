@@ -47,7 +47,7 @@ from kresched.bench.kube import (
 
 __all__ = ["GENERATOR_VERSION", "SIZES", "ClusterSize", "cluster_path", "ensure_cluster", "generate"]
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 DAY = 86_400
 REGION = "eu-west-1"
 ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")

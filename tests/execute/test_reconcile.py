@@ -144,11 +144,13 @@ def pending_reasons(run) -> dict[str, str]:
     return {p["pod"]: p["reason"] for p in run.summary["stillPending"]}
 
 
-#: What one pass reads to plan: the nine lists of `snapshot`, one page each here.
+#: What one pass reads to plan: the thirteen lists of `snapshot`, one page each here.
 STATE_READ = [("GET", "/api/v1/namespaces"), ("GET", "/apis/scheduling.k8s.io/v1/priorityclasses"),
               ("GET", "/api/v1/nodes"), ("GET", "/apis/policy/v1/poddisruptionbudgets"),
               ("GET", "/api/v1/services"), ("GET", "/api/v1/replicationcontrollers"),
-              ("GET", "/apis/apps/v1/replicasets"), ("GET", "/apis/apps/v1/statefulsets"), ("GET", "/api/v1/pods")]
+              ("GET", "/apis/apps/v1/replicasets"), ("GET", "/apis/apps/v1/statefulsets"),
+              ("GET", "/apis/storage.k8s.io/v1/storageclasses"), ("GET", "/apis/storage.k8s.io/v1/csinodes"),
+              ("GET", "/api/v1/persistentvolumes"), ("GET", "/api/v1/persistentvolumeclaims"), ("GET", "/api/v1/pods")]
 
 
 # -- one pass, several pods ---------------------------------------------------------------------------
