@@ -153,7 +153,9 @@ def _why_there(state: ClusterState, pod: Pod, plugins: list[FilterPlugin]) -> Ex
     without = ClusterState.build(state.nodes, rest, state.pdbs, state.priority_classes, state.namespaces,
                                  state.workloads, state.storage)
     unbound = replacement_of(pod)
-    unbound = msgspec.structs.replace(unbound, metadata=pod.metadata)
+    # The same pod (its name, so its own ephemeral claims too), unbound.
+    unbound = msgspec.structs.replace(unbound, metadata=pod.metadata,
+                                      spec=msgspec.structs.replace(unbound.spec, volumes=pod.spec.volumes))
     again = explain_pod(without, unbound, plugins)
     notes = [where]
     if again.predicted is None:

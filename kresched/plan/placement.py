@@ -87,10 +87,14 @@ def bound_to(pod: Pod, node: str) -> Pod:
 def replacement_of(pod: Pod) -> Pod:
     """The pod its controller creates after it is evicted: same spec, unbound, Pending, another name.
 
-    It keeps its volumes, so its `persistentVolumeClaim`s are the same claims (a StatefulSet's
-    pod is recreated with the same claims, bound to the same PersistentVolumes) and the volume
-    filters place it only where those volumes can follow."""
-    spec = msgspec.structs.replace(pod.spec, node_name="")
+    It keeps its `persistentVolumeClaim` volumes, so its claims are the same claims (a
+    StatefulSet's pod is recreated with the same claims, bound to the same PersistentVolumes) and
+    the volume filters place it only where those volumes can follow. A generic ephemeral volume is
+    left out: the ephemeral volume controller makes the new pod a new claim from the template,
+    which kresched assumes can be provisioned wherever the pod lands (the old claim goes with the
+    old pod)."""
+    volumes = tuple(v for v in pod.spec.volumes if v.ephemeral is None)
+    spec = msgspec.structs.replace(pod.spec, node_name="", volumes=volumes)
     status = msgspec.structs.replace(pod.status, phase="Pending", conditions=(), start_time=None,
                                      nominated_node_name="")
     meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement")

@@ -19,7 +19,9 @@ Mirrors kube-scheduler's `pkg/scheduler/framework/plugins/nodevolumelimits/csi.g
 Deliberate differences: VolumeAttachment objects are not read (upstream ≥ 1.35 also counts
 attachments no pod on the node accounts for, e.g. of pods still detaching); the alpha
 VolumeLimitScaling check (`preventPodSchedulingIfMissing`) is not simulated; the handle of an
-unbound claim uses a fixed prefix where upstream draws a random one (no randomness in kresched).
+unbound claim uses a fixed prefix where upstream draws a random one (no randomness in kresched); a
+generic ephemeral claim the new pod does not own is UnschedulableAndUnresolvable here, an Error
+(which aborts the scheduling attempt) upstream.
 Runs only when the source held PersistentVolumeClaims. Pure.
 """
 

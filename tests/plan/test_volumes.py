@@ -142,3 +142,16 @@ def test_the_demo_drain_says_the_nats_replica_would_be_stranded(monkeypatch: pyt
                   "-o", "json")
     nats = next(e for e in json.loads(out.stdout)["evict"] if e["pod"] == "data/nats-1")
     assert nats["landsOn"] is None
+
+
+def test_a_replica_with_a_generic_ephemeral_volume_gets_a_new_claim_wherever_it_lands() -> None:
+    """Its claim goes with the evicted pod (`<pod>-<volume>`, owned by it); the replacement's new
+    claim does not exist yet: it is not what keeps the replacement Pending."""
+    web = make_pod("web-1", node="node-a", cpu="1", uid="uid-web-1", volumes=[{"name": "scratch", "ephemeral": {}}])
+    claim = make_pvc("web-1-scratch", volume="pv-scratch", storage_class="gp3", owner_uid="uid-web-1")
+    pv = make_pv("pv-scratch", claim="default/web-1-scratch", storage_class="gp3",
+                 node_affinity=[[{"key": ZONE, "operator": "In", "values": ["zone-a"]}]])
+    state = make_state(_nodes(**{"node-a": "zone-a", "node-b": "zone-b"}), [web],
+                       storage=[make_storage_class("gp3"), claim, pv])
+    [d] = plan_drain(state, ["node-a"], DrainOptions()).nodes[0].evict
+    assert (d.lands_on, d.held_by) == ("node-b", None)
