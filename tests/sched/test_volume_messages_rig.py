@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kresched.plan.explain import explain_pod
+from kresched.plan.planner import plan_pod
 from kresched.sources.snapshot import load_snapshot
 
 FIXTURE = Path(__file__).with_name("rig_volumes.json")
@@ -44,3 +45,32 @@ def test_the_message_is_the_schedulers(name: str) -> None:
     pod = STATE.pod(f"issue11-vol/{name}")
     recorded = pod.condition("PodScheduled").message
     assert explain_pod(STATE, pod).scheduler_message == recorded
+
+
+# -- preemption with volumes ------------------------------------------------------------------------
+
+#: Recorded the same way (namespace issue11-pre; the two incoming pods were created with a
+#: scheduling gate, the state read, then the gates removed — the fixture holds them released):
+#: the real scheduler preempted the lower-priority pod holding the only CSI attachment slot of
+#: node-a2 and the one using the ReadWriteOncePod claim on node-b1, and wrote these
+#: FailedScheduling messages first (no preemption part: preemption found a candidate).
+PREEMPTION = load_snapshot(str(Path(__file__).with_name("rig_volume_preemption.json")))
+PREEMPTED = {
+    "hi-csi": ("node-a2", ["issue11-pre/low-csi"],
+               "0/3 nodes are available: 1 node(s) exceed max volume count, 2 node(s) didn't match Pod's node "
+               "affinity/selector."),
+    "hi-rwop": ("node-b1", ["issue11-pre/low-rwop"],
+                "0/3 nodes are available: 3 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod "
+                "access mode already in-use by another pod."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PREEMPTED), ids=["evicting the holder of a node's last CSI attachment slot",
+                                                       "evicting the pod using a ReadWriteOncePod claim"])
+def test_the_scheduler_preempts_the_same_pod_and_writes_the_same_message(name: str) -> None:
+    node, victims, message = PREEMPTED[name]
+    pod = PREEMPTION.pod(f"issue11-pre/{name}")
+    expl = explain_pod(PREEMPTION, pod)
+    assert (expl.scheduler_message, expl.preemption_message) == (message, None)
+    plan = plan_pod(PREEMPTION, pod)
+    assert (plan.outcome, plan.node, [v.pod.key for v in plan.victims]) == ("evict", node, victims)
