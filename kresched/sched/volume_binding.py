@@ -56,7 +56,12 @@ from kresched.sched.framework import (
     Snapshot,
     Status,
 )
-from kresched.sched.volume_helpers import check_node_affinity, find_matching_volume, pvc_not_found
+from kresched.sched.volume_helpers import (
+    check_node_affinity,
+    find_matching_volume,
+    matching_candidates,
+    pvc_not_found,
+)
 
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",
@@ -97,10 +102,12 @@ class _State:
     storage: StorageState
     bound: tuple[PersistentVolumeClaim, ...]
     delay: tuple[PersistentVolumeClaim, ...]
+    #: Per delayed-binding claim (by key), the volumes of its class it could bind to on some node.
+    candidates: dict[str, list[PersistentVolume]] = field(default_factory=dict)
     pod_volumes_by_node: dict[str, PodVolumes] = field(default_factory=dict)
 
     def clone(self) -> _State:
-        return _State(self.storage, self.bound, self.delay, dict(self.pod_volumes_by_node))
+        return _State(self.storage, self.bound, self.delay, self.candidates, dict(self.pod_volumes_by_node))
 
 
 def _unresolvable(msg: str) -> PreFilterResult:
@@ -150,7 +157,10 @@ class VolumeBinding:
         if immediate:
             return PreFilterResult(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (UNBOUND_IMMEDIATE,),
                                           details=tuple(f"claim {c.name} is not bound" for c in immediate)))
-        cycle.write(NAME, _State(storage, tuple(bound), tuple(delay)))
+        # The node-independent half of FindMatchingVolume, once per pod instead of once per node.
+        candidates = {c.key: matching_candidates(c, storage.pvs_by_class.get(c.storage_class, ()))
+                      for c in delay if ANN_SELECTED_NODE not in c.metadata.annotations}
+        cycle.write(NAME, _State(storage, tuple(bound), tuple(delay), candidates))
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -240,7 +250,7 @@ def _find_pod_volumes(state: _State, node_info: NodeInfo) -> tuple[list[str], li
             if to_match:
                 chosen: set[str] = set()
                 for pvc in sorted(to_match, key=lambda c: c.request_bytes):
-                    pv = find_matching_volume(pvc, storage.pvs_by_class.get(pvc.storage_class, ()), node, chosen)
+                    pv = find_matching_volume(pvc, state.candidates.get(pvc.key, ()), node, chosen)
                     if pv is None:
                         unbound_ok = False
                         to_provision.append(pvc)

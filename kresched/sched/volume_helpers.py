@@ -19,6 +19,7 @@ __all__ = [
     "check_access_modes",
     "check_node_affinity",
     "find_matching_volume",
+    "matching_candidates",
     "pv_not_found",
     "pvc_not_found",
     "storage_class_not_found",
@@ -60,45 +61,47 @@ def volume_mode_mismatch(claim: PersistentVolumeClaim, pv: PersistentVolume) -> 
     return (claim.spec.volume_mode or "Filesystem") != (pv.spec.volume_mode or "Filesystem")
 
 
-def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], node: Node,
-                         excluded: Collection[str]) -> PersistentVolume | None:
-    """`FindMatchingVolume` on the scheduler's path (a node, delayed binding, VolumeAttributesClass
-    GA): a volume pre-bound to the claim wins if its node affinity fits the node (else nothing);
-    otherwise the smallest Available volume of the claim's class that is big enough, of the same
-    volume mode, not being deleted, matching the claim's selector, the node and the access modes,
-    with the same VolumeAttributesClass. `excluded`: names already chosen for other claims."""
-    smallest: PersistentVolume | None = None
+def matching_candidates(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume]) -> list[PersistentVolume]:
+    """The volumes `find_matching_volume` can pick for `claim` on some node, in their order: those
+    passing every check that does not depend on the node. Computed once per pod (PreFilter): a
+    class of thousands of Bound volumes leaves only the few that could bind."""
+    out = []
     requested = claim.request_bytes
     requested_class = claim.storage_class
     selector = claim.spec.selector
     claim_vac = claim.spec.volume_attributes_class_name or ""
     for pv in volumes:
-        if pv.name in excluded:
-            continue
         bound_to_claim = is_volume_bound_to_claim(pv, claim)
         if pv.spec.claim_ref is not None and not bound_to_claim:
             continue
-        if pv.capacity_bytes < requested:
+        if pv.capacity_bytes < requested or volume_mode_mismatch(claim, pv) or pv.metadata.deletion_timestamp:
             continue
-        if volume_mode_mismatch(claim, pv):
+        if not bound_to_claim and (
+                pv.status.phase != "Available"
+                or (selector is not None and not label_selector_matches(selector, pv.labels))
+                or pv.storage_class != requested_class
+                or not check_access_modes(claim, pv)
+                or claim_vac != (pv.spec.volume_attributes_class_name or "")):
             continue
-        if pv.metadata.deletion_timestamp is not None:
+        out.append(pv)
+    return out
+
+
+def find_matching_volume(claim: PersistentVolumeClaim, candidates: Sequence[PersistentVolume], node: Node,
+                         excluded: Collection[str]) -> PersistentVolume | None:
+    """`FindMatchingVolume` on the scheduler's path (a node, delayed binding, VolumeAttributesClass
+    GA), over `candidates` = `matching_candidates(claim, <the class's volumes>)`: a volume
+    pre-bound to the claim wins if its node affinity fits the node (else nothing); otherwise the
+    smallest candidate whose node affinity fits. `excluded`: names already chosen for other claims
+    of the pod."""
+    smallest: PersistentVolume | None = None
+    labels = node.metadata.labels
+    for pv in candidates:
+        if pv.name in excluded:
             continue
-        affinity_ok = check_node_affinity(pv, node.metadata.labels)
-        if bound_to_claim:
+        affinity_ok = check_node_affinity(pv, labels)
+        if is_volume_bound_to_claim(pv, claim):
             return pv if affinity_ok else None
-        if pv.status.phase != "Available":
-            continue
-        if selector is not None and not label_selector_matches(selector, pv.labels):
-            continue
-        if pv.storage_class != requested_class:
-            continue
-        if not affinity_ok:
-            continue
-        if not check_access_modes(claim, pv):
-            continue
-        if claim_vac != (pv.spec.volume_attributes_class_name or ""):
-            continue
-        if smallest is None or smallest.capacity_bytes > pv.capacity_bytes:
+        if affinity_ok and (smallest is None or smallest.capacity_bytes > pv.capacity_bytes):
             smallest = pv
     return smallest

@@ -67,6 +67,9 @@ STORAGE: list[Any] = [
     make_pvc("pvc-wait-rwx", storage_class=LOCAL, access_modes=("ReadWriteMany",)),
     make_pvc("pvc-wait-selector", storage_class=LOCAL, selector={"tier": "gold"}),
     make_pvc("pvc-wait-block", storage_class=LOCAL, volume_mode="Block"),
+    # a PV pre-bound (claimRef) to an unbound WaitForFirstConsumer claim, on node-2
+    make_pvc("pvc-wants-pre", storage_class=LOCAL),
+    make_pv("pv-pre", storage_class=LOCAL, hosts=["node-2"], claim="default/pvc-wants-pre", phase="Available"),
     # available PVs for the local class: one on node-1 (10Gi) and one on node-2 (2Gi)
     make_pv("pv-avail-node-1", storage_class=LOCAL, hosts=["node-1"], capacity="10Gi", labels={"tier": "silver"}),
     make_pv("pv-avail-node-2", storage_class=LOCAL, hosts=["node-2"], capacity="2Gi", labels={"tier": "gold"}),
@@ -134,6 +137,9 @@ NODE_2 = make_node("node-2", labels={ZONE: "zone-b"})
                  id="the claim's selector picks the PV on the other node"),
     pytest.param(_pod("pvc-wait-block"), NODE_1, None, unresolvable(ERR_REASON_BIND_CONFLICT),
                  id="an available PV of another volume mode does not match"),
+    pytest.param(_pod("pvc-wants-pre"), NODE_2, None, None, id="the PV pre-bound to the claim is chosen"),
+    pytest.param(_pod("pvc-wants-pre"), NODE_1, None, unresolvable(ERR_REASON_BIND_CONFLICT),
+                 id="a PV pre-bound to the claim on another node rules out every other PV"),
 ])
 def test_volume_binding(pod: Pod, node: Any, want_pre: Outcome, want_filter: Outcome) -> None:
     other = [n for n in (NODE_1, NODE_2) if n.name != node.name]
