@@ -31,8 +31,9 @@ def snapshot(
     output: OutputOpt = Output.json,
     no_color: NoColorOpt = False,
 ) -> int:
-    """Write the nodes, pods, PodDisruptionBudgets, PriorityClasses and Namespaces a plan needs as
-    one JSON List, stripped of managedFields and of every field planning does not use.
+    """Write the nodes, pods, PodDisruptionBudgets, PriorityClasses, Namespaces, workloads and
+    storage objects (PersistentVolumes, claims, StorageClasses, CSINodes) a plan needs as one JSON
+    List, stripped of managedFields and of every field planning does not use.
 
     Examples:
 
@@ -45,5 +46,6 @@ def snapshot(
     write_snapshot(state, file, stdout=getattr(ENV.stdout, "buffer", None))
     if file:
         ENV.err.print(f"wrote {len(state.nodes)} nodes, {len(state.pods)} pods, {len(state.pdbs)} "
-                      f"PodDisruptionBudgets, {len(state.priority_classes)} PriorityClasses to {file}")
+                      f"PodDisruptionBudgets, {len(state.priority_classes)} PriorityClasses, "
+                      f"{len(state.storage.pvcs)} PersistentVolumeClaims to {file}")
     return 0
