@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from kresched import __version__
@@ -38,9 +40,15 @@ def _version(value: bool) -> None:
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
+    max_input: str | None = typer.Option(None, "--max-input", metavar="SIZE",
+                                         help="Largest snapshot input read, once decompressed (default 2Gi; "
+                                              "also KRESCHED_MAX_INPUT)."),
 ) -> None:
     """An important pod is Pending: kresched says what must move so that it runs, whether that is
     safe, and can carry it out."""
+    if max_input is not None:
+        # Read where the snapshot is read (`sources.snapshot.max_input_bytes`), checked there.
+        os.environ["KRESCHED_MAX_INPUT"] = max_input
 
 
 app.command("plan")(_plan.plan)

@@ -7,6 +7,7 @@ Nothing below the CLI sees Typer: options become a frozen `Options` here.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -169,6 +170,14 @@ def command(fn: F) -> F:
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         except BrokenPipeError:
             raise typer.Exit(int(ExitCode.OK)) from None
+        except OSError as exc:
+            if exc.errno not in _OUTPUT_FULL:
+                raise
+            # stdout on a full disk: say so once, and keep the interpreter's final flush quiet.
+            _silence_stdout()
+            ENV.err.print(f"error: cannot write the output: {exc.strerror}", markup=False, highlight=False,
+                          emoji=False, soft_wrap=True)
+            raise typer.Exit(int(ExitCode.ERROR)) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except Exception as exc:
@@ -183,6 +192,18 @@ def command(fn: F) -> F:
         return None
 
     return wrapper  # type: ignore[return-value]
+
+
+_OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _one_line(text: str) -> str:

@@ -32,6 +32,9 @@ __all__ = [
     "Condition",
     "Container",
     "ContainerImage",
+    "EmptyDirVolumeSource",
+    "HostPathVolumeSource",
+    "PersistentVolumeClaimVolumeSource",
     "ContainerPort",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -54,6 +57,7 @@ __all__ = [
     "Toleration",
     "TopologySpreadConstraint",
     "Volume",
+    "VolumeSource",
     "Workload",
 ]
 
@@ -209,15 +213,35 @@ class Container(msgspec.Struct, **_Base):
     restart_policy: str | None = None
 
 
+class EmptyDirVolumeSource(msgspec.Struct, **_Base):
+    medium: str = ""
+    size_limit: Quantity | None = None
+
+
+class PersistentVolumeClaimVolumeSource(msgspec.Struct, **_Base):
+    claim_name: str = ""
+    read_only: bool = False
+
+
+class HostPathVolumeSource(msgspec.Struct, **_Base):
+    path: str = ""
+    type: str | None = None
+
+
+class VolumeSource(msgspec.Struct, **_Base):
+    """A volume source kresched only needs to know is there. Its fields are not kept: a free-form
+    subtree would be copied, kept and written back whatever it holds (a YAML alias bomb)."""
+
+
 class Volume(msgspec.Struct, **_Base):
     name: str = ""
-    empty_dir: dict[str, Any] | None = None
-    persistent_volume_claim: dict[str, Any] | None = None
-    host_path: dict[str, Any] | None = None
-    config_map: dict[str, Any] | None = None
-    secret: dict[str, Any] | None = None
-    projected: dict[str, Any] | None = None
-    ephemeral: dict[str, Any] | None = None
+    empty_dir: EmptyDirVolumeSource | None = None
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    host_path: HostPathVolumeSource | None = None
+    config_map: VolumeSource | None = None
+    secret: VolumeSource | None = None
+    projected: VolumeSource | None = None
+    ephemeral: VolumeSource | None = None
 
 
 class SchedulingGate(msgspec.Struct, **_Base):

@@ -31,10 +31,10 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
-from kresched.errors import ClusterAccessError
+from kresched.errors import ClusterAccessError, InputError
 from kresched.model.cluster import ClusterState
 from kresched.retry import LIST_RETRY, RetryPolicy, retry_after_from_headers
-from kresched.sources.decode import Objects, decode_json, paused_gc
+from kresched.sources.decode import Objects, check_yaml_depth, decode_json, paused_gc
 from kresched.sources.snapshot import build_state
 
 __all__ = [
@@ -104,6 +104,11 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
     spec = kubeconfig or os.environ.get("KUBECONFIG") or ""
     explicit = bool(spec)
     paths = [os.path.expanduser(p) for p in (spec or DEFAULT_KUBECONFIG).split(os.pathsep) if p]
+    for p in paths:
+        if os.path.isdir(p):
+            raise ClusterAccessError(f"kubeconfig {p}: is a directory, not a file")
+        if os.path.exists(p) and not os.path.isfile(p):
+            raise ClusterAccessError(f"kubeconfig {p}: not a regular file")
     existing = [p for p in paths if os.path.isfile(p)]
     cfg = k8s.Configuration()
     if existing:
@@ -142,7 +147,11 @@ def _check_context(paths: list[str], context: str | None) -> str:
     current = ""
     for p in paths:
         try:
-            doc = yaml.safe_load(Path(p).read_text())
+            text = Path(p).read_text()
+            check_yaml_depth(text, f"invalid kubeconfig {p}")
+            doc = yaml.safe_load(text)
+        except InputError as exc:
+            raise ClusterAccessError(exc.message) from None
         except yaml.YAMLError as exc:
             raise ClusterAccessError(f"invalid kubeconfig {p}: malformed YAML: {_one_line(exc)}") from None
         except OSError as exc:
@@ -154,6 +163,7 @@ def _check_context(paths: list[str], context: str | None) -> str:
         if not isinstance(doc, dict):
             raise ClusterAccessError(f"invalid kubeconfig {p}: not a kubeconfig (expected a mapping with clusters, "
                                      "contexts and users)")
+        _check_shape(doc, p)
         for c in doc.get("contexts") or []:
             if isinstance(c, dict) and isinstance(c.get("name"), str) and c["name"] not in contexts:
                 contexts.append(c["name"])
@@ -169,6 +179,37 @@ def _check_context(paths: list[str], context: str | None) -> str:
         raise ClusterAccessError(f'kubeconfig {_names(paths)}: current-context "{current}" is not defined '
                                  f"({available})")
     return current
+
+
+def _check_shape(doc: dict[str, Any], path: str) -> None:
+    """What the client assumes without checking (it fails with a TypeError or an AttributeError):
+    `clusters`, `contexts` and `users` are lists of mappings, each with a string `name`."""
+    for key in ("clusters", "contexts", "users"):
+        value = doc.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            raise ClusterAccessError(f"invalid kubeconfig {path}: {key}: expected a list, got {_yaml_kind(value)}")
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise ClusterAccessError(f"invalid kubeconfig {path}: {key}[{i}]: expected a mapping, got "
+                                         f"{_yaml_kind(item)}")
+            if not isinstance(item.get("name"), str):
+                raise ClusterAccessError(f"invalid kubeconfig {path}: {key}[{i}].name: expected a string")
+            inner = key[:-1]  # cluster, context, user
+            if item.get(inner) is not None and not isinstance(item[inner], dict):
+                raise ClusterAccessError(f"invalid kubeconfig {path}: {key}[{i}].{inner}: expected a mapping, got "
+                                         f"{_yaml_kind(item[inner])}")
+
+
+def _yaml_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "a number" if isinstance(value, (int, float)) else f"a {type(value).__name__}"
 
 
 def _names(paths: list[str]) -> str:
