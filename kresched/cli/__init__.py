@@ -43,12 +43,18 @@ def _root(
     max_input: str | None = typer.Option(None, "--max-input", metavar="SIZE",
                                          help="Largest snapshot input read, once decompressed (default 2Gi; "
                                               "also KRESCHED_MAX_INPUT)."),
+    request_timeout: str | None = typer.Option(None, "--request-timeout", metavar="SECONDS",
+                                               help="Longest wait for one API request, all of it (default 60; "
+                                                    "also KRESCHED_REQUEST_TIMEOUT)."),
 ) -> None:
     """An important pod is Pending: kresched says what must move so that it runs, whether that is
     safe, and can carry it out."""
     if max_input is not None:
         # Read where the snapshot is read (`sources.snapshot.max_input_bytes`), checked there.
         os.environ["KRESCHED_MAX_INPUT"] = max_input
+    if request_timeout is not None:
+        # Read by `sources.live.connect`, checked there.
+        os.environ["KRESCHED_REQUEST_TIMEOUT"] = request_timeout
 
 
 app.command("plan")(_plan.plan)

@@ -7,12 +7,14 @@ Nothing below the CLI sees Typer: options become a frozen `Options` here.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
 import re
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
@@ -159,7 +161,8 @@ def command(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            code = fn(*args, **kwargs)
+            with _own_warnings():
+                code = fn(*args, **kwargs)
         except KreschedError as exc:
             # One line, whatever the message holds: scripts and log lines read errors line by line.
             ENV.err.print(f"error: {_one_line(exc.message)}", markup=False, highlight=False, emoji=False,
@@ -192,6 +195,35 @@ def command(fn: F) -> F:
         return None
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _own_warnings() -> Iterator[None]:
+    """Libraries' warnings in kresched's words: urllib3's `InsecureRequestWarning` on every request
+    to a server whose kubeconfig says `insecure-skip-tls-verify` is dropped (kubectl says nothing
+    either: the operator chose it); any other warning is one `warning: ...` line, once."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        text = _one_line(str(message))
+        if text not in shown:
+            shown.add(text)
+            ENV.err.print(f"warning: {text}", markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.filterwarnings("ignore", category=_insecure_request_warning())
+        warnings.showwarning = show
+        yield
+
+
+def _insecure_request_warning() -> type[Warning]:
+    try:
+        from urllib3.exceptions import InsecureRequestWarning
+    except ImportError:  # pragma: no cover - urllib3 comes with the kubernetes client
+        return UserWarning
+    return InsecureRequestWarning
 
 
 _OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
