@@ -23,7 +23,7 @@ started again after a backoff pause, and a watch RBAC forbids falls back to poll
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -326,10 +326,13 @@ class KubeApi:
                 raise err from None
             raise
         try:
-            for line in resp:
+            for line in _event_lines(resp, time.monotonic() + seconds + 10):
                 if not line.strip():
                     continue
-                ev = _watch_event.decode(line)
+                try:
+                    ev = _watch_event.decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return "the server sent an unreadable watch event"
                 if ev.type == "ERROR":  # e.g. 410 Gone: start over from a fresh GET
                     try:
                         return f"the server ended the watch: {_status_body.decode(ev.object).message}"
@@ -354,6 +357,30 @@ class KubeApi:
             resp.close()
             resp.release_conn()
         return None
+
+
+#: A watch event is one object: etcd keeps objects under 1.5 MiB, so 16 MiB without a newline is no
+#: event, only a server streaming garbage into kresched's memory.
+MAX_EVENT_BYTES = 16 << 20
+
+
+def _event_lines(resp: Any, deadline: float) -> Iterator[bytes]:
+    """The watch stream's lines, each at most `MAX_EVENT_BYTES`, until `deadline` (monotonic): the
+    read timeout is per read, so a server trickling bytes would keep a watch open past it."""
+    buf = bytearray()
+    for chunk in resp.stream(65536, decode_content=True):
+        start = 0
+        buf += chunk
+        while (i := buf.find(b"\n", start)) >= 0:
+            yield bytes(buf[start:i])
+            start = i + 1
+        del buf[:start]
+        if len(buf) > MAX_EVENT_BYTES:
+            raise ApiFailure(f"the API server sent a watch event larger than {MAX_EVENT_BYTES >> 20} MiB")
+        if time.monotonic() > deadline:
+            return
+    if buf:
+        yield bytes(buf)
 
 
 def _decoded(data: bytes, kind: str, origin: str) -> Any:

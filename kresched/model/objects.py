@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from kresched.model.quantity import InvalidQuantity, to_int, to_nano
+from kresched.model.validation import check_label_selector, check_pod_spec, check_priority_class, check_taints
 
 __all__ = [
     "CRITICAL_POD_ANNOTATION",
@@ -496,6 +497,7 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
         d = self.__dict__
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
+        check_pod_spec(self.spec)
         reqs = _pod_requests(self.spec)
         d["requests"] = Resources(reqs.pop("cpu", 0), reqs.pop("memory", 0), reqs.pop("ephemeral-storage", 0),
                                   {k: v for k, v in reqs.items() if k != "pods"})
@@ -683,6 +685,7 @@ class Node(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults
     def __post_init__(self) -> None:
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
+        check_taints(self.spec.taints)
         capacity = _resources(self.status.capacity, "status.capacity")
         # The scheduler reads allocatable only; a hand-written node may give capacity alone.
         allocatable = _resources(self.status.allocatable, "status.allocatable") if self.status.allocatable else capacity
@@ -768,6 +771,7 @@ class PodDisruptionBudget(msgspec.Struct, frozen=True, rename="camel", omit_defa
                     raise ValueError(f"spec.{field}: {value!r} must not be greater than 100%")
             elif value is not None and value < 0:
                 raise ValueError(f"spec.{field}: {value} must be greater than or equal to 0")
+        check_label_selector("spec.selector", spec.selector)
 
     @property
     def name(self) -> str:
@@ -797,6 +801,7 @@ class PriorityClass(msgspec.Struct, frozen=True, rename="camel", omit_defaults=T
     def __post_init__(self) -> None:
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
+        check_priority_class(self.metadata.name, self.value, self.global_default, self.preemption_policy)
 
     @property
     def name(self) -> str:
