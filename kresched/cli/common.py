@@ -14,13 +14,14 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.segment import Segment
 
 from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.model.cluster import ClusterState
@@ -73,6 +74,38 @@ class Options:
     no_color: bool = False
 
 
+def _control_table() -> dict[int, str]:
+    table = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)}
+    # Bidirectional overrides and isolates reorder what the terminal shows (a name that reads
+    # backwards): shown as escapes too.
+    table.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+    return table
+
+
+_CONTROL = _control_table()
+
+
+def escape_control(text: str) -> str:
+    """Control characters (ESC, BEL, CR, ...), C1 controls and bidi overrides as `\\xNN` escapes:
+    names come from the cluster, and `ESC]0;...` in a pod name would retitle the terminal."""
+    return text.translate(_CONTROL)
+
+
+class SafeConsole(Console):
+    """A rich Console that never writes a control character it did not produce itself.
+
+    Strings are escaped before layout (so tables keep their widths); whatever reaches the output
+    some other way (a `Text` built elsewhere) is escaped segment by segment on the way out —
+    rich's own styles, links and cursor moves are not text segments and are left alone."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return super().render_str(escape_control(text), *args, **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control else Segment(escape_control(seg.text), seg.style, seg.control) for seg in buffer)
+
+
 @dataclass
 class Env:
     """Where output goes. Tests build one around string buffers; `main` uses the real streams."""
@@ -84,12 +117,12 @@ class Env:
 
     @functools.cached_property
     def out(self) -> Console:
-        return Console(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False,
-                       width=None if self.stdout_is_tty else 120)
+        return SafeConsole(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False,
+                           width=None if self.stdout_is_tty else 120)
 
     @functools.cached_property
     def err(self) -> Console:
-        return Console(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True)
+        return SafeConsole(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True)
 
     @property
     def _no_color(self) -> bool:

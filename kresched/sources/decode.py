@@ -174,6 +174,10 @@ def decode_json(data: bytes, origin: str, item_kind: str | None = None) -> Objec
         raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
     except RecursionError:
         raise _too_deep(origin) from None
+    except msgspec.ValidationError as exc:  # (a subclass of DecodeError: first) e.g. a malformed item's kind
+        raise InputError(f"{origin}: {_clean(exc)}") from None
+    except msgspec.DecodeError as exc:  # malformed JSON found on a second, item-by-item pass
+        raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
 
 
 def _not_utf8(data: bytes) -> str:

@@ -127,3 +127,16 @@ def test_a_hand_edited_reservation_time_without_a_zone_is_reported_stale_and_the
     reason = {e["node"]: e["reason"] for e in run.events("stale")}["n-fresh"]
     assert "'2025-01-01T00:00:00' is not an RFC 3339 time with a zone" in reason
     assert taints(reservations, "n-fresh") == []
+
+
+def test_rbac_forbidding_node_patches_exits_5_naming_the_rule_and_what_stays(reservations, cli):
+    reservations.forbid("patch", "nodes")
+    run = cli("untaint", "-o", "json")
+    assert run.code == ExitCode.CLUSTER_ACCESS
+    lines = run.stderr.splitlines()
+    assert lines[0].startswith("warning: could not remove the reservation from node n-bound: forbidden: ")
+    assert lines[-1].startswith('error: forbidden: cannot patch nodes "n-bound" at the cluster scope (needs RBAC: '
+                                'apiGroups [""], resources ["nodes"], verbs ["patch"]')
+    assert lines[-1].endswith("; node n-bound keeps kresched's reservation (taint "
+                              "CriticalAddonsOnly=kresched:NoSchedule): `kresched untaint n-bound` removes it")
+    assert taints(reservations, "n-bound") == [OURS]
