@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 
 import typer
 
@@ -68,4 +70,16 @@ app.command("manifests")(_manifests.manifests_command)
 
 
 def main() -> None:
-    app(prog_name="kresched")
+    try:
+        app(prog_name="kresched")
+    except SystemExit as exc:
+        live = sys.modules.get("kresched.sources.live")
+        if live is not None and live.requests_still_running():
+            # A request abandoned at its deadline still blocks in a daemon thread: finalising the
+            # interpreter under it can abort the process. Everything is said and flushed: leave.
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(code)
+        raise

@@ -66,7 +66,12 @@ def make_reporter(opts: Options, mode: str) -> Reporter:
                 ENV.err.print(f"warning: {event.text}", markup=False, highlight=False, emoji=False, soft_wrap=True)
 
         return report
-    return lambda event: ENV.out.print(event_text(event, mode))
+
+    def show(event: Event) -> None:
+        # What stays behind goes where errors go, so that `kresched ... > report.txt` still shows it.
+        (ENV.err if event.action in LEFT_BEHIND else ENV.out).print(event_text(event, mode))
+
+    return show
 
 
 #: Events saying that something kresched placed stays behind (a reservation, a cordon, the Lease),

@@ -57,6 +57,7 @@ __all__ = [
     "load_live",
     "read_live",
     "read_within",
+    "requests_still_running",
     "RequestDeadline",
     "retry_after_seconds",
 ]
@@ -146,7 +147,9 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
     deadline = _seconds_from_env(REQUEST_TIMEOUT_ENV, DEFAULT_REQUEST_TIMEOUT)
     list_deadline = _seconds_from_env(LIST_TIMEOUT_ENV, DEFAULT_LIST_TIMEOUT)
     if request_timeout is None:
-        request_timeout = (min(10.0, deadline), deadline)
+        # The read timeout a little past the deadline: a silent server ends at the deadline, once,
+        # with the deadline's message — not as read timeouts retried five times over.
+        request_timeout = (min(10.0, deadline), deadline + 1.0)
     spec = kubeconfig or os.environ.get("KUBECONFIG") or ""
     explicit = bool(spec)
     paths = [os.path.expanduser(p) for p in (spec or DEFAULT_KUBECONFIG).split(os.pathsep) if p]
@@ -501,6 +504,16 @@ class RequestDeadline(ClusterAccessError):
     """A request did not complete within its deadline."""
 
 
+_abandoned: list[threading.Thread] = []
+
+
+def requests_still_running() -> bool:
+    """Whether a request abandoned at its deadline is still blocked in its thread. Finalising the
+    interpreter under such a daemon thread was seen to abort (SIGABRT) now and then;
+    `kresched.cli.main` then ends the process without finalising."""
+    return any(t.is_alive() for t in _abandoned)
+
+
 def read_within(client: LiveClient, call: ApiCall, request: Callable[[], Any], seconds: float | None = None) -> bytes:
     """The body of `request()` (a call made with `_preload_content=False`), read completely within
     `seconds` (default: the client's request deadline), or a `ClusterAccessError` saying so.
@@ -529,6 +542,7 @@ def read_within(client: LiveClient, call: ApiCall, request: Callable[[], Any], s
     worker.start()
     worker.join(max(limit, 0.0))
     if worker.is_alive():
+        _abandoned.append(worker)
         resp = box.get("resp")
         if resp is not None:
             with contextlib.suppress(Exception):  # best effort: the thread is abandoned either way

@@ -588,3 +588,14 @@ def test_a_reservation_time_without_a_zone_is_cleaned_as_stale_and_the_pass_goes
     assert run.summary["reservationsCleaned"] == 4
     assert "is not an RFC 3339 time with a zone" in {e["node"]: e["reason"] for e in run.events("stale")}["n-fresh"]
     assert no_reservations(reservations)
+
+
+def test_rbac_forbidding_node_patches_ends_the_pass_with_exit_5_the_rule_and_what_stays(reservations, cli):
+    reservations.forbid("patch", "nodes")
+    run = reconcile(cli)
+    assert run.code == ExitCode.CLUSTER_ACCESS
+    error = run.stderr.splitlines()[-1]
+    assert error.startswith('error: forbidden: cannot patch nodes "n-bound" at the cluster scope (needs RBAC: '
+                            'apiGroups [""], resources ["nodes"], verbs ["patch"]')
+    assert error.endswith("`kresched untaint n-bound` removes it")
+    assert lease(reservations)["holderIdentity"] == ""  # the Lease is released all the same
