@@ -61,6 +61,16 @@ def test_a_hostile_server_ends_in_one_error_line_within_the_deadline(tmp_path, b
     assert seconds < 20  # the deadlines are 1 s and 3 s; a hang would hit the subprocess timeout
 
 
+def test_an_endless_answer_is_cut_at_the_size_limit_before_it_fills_memory(tmp_path):
+    with HostileServer("huge-line") as srv:
+        code, stderr, _ = run(srv.write_kubeconfig(tmp_path / "kubeconfig"), "plan",
+                              env={"KRESCHED_REQUEST_TIMEOUT": "20", "KRESCHED_MAX_INPUT": "4Mi"})
+        url = srv.url
+    assert code == ExitCode.CLUSTER_ACCESS
+    assert error_line(stderr) == (f"error: cannot list namespaces at the cluster scope: the API server at {url} sent "
+                                  "more than 4 MiB in one answer (KRESCHED_MAX_INPUT raises the limit)")
+
+
 def test_a_list_that_takes_longer_than_its_deadline_stops_there(tmp_path):
     # Each page comes quickly, but the pages never end and the token changes: the list deadline ends it.
     with HostileServer("trickle") as srv:

@@ -45,7 +45,7 @@ from kresched.errors import ClusterAccessError, InputError
 from kresched.model.cluster import ClusterState
 from kresched.retry import LIST_RETRY, RetryPolicy, retry_after_from_headers
 from kresched.sources.decode import Objects, check_yaml_depth, decode_json, paused_gc
-from kresched.sources.snapshot import build_state
+from kresched.sources.snapshot import build_state, max_input_bytes
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -524,6 +524,7 @@ def read_within(client: LiveClient, call: ApiCall, request: Callable[[], Any], s
     abandoned — it ends with its socket, and never keeps the process alive.
     """
     limit = client.request_deadline if seconds is None else seconds
+    max_bytes = max_input_bytes()
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -531,7 +532,7 @@ def read_within(client: LiveClient, call: ApiCall, request: Callable[[], Any], s
             resp = request()
             box["resp"] = resp
             try:
-                box["data"] = resp.read() if hasattr(resp, "read") else b""
+                box["data"] = _read_body(resp, max_bytes) if hasattr(resp, "read") else b""
             finally:
                 if hasattr(resp, "release_conn"):
                     resp.release_conn()
@@ -551,8 +552,32 @@ def read_within(client: LiveClient, call: ApiCall, request: Callable[[], Any], s
                                  f"answer within {limit:g}s (set {REQUEST_TIMEOUT_ENV} or --request-timeout "
                                  "to wait longer)")
     if "exc" in box:
-        raise box["exc"]
+        exc = box["exc"]
+        if isinstance(exc, _TooLarge):
+            raise ClusterAccessError(f"cannot {call.describe()}: the API server at {client.server} sent more than "
+                                     f"{max_bytes >> 20} MiB in one answer (KRESCHED_MAX_INPUT raises the limit)"
+                                     ) from None
+        raise exc
     return box["data"]
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_body(resp: Any, max_bytes: int) -> bytes:
+    """The whole body, refusing more than `max_bytes`: a server streaming without end would
+    otherwise fill memory before any deadline."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = resp.read(1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > max_bytes:
+            raise _TooLarge
+        chunks.append(chunk)
 
 
 # -- listing --------------------------------------------------------------------------------------
