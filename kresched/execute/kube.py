@@ -94,8 +94,8 @@ class _WatchForbidden(Exception):
 def _status_text(exc: ApiException) -> str:
     try:
         st = msgspec.json.decode(exc.body or b"{}", type=_StatusBody)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return str(exc.reason or exc.status)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError, TypeError):
+        return str(exc.reason or exc.status)  # not a Status (a proxy's HTML page, garbage)
     causes = [c.message for c in (st.details.causes if st.details else []) if c.message]
     return " ".join([st.message or str(exc.reason or exc.status), *causes])
 

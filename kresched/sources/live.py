@@ -263,7 +263,7 @@ class _TimedExecProvider(ExecProvider):
                                   + (f": {detail[:300]}" if detail else ""))
         try:
             data = json.loads(stdout)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ConfigException(f"exec credential plugin `{command}` printed no ExecCredential JSON") from None
         if not isinstance(data, dict) or not isinstance(data.get("status"), dict):
             raise ConfigException(f"exec credential plugin `{command}`: malformed ExecCredential (no status)")
@@ -430,7 +430,7 @@ def _status(exc: ApiException) -> _Status:
     if body:
         try:
             return msgspec.json.decode(body, type=_Status)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError, TypeError):
             text = " ".join(str(body).split())
             return _Status(message=text[:200] + ("…" if len(text) > 200 else ""), reason=str(exc.reason or ""))
     return _Status(reason=str(exc.reason or ""))
