@@ -65,7 +65,7 @@ def plan(
         try:
             parse_pod_ref(pod)
         except ValueError as exc:
-            raise InputError(f"--pod: {exc}") from None
+            raise InputError(str(exc)) from None
     state = load_state(opts)
     options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation)
     if pod is not None:

@@ -141,11 +141,6 @@ def _check_node_term(path: str, term: NodeSelectorTerm) -> None:
 
 # -- the pod spec ------------------------------------------------------------------------------
 
-def _check_weight(path: str, weight: int) -> None:
-    if not 1 <= weight <= 100:
-        raise ValueError(f"{path}: Invalid value: {weight}: must be in the range 1-100")
-
-
 def _check_pod_affinity_term(path: str, term: PodAffinityTerm) -> None:
     if not term.topology_key:
         raise ValueError(f"{path}.topologyKey: Required value: can not be empty")
@@ -166,7 +161,6 @@ def _check_affinity(path: str, affinity: Affinity | None) -> None:
                                  term)
         for i, pref in enumerate(na.preferred_during_scheduling_ignored_during_execution):
             p = f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-            _check_weight(f"{p}.weight", pref.weight)
             _check_node_term(f"{p}.preference", pref.preference)
     for name, pa in (("podAffinity", affinity.pod_affinity), ("podAntiAffinity", affinity.pod_anti_affinity)):
         if pa is None:
@@ -176,7 +170,6 @@ def _check_affinity(path: str, affinity: Affinity | None) -> None:
             _check_pod_affinity_term(f"{where}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", term)
         for i, weighted in enumerate(pa.preferred_during_scheduling_ignored_during_execution):
             p = f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-            _check_weight(f"{p}.weight", weighted.weight)
             _check_pod_affinity_term(f"{p}.podAffinityTerm", weighted.pod_affinity_term)
 
 
@@ -222,8 +215,8 @@ def _check_spread(path: str, constraints: tuple[TopologySpreadConstraint, ...]) 
             check_int32(f"{where}.minDomains", c.min_domains)
             if c.min_domains <= 0:
                 raise ValueError(f"{where}.minDomains: Invalid value: {c.min_domains}: must be greater than zero")
-            if c.when_unsatisfiable != "DoNotSchedule":
-                raise _unsupported(f"{where}.whenUnsatisfiable", c.when_unsatisfiable, ("DoNotSchedule",))
+            # Upstream also refuses minDomains with ScheduleAnyway; the scheduler ignores it there
+            # (upstream's TestPodTopologySpreadScore has such a pod), so kresched lets it through.
         for name, value in (("nodeAffinityPolicy", c.node_affinity_policy), ("nodeTaintsPolicy", c.node_taints_policy)):
             if value is not None and value not in ("Honor", "Ignore"):
                 raise _unsupported(f"{where}.{name}", value, ("Honor", "Ignore"))
