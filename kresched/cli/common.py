@@ -1,6 +1,7 @@
-"""What every subcommand shares: the common options, the environment (consoles), loading the
-cluster state from the one source chosen, parsing durations, and the single place that turns
-exceptions into exit codes.
+"""What every subcommand shares: the common options, the environment (consoles that escape
+control characters in names from the cluster), loading the cluster state from the one source
+chosen, parsing durations, and the single place that turns exceptions into exit codes and
+libraries' warnings into kresched's own words.
 
 Nothing below the CLI sees Typer: options become a frozen `Options` here.
 """
