@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from kresched.cli import app
 from kresched.cli.common import ENV
-from kresched.errors import ClusterAccessError, ExitCode, InputError
+from kresched.errors import ClusterAccessError, ExitCode
 from kresched.model.cluster import ClusterState
 from kresched.model.storage import STORAGE_KINDS, StorageState
 from kresched.plan.explain import explain_pod
@@ -157,7 +157,9 @@ def test_a_list_that_keeps_expiring_is_a_clear_error(seeded, client, fake_api):
 def test_a_malformed_object_from_the_server_is_an_error_naming_it(fake_api, client):
     fake_api.load({"kind": "Pod", "metadata": {"name": "bad", "namespace": "shop"},
                    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}})
-    with pytest.raises(InputError, match=r"/api/v1/pods \(page 1\): Pod shop/bad: .*cpu"):
+    # The server's answer, not the operator's input: exit 5 (cluster), not 2 (usage).
+    with pytest.raises(ClusterAccessError, match=r"^the API server sent an object kresched cannot use: "
+                                                 r".*/api/v1/pods \(page 1\): Pod shop/bad: .*cpu"):
         load_live(client)
 
 

@@ -59,8 +59,24 @@ def write_json_line(data: dict) -> None:
 def make_reporter(opts: Options, mode: str) -> Reporter:
     """One JSON object per line under -o json or when stdout is not a terminal; else coloured lines."""
     if json_lines(opts):
-        return lambda event: write_json_line(event_dict(event, mode))
-    return lambda event: ENV.out.print(event_text(event, mode))
+        def report(event: Event) -> None:
+            write_json_line(event_dict(event, mode))
+            if event.action in LEFT_BEHIND:
+                # stdout is a machine stream here: what stays behind is also said where people look.
+                ENV.err.print(f"warning: {event.text}", markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+        return report
+
+    def show(event: Event) -> None:
+        # What stays behind goes where errors go, so that `kresched ... > report.txt` still shows it.
+        (ENV.err if event.action in LEFT_BEHIND else ENV.out).print(event_text(event, mode))
+
+    return show
+
+
+#: Events saying that something kresched placed stays behind (a reservation, a cordon, the Lease),
+#: each with the command that removes it.
+LEFT_BEHIND = frozenset({"release-failed", "lease-release-failed", "incomplete", "interrupted"})
 
 
 @contextmanager

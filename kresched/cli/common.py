@@ -1,23 +1,28 @@
-"""What every subcommand shares: the common options, the environment (consoles), loading the
-cluster state from the one source chosen, parsing durations, and the single place that turns
-exceptions into exit codes.
+"""What every subcommand shares: the common options, the environment (consoles that escape
+control characters in names from the cluster), loading the cluster state from the one source
+chosen, parsing durations, and the single place that turns exceptions into exit codes and
+libraries' warnings into kresched's own words.
 
 Nothing below the CLI sees Typer: options become a frozen `Options` here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import os
 import re
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.segment import Segment
 
 from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.model.cluster import ClusterState
@@ -70,6 +75,38 @@ class Options:
     no_color: bool = False
 
 
+def _control_table() -> dict[int, str]:
+    table = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)}
+    # Bidirectional overrides and isolates reorder what the terminal shows (a name that reads
+    # backwards): shown as escapes too.
+    table.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+    return table
+
+
+_CONTROL = _control_table()
+
+
+def escape_control(text: str) -> str:
+    """Control characters (ESC, BEL, CR, ...), C1 controls and bidi overrides as `\\xNN` escapes:
+    names come from the cluster, and `ESC]0;...` in a pod name would retitle the terminal."""
+    return text.translate(_CONTROL)
+
+
+class SafeConsole(Console):
+    """A rich Console that never writes a control character it did not produce itself.
+
+    Strings are escaped before layout (so tables keep their widths); whatever reaches the output
+    some other way (a `Text` built elsewhere) is escaped segment by segment on the way out —
+    rich's own styles, links and cursor moves are not text segments and are left alone."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return super().render_str(escape_control(text), *args, **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control else Segment(escape_control(seg.text), seg.style, seg.control) for seg in buffer)
+
+
 @dataclass
 class Env:
     """Where output goes. Tests build one around string buffers; `main` uses the real streams."""
@@ -81,12 +118,12 @@ class Env:
 
     @functools.cached_property
     def out(self) -> Console:
-        return Console(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False,
-                       width=None if self.stdout_is_tty else 120)
+        return SafeConsole(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False,
+                           width=None if self.stdout_is_tty else 120)
 
     @functools.cached_property
     def err(self) -> Console:
-        return Console(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True)
+        return SafeConsole(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True)
 
     @property
     def _no_color(self) -> bool:
@@ -158,7 +195,8 @@ def command(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            code = fn(*args, **kwargs)
+            with _own_warnings():
+                code = fn(*args, **kwargs)
         except KreschedError as exc:
             # One line, whatever the message holds: scripts and log lines read errors line by line.
             ENV.err.print(f"error: {_one_line(exc.message)}", markup=False, highlight=False, emoji=False,
@@ -169,6 +207,14 @@ def command(fn: F) -> F:
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         except BrokenPipeError:
             raise typer.Exit(int(ExitCode.OK)) from None
+        except OSError as exc:
+            if exc.errno not in _OUTPUT_FULL:
+                raise
+            # stdout on a full disk: say so once, and keep the interpreter's final flush quiet.
+            _silence_stdout()
+            ENV.err.print(f"error: cannot write the output: {exc.strerror}", markup=False, highlight=False,
+                          emoji=False, soft_wrap=True)
+            raise typer.Exit(int(ExitCode.ERROR)) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except Exception as exc:
@@ -183,6 +229,47 @@ def command(fn: F) -> F:
         return None
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _own_warnings() -> Iterator[None]:
+    """Libraries' warnings in kresched's words: urllib3's `InsecureRequestWarning` on every request
+    to a server whose kubeconfig says `insecure-skip-tls-verify` is dropped (kubectl says nothing
+    either: the operator chose it); any other warning is one `warning: ...` line, once."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        text = _one_line(str(message))
+        if text not in shown:
+            shown.add(text)
+            ENV.err.print(f"warning: {text}", markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.filterwarnings("ignore", category=_insecure_request_warning())
+        warnings.showwarning = show
+        yield
+
+
+def _insecure_request_warning() -> type[Warning]:
+    try:
+        from urllib3.exceptions import InsecureRequestWarning
+    except ImportError:  # pragma: no cover - urllib3 comes with the kubernetes client
+        return UserWarning
+    return InsecureRequestWarning
+
+
+_OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _one_line(text: str) -> str:

@@ -32,7 +32,7 @@ from kresched.cli.common import (
     make_options,
     parse_duration,
 )
-from kresched.errors import ExitCode, InputError
+from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.execute.drain import DrainOptions as ExecOptions
 from kresched.execute.drain import DrainResult, drain
 from kresched.execute.events import Event
@@ -92,6 +92,8 @@ def drain_command(
       kresched drain node-7 node-8 --ignore-daemonsets --delete-emptydir-data --timeout 10m
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    if dry_run and server_dry_run:  # as preempt: a client dry run sends nothing the server could check
+        raise InputError("--dry-run and --server-dry-run are exclusive")
     try:
         selector = parse_selector(pod_selector) if pod_selector else None
     except ValueError as exc:
@@ -134,6 +136,13 @@ def drain_command(
     try:
         with signals_as_exceptions(), live_reporting(opts, api.mode) as live:
             drain(api, plan, exec_opts, live, result=result)
+    except KreschedError as exc:  # RBAC refusal, unreachable server: the cordon stays, say how to undo it
+        _summarise(opts, result, names)
+        if not result.cordoned or api.mode != "cluster":
+            raise
+        left = result.cordoned
+        raise type(exc)(f"{exc.message}; {', '.join(left)} {_stay(left)} cordoned: `kubectl uncordon "
+                        f"{' '.join(left)}` removes the cordon", exc.exit_code) from None
     except (KeyboardInterrupt, Terminated):
         _summarise(opts, result, names)
         report(Event("interrupted", f"interrupted: no new evictions were started; {', '.join(names)} {_stay(names)} "

@@ -20,6 +20,7 @@ from kresched.cli.common import (
 )
 from kresched.cli.resolve import resolve_pod
 from kresched.errors import ExitCode, InputError
+from kresched.model.cluster import parse_pod_ref
 from kresched.plan.planner import PlanOptions, pending_pods_to_plan, plan_pending, plan_pod
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view
 
@@ -58,11 +59,16 @@ def plan(
       kresched plan --all-pending --snapshot cluster.json.gz
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
-    if pod and all_pending:
+    if pod is not None and all_pending:
         raise InputError("--pod and --all-pending are exclusive")
+    if pod is not None:  # `--pod ""` (an empty variable in a script) must not plan every pending pod
+        try:
+            parse_pod_ref(pod)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
     state = load_state(opts)
     options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation)
-    if pod:
+    if pod is not None:
         target = resolve_pod(state, pod, opts.snapshot or "the cluster")
         if target.spec.node_name:
             raise InputError(f"pod {target.key} is not Pending: it is bound to node {target.spec.node_name} "

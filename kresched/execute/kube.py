@@ -23,7 +23,7 @@ started again after a backoff pause, and a watch RBAC forbids falls back to poll
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -31,14 +31,22 @@ import msgspec
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from kresched.errors import ClusterAccessError
+from kresched.errors import ClusterAccessError, InputError
 from kresched.execute.api import ApiFailure, Conflict, NotFound, TooManyRequests, WaitResult
 from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.retry import TRANSIENT_RETRY, RetryPolicy
 from kresched.sources.decode import decode_json, decode_object
-from kresched.sources.live import ApiCall, LiveClient, access_error, is_transient, load_live, retry_after_seconds
+from kresched.sources.live import (
+    ApiCall,
+    LiveClient,
+    access_error,
+    is_transient,
+    load_live,
+    read_within,
+    retry_after_seconds,
+)
 
 __all__ = ["KubeApi"]
 
@@ -86,8 +94,8 @@ class _WatchForbidden(Exception):
 def _status_text(exc: ApiException) -> str:
     try:
         st = msgspec.json.decode(exc.body or b"{}", type=_StatusBody)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return str(exc.reason or exc.status)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError, TypeError):
+        return str(exc.reason or exc.status)  # not a Status (a proxy's HTML page, garbage)
     causes = [c.message for c in (st.details.causes if st.details else []) if c.message]
     return " ".join([st.message or str(exc.reason or exc.status), *causes])
 
@@ -105,8 +113,8 @@ class KubeApi:
     # -- plumbing -------------------------------------------------------------------------------
     def _call(self, call: ApiCall, fn: Callable[[], Any]) -> bytes:
         try:
-            resp = self.retry.call(fn, retry_on=lambda e: is_transient(e) and not _is_eviction_429(call, e))
-            return resp.data if hasattr(resp, "data") else b""
+            return self.retry.call(lambda: read_within(self.client, call, fn),
+                                   retry_on=lambda e: is_transient(e) and not _is_eviction_429(call, e))
         except ApiException as exc:
             self._raise(exc, call)
         except Exception as exc:
@@ -141,14 +149,14 @@ class KubeApi:
         data = self._call(ApiCall("get", "nodes", name=name),
                           lambda: self.client.core.read_node(name, _preload_content=False,
                                                              _request_timeout=self._timeout))
-        return decode_object(data, "Node", f"node {name}")
+        return _decoded(data, "Node", f"node {name}")
 
     def patch_node(self, name: str, patch: dict[str, Any]) -> Node:
         data = self._call(ApiCall("patch", "nodes", name=name),
                           lambda: self.client.core.patch_node(name, patch, dry_run=self.dry_run,
                                                               _content_type="application/merge-patch+json",
                                                               _preload_content=False, _request_timeout=self._timeout))
-        return decode_object(data, "Node", f"node {name}")
+        return _decoded(data, "Node", f"node {name}")
 
     def evict_pod(self, pod: Pod, grace_seconds: int) -> None:
         body = k8s.V1Eviction(
@@ -179,7 +187,7 @@ class KubeApi:
                                   name, namespace, _preload_content=False, _request_timeout=self._timeout))
         except NotFound:
             return None
-        return decode_object(data, "PodDisruptionBudget", f"PodDisruptionBudget {namespace}/{name}")
+        return _decoded(data, "PodDisruptionBudget", f"PodDisruptionBudget {namespace}/{name}")
 
     def get_lease(self, namespace: str, name: str) -> Lease | None:
         try:
@@ -188,7 +196,7 @@ class KubeApi:
                                   name, namespace, _preload_content=False, _request_timeout=self._timeout))
         except NotFound:
             return None
-        return decode_object(data, "Lease", f"Lease {namespace}/{name}")
+        return _decoded(data, "Lease", f"Lease {namespace}/{name}")
 
     def create_lease(self, namespace: str, name: str, spec: dict[str, Any]) -> Lease:
         body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -197,7 +205,7 @@ class KubeApi:
                           lambda: self._coordination.create_namespaced_lease(
                               namespace, body, dry_run=self.dry_run, _preload_content=False,
                               _request_timeout=self._timeout))
-        return decode_object(data, "Lease", f"Lease {namespace}/{name}")
+        return _decoded(data, "Lease", f"Lease {namespace}/{name}")
 
     def update_lease(self, lease: Lease, spec: dict[str, Any]) -> Lease:
         ns, name = lease.metadata.namespace, lease.metadata.name
@@ -208,7 +216,7 @@ class KubeApi:
                           lambda: self._coordination.replace_namespaced_lease(
                               name, ns, body, dry_run=self.dry_run, _preload_content=False,
                               _request_timeout=self._timeout))
-        return decode_object(data, "Lease", f"Lease {ns}/{name}")
+        return _decoded(data, "Lease", f"Lease {ns}/{name}")
 
     @property
     def _coordination(self) -> k8s.CoordinationV1Api:
@@ -234,7 +242,7 @@ class KubeApi:
                               lambda n=node: self.client.core.list_pod_for_all_namespaces(
                                   field_selector=f"spec.nodeName={n}", _preload_content=False,
                                   _request_timeout=self._timeout))
-            present = decode_json(data, f"the pods on node {node}", item_kind="Pod").pods
+            present = _decoded_list(data, f"the pods on node {node}")
             uids = {p.uid for p in present}
             keys = {p.key for p in present}
             gone.update(p.key for p in group if (p.uid not in uids if p.uid else p.key not in keys))
@@ -294,7 +302,7 @@ class KubeApi:
             head = _list_head.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise ApiFailure(f"cannot read pod {pod.key}: unreadable list from the API server: {exc}") from None
-        pods = decode_json(data, f"pod {pod.key}", item_kind="Pod").pods
+        pods = _decoded_list(data, f"pod {pod.key}")
         return (pods[0] if pods else None), head.metadata.resource_version
 
     def _watch(self, pod: Pod, resource_version: str, seconds: float) -> WaitResult | str | None:
@@ -318,10 +326,13 @@ class KubeApi:
                 raise err from None
             raise
         try:
-            for line in resp:
+            for line in _event_lines(resp, time.monotonic() + seconds + 10):
                 if not line.strip():
                     continue
-                ev = _watch_event.decode(line)
+                try:
+                    ev = _watch_event.decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return "the server sent an unreadable watch event"
                 if ev.type == "ERROR":  # e.g. 410 Gone: start over from a fresh GET
                     try:
                         return f"the server ended the watch: {_status_body.decode(ev.object).message}"
@@ -329,7 +340,7 @@ class KubeApi:
                         return "the server ended the watch with an error"
                 if ev.type == "BOOKMARK":
                     continue
-                obj = decode_object(bytes(ev.object), "Pod", f"pod {pod.key}")
+                obj = _decoded(bytes(ev.object), "Pod", f"pod {pod.key}")
                 if pod.uid and obj.uid != pod.uid:
                     return WaitResult("deleted")
                 if ev.type == "DELETED":
@@ -346,6 +357,46 @@ class KubeApi:
             resp.close()
             resp.release_conn()
         return None
+
+
+#: A watch event is one object: etcd keeps objects under 1.5 MiB, so 16 MiB without a newline is no
+#: event, only a server streaming garbage into kresched's memory.
+MAX_EVENT_BYTES = 16 << 20
+
+
+def _event_lines(resp: Any, deadline: float) -> Iterator[bytes]:
+    """The watch stream's lines, each at most `MAX_EVENT_BYTES`, until `deadline` (monotonic): the
+    read timeout is per read, so a server trickling bytes would keep a watch open past it."""
+    buf = bytearray()
+    for chunk in resp.stream(65536, decode_content=True):
+        start = 0
+        buf += chunk
+        while (i := buf.find(b"\n", start)) >= 0:
+            yield bytes(buf[start:i])
+            start = i + 1
+        del buf[:start]
+        if len(buf) > MAX_EVENT_BYTES:
+            raise ApiFailure(f"the API server sent a watch event larger than {MAX_EVENT_BYTES >> 20} MiB")
+        if time.monotonic() > deadline:
+            return
+    if buf:
+        yield bytes(buf)
+
+
+def _decoded(data: bytes, kind: str, origin: str) -> Any:
+    """An object from the server's answer; one kresched cannot use is never acted upon, and it is
+    the cluster's fault (exit 5), not the operator's input (exit 2)."""
+    try:
+        return decode_object(data, kind, origin)
+    except InputError as exc:
+        raise ClusterAccessError(f"the API server sent an object kresched cannot use: {exc.message}") from None
+
+
+def _decoded_list(data: bytes, origin: str) -> list[Pod]:
+    try:
+        return decode_json(data, origin, item_kind="Pod").pods
+    except InputError as exc:
+        raise ClusterAccessError(f"the API server sent an object kresched cannot use: {exc.message}") from None
 
 
 def _is_eviction_429(call: ApiCall, exc: BaseException) -> bool:

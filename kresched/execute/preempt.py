@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, ClusterApi, Conflict, NotFound, TooManyRequests, WaitResult
 from kresched.execute.events import Event, Reporter
 from kresched.execute.reservation import (
@@ -246,6 +247,12 @@ def release_outcome(api: ClusterApi, node_name: str, report: Reporter, pod_key: 
     except NotFound:
         report(Event("released", f"node {node_name} is gone: nothing to release", {"node": node_name}))
         return "released", None
+    except ClusterAccessError as exc:  # RBAC or an unreachable server: every other release would fail too
+        report(Event("release-failed", f"could not remove the reservation from node {node_name}: {exc.message}; "
+                                       f"run `kresched untaint {node_name}`", {"node": node_name}, "error"))
+        raise ClusterAccessError(f"{exc.message}; node {node_name} keeps kresched's reservation (taint "
+                                 f"CriticalAddonsOnly=kresched:NoSchedule): `kresched untaint {node_name}` removes "
+                                 "it") from None
     except Exception as exc:  # the operator must hear about a reservation left behind
         report(Event("release-failed", f"could not remove the reservation from node {node_name}: {exc}; "
                                        f"run `kresched untaint {node_name}`", {"node": node_name}, "error"))

@@ -47,6 +47,9 @@ class Reservation:
     pod: str | None
     reserved_at: datetime | None
     has_taint: bool
+    #: The `reserved-at` annotation as written, when it is there but not a time kresched can read
+    #: (edited by hand, no time zone): such a reservation is reported and treated as stale.
+    unreadable_time: str | None = None
 
 
 def reservation_of(node: Node) -> Reservation | None:
@@ -55,7 +58,9 @@ def reservation_of(node: Node) -> Reservation | None:
     has_taint = any(_is_ours(t) for t in node.spec.taints)
     if RESERVED_FOR not in ann and not has_taint:
         return None
-    return Reservation(node.name, ann.get(RESERVED_FOR), parse_time(ann.get(RESERVED_AT)), has_taint)
+    text = ann.get(RESERVED_AT)
+    at = parse_time(text)
+    return Reservation(node.name, ann.get(RESERVED_FOR), at, has_taint, text if text and at is None else None)
 
 
 def foreign_critical_taint(node: Node) -> Taint | None:
@@ -120,10 +125,14 @@ def release_patch(node: Node) -> dict[str, Any] | None:
 
 
 def parse_time(text: str | None) -> datetime | None:
-    """RFC 3339 (`2026-01-02T03:04:05Z`) → aware datetime; None when absent or unreadable."""
-    if not text:
+    """RFC 3339 (`2026-01-02T03:04:05Z`) → aware datetime; None when absent or unreadable.
+
+    A time without a zone (`2025-01-01T00:00:00`, written by hand) is unreadable too: RFC 3339
+    requires the offset, and a naive datetime cannot be compared with the clock's aware one."""
+    if not text or not isinstance(text, str):
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        at = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return at if at.tzinfo is not None else None

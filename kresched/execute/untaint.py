@@ -14,7 +14,7 @@ from datetime import datetime
 from kresched.execute.api import ClusterApi
 from kresched.execute.events import Event, Reporter
 from kresched.execute.preempt import release_outcome
-from kresched.execute.reservation import Reservation, reservation_of
+from kresched.execute.reservation import RESERVED_AT, Reservation, reservation_of
 from kresched.model.cluster import ClusterState
 
 __all__ = ["Decision", "UntaintResult", "select_stale", "untaint"]
@@ -58,6 +58,9 @@ def _stale(res: Reservation, state: ClusterState, now: datetime, ttl: float, all
         return True, f"{res.pod} is gone"
     if pod.spec.node_name:
         return True, f"{res.pod} is bound to {pod.spec.node_name}"
+    if res.unreadable_time is not None:
+        return True, (f"its {RESERVED_AT} annotation {res.unreadable_time!r} is not an RFC 3339 time with a zone "
+                      "(e.g. 2025-01-01T00:00:00Z)")
     if res.reserved_at is None:
         return True, "no readable reservation time"
     age = (now - res.reserved_at).total_seconds()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from kresched.model.quantity import InvalidQuantity, to_int, to_nano
+from kresched.model.validation import check_label_selector, check_pod_spec, check_priority_class, check_taints
 from kresched.model.volumes import (
     AWSElasticBlockStoreVolumeSource,
     AzureDiskVolumeSource,
@@ -41,6 +42,9 @@ __all__ = [
     "Condition",
     "Container",
     "ContainerImage",
+    "EmptyDirVolumeSource",
+    "HostPathVolumeSource",
+    "PersistentVolumeClaimVolumeSource",
     "ContainerPort",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -63,6 +67,7 @@ __all__ = [
     "Toleration",
     "TopologySpreadConstraint",
     "Volume",
+    "VolumeSource",
     "Workload",
 ]
 
@@ -218,9 +223,24 @@ class Container(msgspec.Struct, **_Base):
     restart_policy: str | None = None
 
 
+class EmptyDirVolumeSource(msgspec.Struct, **_Base):
+    medium: str = ""
+    size_limit: Quantity | None = None
+
+
+class HostPathVolumeSource(msgspec.Struct, **_Base):
+    path: str = ""
+    type: str | None = None
+
+
+class VolumeSource(msgspec.Struct, **_Base):
+    """A volume source kresched only needs to know is there. Its fields are not kept: a free-form
+    subtree would be copied, kept and written back whatever it holds (a YAML alias bomb)."""
+
+
 class Volume(msgspec.Struct, **_Base):
     name: str = ""
-    empty_dir: dict[str, Any] | None = None
+    empty_dir: EmptyDirVolumeSource | None = None
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
@@ -228,11 +248,11 @@ class Volume(msgspec.Struct, **_Base):
     cinder: CinderVolumeSource | None = None
     iscsi: ISCSIVolumeSource | None = None
     rbd: RBDVolumeSource | None = None
-    host_path: dict[str, Any] | None = None
-    config_map: dict[str, Any] | None = None
-    secret: dict[str, Any] | None = None
-    projected: dict[str, Any] | None = None
-    ephemeral: dict[str, Any] | None = None
+    host_path: HostPathVolumeSource | None = None
+    config_map: VolumeSource | None = None
+    secret: VolumeSource | None = None
+    projected: VolumeSource | None = None
+    ephemeral: VolumeSource | None = None
 
 
 class SchedulingGate(msgspec.Struct, **_Base):
@@ -487,6 +507,7 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
         d = self.__dict__
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
+        check_pod_spec(self.spec)
         reqs = _pod_requests(self.spec)
         d["requests"] = Resources(reqs.pop("cpu", 0), reqs.pop("memory", 0), reqs.pop("ephemeral-storage", 0),
                                   {k: v for k, v in reqs.items() if k != "pods"})
@@ -686,6 +707,7 @@ class Node(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults
     def __post_init__(self) -> None:
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
+        check_taints(self.spec.taints)
         capacity = _resources(self.status.capacity, "status.capacity")
         # The scheduler reads allocatable only; a hand-written node may give capacity alone.
         allocatable = _resources(self.status.allocatable, "status.allocatable") if self.status.allocatable else capacity
@@ -771,6 +793,7 @@ class PodDisruptionBudget(msgspec.Struct, frozen=True, rename="camel", omit_defa
                     raise ValueError(f"spec.{field}: {value!r} must not be greater than 100%")
             elif value is not None and value < 0:
                 raise ValueError(f"spec.{field}: {value} must be greater than or equal to 0")
+        check_label_selector("spec.selector", spec.selector)
 
     @property
     def name(self) -> str:
@@ -800,6 +823,7 @@ class PriorityClass(msgspec.Struct, frozen=True, rename="camel", omit_defaults=T
     def __post_init__(self) -> None:
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
+        check_priority_class(self.metadata.name, self.value, self.global_default, self.preemption_policy)
 
     @property
     def name(self) -> str:

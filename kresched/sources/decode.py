@@ -38,7 +38,8 @@ from kresched.model.objects import (
 )
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 
-__all__ = ["KINDS", "Objects", "decode_items", "decode_json", "decode_object", "decode_yaml", "paused_gc"]
+__all__ = ["KINDS", "MAX_DEPTH", "Objects", "check_yaml_depth", "decode_items", "decode_json", "decode_object",
+           "decode_yaml", "paused_gc"]
 
 KINDS: dict[str, type] = {
     "Node": Node,
@@ -173,12 +174,49 @@ def paused_gc() -> Iterator[None]:
 # -- JSON -----------------------------------------------------------------------------------------
 
 
+#: How deep objects and lists may nest. Kubernetes objects stay within a few dozen levels (a
+#: CRD's managedFields included); the limit is there so that no parser recurses until the C stack
+#: overflows (libyaml's composer segfaults at ~30,000 levels) or Python's recursion limit is hit.
+MAX_DEPTH = 512
+
+
+def _too_deep(origin: str) -> InputError:
+    return InputError(f"{origin}: objects and lists nested more than {MAX_DEPTH} levels deep; "
+                      "no Kubernetes object is")
+
+
 def decode_json(data: bytes, origin: str, item_kind: str | None = None) -> Objects:
     """A JSON List (kubectl's `List` or an API `PodList`, ...), or a single object.
 
     `item_kind` is for API list responses, whose items carry no `kind`. Objects of kinds kresched
-    does not use (ConfigMap, Service, ...) are skipped.
+    does not use (ConfigMap, Service, ...) are skipped. Strings that are not UTF-8 and nesting
+    deeper than msgspec's guard allows (it checks the depth before it recurses; at about
+    `sys.getrecursionlimit()` levels) are `InputError`s like every other fault.
     """
+    try:
+        return _decode_json(data, origin, item_kind)
+    except UnicodeDecodeError:
+        raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
+    except RecursionError:
+        raise _too_deep(origin) from None
+    except msgspec.ValidationError as exc:  # (a subclass of DecodeError: first) e.g. a malformed item's kind
+        raise InputError(f"{origin}: {_clean(exc)}") from None
+    except msgspec.DecodeError as exc:  # malformed JSON found on a second, item-by-item pass
+        raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+
+
+def _not_utf8(data: bytes) -> str:
+    try:
+        bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+        line = data.count(b"\n", 0, offset) + 1
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        return f"not UTF-8: byte 0x{data[offset]:02x} at line {line}, column {column}"
+    return "not UTF-8"
+
+
+def _decode_json(data: bytes, origin: str, item_kind: str | None) -> Objects:
     out = Objects()
     if item_kind is None:
         try:
@@ -261,6 +299,10 @@ def decode_object(data: bytes, kind: str, origin: str) -> Any:
         raise InputError(f"{origin}: {_describe(kind, data, None)}: {_clean(exc, data)}") from None
     except msgspec.DecodeError as exc:
         raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
+    except RecursionError:
+        raise _too_deep(origin) from None
 
 
 _BYTE = re.compile(r"\(byte (\d+)\)")
@@ -373,9 +415,12 @@ def decode_yaml(text: str | bytes, origin: str) -> Objects:
     """Multi-document YAML: each document a List or a single object."""
     out = Objects()
     try:
+        check_yaml_depth(text, origin)
         docs = list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
         raise InputError(f"{origin}: malformed YAML: {_yaml_error(exc)}") from None
+    except RecursionError:
+        raise _too_deep(origin) from None
     if all(doc is None for doc in docs):
         raise InputError(f"{origin}: empty input: no YAML document in it")
     for n, doc in enumerate(docs):
@@ -387,6 +432,27 @@ def decode_yaml(text: str | bytes, origin: str) -> Objects:
                              f"(it is a {_yaml_type(doc)})")
         decode_items(doc, origin, out)
     return out
+
+
+_OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def check_yaml_depth(text: str | bytes, origin: str) -> None:
+    """Walk the event stream (libyaml's parser is a state machine: it does not recurse) and stop
+    at the first node nested deeper than `MAX_DEPTH`, before the composer, which does recurse,
+    ever sees the document. Aliases are single events here: an alias bomb costs nothing."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, _OPEN):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                where = f" (at line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+                raise InputError(f"{origin}: objects and lists nested more than {MAX_DEPTH} levels deep{where}; "
+                                 "no Kubernetes object is")
+        elif isinstance(event, _CLOSE):
+            depth -= 1
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:
@@ -435,5 +501,7 @@ def _convert(item: dict[str, Any], kind: str, origin: str, index: int | None, ou
     try:
         # strict: the same document in YAML and in JSON decodes the same way (no "5" for 5).
         out.add(msgspec.convert(item, typ))
+    except RecursionError:
+        raise _too_deep(origin) from None
     except msgspec.ValidationError as exc:
         raise InputError(f"{origin}: {_describe(kind, item, index)}: {_clean(exc, item)}") from None

@@ -16,11 +16,19 @@ Must not write to the API (that is `kresched.execute`'s job).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import json
+import logging
 import os
 import re
+import signal
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +38,16 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
+from kubernetes.config import kube_config as _kube_config
 from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.exec_provider import ExecProvider
 
-from kresched.errors import ClusterAccessError
+from kresched.errors import ClusterAccessError, InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.storage import STORAGE_KINDS
 from kresched.retry import LIST_RETRY, RetryPolicy, retry_after_from_headers
-from kresched.sources.decode import Objects, decode_json, paused_gc
-from kresched.sources.snapshot import build_state
+from kresched.sources.decode import Objects, check_yaml_depth, decode_json, paused_gc
+from kresched.sources.snapshot import build_state, max_input_bytes
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -48,12 +58,39 @@ __all__ = [
     "is_transient",
     "load_live",
     "read_live",
+    "read_within",
+    "requests_still_running",
+    "RequestDeadline",
     "retry_after_seconds",
 ]
 
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_KUBECONFIG = "~/.kube/config"
 _SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
+
+#: Seconds: how long one request may take in all (headers and body; the read timeout is per
+#: read, so a server trickling a byte at a time would hold a request for ever without it).
+REQUEST_TIMEOUT_ENV = "KRESCHED_REQUEST_TIMEOUT"
+DEFAULT_REQUEST_TIMEOUT = 60.0
+#: Seconds: how long reading one list, page after page with retries, may take in all.
+LIST_TIMEOUT_ENV = "KRESCHED_LIST_TIMEOUT"
+DEFAULT_LIST_TIMEOUT = 600.0
+#: Seconds an exec credential plugin (`aws eks get-token`, `gke-gcloud-auth-plugin`) may run.
+EXEC_TIMEOUT_ENV = "KRESCHED_EXEC_TIMEOUT"
+DEFAULT_EXEC_TIMEOUT = 60.0
+
+
+def _seconds_from_env(name: str, default: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text.removesuffix("s"))
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise InputError(f"{name}={text!r}: not a number of seconds above 0")
+    return value
 
 
 # -- the client ----------------------------------------------------------------------------------
@@ -69,6 +106,11 @@ class LiveClient:
     credentials: str
     #: (connect, read) timeouts in seconds for every request.
     request_timeout: tuple[float, float] = (10.0, 60.0)
+    #: Seconds one request may take in all, and one list page after page (see `REQUEST_TIMEOUT_ENV`).
+    request_deadline: float = DEFAULT_REQUEST_TIMEOUT
+    list_deadline: float = DEFAULT_LIST_TIMEOUT
+    #: Errors the client logged since connecting (an exec plugin failing on a credential refresh).
+    client_log: list[str] = field(default_factory=list)
 
     @property
     def core(self) -> k8s.CoreV1Api:
@@ -101,22 +143,38 @@ class LiveClient:
 
 
 def connect(kubeconfig: str | None = None, context: str | None = None, *,
-            request_timeout: tuple[float, float] = (10.0, 60.0)) -> LiveClient:
+            request_timeout: tuple[float, float] | None = None) -> LiveClient:
     """A client for the cluster named by `kubeconfig` (a path or an os.pathsep-separated list; else
     $KUBECONFIG, else ~/.kube/config) and `context` (else its current-context); with no kubeconfig
     file at all, the in-cluster service account when running in a pod. Connects lazily: an
-    unreachable server is reported by the first call.
+    unreachable server is reported by the first call. An exec credential plugin runs here, at most
+    `$KRESCHED_EXEC_TIMEOUT` seconds; its failure is this call's `ClusterAccessError`.
     """
+    deadline = _seconds_from_env(REQUEST_TIMEOUT_ENV, DEFAULT_REQUEST_TIMEOUT)
+    list_deadline = _seconds_from_env(LIST_TIMEOUT_ENV, DEFAULT_LIST_TIMEOUT)
+    if request_timeout is None:
+        # The read timeout a little past the deadline: a silent server ends at the deadline, once,
+        # with the deadline's message — not as read timeouts retried five times over.
+        request_timeout = (min(10.0, deadline), deadline + 1.0)
     spec = kubeconfig or os.environ.get("KUBECONFIG") or ""
     explicit = bool(spec)
     paths = [os.path.expanduser(p) for p in (spec or DEFAULT_KUBECONFIG).split(os.pathsep) if p]
+    for p in paths:
+        if os.path.isdir(p):
+            raise ClusterAccessError(f"kubeconfig {p}: is a directory, not a file")
+        if os.path.exists(p) and not os.path.isfile(p):
+            raise ClusterAccessError(f"kubeconfig {p}: not a regular file")
     existing = [p for p in paths if os.path.isfile(p)]
     cfg = k8s.Configuration()
+    log = _client_log()
     if existing:
         name = _check_context(existing, context)
+        _install_exec_provider()
         try:
             k8s_config.load_kube_config(config_file=os.pathsep.join(existing), context=name,
                                         client_configuration=cfg, persist_config=False)
+            if log:  # the client logs an exec plugin's failure and goes on without credentials
+                raise ClusterAccessError(f'cannot get credentials for kubeconfig context "{name}": {log[-1]}')
         except ConfigException as exc:
             raise ClusterAccessError(f"invalid kubeconfig {_names(existing)}: {_one_line(exc)}") from None
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -139,7 +197,92 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
                                  "KUBECONFIG) and not running inside a cluster")
     # One retry layer (tenacity, below), not urllib3's silent three on top of it.
     cfg.retries = 0
-    return LiveClient(k8s.ApiClient(cfg), cfg.host, credentials, request_timeout)
+    return LiveClient(k8s.ApiClient(cfg), cfg.host, credentials, request_timeout, deadline, list_deadline, log)
+
+
+# -- what the client would print or wait for ----------------------------------------------------
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(" ".join(record.getMessage().split()))
+
+
+def _client_log() -> list[str]:
+    """The client reports an exec plugin's failure (at load and on every credential refresh) with
+    `logging.error` on the root logger, which prints `ERROR:root:...` and goes on without
+    credentials. Those lines are collected instead and become kresched's one error line."""
+    root = logging.getLogger()
+    handler = next((h for h in root.handlers if isinstance(h, _Collect)), None)
+    if handler is None:
+        handler = _Collect()
+        root.addHandler(handler)
+    handler.messages.clear()
+    return handler.messages
+
+
+class _TimedExecProvider(ExecProvider):
+    """The client's exec credential plugin runner (`ExecProvider.run`, same protocol and
+    messages) with a timeout: the client waits for the plugin for ever, and a plugin waiting for a
+    browser login or a hung cloud CLI would hang kresched with it."""
+
+    def run(self, previous_response: Any = None) -> Any:
+        timeout = _seconds_from_env(EXEC_TIMEOUT_ENV, DEFAULT_EXEC_TIMEOUT)
+        command = " ".join(str(a) for a in self.args)
+        interactive = bool(getattr(sys.stdout, "isatty", lambda: False)())
+        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
+                                "spec": {"interactive": interactive}}
+        if previous_response:
+            info["spec"]["response"] = previous_response
+        if self.cluster:
+            info["spec"]["cluster"] = self.cluster.value
+        env = {**self.env, "KUBERNETES_EXEC_INFO": json.dumps(info)}
+        try:
+            # Its own process group (unless it may talk to the terminal): a shell script's children
+            # hold the pipes open, so killing the plugin alone would leave communicate() waiting.
+            proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
+                                    stderr=None if interactive else subprocess.PIPE,
+                                    stdin=None if interactive else subprocess.DEVNULL,
+                                    cwd=self.cwd, env=env, text=True, process_group=None if interactive else 0)
+        except OSError as exc:
+            raise ConfigException(f"exec credential plugin `{command}`: {exc.strerror or exc}") from None
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                if interactive:
+                    proc.kill()
+                else:
+                    os.killpg(proc.pid, signal.SIGKILL)
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+            proc.wait()
+            raise ConfigException(f"exec credential plugin `{command}` did not finish within {timeout:g}s "
+                                  f"(raise {EXEC_TIMEOUT_ENV} if it needs longer)") from None
+        if proc.returncode != 0:
+            detail = " ".join((stderr or "").split())
+            raise ConfigException(f"exec credential plugin `{command}` failed with exit code {proc.returncode}"
+                                  + (f": {detail[:300]}" if detail else ""))
+        try:
+            data = json.loads(stdout)
+        except (ValueError, RecursionError):
+            raise ConfigException(f"exec credential plugin `{command}` printed no ExecCredential JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("status"), dict):
+            raise ConfigException(f"exec credential plugin `{command}`: malformed ExecCredential (no status)")
+        if data.get("apiVersion") != self.api_version:
+            raise ConfigException(f"exec credential plugin `{command}`: apiVersion {data.get('apiVersion')!r} "
+                                  f"does not match {self.api_version!r}")
+        return data["status"]
+
+
+def _install_exec_provider() -> None:
+    # `kube_config` looks the class up in its own namespace each time it runs a plugin.
+    _kube_config.ExecProvider = _TimedExecProvider  # type: ignore[attr-defined, misc]
+
 
 
 def _check_context(paths: list[str], context: str | None) -> str:
@@ -148,7 +291,11 @@ def _check_context(paths: list[str], context: str | None) -> str:
     current = ""
     for p in paths:
         try:
-            doc = yaml.safe_load(Path(p).read_text())
+            text = Path(p).read_text()
+            check_yaml_depth(text, f"invalid kubeconfig {p}")
+            doc = yaml.safe_load(text)
+        except InputError as exc:
+            raise ClusterAccessError(exc.message) from None
         except yaml.YAMLError as exc:
             raise ClusterAccessError(f"invalid kubeconfig {p}: malformed YAML: {_one_line(exc)}") from None
         except OSError as exc:
@@ -160,6 +307,7 @@ def _check_context(paths: list[str], context: str | None) -> str:
         if not isinstance(doc, dict):
             raise ClusterAccessError(f"invalid kubeconfig {p}: not a kubeconfig (expected a mapping with clusters, "
                                      "contexts and users)")
+        _check_shape(doc, p)
         for c in doc.get("contexts") or []:
             if isinstance(c, dict) and isinstance(c.get("name"), str) and c["name"] not in contexts:
                 contexts.append(c["name"])
@@ -175,6 +323,37 @@ def _check_context(paths: list[str], context: str | None) -> str:
         raise ClusterAccessError(f'kubeconfig {_names(paths)}: current-context "{current}" is not defined '
                                  f"({available})")
     return current
+
+
+def _check_shape(doc: dict[str, Any], path: str) -> None:
+    """What the client assumes without checking (it fails with a TypeError or an AttributeError):
+    `clusters`, `contexts` and `users` are lists of mappings, each with a string `name`."""
+    for key in ("clusters", "contexts", "users"):
+        value = doc.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            raise ClusterAccessError(f"invalid kubeconfig {path}: {key}: expected a list, got {_yaml_kind(value)}")
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise ClusterAccessError(f"invalid kubeconfig {path}: {key}[{i}]: expected a mapping, got "
+                                         f"{_yaml_kind(item)}")
+            if not isinstance(item.get("name"), str):
+                raise ClusterAccessError(f"invalid kubeconfig {path}: {key}[{i}].name: expected a string")
+            inner = key[:-1]  # cluster, context, user
+            if item.get(inner) is not None and not isinstance(item[inner], dict):
+                raise ClusterAccessError(f"invalid kubeconfig {path}: {key}[{i}].{inner}: expected a mapping, got "
+                                         f"{_yaml_kind(item[inner])}")
+
+
+def _yaml_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "a number" if isinstance(value, (int, float)) else f"a {type(value).__name__}"
 
 
 def _names(paths: list[str]) -> str:
@@ -257,7 +436,7 @@ def _status(exc: ApiException) -> _Status:
     if body:
         try:
             return msgspec.json.decode(body, type=_Status)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError, TypeError):
             text = " ".join(str(body).split())
             return _Status(message=text[:200] + ("…" if len(text) > 200 else ""), reason=str(exc.reason or ""))
     return _Status(reason=str(exc.reason or ""))
@@ -276,6 +455,8 @@ def access_error(exc: BaseException, call: ApiCall, client: LiveClient) -> Clust
         st = _status(exc)
         message = st.message or st.reason or str(exc.reason or "")
         if exc.status == 401:
+            if client.client_log:  # no credentials at all: the plugin failed on a refresh
+                return ClusterAccessError(f"cannot get credentials for {client.credentials}: {client.client_log[-1]}")
             return ClusterAccessError(f"unauthorised: the API server at {server} rejected the credentials of "
                                       f"{client.credentials}: {message or 'Unauthorized'}")
         if exc.status == 403:
@@ -321,6 +502,88 @@ def _network_reason(exc: BaseException, client: LiveClient) -> str | None:
     if isinstance(e, (ConnectionError, http.client.HTTPException, errs.HTTPError)):
         return _one_line(e) or type(e).__name__
     return None
+
+
+# -- one request, within its deadline -------------------------------------------------------------
+
+class RequestDeadline(ClusterAccessError):
+    """A request did not complete within its deadline."""
+
+
+_abandoned: list[threading.Thread] = []
+
+
+def requests_still_running() -> bool:
+    """Whether a request abandoned at its deadline is still blocked in its thread. Finalising the
+    interpreter under such a daemon thread was seen to abort (SIGABRT) now and then;
+    `kresched.cli.main` then ends the process without finalising."""
+    return any(t.is_alive() for t in _abandoned)
+
+
+def read_within(client: LiveClient, call: ApiCall, request: Callable[[], Any], seconds: float | None = None) -> bytes:
+    """The body of `request()` (a call made with `_preload_content=False`), read completely within
+    `seconds` (default: the client's request deadline), or a `ClusterAccessError` saying so.
+
+    urllib3's read timeout is per socket read: a server that trickles a byte now and then, headers
+    or body, holds a request for ever. The request runs in a daemon thread that the caller waits
+    for; past the deadline the response (if it has come that far) is shut down and the thread
+    abandoned — it ends with its socket, and never keeps the process alive.
+    """
+    limit = client.request_deadline if seconds is None else seconds
+    max_bytes = max_input_bytes()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            resp = request()
+            box["resp"] = resp
+            try:
+                box["data"] = _read_body(resp, max_bytes) if hasattr(resp, "read") else b""
+            finally:
+                if hasattr(resp, "release_conn"):
+                    resp.release_conn()
+        except BaseException as exc:  # handed to the waiting thread
+            box["exc"] = exc
+
+    worker = threading.Thread(target=work, name="kresched-request", daemon=True)
+    worker.start()
+    worker.join(max(limit, 0.0))
+    if worker.is_alive():
+        _abandoned.append(worker)
+        resp = box.get("resp")
+        if resp is not None:
+            with contextlib.suppress(Exception):  # best effort: the thread is abandoned either way
+                resp.shutdown()
+        raise RequestDeadline(f"cannot {call.describe()}: the API server at {client.server} sent no complete "
+                                 f"answer within {limit:g}s (set {REQUEST_TIMEOUT_ENV} or --request-timeout "
+                                 "to wait longer)")
+    if "exc" in box:
+        exc = box["exc"]
+        if isinstance(exc, _TooLarge):
+            raise ClusterAccessError(f"cannot {call.describe()}: the API server at {client.server} sent more than "
+                                     f"{max_bytes >> 20} MiB in one answer (KRESCHED_MAX_INPUT raises the limit)"
+                                     ) from None
+        raise exc
+    return box["data"]
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_body(resp: Any, max_bytes: int) -> bytes:
+    """The whole body, refusing more than `max_bytes`: a server streaming without end would
+    otherwise fill memory before any deadline."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = resp.read(1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > max_bytes:
+            raise _TooLarge
+        chunks.append(chunk)
 
 
 # -- listing --------------------------------------------------------------------------------------
@@ -426,14 +689,26 @@ def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: Retry
     keeps its snapshot) restarts the list once from the beginning: mixing pages of two snapshots
     could show a pod twice or not at all.
     """
+    started = time.monotonic()
     for restart in (False, True):
         objects = Objects()
         token: str | None = None
+        seen: set[str] = set()
         page = 0
         try:
             while True:
                 page += 1
-                data = _fetch(client, spec, page_size, token, policy)
+                left = client.list_deadline - (time.monotonic() - started)
+                try:
+                    if left <= 0:
+                        raise RequestDeadline("")
+                    data = _fetch(client, spec, page_size, token, policy.with_deadline(left), left)
+                except RequestDeadline:
+                    if time.monotonic() - started < client.list_deadline:
+                        raise
+                    raise ClusterAccessError(
+                        f"cannot {spec.call.describe()}: the list was not read within {client.list_deadline:g}s "
+                        f"(stopped on page {page}; set {LIST_TIMEOUT_ENV} to allow longer)") from None
                 origin = f"{client.server}{spec.path} (page {page})"
                 try:
                     head = _decode_list_head(data)
@@ -442,10 +717,20 @@ def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: Retry
                 if head.kind != f"{spec.kind}List":
                     raise ClusterAccessError(f"{origin}: expected a {spec.kind}List from the API server, "
                                              f"got {head.kind or 'something without a kind'}")
-                objects.extend(decode_json(data, origin, item_kind=spec.kind))
+                try:
+                    objects.extend(decode_json(data, origin, item_kind=spec.kind))
+                except InputError as exc:
+                    # Not the operator's input: the server's answer. Nothing is acted upon.
+                    raise ClusterAccessError(f"the API server sent an object kresched cannot use: {exc.message}") \
+                        from None
                 token = head.metadata.continue_ or None
                 if token is None:
                     return objects
+                if token in seen:
+                    raise ClusterAccessError(
+                        f"cannot {spec.call.describe()}: the API server at {client.server} sent the same continue "
+                        f"token again on page {page}: the list would never end")
+                seen.add(token)
         except ApiException as exc:
             if exc.status == 410 and token is not None and not restart:
                 continue
@@ -457,14 +742,15 @@ def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: Retry
     raise AssertionError("unreachable")
 
 
-def _fetch(client: LiveClient, spec: _ListSpec, page_size: int, token: str | None, policy: RetryPolicy) -> bytes:
-    """One page's raw bytes, retried while the failure is transient."""
+def _fetch(client: LiveClient, spec: _ListSpec, page_size: int, token: str | None, policy: RetryPolicy,
+           left: float) -> bytes:
+    """One page's raw bytes, retried while the failure is transient, within what is `left` of the
+    list's deadline."""
+    started = time.monotonic()
     for attempt in policy.retrying(is_transient):
         with attempt:
-            resp = spec.method(client)(limit=page_size, _continue=token, _preload_content=False,
-                                       _request_timeout=client.request_timeout)
-            try:
-                return resp.read()
-            finally:
-                resp.release_conn()
+            remaining = left - (time.monotonic() - started)
+            return read_within(client, spec.call, lambda: spec.method(client)(
+                limit=page_size, _continue=token, _preload_content=False, _request_timeout=client.request_timeout),
+                min(client.request_deadline, max(remaining, 0.0)))
     raise AssertionError("unreachable")

@@ -8,6 +8,8 @@ from decoded objects (`build_state`). Does not talk to the API server (see `live
 from __future__ import annotations
 
 import gzip
+import os
+import stat
 import sys
 import zlib
 from importlib import resources
@@ -19,12 +21,16 @@ import msgspec
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod, PriorityClass
+from kresched.model.quantity import InvalidQuantity, to_int
 from kresched.model.storage import STORAGE_KINDS, StorageState
 from kresched.sources.decode import Objects, decode_json, decode_yaml, paused_gc
 
 __all__ = [
     "DEMO",
+    "DEFAULT_MAX_INPUT_BYTES",
+    "MAX_INPUT_ENV",
     "SYSTEM_PRIORITY_CLASSES",
+    "max_input_bytes",
     "build_state",
     "encode_snapshot",
     "load_snapshot",
@@ -36,6 +42,39 @@ DEMO = "demo"
 _SUFFIXES = (".json", ".yaml", ".yml")
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
+
+#: How many bytes one snapshot input may hold, after decompression. A 150,000-pod `kubectl get -o
+#: json` dump with managedFields is about 1 GiB; `/dev/zero` or a gzip bomb is stopped here
+#: instead of by the kernel's OOM killer. `KRESCHED_MAX_INPUT` (or `kresched --max-input`) raises it.
+DEFAULT_MAX_INPUT_BYTES = 2 << 30
+MAX_INPUT_ENV = "KRESCHED_MAX_INPUT"
+
+
+def max_input_bytes() -> int:
+    """The input limit: `$KRESCHED_MAX_INPUT` (a byte quantity: `4Gi`, `500Mi`, `1000000`) or 2 GiB."""
+    text = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_INPUT_BYTES
+    try:
+        value = to_int("memory", text)
+    except InvalidQuantity:
+        value = 0
+    if value <= 0:
+        raise InputError(f"{MAX_INPUT_ENV}={text!r}: not a byte size (use e.g. 4Gi, 500Mi)")
+    return value
+
+
+def _size(n: int) -> str:
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= factor:
+            return f"{n / factor:g} {unit}"
+    return f"{n} bytes"
+
+
+def _too_large(origin: str, limit: int, what: str = "") -> InputError:
+    return InputError(f"{origin}: larger than {_size(limit)}{what}; if it really is a snapshot, raise the "
+                      f"limit with --max-input or {MAX_INPUT_ENV} (e.g. {MAX_INPUT_ENV}=8Gi)")
 
 
 def load_snapshot(spec: str, stdin: BinaryIO | None = None) -> ClusterState:
@@ -46,9 +85,11 @@ def load_snapshot(spec: str, stdin: BinaryIO | None = None) -> ClusterState:
 
 
 def read_source(spec: str, stdin: BinaryIO | None = None) -> Objects:
+    limit = max_input_bytes()
     if spec == "-":
-        data = (stdin or sys.stdin.buffer).read()
-        return _decode(data, "<stdin>", None)
+        stream = stdin or sys.stdin.buffer
+        _check_stdin(stream)
+        return _decode(_read_bounded(stream, "<stdin>", limit), "<stdin>", None, limit)
     if spec == DEMO:
         ref = resources.files("kresched.demo").joinpath("cluster.yaml")
         try:
@@ -56,17 +97,18 @@ def read_source(spec: str, stdin: BinaryIO | None = None) -> Objects:
         except OSError:
             raise InputError("demo: the built-in demo cluster (kresched/demo/cluster.yaml) is missing "
                              "from this installation") from None
-        return _decode(data, "demo", "cluster.yaml")
+        return _decode(data, "demo", "cluster.yaml", limit)
     path = Path(spec)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and _is_snapshot_name(p.name))
+        # Only regular files (symlinks to them included): a FIFO named `x.yaml` would block the read.
+        files = sorted(p for p in path.iterdir() if _is_snapshot_name(p.name) and p.is_file())
         if not files:
             raise InputError(f"{spec}: no *.json, *.yaml or *.yml files in this directory")
         out = Objects()
         for f in files:
-            out.extend(_decode(_read(f), str(f), f.name))
+            out.extend(_decode(_read(f, limit), str(f), f.name, limit))
         return out
-    return _decode(_read(path), spec, path.name)
+    return _decode(_read(path, limit), spec, path.name, limit)
 
 
 def _is_snapshot_name(name: str) -> bool:
@@ -74,25 +116,107 @@ def _is_snapshot_name(name: str) -> bool:
     return base.endswith(_SUFFIXES)
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, limit: int) -> bytes:
+    """A regular file's bytes, at most `limit` of them. FIFOs, devices and sockets are refused
+    before they are opened: opening a FIFO blocks until a writer comes, `/dev/zero` never ends."""
     try:
-        return path.read_bytes()
+        st = path.stat()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file or directory") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{path}: is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{path}: not a regular file (it is a {_file_type(st.st_mode)}); "
+                         "use '-' to read a stream from stdin")
+    if st.st_size > limit:
+        raise _too_large(str(path), limit)
+    try:
+        with path.open("rb") as f:
+            return _read_bounded(f, str(path), limit)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _decode(data: bytes, origin: str, name: str | None) -> Objects:
+def _file_type(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def _check_stdin(stream: BinaryIO) -> None:
+    """Pipes, regular files and terminals are fine on stdin; `- < /dev/zero` is refused at once."""
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (tests pass buffers): nothing to check
+    if (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not stream.isatty():
+        raise InputError(f"<stdin>: is a {_file_type(mode)}, not a file or a pipe")
+
+
+def _read_bounded(stream: BinaryIO, origin: str, limit: int) -> bytes:
+    """Up to `limit` bytes, read chunk by chunk; raw NUL bytes (which no JSON or YAML holds) end
+    the read at once, so a binary stream is refused after its first chunk, not after gigabytes."""
+    chunks: list[bytes] = []
+    total = 0
+    gzipped: bool | None = None
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            break
+        if gzipped is None:
+            gzipped = chunk[:2] == _GZIP_MAGIC
+        if not gzipped and b"\0" in chunk:
+            raise InputError(f"{origin}: binary data (a NUL byte), not JSON or YAML text")
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(origin, limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _gunzip(data: bytes, origin: str, limit: int) -> bytes:
+    """gzip members one after another (as `gzip.decompress`), stopping once more than `limit`
+    bytes come out: a few megabytes can expand to gigabytes."""
+    out: list[bytes] = []
+    total = 0
+    rest = data
+    try:
+        while rest:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            piece = d.decompress(rest, limit - total + 1)
+            while True:
+                total += len(piece)
+                if total > limit:
+                    raise _too_large(origin, limit, " once decompressed")
+                out.append(piece)
+                if d.eof or not d.unconsumed_tail:
+                    break
+                piece = d.decompress(d.unconsumed_tail, limit - total + 1)
+            if not d.eof:
+                raise InputError(f"{origin}: corrupt gzip data: the compressed stream ends early")
+            rest = d.unused_data.lstrip(b"\0")  # gzip allows zero padding between members
+            if rest and rest[:2] != _GZIP_MAGIC:
+                raise InputError(f"{origin}: corrupt gzip data: trailing garbage after the compressed data")
+    except zlib.error as exc:
+        raise InputError(f"{origin}: corrupt gzip data: {' '.join(str(exc).split())}") from None
+    return b"".join(out)
+
+
+def _decode(data: bytes, origin: str, name: str | None, limit: int) -> Objects:
     """JSON or YAML, gzip-compressed or not: gzip is told by its magic bytes, not by the name;
     JSON by its first character (or a `.json` name), anything else is read as YAML."""
     if data[:2] == _GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{origin}: corrupt gzip data: {' '.join(str(exc).split())}") from None
+        data = _gunzip(data, origin, limit)
+        if b"\0" in data:
+            raise InputError(f"{origin}: binary data (a NUL byte) inside the gzip data, not JSON or YAML text")
         if name and name.endswith(".gz"):
             name = name[:-3]
     data = data.removeprefix(_UTF8_BOM)
@@ -104,9 +228,16 @@ def _decode(data: bytes, origin: str, name: str | None) -> Objects:
         return decode_json(data, origin)
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{origin}: not UTF-8 text (JSON or YAML expected)") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{origin}: not UTF-8 text (JSON or YAML expected): {_bad_byte(data, exc)}") from None
     return decode_yaml(text, origin)
+
+
+def _bad_byte(data: bytes, exc: UnicodeDecodeError) -> str:
+    offset = exc.start
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"byte 0x{data[offset]:02x} at line {line}, column {column}"
 
 
 #: Created by the API server in every cluster (`scheduling.SystemPriorityClasses`), so a snapshot

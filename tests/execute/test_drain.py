@@ -286,8 +286,20 @@ def test_an_eviction_rbac_forbids_stops_the_drain_with_the_verb_and_resource(fak
     fake_api.forbid("create", "pods/eviction")
     run = drain(cli, "node-a", "--yes")
     assert run.code == ExitCode.CLUSTER_ACCESS, run.stderr
-    assert "forbidden: cannot create pods/eviction" in run.stderr
+    [line] = run.stderr.splitlines()
+    assert line.startswith('error: forbidden: cannot create pods/eviction "web-0" in the namespace "shop" '
+                           '(needs RBAC: apiGroups [""], resources ["pods/eviction"], verbs ["create"]')
+    # The cordon stays, and the line says how to undo it.
+    assert line.endswith("; node-a stays cordoned: `kubectl uncordon node-a` removes the cordon")
     assert pod(fake_api, "shop/web-0") is not None
+
+
+def test_the_dry_run_and_the_server_dry_run_are_exclusive_as_in_preempt(fake_api, cli):
+    seed(fake_api, web(1))
+    run = drain(cli, "node-a", "--dry-run", "--server-dry-run")
+    assert run.code == ExitCode.USAGE
+    assert run.stderr.splitlines() == ["error: --dry-run and --server-dry-run are exclusive"]
+    assert not fake_api.calls()
 
 
 # -- faults --------------------------------------------------------------------------------------------

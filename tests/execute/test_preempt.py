@@ -405,3 +405,15 @@ def test_a_victim_in_its_grace_period_still_holds_its_room(fake_api, cli, termin
     terminating = [i for i, (kind, name, deleting, _) in enumerate(changes)
                    if (kind, name, deleting) == ("MODIFIED", "web-1", True)]
     assert bool(terminating) == (termination == "graceful")
+
+
+def test_a_reservation_that_cannot_be_removed_is_named_on_stderr_with_the_command_that_removes_it(cluster, cli):
+    # The reserve goes through; every later node patch (the release) keeps failing with 500.
+    cluster.faults.script([None] + [500] * 50, path=NODE_A_PATH, method="PATCH")
+    run = preempt(cli)
+    assert run.code == ExitCode.PARTIAL
+    assert run.summary["reservationRemoved"] is False
+    [warning] = run.stderr.splitlines()
+    assert warning.startswith("warning: could not remove the reservation from node node-a: ")
+    assert warning.endswith("run `kresched untaint node-a`")
+    assert taints(cluster) == [OURS]

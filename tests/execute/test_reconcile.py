@@ -580,3 +580,24 @@ def test_a_terminal_gets_a_readable_summary_instead_of_json_lines(cluster, fake_
                             "  ✓ kube-system/legacy is bound to node-3", "Still pending:"]
     assert summary[5].startswith("  ! kube-system/huge: 0/4 nodes are available: 4 Insufficient cpu.")
     assert len(summary) == 6
+
+
+def test_a_reservation_time_without_a_zone_is_cleaned_as_stale_and_the_pass_goes_on(reservations, cli):
+    reservations.store.mutate(NODES, "", "n-fresh", lambda n: n["metadata"]["annotations"].update(
+        {RESERVED_AT: "2025-01-01T00:00:00"}))
+    run = reconcile(cli)
+    assert run.code == ExitCode.OK, run.stderr
+    assert run.summary["reservationsCleaned"] == 4
+    assert "is not an RFC 3339 time with a zone" in {e["node"]: e["reason"] for e in run.events("stale")}["n-fresh"]
+    assert no_reservations(reservations)
+
+
+def test_rbac_forbidding_node_patches_ends_the_pass_with_exit_5_the_rule_and_what_stays(reservations, cli):
+    reservations.forbid("patch", "nodes")
+    run = reconcile(cli)
+    assert run.code == ExitCode.CLUSTER_ACCESS
+    error = run.stderr.splitlines()[-1]
+    assert error.startswith('error: forbidden: cannot patch nodes "n-bound" at the cluster scope (needs RBAC: '
+                            'apiGroups [""], resources ["nodes"], verbs ["patch"]')
+    assert error.endswith("`kresched untaint n-bound` removes it")
+    assert lease(reservations)["holderIdentity"] == ""  # the Lease is released all the same

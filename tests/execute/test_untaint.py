@@ -115,3 +115,28 @@ def test_a_node_reserved_again_for_another_pod_meanwhile_is_left_alone(reservati
     assert kresched_annotations(reservations, "n-gone")[RESERVED_FOR] == "shop/fresh"
     assert taints(reservations, "n-gone") == [GPU, OURS]
     assert reservations.calls("/api/v1/nodes/n-gone", "PATCH") == []
+
+
+def test_a_hand_edited_reservation_time_without_a_zone_is_reported_stale_and_the_others_still_work(reservations, cli):
+    # `2025-01-01T00:00:00` has no offset: it once made every untaint fail on comparing datetimes.
+    reservations.store.mutate(NODES, "", "n-fresh", lambda n: n["metadata"]["annotations"].update(
+        {RESERVED_AT: "2025-01-01T00:00:00"}))
+    run = cli("untaint", "-o", "json")
+    assert run.code == ExitCode.OK, run.stderr
+    assert run.summary["removed"] == ["n-bound", "n-cloud-stale", "n-fresh", "n-gone", "n-old"]
+    reason = {e["node"]: e["reason"] for e in run.events("stale")}["n-fresh"]
+    assert "'2025-01-01T00:00:00' is not an RFC 3339 time with a zone" in reason
+    assert taints(reservations, "n-fresh") == []
+
+
+def test_rbac_forbidding_node_patches_exits_5_naming_the_rule_and_what_stays(reservations, cli):
+    reservations.forbid("patch", "nodes")
+    run = cli("untaint", "-o", "json")
+    assert run.code == ExitCode.CLUSTER_ACCESS
+    lines = run.stderr.splitlines()
+    assert lines[0].startswith("warning: could not remove the reservation from node n-bound: forbidden: ")
+    assert lines[-1].startswith('error: forbidden: cannot patch nodes "n-bound" at the cluster scope (needs RBAC: '
+                                'apiGroups [""], resources ["nodes"], verbs ["patch"]')
+    assert lines[-1].endswith("; node n-bound keeps kresched's reservation (taint "
+                              "CriticalAddonsOnly=kresched:NoSchedule): `kresched untaint n-bound` removes it")
+    assert taints(reservations, "n-bound") == [OURS]

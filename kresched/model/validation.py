@@ -1,0 +1,287 @@
+"""The API server's validation rules for the fields kresched plans on, so that an object the API
+server would refuse is refused here too — in a snapshot as a one-line error naming the object,
+the field and the rule; from a live server as an object kresched will not act upon.
+
+Ported from kubernetes `pkg/apis/core/validation/validation.go` (`validateTolerations`,
+`ValidateNodeSelectorRequirement`, `ValidateNodeFieldSelectorRequirement`,
+`validateTopologySpreadConstraints`, `validateContainerPorts`, `validatePodAffinityTerm`,
+`ValidatePodSpec`'s priority and grace period), `pkg/apis/scheduling/validation`
+(`ValidatePriorityClass`), `pkg/apis/policy/validation` (the PDB's selector) and apimachinery's
+`ValidateLabelSelectorRequirement`, with their wording. Each check raises `ValueError("<field
+path>: <rule>")` on the first violation: the model's `__post_init__` hooks call them, and the
+decoder turns the `ValueError` into the object's one-line error.
+
+Only the rules of fields kresched reads are here (names, label keys and most of the pod spec are
+not checked). Must not do I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kresched.model.objects import (
+        Affinity,
+        Container,
+        LabelSelector,
+        NodeSelectorRequirement,
+        NodeSelectorTerm,
+        PodAffinityTerm,
+        PodSpec,
+        Taint,
+        Toleration,
+        TopologySpreadConstraint,
+    )
+
+__all__ = [
+    "HIGHEST_USER_DEFINABLE_PRIORITY",
+    "check_int32",
+    "check_label_selector",
+    "check_pod_spec",
+    "check_priority_class",
+    "check_taints",
+]
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: `scheduling.HighestUserDefinablePriority`; above it only the two system classes.
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
+_SYSTEM_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
+
+_LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: kresched evaluates `Lt`/`Gt` tolerations (see `sched.taint_toleration`), so it accepts them.
+_TOLERATION_OPERATORS = ("Equal", "Exists", "Lt", "Gt")
+_PROTOCOLS = ("TCP", "UDP", "SCTP")
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _unsupported(path: str, value: str, supported: Iterable[str]) -> ValueError:
+    """`field.NotSupported`'s wording."""
+    values = ", ".join(f'"{v}"' for v in supported)
+    return ValueError(f'{path}: Unsupported value: "{value}": supported values: {values}')
+
+
+def _invalid_operator(path: str, operator: str) -> ValueError:
+    """Node selector requirements say `field.Invalid`, label selectors `field.NotSupported`."""
+    return ValueError(f'{path}.operator: Invalid value: "{operator}": not a valid selector operator')
+
+
+def check_int32(path: str, value: int | None) -> None:
+    """The API's `int32` fields: Go's JSON decoder refuses anything outside the range."""
+    if value is not None and not INT32_MIN <= value <= INT32_MAX:
+        raise ValueError(f"{path}: {value} is out of the int32 range ({INT32_MIN} to {INT32_MAX})")
+
+
+def _is_int64(text: str) -> bool:
+    return _INT.fullmatch(text) is not None and INT64_MIN <= int(text) <= INT64_MAX
+
+
+# -- label selectors (apimachinery ValidateLabelSelectorRequirement) -------------------------------
+
+def check_label_selector(path: str, selector: LabelSelector | None) -> None:
+    if selector is None:
+        return
+    for i, req in enumerate(selector.match_expressions):
+        where = f"{path}.matchExpressions[{i}]"
+        if req.operator in ("In", "NotIn"):
+            if not req.values:
+                raise ValueError(f"{where}.values: Required value: must be specified when `operator` is 'In' "
+                                 "or 'NotIn'")
+        elif req.operator in ("Exists", "DoesNotExist"):
+            if req.values:
+                raise ValueError(f"{where}.values: Forbidden: may not be specified when `operator` is 'Exists' "
+                                 "or 'DoesNotExist'")
+        else:
+            raise _unsupported(f"{where}.operator", req.operator, _LABEL_OPERATORS)
+
+
+# -- node selectors (ValidateNodeSelectorRequirement, ValidateNodeFieldSelectorRequirement) --------
+
+def _check_node_requirement(path: str, req: NodeSelectorRequirement) -> None:
+    if req.operator in ("In", "NotIn"):
+        if not req.values:
+            raise ValueError(f"{path}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'")
+    elif req.operator in ("Exists", "DoesNotExist"):
+        if req.values:
+            raise ValueError(f"{path}.values: Forbidden: may not be specified when `operator` is 'Exists' or "
+                             "'DoesNotExist'")
+    elif req.operator in ("Gt", "Lt"):
+        if len(req.values) != 1:
+            raise ValueError(f"{path}.values: Required value: must be specified single value when `operator` is "
+                             "'Lt' or 'Gt'")
+        if not _is_int64(req.values[0]):
+            # apimachinery's `labels.NewRequirement`, which the scheduler parses the term with.
+            raise ValueError(f"{path}.values[0]: Invalid value: \"{req.values[0]}\": for 'Gt', 'Lt' operators, "
+                             "the value must be an integer")
+    else:
+        raise _invalid_operator(path, req.operator)
+
+
+def _check_node_field_requirement(path: str, req: NodeSelectorRequirement) -> None:
+    if req.operator in ("In", "NotIn"):
+        if len(req.values) != 1:
+            raise ValueError(f"{path}.values: Required value: must be only one value when `operator` is 'In' or "
+                             "'NotIn' for node field selector")
+    else:
+        raise _invalid_operator(path, req.operator)
+    if req.key != "metadata.name":
+        raise ValueError(f'{path}.key: Invalid value: "{req.key}": not a valid field selector key')
+
+
+def _check_node_term(path: str, term: NodeSelectorTerm) -> None:
+    for i, req in enumerate(term.match_expressions):
+        _check_node_requirement(f"{path}.matchExpressions[{i}]", req)
+    for i, req in enumerate(term.match_fields):
+        _check_node_field_requirement(f"{path}.matchFields[{i}]", req)
+
+
+# -- the pod spec ------------------------------------------------------------------------------
+
+def _check_pod_affinity_term(path: str, term: PodAffinityTerm) -> None:
+    if not term.topology_key:
+        raise ValueError(f"{path}.topologyKey: Required value: can not be empty")
+    check_label_selector(f"{path}.labelSelector", term.label_selector)
+    check_label_selector(f"{path}.namespaceSelector", term.namespace_selector)
+
+
+def _check_affinity(path: str, affinity: Affinity | None) -> None:
+    if affinity is None:
+        return
+    na = affinity.node_affinity
+    if na is not None:
+        where = f"{path}.nodeAffinity"
+        required = na.required_during_scheduling_ignored_during_execution
+        if required is not None:
+            for i, term in enumerate(required.node_selector_terms):
+                _check_node_term(f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]",
+                                 term)
+        for i, pref in enumerate(na.preferred_during_scheduling_ignored_during_execution):
+            p = f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            _check_node_term(f"{p}.preference", pref.preference)
+    for name, pa in (("podAffinity", affinity.pod_affinity), ("podAntiAffinity", affinity.pod_anti_affinity)):
+        if pa is None:
+            continue
+        where = f"{path}.{name}"
+        for i, term in enumerate(pa.required_during_scheduling_ignored_during_execution):
+            _check_pod_affinity_term(f"{where}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", term)
+        for i, weighted in enumerate(pa.preferred_during_scheduling_ignored_during_execution):
+            p = f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            _check_pod_affinity_term(f"{p}.podAffinityTerm", weighted.pod_affinity_term)
+
+
+def _check_tolerations(path: str, tolerations: tuple[Toleration, ...]) -> None:
+    """`validateTolerations`."""
+    for i, t in enumerate(tolerations):
+        where = f"{path}[{i}]"
+        if not t.key and t.operator != "Exists":
+            raise ValueError(f'{where}.operator: Invalid value: "{t.operator}": operator must be Exists when `key` '
+                             'is empty, which means "match all values and all keys"')
+        if t.toleration_seconds is not None and t.effect != "NoExecute":
+            raise ValueError(f'{where}.effect: Invalid value: "{t.effect}": effect must be \'NoExecute\' when '
+                             "`tolerationSeconds` is set")
+        if t.operator in ("", "Equal"):
+            pass  # any value the taint may carry
+        elif t.operator == "Exists":
+            if t.value:
+                raise ValueError(f'{where}.operator: Invalid value: "{t.value}": value must be empty when '
+                                 "`operator` is 'Exists'")
+        elif t.operator in ("Lt", "Gt"):
+            if not _is_int64(t.value):
+                raise ValueError(f'{where}.value: Invalid value: "{t.value}": value must be an integer when '
+                                 "`operator` is 'Lt' or 'Gt'")
+        else:
+            raise _unsupported(f"{where}.operator", t.operator, _TOLERATION_OPERATORS)
+        if t.effect and t.effect not in _TAINT_EFFECTS:
+            raise _unsupported(f"{where}.effect", t.effect, _TAINT_EFFECTS)
+
+
+def _check_spread(path: str, constraints: tuple[TopologySpreadConstraint, ...]) -> None:
+    """`validateTopologySpreadConstraints`."""
+    for i, c in enumerate(constraints):
+        where = f"{path}[{i}]"
+        check_int32(f"{where}.maxSkew", c.max_skew)
+        if c.max_skew <= 0:
+            raise ValueError(f"{where}.maxSkew: Invalid value: {c.max_skew}: must be greater than zero")
+        if not c.topology_key:
+            raise ValueError(f"{where}.topologyKey: Required value: can not be empty")
+        if c.when_unsatisfiable not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise _unsupported(f"{where}.whenUnsatisfiable", c.when_unsatisfiable, ("DoNotSchedule",
+                                                                                    "ScheduleAnyway"))
+        if c.min_domains is not None:
+            check_int32(f"{where}.minDomains", c.min_domains)
+            if c.min_domains <= 0:
+                raise ValueError(f"{where}.minDomains: Invalid value: {c.min_domains}: must be greater than zero")
+            # Upstream also refuses minDomains with ScheduleAnyway; the scheduler ignores it there
+            # (upstream's TestPodTopologySpreadScore has such a pod), so kresched lets it through.
+        for name, value in (("nodeAffinityPolicy", c.node_affinity_policy), ("nodeTaintsPolicy", c.node_taints_policy)):
+            if value is not None and value not in ("Honor", "Ignore"):
+                raise _unsupported(f"{where}.{name}", value, ("Honor", "Ignore"))
+        check_label_selector(f"{where}.labelSelector", c.label_selector)
+
+
+def _check_ports(path: str, containers: tuple[Container, ...], host_network: bool) -> None:
+    """`validateContainerPorts` and, with hostNetwork, `validateHostNetwork`."""
+    for c in containers:
+        for i, p in enumerate(c.ports):
+            where = f"{path}[{c.name}].ports[{i}]"
+            if not 1 <= p.container_port <= 65535:
+                raise ValueError(f"{where}.containerPort: Invalid value: {p.container_port}: must be between 1 and "
+                                 "65535, inclusive")
+            if p.host_port and not 1 <= p.host_port <= 65535:
+                raise ValueError(f"{where}.hostPort: Invalid value: {p.host_port}: must be between 1 and 65535, "
+                                 "inclusive")
+            if p.protocol not in _PROTOCOLS:
+                raise _unsupported(f"{where}.protocol", p.protocol, _PROTOCOLS)
+            if host_network and p.host_port and p.host_port != p.container_port:
+                raise ValueError(f"{where}.hostPort: Invalid value: {p.host_port}: must match `containerPort` when "
+                                 "`hostNetwork` is true")
+
+
+def check_pod_spec(spec: PodSpec) -> None:
+    check_int32("spec.priority", spec.priority)
+    grace = spec.termination_grace_period_seconds
+    if grace is not None and grace < 0:
+        raise ValueError(f"spec.terminationGracePeriodSeconds: Invalid value: {grace}: must be greater than or "
+                         "equal to 0")
+    if grace is not None and grace > INT64_MAX:
+        raise ValueError(f"spec.terminationGracePeriodSeconds: {grace} is out of the int64 range")
+    if spec.preemption_policy is not None and spec.preemption_policy not in ("Never", "PreemptLowerPriority"):
+        raise _unsupported("spec.preemptionPolicy", spec.preemption_policy, ("Never", "PreemptLowerPriority"))
+    _check_affinity("spec.affinity", spec.affinity)
+    _check_tolerations("spec.tolerations", spec.tolerations)
+    _check_spread("spec.topologySpreadConstraints", spec.topology_spread_constraints)
+    _check_ports("spec.containers", spec.containers, spec.host_network)
+    _check_ports("spec.initContainers", spec.init_containers, spec.host_network)
+
+
+# -- PriorityClass, Node ------------------------------------------------------------------------
+
+def check_priority_class(name: str, value: int, global_default: bool, preemption_policy: str | None) -> None:
+    """`ValidatePriorityClass`: `system-` names are reserved for the two system classes (with their
+    values, not global default); every other class is at most `HIGHEST_USER_DEFINABLE_PRIORITY`."""
+    check_int32("value", value)
+    if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
+        known = _SYSTEM_CLASSES.get(name)
+        if known is None or known != value or global_default:
+            why = (f"{name} is not a known system priority class" if known is None else
+                   f"value of {name} must be {known}" if known != value else f"{name} cannot be the global default")
+            raise ValueError(f"metadata.name: Forbidden: priority class names with '{SYSTEM_PRIORITY_CLASS_PREFIX}' "
+                             f"prefix are reserved for system use only. error: {why}")
+    elif value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        raise ValueError(f"value: Forbidden: maximum allowed value of a user defined priority is "
+                         f"{HIGHEST_USER_DEFINABLE_PRIORITY}")
+    if preemption_policy is not None and preemption_policy not in ("Never", "PreemptLowerPriority"):
+        raise _unsupported("preemptionPolicy", preemption_policy, ("Never", "PreemptLowerPriority"))
+
+
+def check_taints(taints: tuple[Taint, ...]) -> None:
+    """`validateNodeTaints`: every taint has a key and one of the three effects."""
+    for i, t in enumerate(taints):
+        if not t.key:
+            raise ValueError(f"spec.taints[{i}].key: Required value")
+        if t.effect not in _TAINT_EFFECTS:
+            raise _unsupported(f"spec.taints[{i}].effect", t.effect, _TAINT_EFFECTS)

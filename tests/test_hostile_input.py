@@ -1,0 +1,230 @@
+"""Hostile snapshot input: every case ends in one `error:` line on stderr naming the input, exit 2,
+within bounded time and memory — or, for a file that is merely odd, in a normal result.
+
+Cases that could crash (SIGSEGV), hang (a FIFO) or eat memory (an alias bomb, a gzip bomb,
+`/dev/zero`) run `python -m kresched` in a subprocess under an address-space cap
+(`resource.setrlimit` in a `preexec_fn`) and a timeout, so a regression fails the test instead
+of taking the test run down with it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import resource
+import subprocess
+import sys
+import zlib
+from dataclasses import dataclass
+
+import pytest
+
+from kresched.errors import ExitCode
+
+#: The whole process (interpreter, kubernetes client imports, the input) stays under this.
+MEMORY_CAP_BYTES = 1 << 30
+
+
+@dataclass
+class Proc:
+    code: int
+    stdout: bytes
+    stderr: str
+
+
+def kresched(*args: str, stdin: object = subprocess.DEVNULL, env: dict[str, str] | None = None,
+             timeout: float = 60) -> Proc:
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
+
+    proc = subprocess.run([sys.executable, "-m", "kresched", *args], stdin=stdin, capture_output=True,
+                          preexec_fn=cap, timeout=timeout, env={**os.environ, **(env or {})})
+    return Proc(proc.returncode, proc.stdout, proc.stderr.decode(errors="replace"))
+
+
+def one_error_line(p: Proc) -> str:
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("error: "), p.stderr
+    assert "Traceback" not in p.stderr
+    return lines[0]
+
+
+POD = """apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  containers: [{name: main, image: nginx}]
+"""
+
+
+def test_yaml_nested_thirty_thousand_levels_is_refused_before_the_parser_recurses(tmp_path):
+    # libyaml's composer recursed until the C stack overflowed: exit 139, no message.
+    depth = 30_000
+    path = tmp_path / "deep.yaml"
+    path.write_text(POD + "  volumes:\n  - name: x\n    emptyDir: " + "[" * depth + "]" * depth + "\n")
+    p = kresched("plan", "-f", str(path), "-o", "json")
+    assert p.code == ExitCode.USAGE
+    line = one_error_line(p)
+    assert line == (f"error: {path}: objects and lists nested more than 512 levels deep (at line 8, column 523); "
+                           "no Kubernetes object is")
+
+
+@pytest.mark.parametrize("where", ["an ignored field", "emptyDir"])
+def test_json_nested_beyond_the_limit_anywhere_is_one_error_line(tmp_path, where):
+    nested = "[" * 5000 + "]" * 5000
+    inner = f'"ignored": {nested}' if where == "an ignored field" else \
+        f'"spec": {{"volumes": [{{"name": "x", "emptyDir": {{"x": {nested}}}}}]}}'
+    path = tmp_path / "deep.json"
+    path.write_text('{"kind": "Pod", "metadata": {"name": "web", "namespace": "shop"}, ' + inner + "}")
+    p = kresched("plan", "-f", str(path), "-o", "json")
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == (f"error: {path}: objects and lists nested more than 512 levels deep; "
+                                 "no Kubernetes object is")
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "cluster.yaml"
+    os.mkfifo(fifo)
+    p = kresched("plan", "-f", str(fifo), timeout=30)
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == (f"error: {fifo}: not a regular file (it is a FIFO); use '-' to read a stream "
+                                 "from stdin")
+
+
+def test_a_fifo_in_a_snapshot_directory_is_skipped(tmp_path):
+    os.mkfifo(tmp_path / "a.yaml")
+    (tmp_path / "b.yaml").write_text(POD)
+    p = kresched("plan", "-f", str(tmp_path), "-o", "json", timeout=30)
+    assert p.code == ExitCode.OK, p.stderr
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_is_refused_as_a_file_and_on_stdin(device):
+    p = kresched("plan", "-f", device)
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == f"error: {device}: not a regular file (it is a character device); use '-' to " \
+                                "read a stream from stdin"
+    with open(device, "rb") as dev:
+        p = kresched("plan", "-f", "-", stdin=dev)
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == "error: <stdin>: is a character device, not a file or a pipe"
+
+
+def test_an_endless_binary_stream_on_stdin_is_refused_after_its_first_chunk():
+    # `cat /dev/zero | kresched plan -f -`: a pipe is a fine stdin, but NUL bytes are no JSON or YAML.
+    with subprocess.Popen(["cat", "/dev/zero"], stdout=subprocess.PIPE) as cat:
+        try:
+            p = kresched("plan", "-f", "-", stdin=cat.stdout)
+        finally:
+            cat.kill()
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == "error: <stdin>: binary data (a NUL byte), not JSON or YAML text"
+
+
+def test_a_text_stream_beyond_the_input_limit_is_refused_and_the_limit_can_be_raised(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text(POD + "#" * (2 << 20) + "\n")
+    p = kresched("--max-input", "1Mi", "plan", "-f", str(path))
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == (f"error: {path}: larger than 1 MiB; if it really is a snapshot, raise the limit "
+                                 "with --max-input or KRESCHED_MAX_INPUT (e.g. KRESCHED_MAX_INPUT=8Gi)")
+    with path.open("rb") as f:
+        p = kresched("plan", "-f", "-", stdin=f, env={"KRESCHED_MAX_INPUT": "1Mi"})
+    assert one_error_line(p).startswith("error: <stdin>: larger than 1 MiB;")
+    assert kresched("--max-input", "3Mi", "plan", "-f", str(path), "-o", "json").code == ExitCode.OK
+
+
+def test_a_gzip_bomb_is_stopped_at_the_limit_without_decompressing_it_whole(tmp_path):
+    # 1.5 GiB of spaces behind a valid pod compress to about 1.5 MB; the cap is 1 GiB for the process.
+    comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = b" " * (64 << 20)
+    parts = [comp.compress(POD.encode())] + [comp.compress(chunk) for _ in range(24)] + [comp.flush()]
+    path = tmp_path / "bomb.yaml.gz"
+    path.write_bytes(b"".join(parts))
+    assert path.stat().st_size < 4 << 20
+    p = kresched("plan", "-f", str(path), env={"KRESCHED_MAX_INPUT": "256Mi"})
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p).startswith(f"error: {path}: larger than 256 MiB once decompressed; ")
+
+
+def test_corrupt_and_truncated_gzip_are_one_error_line(tmp_path):
+    data = gzip.compress(POD.encode())
+    (tmp_path / "cut.yaml.gz").write_bytes(data[: len(data) // 2])
+    (tmp_path / "tail.yaml.gz").write_bytes(data + b"garbage")
+    assert one_error_line(kresched("plan", "-f", str(tmp_path / "cut.yaml.gz"))) == (
+        f"error: {tmp_path / 'cut.yaml.gz'}: corrupt gzip data: the compressed stream ends early")
+    assert one_error_line(kresched("plan", "-f", str(tmp_path / "tail.yaml.gz"))) == (
+        f"error: {tmp_path / 'tail.yaml.gz'}: corrupt gzip data: trailing garbage after the compressed data")
+
+
+ALIAS_BOMB = """apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  containers: [{name: main, image: nginx}]
+  volumes:
+  - name: scratch
+    emptyDir:
+      medium: ""
+      a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+      b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+      c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+      d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+      e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+      f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+      g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+      h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+      i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+"""
+
+
+def test_a_yaml_alias_bomb_in_a_subtree_kresched_does_not_use_costs_nothing(tmp_path):
+    # It took 4.6 GB and wrote 2.4 GB: the emptyDir subtree was kept and written back expanded.
+    path = tmp_path / "bomb.yaml"
+    path.write_text(ALIAS_BOMB)
+    assert path.stat().st_size < 1200
+    p = kresched("snapshot", "-f", str(path), "-o", "json")
+    assert p.code == ExitCode.OK, p.stderr
+    assert len(p.stdout) < 2000
+    assert b'"emptyDir":{}' in p.stdout  # still an emptyDir (its data is lost on eviction)
+
+
+def test_latin1_bytes_inside_a_json_string_name_the_byte_and_where(tmp_path):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"kind": "Pod",\n "metadata": {"name": "caf\xe9", "namespace": "shop"}}')
+    p = kresched("plan", "-f", str(path))
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == f"error: {path}: malformed JSON: not UTF-8: byte 0xe9 at line 2, column 27"
+
+
+def test_a_full_disk_on_stdout_is_one_error_line():
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([sys.executable, "-m", "kresched", "snapshot", "-f", "demo", "-o", "json"],
+                           stdout=full, stderr=subprocess.PIPE, timeout=60)
+    stderr = p.stderr.decode()
+    assert p.returncode == ExitCode.ERROR
+    assert stderr.splitlines() == ["error: cannot write the output: No space left on device"], stderr
+
+
+def test_an_unreadable_max_input_is_a_usage_error(tmp_path):
+    p = kresched("--max-input", "lots", "plan", "-f", "demo")
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == "error: KRESCHED_MAX_INPUT='lots': not a byte size (use e.g. 4Gi, 500Mi)"
+
+
+def test_a_directory_given_as_kubeconfig_says_so(tmp_path):
+    p = kresched("plan", "--kubeconfig", str(tmp_path))
+    assert p.code == ExitCode.CLUSTER_ACCESS
+    assert one_error_line(p) == f"error: kubeconfig {tmp_path}: is a directory, not a file"
+
+
+def test_a_kubeconfig_whose_clusters_is_not_a_list_names_the_field(tmp_path):
+    path = tmp_path / "config"
+    path.write_text("apiVersion: v1\nkind: Config\nclusters: {a: b}\ncontexts: [{name: c, context: {cluster: a, "
+                    "user: u}}]\nusers: []\ncurrent-context: c\n")
+    p = kresched("plan", "--kubeconfig", str(path))
+    assert p.code == ExitCode.CLUSTER_ACCESS
+    assert one_error_line(p) == f"error: invalid kubeconfig {path}: clusters: expected a list, got a mapping"
+
+
