@@ -1,8 +1,22 @@
-"""The `kresched` command line: one module per verb, registered on one Typer app."""
+"""The `kresched` command line: one module per verb, registered on one Typer app.
+
+Owns what kubectl users expect of the whole command line, before any verb runs: common options
+may come before the verb (`kresched -n kube-system explain POD`), `--dry-run` is spelt as kubectl
+spells it (`--dry-run[=none|client|server]`; `--server-dry-run` still works), and every usage
+error is one line on stderr, `error: ...`, exit 2, with a suggestion where one exists.
+"""
 
 from __future__ import annotations
 
+import difflib
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
 import typer
+import typer.core
+from typer.core import TyperGroup
 
 from kresched import __version__
 from kresched.cli import drain as _drain
@@ -13,9 +27,99 @@ from kresched.cli import preempt as _preempt
 from kresched.cli import reconcile as _reconcile
 from kresched.cli import snapshot as _snapshot
 from kresched.cli import untaint as _untaint
+from kresched.errors import ExitCode
+
+__all__ = ["app", "main", "kubectl_main", "normalize_args"]
+
+# The click Typer runs on: its own vendored copy in recent releases, the click package before.
+click: Any = getattr(typer.core, "_click", None) or importlib.import_module("click")
+
+#: Options every reading command has, which kubectl lets come before the verb: those taking a value…
+_LEADING_WITH_VALUE = {"--snapshot", "-f", "--kubeconfig", "--context", "--namespace", "-n", "--output", "-o"}
+#: …and flags.
+_LEADING_FLAGS = {"--no-color", "--all-namespaces", "-A"}
+
+
+def normalize_args(args: Sequence[str], commands: Sequence[str]) -> list[str]:
+    """`args` as the verbs parse them: common options before the verb moved after it, a bare
+    `--dry-run` read as kubectl reads it (`--dry-run=client`), `--server-dry-run` as
+    `--dry-run=server`. Nothing after `--` is touched."""
+    out = list(args)
+    i, moved = 0, []
+    while i < len(out):
+        a = out[i]
+        name = a.split("=", 1)[0]
+        if name in _LEADING_WITH_VALUE:
+            step = 1 if "=" in a else 2
+        elif a[:2] in ("-n", "-o", "-f") and len(a) > 2 and not a.startswith("--"):
+            step = 1  # -ojson, -nkube-system
+        elif a in _LEADING_FLAGS:
+            step = 1
+        else:
+            break
+        moved += out[i:i + step]
+        i += step
+    if moved and i < len(out) and out[i] in commands:
+        out = [out[i], *moved, *out[i + 1:]]
+    end = out.index("--") if "--" in out else len(out)
+    for j in range(end):
+        if out[j] == "--dry-run":
+            out[j] = "--dry-run=client"
+        elif out[j] == "--server-dry-run":
+            out[j] = "--dry-run=server"
+    return out
+
+
+class KubectlGroup(TyperGroup):
+    """The root command: kubectl's argument order and one-line usage errors."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, normalize_args(args, list(self.commands)))
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
+                              **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+            sys.exit(int(ExitCode.USAGE))
+        except click.exceptions.UsageError as exc:
+            click.echo(f"error: {usage_message(exc)}", err=True)
+            sys.exit(int(ExitCode.USAGE))
+        except click.exceptions.ClickException as exc:
+            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("interrupted", err=True)
+            sys.exit(int(ExitCode.INTERRUPTED))
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def usage_message(exc: Any) -> str:
+    """click's message on one line, in kubectl's words where it has some, with the suggestion and
+    where to read more."""
+    if isinstance(exc, click.exceptions.NoSuchOption):
+        text = f"unknown flag: {exc.option_name}"
+        if exc.possibilities:
+            close = difflib.get_close_matches(exc.option_name, list(exc.possibilities), n=3, cutoff=0.5) \
+                or sorted(exc.possibilities)[:3]
+            text += f"; did you mean {' or '.join(close)}?"
+    else:
+        text = " ".join(exc.format_message().split())
+        if text.startswith("No such command"):
+            text = "unknown command" + text.removeprefix("No such command").replace(". Did you mean", "; did you mean")
+        text = text[:1].lower() + text[1:]
+    ctx = exc.ctx
+    path = ctx.command_path if ctx is not None else "kresched"
+    return f"{text} (see '{path} --help')"
+
 
 app = typer.Typer(
     name="kresched",
+    cls=KubectlGroup,
     help="An important pod is Pending: kresched says what must move so that it runs, "
     "whether that is safe, and can carry it out.",
     no_args_is_help=True,
@@ -23,8 +127,9 @@ app = typer.Typer(
     # completions/ (python -m kresched.completions) call back into.
     add_completion=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode="markdown",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Plain help, as kubectl's: no boxes, no `<bool>` type noise; `\b` keeps example blocks as written.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
 
@@ -40,7 +145,11 @@ def _root(
                                  help="Show the version and exit."),
 ) -> None:
     """An important pod is Pending: kresched says what must move so that it runs, whether that is
-    safe, and can carry it out."""
+    safe, and can carry it out.
+
+    Common options (--snapshot, --kubeconfig, --context, -n, -A, -o, --no-color) may come before or
+    after the command, as with kubectl. Also runs as a kubectl plugin: `kubectl kresched ...`.
+    """
 
 
 app.command("plan")(_plan.plan)
@@ -55,3 +164,8 @@ app.command("manifests")(_manifests.manifests_command)
 
 def main() -> None:
     app(prog_name="kresched")
+
+
+def kubectl_main() -> None:
+    """`kubectl kresched ...`: kubectl runs the `kubectl-kresched` executable on PATH."""
+    app(prog_name="kubectl kresched")
