@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 import typer.core
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from kresched import __version__
 from kresched.cli import drain as _drain
@@ -117,6 +117,16 @@ def usage_message(exc: Any) -> str:
     return f"{text} (see '{path} --help')"
 
 
+class KubectlCommand(TyperCommand):
+    """A verb whose help reads as kubectl's: arguments by their name only, no `<list[str]>`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument):
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+
+
 app = typer.Typer(
     name="kresched",
     cls=KubectlGroup,
@@ -152,14 +162,14 @@ def _root(
     """
 
 
-app.command("plan")(_plan.plan)
-app.command("preempt")(_preempt.preempt_command)
-app.command("drain")(_drain.drain_command)
-app.command("explain")(_explain.explain)
-app.command("untaint")(_untaint.untaint_command)
-app.command("reconcile")(_reconcile.reconcile_command)
-app.command("snapshot")(_snapshot.snapshot)
-app.command("manifests")(_manifests.manifests_command)
+app.command("plan", cls=KubectlCommand)(_plan.plan)
+app.command("preempt", cls=KubectlCommand)(_preempt.preempt_command)
+app.command("drain", cls=KubectlCommand)(_drain.drain_command)
+app.command("explain", cls=KubectlCommand)(_explain.explain)
+app.command("untaint", cls=KubectlCommand)(_untaint.untaint_command)
+app.command("reconcile", cls=KubectlCommand)(_reconcile.reconcile_command)
+app.command("snapshot", cls=KubectlCommand)(_snapshot.snapshot)
+app.command("manifests", cls=KubectlCommand)(_manifests.manifests_command)
 
 
 def main() -> None:

@@ -176,7 +176,7 @@ def _dry_run_verdict(plan: DrainPlan, allow_pending: bool, timeout: str) -> int:
     """The exit code a CI gate reads from `--dry-run`, with the reason on stderr when it is not 0."""
     reasons = []
     if plan.errors:
-        reasons.append("kubectl would refuse some pods (see above)")
+        reasons.append(f"kubectl would refuse {len(plan.errors)} pod(s) without a flag")
     if plan.pending and not allow_pending:
         reasons.append(f"{len(plan.pending)} pod(s) would stay Pending")
     if plan.blocked:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from kresched.cli.common import ENV, NoColorOpt, Output, OutputOpt, command, make_options, parse_duration
+from kresched.cli.common import ENV, NoColorOpt, Output, OutputOpt, command, is_table, make_options, parse_duration
 from kresched.cli.plan import MaxGraceOpt
 from kresched.errors import InputError
 from kresched.render.common import to_json, to_yaml
@@ -57,15 +57,19 @@ def manifests_command(
     least-privilege ClusterRole (exactly the calls kresched makes), a Role for the Lease in its
     namespace, their bindings, and a CronJob (YAML documents; `-o json`: one List).
 
+    Apply them with `kresched manifests | kubectl apply -f -`.
+
     Examples:
 
-      kresched manifests | kubectl apply -f -
-
+    \b
+      kresched manifests
       kresched manifests --namespace kresched --create-namespace --schedule '*/2 * * * *'
-
       kresched manifests --min-priority 1000000 --max-evictions 5 -o json
     """
     opts = make_options(None, None, None, output, no_color)
+    if is_table(opts.output):
+        raise InputError(f"-o {opts.output}: manifests are applied with kubectl, not read as a table; use -o yaml "
+                         "(the default) or -o json")
     options = ManifestOptions(
         namespace=namespace, create_namespace=create_namespace, schedule=schedule, image=image, lease=lease,
         min_priority=min_priority, max_evictions=max_evictions, allow_pdb_violation=allow_pdb_violation,

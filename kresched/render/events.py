@@ -22,11 +22,11 @@ _WOULD = (("evicted ", "would evict "), ("deleted ", "would delete "), ("cordone
           ("took over ", "would take over "), ("kept the ", "would keep the "), ("gave up ", "would give up "),
           ("waiting up to ", "would wait up to "), ("evicting ", "would evict "),
           ("plan still holds on the live state: ", "the plan holds: "))
-_WOULD_INSIDE = ((" is gone", " would be gone"), (" is bound to ", " would be bound to "),
-                 (": evicting ", ": would evict "), ("; waiting for ", "; would wait for "))
+_WOULD_INSIDE = {"gone": (" is gone", " would be gone"), "bound": (" is bound to ", " would be bound to "),
+                 "pdb-allows": (": evicting ", ": would evict "), "pdb-blocked": ("; waiting for ", "; would wait for ")}
 
 
-def narration(text: str, mode: str) -> str:
+def narration(text: str, mode: str, action: str = "") -> str:
     """The event's text as it reads in `mode`: in a dry run (client or server) every action is
     something that *would* happen."""
     if mode == "cluster":
@@ -35,8 +35,8 @@ def narration(text: str, mode: str) -> str:
         if text.startswith(done):
             text = would + text[len(done):]
             break
-    for done, would in _WOULD_INSIDE:
-        text = text.replace(done, would)
+    if action in _WOULD_INSIDE:
+        text = text.replace(*_WOULD_INSIDE[action])
     return text
 
 
@@ -46,7 +46,7 @@ def _ts(at: float) -> str:
 
 def event_dict(e: Event, mode: str) -> dict[str, Any]:
     """`{"time", "action", "message", "mode", ...data}` — one log line."""
-    return {"time": _ts(e.at), "action": e.action, "message": narration(e.text, mode), "level": e.level,
+    return {"time": _ts(e.at), "action": e.action, "message": narration(e.text, mode, e.action), "level": e.level,
             "mode": mode, **e.data}
 
 
@@ -54,7 +54,7 @@ def event_text(e: Event, mode: str) -> Text:
     # A dry run's successes are not successes: a plain bullet, not a tick.
     icon = "[dim]·[/]" if mode != "cluster" and e.level == "ok" else _ICON.get(e.level, "·")
     prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
-    return Text.from_markup(f"{icon} {prefix}{escape(narration(e.text, mode))}")
+    return Text.from_markup(f"{icon} {prefix}{escape(narration(e.text, mode, e.action))}")
 
 
 #: Summary keys that name something done, as a dry run says them.
