@@ -257,7 +257,8 @@ def test_a_name_without_namespace_means_the_default_namespace(cli: Run, tmp_path
 
 def test_the_table_shows_the_scheduler_message_the_counts_and_the_nearest_nodes_first(cli: Run,
                                                                                       snapshot: str) -> None:
-    res = cli("explain", "--pod", "shop/checkout", "--snapshot", snapshot, "--no-color", "-o", "wide", width=250)
+    res = cli("explain", "--pod", "shop/checkout", "--snapshot", snapshot, "--no-color", "-o", "wide",
+              width=250)
     assert res.exit_code == 0
     assert CHECKOUT_MESSAGE in one_line(res.stdout)
     assert "the scheduler's own preemption can make room" in res.stdout
@@ -282,7 +283,8 @@ def test_the_table_shows_the_scheduler_message_the_counts_and_the_nearest_nodes_
 
 
 def test_the_table_shows_the_whole_message_when_preemption_fails_too(cli: Run, snapshot: str) -> None:
-    res = cli("explain", "--pod", "shop/huge", "--snapshot", snapshot, "--no-color", "-o", "wide", width=250)
+    res = cli("explain", "--pod", "shop/huge", "--snapshot", snapshot, "--no-color", "-o", "wide",
+              width=250)
     assert ("0/5 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, "
             "3 Insufficient cpu. no new claims to deallocate, preemption: 0/5 nodes are available: "
             "1 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
@@ -301,7 +303,8 @@ def test_extended_resources_and_the_pod_limit_get_their_own_hints(cli: Run, tmp_
         make_pod("gpu-job", "ml", cpu="1", priority=MID, extra_requests={"nvidia.com/gpu": "1"}),
         make_pod("web", "ml", cpu="1", priority=MID),
     ])
-    gpu = cli("explain", "--pod", "ml/gpu-job", "--snapshot", source, "--no-color", "-o", "wide", width=250)
+    gpu = cli("explain", "--pod", "ml/gpu-job", "--snapshot", source, "--no-color", "-o", "wide",
+              width=250)
     assert table_rows(gpu.stdout) == [[
         "node-g", "unresolvable", "NodeResourcesFit", "Too many pods, Insufficient nvidia.com/gpu",
         "node is at its limit of 2 pods: evicting 1 of its 2 lower-priority pods makes room "
@@ -314,14 +317,17 @@ def test_extended_resources_and_the_pod_limit_get_their_own_hints(cli: Run, tmp_
 def test_top_and_all_nodes_choose_how_many_nodes_are_listed(cli: Run, tmp_path: Path) -> None:
     source = write(tmp_path, [make_node(f"node-{i:02}", cpu="1") for i in range(12)],
                    [make_pod("big", cpu="2", priority=MID)])
-    default = cli("explain", "--pod", "default/big", "--snapshot", source, "--no-color", "-o", "wide", width=250)
+    default = cli("explain", "--pod", "default/big", "--snapshot", source, "--no-color", "-o", "wide",
+              width=250)
     assert [r[0] for r in table_rows(default.stdout)] == [f"node-{i:02}" for i in range(10)]
     assert "Nearest 10 of 12 nodes" in default.stdout
     assert "… 2 more nodes not shown (--all-nodes lists them)." in default.stdout
-    top = cli("explain", "--pod", "default/big", "--snapshot", source, "--top", "3", "--no-color", "-o", "wide", width=250)
+    top = cli("explain", "--pod", "default/big", "--snapshot", source, "--top", "3", "--no-color", "-o", "wide",
+              width=250)
     assert [r[0] for r in table_rows(top.stdout)] == ["node-00", "node-01", "node-02"]
     assert "… 9 more nodes not shown" in top.stdout
-    every = cli("explain", "--pod", "default/big", "--snapshot", source, "--all-nodes", "--no-color", "-o", "wide", width=250)
+    every = cli("explain", "--pod", "default/big", "--snapshot", source, "--all-nodes", "--no-color", "-o", "wide",
+              width=250)
     assert [r[0] for r in table_rows(every.stdout)] == [f"node-{i:02}" for i in range(12)]
     assert "more nodes not shown" not in every.stdout
     assert "Nearest" not in every.stdout
@@ -337,14 +343,16 @@ def test_prefilter_rejections_and_left_out_nodes_are_explained(cli: Run, tmp_pat
         make_pod("pinned", cpu="2", affinity=names("node-a")),
         make_pod("contradictory", cpu="2", affinity=names("node-a", "node-b")),
     ])
-    pinned = cli("explain", "--pod", "default/pinned", "--snapshot", source, "--no-color", "-o", "wide", width=250)
+    pinned = cli("explain", "--pod", "default/pinned", "--snapshot", source, "--no-color", "-o", "wide",
+              width=250)
     assert ("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity]."
             in one_line(pinned.stdout))
     assert {r[0]: r for r in table_rows(pinned.stdout)}["node-b"] == [
         "node-b", "unresolvable", "-", "node(s) didn't satisfy plugin(s) [NodeAffinity]",
         "left out before filtering: the pod's spec.nodeName or node affinity (matchFields metadata.name) names "
         "other nodes"]
-    conflict = cli("explain", "--pod", "default/contradictory", "--snapshot", source, "--no-color", "-o", "wide", width=250)
+    conflict = cli("explain", "--pod", "default/contradictory", "--snapshot", source, "--no-color", "-o", "wide",
+              width=250)
     assert "0/2 nodes are available: pod affinity terms conflict. no new claims" in one_line(conflict.stdout)
     assert {tuple(r[2:]) for r in table_rows(conflict.stdout)} == {(
         "NodeAffinity", "pod affinity terms conflict",
@@ -365,7 +373,8 @@ def test_a_snapshot_without_nodes_is_an_input_error_naming_what_is_missing(cli: 
 # -- a schedulable pod: why it may still be Pending ---------------------------------------------------
 
 def _notes(cli: Run, source: str, pod: str) -> str:
-    res = cli("explain", "--pod", pod, "--snapshot", source, "--no-color", "-o", "wide", width=250)
+    res = cli("explain", "--pod", pod, "--snapshot", source, "--no-color", "-o", "wide",
+              width=250)
     assert res.exit_code == 0
     assert "Schedulable: fits on" in res.stdout
     text = res.stdout.split("Why it may still be Pending:", 1)[1]

@@ -23,7 +23,8 @@ _WOULD = (("evicted ", "would evict "), ("deleted ", "would delete "), ("cordone
           ("waiting up to ", "would wait up to "), ("evicting ", "would evict "),
           ("plan still holds on the live state: ", "the plan holds: "))
 _WOULD_INSIDE = {"gone": (" is gone", " would be gone"), "bound": (" is bound to ", " would be bound to "),
-                 "pdb-allows": (": evicting ", ": would evict "), "pdb-blocked": ("; waiting for ", "; would wait for ")}
+                 "pdb-allows": (": evicting ", ": would evict "),
+                 "pdb-blocked": ("; waiting for ", "; would wait for ")}
 
 
 def narration(text: str, mode: str, action: str = "") -> str:
