@@ -27,12 +27,16 @@ from kresched.cli import preempt as _preempt
 from kresched.cli import reconcile as _reconcile
 from kresched.cli import snapshot as _snapshot
 from kresched.cli import untaint as _untaint
+from kresched.cli.common import ENV
 from kresched.errors import ExitCode
 
 __all__ = ["app", "main", "kubectl_main", "normalize_args"]
 
 # The click Typer runs on: its own vendored copy in recent releases, the click package before.
 click: Any = getattr(typer.core, "_click", None) or importlib.import_module("click")
+#: Ctrl-C at a prompt: Typer's own `Abort` where it has one, else click's.
+_ABORT: Any = getattr(importlib.import_module("typer.exceptions"), "Abort", None) or getattr(
+    click.exceptions, "Abort", KeyboardInterrupt)
 
 #: Options every reading command has, which kubectl lets come before the verb: those taking a value…
 _LEADING_WITH_VALUE = {"--snapshot", "-f", "--kubeconfig", "--context", "--namespace", "-n", "--output", "-o"}
@@ -82,20 +86,25 @@ class KubectlGroup(TyperGroup):
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
                               **extra)
         except click.exceptions.NoArgsIsHelpError as exc:
-            click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+            _stderr(exc.ctx.get_help() if exc.ctx else "")
             sys.exit(int(ExitCode.USAGE))
         except click.exceptions.UsageError as exc:
-            click.echo(f"error: {usage_message(exc)}", err=True)
+            _stderr(f"error: {usage_message(exc)}")
             sys.exit(int(ExitCode.USAGE))
         except click.exceptions.ClickException as exc:
-            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            _stderr(f"error: {' '.join(exc.format_message().split())}")
             sys.exit(exc.exit_code)
-        except click.exceptions.Abort:
-            click.echo("interrupted", err=True)
+        except _ABORT:
+            _stderr("interrupted")
             sys.exit(int(ExitCode.INTERRUPTED))
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _stderr(line: str) -> None:
+    ENV.stderr.write(line + "\n")
+    ENV.stderr.flush()
 
 
 def usage_message(exc: Any) -> str:

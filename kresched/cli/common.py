@@ -109,8 +109,10 @@ class Env:
         # kubectl's rule: the width follows the terminal; a pipe is never cut (COLUMNS still wins,
         # for the scripts that set it). Colour only on a terminal — rich decides that from isatty.
         width = None if self.stdout_is_tty else _columns() or PIPE_WIDTH
+        # --no-color/NO_COLOR: no escape codes at all (rich alone would still print bold and italics).
         return Console(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False, width=width,
-                       force_terminal=self.stdout_is_tty or None)
+                       force_terminal=self.stdout_is_tty or None,
+                       **({"color_system": None} if self._no_color else {}))
 
     @functools.cached_property
     def err(self) -> Console:
@@ -218,6 +220,7 @@ def load_state(opts: Options) -> ClusterState:
     if opts.snapshot is not None:
         from kresched.sources.snapshot import load_snapshot
 
+        _check_snapshot_exists(opts.snapshot)
         try:
             size = os.path.getsize(opts.snapshot) if os.path.isfile(opts.snapshot) else 0
         except OSError:
@@ -235,6 +238,24 @@ def load_state(opts: Options) -> ClusterState:
 
     with progress(opts, "listing nodes, pods, PodDisruptionBudgets and PriorityClasses from the cluster"):
         return load_live(connect(opts.kubeconfig, opts.context))
+
+
+def _check_snapshot_exists(spec: str) -> None:
+    """A missing snapshot is a usage error naming what the operator probably meant: `demo` for
+    `Demo`, or a file of a close name next to it."""
+    if spec in ("-", "demo") or os.path.exists(spec):
+        return
+    import difflib
+
+    folder = os.path.dirname(spec) or "."
+    try:
+        near = [os.path.join(os.path.dirname(spec), f) for f in sorted(os.listdir(folder))]
+    except OSError:
+        near = []
+    close = difflib.get_close_matches(spec, ["demo", *near], n=1, cutoff=0.6) or [
+        c for c in ["demo"] if spec.lower() == c]
+    hint = f"; did you mean --snapshot {close[0]}?" if close else ""
+    raise InputError(f"--snapshot {spec}: no such file or directory{hint}")
 
 
 _DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?(?:ms|h|m|s))+")

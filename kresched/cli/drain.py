@@ -31,6 +31,7 @@ from kresched.cli.common import (
     make_options,
     parse_duration,
 )
+from kresched.cli.complete import complete_nodes
 from kresched.cli.progress import progress
 from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode, InputError
@@ -52,6 +53,7 @@ DEFAULT_TIMEOUT = "10m"
 @command
 def drain_command(
     nodes: Annotated[list[str] | None, typer.Argument(metavar="NODE...", show_default=False,
+                                                      autocompletion=complete_nodes,
                                                       help="The node(s) to drain: NODE or node/NODE.")] = None,
     selector: Annotated[str | None, typer.Option("--selector", "-l", metavar="SELECTOR",
                                                  help="Drain the nodes with these labels (e.g. -l "

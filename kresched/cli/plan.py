@@ -22,6 +22,7 @@ from kresched.cli.common import (
     load_state,
     make_options,
 )
+from kresched.cli.complete import complete_pods
 from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
@@ -38,8 +39,9 @@ AllowPdbOpt = Annotated[bool, typer.Option("--allow-pdb-violation",
 
 
 PodArg = Annotated[str | None, typer.Argument(metavar="POD", help="NAME (in -n), pod/NAME or NAMESPACE/NAME.",
-                                              show_default=False)]
+                                              show_default=False, autocompletion=complete_pods)]
 PodOpt = Annotated[str | None, typer.Option("--pod", "-p", metavar="POD", show_default=False,
+                                            autocompletion=complete_pods,
                                             help="The same as the POD argument (kresched's first spelling).")]
 
 

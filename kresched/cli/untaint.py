@@ -21,6 +21,7 @@ from kresched.cli.common import (
     make_options,
     parse_duration,
 )
+from kresched.cli.complete import complete_nodes
 from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode
 from kresched.execute.untaint import untaint
@@ -30,6 +31,7 @@ from kresched.render.events import summary_text
 @command
 def untaint_command(
     nodes: Annotated[list[str] | None, typer.Argument(metavar="[NODE]...", show_default=False,
+                                                      autocompletion=complete_nodes,
                                                       help="Only these nodes (NODE or node/NODE).")] = None,
     older_than: Annotated[str, typer.Option("--older-than", metavar="DURATION",
                                             help="Also remove reservations older than this, even if their pod "

@@ -59,7 +59,7 @@ def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> Text:
                                 f"({escape(r.lock_holder)}).")
     head = (f"{prefix}[bold]Pass {'stopped' if error else 'done'}[/] in {r.seconds:.1f}s: {len(r.helped)} pod(s) "
             f"helped, {r.evictions} eviction(s), {len(r.cleaned)} stale reservation(s) removed.")
-    lines = [head]
+    lines = ["[bold]Dry run[/]: nothing was changed.", head] if mode != "cluster" else [head]
     lines += [f"  [green]✓[/] {escape(p)} is bound to {escape(n)}" for p, n in r.bound]
     if r.still_pending:
         lines.append("[bold]Still pending[/]:")
