@@ -416,3 +416,21 @@ def test_completion_against_an_unreachable_cluster_completes_nothing(closed_port
                                                                      tmp_path: Path) -> None:
     kubeconfig = fake_api.write_kubeconfig(tmp_path / "kc", server=closed_port_url)
     assert _complete({"KUBECONFIG": str(kubeconfig)}, "kresched drain worker-") == []
+
+
+# -- 8. what an 80-column terminal shows ------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "args"), [
+    pytest.param("plan_demo_80.txt", ("plan", "--all-pending"), id="plan"),
+    pytest.param("explain_demo_critical_addon.txt", ("explain", CRITICAL), id="explain"),
+    pytest.param("drain_demo_dry_run_80.txt", ("drain", "worker-b3", "--ignore-daemonsets", "--dry-run"),
+                 id="drain --dry-run"),
+])
+def test_the_demo_at_80_columns_matches_the_golden_files(cli: Run, golden: Callable[[str, str], None], name: str,
+                                                          args: tuple[str, ...]) -> None:
+    r = cli(*args, "--snapshot", "demo", width=80)
+    assert r.exit_code in (0, 3)
+    # Every line fits: the demo's names are short enough that nothing needs to run long.
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+    # Trailing blanks where rich wraps prose are not compared (editors strip them from golden files).
+    golden(name, "".join(line.rstrip() + "\n" for line in r.stdout.splitlines()))
