@@ -86,8 +86,9 @@ class KubectlGroup(TyperGroup):
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
                               **extra)
         except click.exceptions.NoArgsIsHelpError as exc:
-            _stderr(exc.ctx.get_help() if exc.ctx else "")
-            sys.exit(int(ExitCode.USAGE))
+            # As `kubectl` alone: the help on stdout, and success.
+            ENV.write(exc.ctx.get_help() if exc.ctx else "")
+            sys.exit(int(ExitCode.OK))
         except click.exceptions.UsageError as exc:
             _stderr(f"error: {usage_message(exc)}")
             sys.exit(int(ExitCode.USAGE))

@@ -166,6 +166,7 @@ def make_options(snapshot: str | None, kubeconfig: str | None, context: str | No
     if namespace is not None and all_namespaces:
         raise InputError("-n/--namespace and -A/--all-namespaces are exclusive")
     ENV.no_color = ENV.no_color or no_color
+    ENV.docs = 0  # a new command, a new stream
     return Options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
 
 
