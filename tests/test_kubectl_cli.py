@@ -212,6 +212,16 @@ def test_only_a_client_dry_run_can_act_on_a_snapshot(cli: Run, spelling: str) ->
                                           "rehearse on it\n")
 
 
+@pytest.mark.parametrize("command", ["reconcile", "untaint"])
+@pytest.mark.parametrize("spelling", ["--dry-run=server", "--server-dry-run"])
+def test_a_server_dry_run_where_there_is_none_is_refused_not_run_for_real(cli: Run, command: str,
+                                                                          spelling: str) -> None:
+    r = cli(command, spelling, "--snapshot", "demo")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == (f"error: {command} has no --dry-run=server (its writes are not all dry-run-able); use "
+                        "--dry-run (=client)\n")
+
+
 def test_normalize_args_moves_common_options_after_the_verb_and_leaves_the_rest() -> None:
     verbs = ["plan", "drain"]
     assert normalize_args(["-n", "a", "--snapshot=demo", "-ojson", "plan", "x"], verbs) == [

@@ -22,8 +22,8 @@ from kresched.execute.events import Event, Reporter
 from kresched.model.cluster import ClusterState
 from kresched.render.events import Progress, event_dict, event_text, progress_text
 
-__all__ = ["YesOpt", "DryRun", "DryRunOpt", "ClientDryRunOpt", "make_api", "make_reporter", "live_reporting",
-           "write_event", "confirm"]
+__all__ = ["YesOpt", "DryRun", "DryRunOpt", "ClientDryRunOpt", "client_dry_run", "make_api", "make_reporter",
+           "live_reporting", "write_event", "confirm"]
 
 
 class DryRun(StrEnum):
@@ -43,6 +43,15 @@ DryRunOpt = Annotated[DryRun, typer.Option(
 ClientDryRunOpt = Annotated[DryRun, typer.Option(
     "--dry-run", metavar="[none|client]", case_sensitive=False, show_default=False,
     help="client (or bare --dry-run): run the whole flow against nothing, print each step, change nothing.")]
+
+
+def client_dry_run(dry_run: DryRun, command: str) -> bool:
+    """For the commands that rehearse only on the client: `--dry-run=server` is refused, never
+    taken for a real run."""
+    if dry_run is DryRun.server:
+        raise InputError(f"{command} has no --dry-run=server (its writes are not all dry-run-able); "
+                         "use --dry-run (=client)")
+    return dry_run is DryRun.client
 
 
 def make_api(opts: Options, state: ClusterState | None, dry_run: DryRun | bool,

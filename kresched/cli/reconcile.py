@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from kresched.cli.act import ClientDryRunOpt, DryRun, make_api, make_reporter, write_event
+from kresched.cli.act import ClientDryRunOpt, DryRun, client_dry_run, make_api, make_reporter, write_event
 from kresched.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -97,7 +97,7 @@ def reconcile_command(
         min_priority=min_priority, min_pending_seconds=parse_duration(min_pending, "--min-pending"),
         namespace=namespace, max_evictions=max_evictions, plan=PlanOptions(max_grace, allow_pdb_violation),
     )
-    client = dry_run is DryRun.client
+    client = client_dry_run(dry_run, "reconcile")
     api = make_api(opts, load_state(opts) if client else None, client)
     report = make_reporter(opts, api.mode)
     result = ReconcileResult()

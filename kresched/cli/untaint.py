@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from kresched.cli.act import ClientDryRunOpt, DryRun, make_api, make_reporter, write_event
+from kresched.cli.act import ClientDryRunOpt, DryRun, client_dry_run, make_api, make_reporter, write_event
 from kresched.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -58,10 +58,11 @@ def untaint_command(
       kresched untaint node/worker-a2 --all --dry-run --snapshot demo -o json
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    client = client_dry_run(dry_run, "untaint")
     ttl = parse_duration(older_than, "--older-than")
     state = load_state(opts)
     names = [n.name for n in resolve_nodes(state, nodes or [])]
-    api = make_api(opts, state, dry_run is DryRun.client)
+    api = make_api(opts, state, client)
     report = make_reporter(opts, api.mode)
     result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=names or None)
     data = {
