@@ -121,18 +121,20 @@ def _scores_table(e: Explanation, top: int = 10, wide: bool = False) -> Renderab
     if wide:
         table = Columns("NODE", *plugins, "TOTAL", right=(*plugins, "TOTAL"))
         for s in e.scores[:top]:
-            mark = "*" if s.node in e.candidates else ""
-            table.add_row(f"{s.node}{mark}", *(f"{p.weighted} ({p.raw}→{p.normalized})" for p in s.plugins),
-                          str(s.total))
+            table.add_row(s.node, *(f"{p.weighted} ({p.raw}→{p.normalized})" for p in s.plugins), _total(e, s))
         notes.append(Text("Weighted score per plugin (raw → normalized 0-100); * = top score.", style="dim"))
     else:
         table = Columns("NODE", "TOTAL", "TOP PLUGINS", right=("TOTAL",), wrap_last=True)
         for s in e.scores[:top]:
-            mark = "*" if s.node in e.candidates else ""
             best = sorted(s.plugins, key=lambda p: -p.weighted)[:3]
-            table.add_row(f"{s.node}{mark}", str(s.total), ", ".join(f"{p.plugin} {p.weighted}" for p in best))
+            table.add_row(s.node, _total(e, s), ", ".join(f"{p.plugin} {p.weighted}" for p in best))
         notes.append(Text("* = top score; -o wide shows every score plugin.", style="dim"))
     notes.append(table)
     if len(e.scores) > top:
         notes.append(Text(f"… {len(e.scores) - top} more scored nodes (-o json lists them).", style="dim"))
     return Group(*notes)
+
+
+def _total(e: Explanation, s: Any) -> str:
+    # The mark goes with the number, not the name: a node name is copied whole.
+    return f"{s.total}{'*' if s.node in e.candidates else ' '}"
