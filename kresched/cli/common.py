@@ -219,7 +219,8 @@ def load_state(opts: Options) -> ClusterState:
     from kresched.cli.progress import progress, size_text
 
     if opts.snapshot is not None:
-        from kresched.sources.snapshot import load_snapshot
+        from kresched.sources.decode import paused_gc
+        from kresched.sources.snapshot import build_state, load_snapshot, read_source
 
         _check_snapshot_exists(opts.snapshot)
         try:
@@ -227,9 +228,16 @@ def load_state(opts: Options) -> ClusterState:
         except OSError:
             size = 0
         what = "the demo cluster" if opts.snapshot == "demo" else opts.snapshot
-        with progress(opts, f"reading {what}" + (f" ({size_text(size)})" if size else "")):
+        with progress(opts, f"reading {what}" + (f" ({size_text(size)})" if size else "")) as p:
             stdin = getattr(ENV.stdin, "buffer", ENV.stdin)
-            state = load_snapshot(opts.snapshot, stdin=stdin)
+            if p.shown:  # the same steps as `load_snapshot`, with what was read shown in between
+                with paused_gc():
+                    objects = read_source(opts.snapshot, stdin)
+                    p.update(f"read {len(objects.nodes)} nodes, {len(objects.pods)} pods, {len(objects.pdbs)} "
+                             f"PodDisruptionBudgets from {what}; indexing them")
+                    state = build_state(objects)
+            else:
+                state = load_snapshot(opts.snapshot, stdin=stdin)
         if not state.nodes:
             kinds = f"{len(state.pods)} pods" if state.pods else "no pods either"
             raise InputError(f"snapshot {opts.snapshot} has no nodes ({kinds}): a plan needs the nodes too, e.g. "
