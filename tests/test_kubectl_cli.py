@@ -266,6 +266,8 @@ def test_the_default_namespace_is_the_kubeconfig_contexts(cli: Run, fake_api: Fa
     pytest.param(("preempt", CRITICAL, "--dry-run=maybe", "--snapshot", "demo"), "error: invalid value for "
                  "'--dry-run'", id="a --dry-run value kubectl does not know"),
     pytest.param(("plan", "-o", "xml"), "error: invalid value for '--output' / '-o'", id="an unknown format"),
+    pytest.param(("drain", "worker-b3", "--parallel", "0"), "error: invalid value for '--parallel': 0 is less than 1 "
+                 "(see 'kresched drain --help')", id="a number out of range"),
 ])
 def test_usage_errors_are_one_line_with_a_suggestion_and_exit_2(cli: Run, args: tuple[str, ...],
                                                                 expected: str) -> None:
@@ -329,6 +331,7 @@ def test_every_help_reads_as_kubectls_and_has_examples_on_the_demo(cli: Run, com
     text = _help(cli, command)
     assert "<bool>" not in text
     assert "<list" not in text
+    assert "x>=" not in text
     assert "╭" not in text
     examples = _examples(text)
     assert examples, f"kresched {command} --help has no examples"

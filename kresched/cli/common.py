@@ -26,6 +26,7 @@ __all__ = [
     "emit",
     "write_doc",
     "is_table",
+    "at_least",
     "Output",
     "Options",
     "Env",
@@ -324,6 +325,18 @@ def command(fn: F) -> F:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def at_least(minimum: int) -> Callable[[int], int]:
+    """An option callback refusing values below `minimum` (a usage error, exit 2) — instead of
+    click's ranges, which print `x>=0` into the help where kubectl prints nothing."""
+
+    def check(value: int) -> int:
+        if value is not None and value < minimum:
+            raise typer.BadParameter(f"{value} is less than {minimum}")
+        return value
+
+    return check
 
 
 def is_table(output: Output) -> bool:

@@ -25,6 +25,7 @@ from kresched.cli.common import (
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
     emit,
     load_state,
@@ -75,7 +76,7 @@ def drain_command(
     disable_eviction: Annotated[bool, typer.Option("--disable-eviction",
                                                    help="DELETE instead of evicting: bypasses PodDisruptionBudgets.")]
     = False,
-    parallel: Annotated[int, typer.Option("--parallel", min=1, metavar="N",
+    parallel: Annotated[int, typer.Option("--parallel", callback=at_least(1), metavar="N",
                                           help="How many evictions are in flight at once (the pods of one "
                                                "PodDisruptionBudget go one after another).")] = 10,
     allow_pending: Annotated[bool, typer.Option("--allow-pending", help="Drain even if some evicted pods would "

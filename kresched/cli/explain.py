@@ -14,6 +14,7 @@ from kresched.cli.common import (
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
     default_namespace,
     emit,
@@ -32,7 +33,8 @@ def explain(
     pod_arg: PodArg = None,
     pod: PodOpt = None,
     all_nodes: Annotated[bool, typer.Option("--all-nodes", help="List every node, not only the nearest.")] = False,
-    top: Annotated[int, typer.Option("--top", min=1, metavar="N", help="How many of the nearest nodes to list.")]
+    top: Annotated[int, typer.Option("--top", callback=at_least(1), metavar="N",
+                                     help="How many of the nearest nodes to list.")]
     = 10,
     namespace: NamespaceOpt = None,
     snapshot: SnapshotOpt = None,

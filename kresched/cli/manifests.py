@@ -6,7 +6,17 @@ from typing import Annotated
 
 import typer
 
-from kresched.cli.common import ENV, NoColorOpt, Output, OutputOpt, command, is_table, make_options, parse_duration
+from kresched.cli.common import (
+    ENV,
+    NoColorOpt,
+    Output,
+    OutputOpt,
+    at_least,
+    command,
+    is_table,
+    make_options,
+    parse_duration,
+)
 from kresched.cli.plan import MaxGraceOpt
 from kresched.errors import InputError
 from kresched.render.common import to_json, to_yaml
@@ -31,7 +41,8 @@ def manifests_command(
                                                    "NAMESPACE/kresched).", show_default=False)] = None,
     min_priority: Annotated[int | None, typer.Option("--min-priority", metavar="N",
                                                      help="Also help pods with at least this priority.")] = None,
-    max_evictions: Annotated[int, typer.Option("--max-evictions", min=0, help="Evictions allowed per pass.")] = 10,
+    max_evictions: Annotated[int, typer.Option("--max-evictions", callback=at_least(0), metavar="N",
+                                               help="Evictions allowed per pass.")] = 10,
     deadline: Annotated[str, typer.Option("--deadline", metavar="DURATION",
                                           help="Each pass ends within this (the Job is stopped a minute later).")]
     = "4m",

@@ -16,6 +16,7 @@ from kresched.cli.common import (
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
     default_namespace,
     emit,
@@ -31,7 +32,7 @@ from kresched.model.objects import Pod
 from kresched.plan.planner import Plan, Planner, PlanOptions, pending_pods_to_plan, plan_pod
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view
 
-MaxGraceOpt = Annotated[int, typer.Option("--max-grace", min=0, metavar="SECONDS",
+MaxGraceOpt = Annotated[int, typer.Option("--max-grace", callback=at_least(0), metavar="SECONDS",
                                           help="Tier 1 takes only victims with a grace period up to this; "
                                                "longer ones are shortened to it on eviction.")]
 AllowPdbOpt = Annotated[bool, typer.Option("--allow-pdb-violation",

@@ -15,6 +15,7 @@ from kresched.cli.common import (
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
     load_state,
     make_options,
@@ -41,7 +42,8 @@ def reconcile_command(
     = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A",
                                                  help="Pods in every namespace (the default).")] = False,
-    max_evictions: Annotated[int, typer.Option("--max-evictions", min=0, help="Evictions allowed per pass.")] = 10,
+    max_evictions: Annotated[int, typer.Option("--max-evictions", callback=at_least(0), metavar="N",
+                                               help="Evictions allowed per pass.")] = 10,
     deadline: Annotated[str, typer.Option("--deadline", metavar="DURATION", help="The whole pass ends within this.")]
     = "4m",
     reservation_ttl: Annotated[str, typer.Option("--reservation-ttl", metavar="DURATION",
