@@ -31,11 +31,12 @@ from kresched.render.manifests import (
 
 @command
 def manifests_command(
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Where the ServiceAccount and the CronJob "
-                                                                     "live.")] = "kube-system",
+    namespace: Annotated[str, typer.Option("--namespace", "-n", metavar="NAMESPACE",
+                                           help="Where the ServiceAccount and the CronJob live.")] = "kube-system",
     create_namespace: Annotated[bool, typer.Option("--create-namespace", help="Include the Namespace.")] = False,
     schedule: Annotated[str, typer.Option("--schedule", metavar="CRON", help="When reconcile runs.")] = "*/5 * * * *",
-    image: Annotated[str, typer.Option("--image", help="The kresched image (see the Dockerfile).")] = DEFAULT_IMAGE,
+    image: Annotated[str, typer.Option("--image", metavar="IMAGE", help="The kresched image (see the Dockerfile).")] \
+    = DEFAULT_IMAGE,
     lease: Annotated[str | None, typer.Option("--lease", metavar="NS/NAME",
                                               help="The Lease used as reconcile's lock (default: "
                                                    "NAMESPACE/kresched).", show_default=False)] = None,
