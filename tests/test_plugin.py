@@ -37,6 +37,7 @@ def _krew_archive():
 def test_the_package_declares_the_kubectl_plugin_entry_point():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'kubectl-kresched = "kresched.cli:kubectl_main"' in pyproject
+    assert '"kubectl_complete-kresched" = "kresched.cli:kubectl_complete_main"' in pyproject
     installed = {e.name: e.value for e in entry_points(group="console_scripts")}
     if "kresched" in installed:  # an installed checkout: the same entry points, as pip wrote them
         assert installed.get("kubectl-kresched") == "kresched.cli:kubectl_main"
@@ -61,10 +62,11 @@ def _path_with_kresched(tmp_path: Path) -> dict[str, str]:
     console script would, and nothing else of kresched's."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    shim = bin_dir / "kubectl-kresched"
-    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'from kresched.cli import kubectl_main; kubectl_main()' "
-                    '"$@"\n')
-    shim.chmod(0o755)
+    for name, entry in (("kubectl-kresched", "kubectl_main"), ("kubectl_complete-kresched", "kubectl_complete_main")):
+        shim = bin_dir / name
+        shim.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'from kresched.cli import {entry}; {entry}()' "
+                        '"$@"\n')
+        shim.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "COLUMNS")}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
@@ -85,6 +87,28 @@ def test_kubectl_runs_kresched_as_a_plugin(tmp_path):
     assert usage.returncode == 2
     assert usage.stderr == ("error: unknown command 'plna'; did you mean 'plan'? "
                             "(see 'kubectl kresched --help')\n")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_completes_the_plugins_commands_and_names(tmp_path):
+    env = _path_with_kresched(tmp_path)
+
+    def complete(*words: str) -> list[str]:
+        done = subprocess.run(["kubectl", "__complete", "kresched", *words], env=env, capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    assert complete("pl") == ["plan", ":4"]
+    assert complete("drain", "--snapshot", "demo", "worker-c") == ["worker-c1", "worker-c2", ":4"]
+
+
+def test_kubectl_complete_answers_in_cobras_format(capsys):
+    from kresched.cli import kubectl_complete_main
+
+    kubectl_complete_main(["explain", "-n", "ml", "--snapshot", "demo", "train"])
+    assert capsys.readouterr().out == "train-ranker-v7-95mf5\n:4\n"
 
 
 @pytest.mark.slow

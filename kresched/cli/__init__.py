@@ -30,7 +30,7 @@ from kresched.cli import untaint as _untaint
 from kresched.cli.common import ENV
 from kresched.errors import ExitCode
 
-__all__ = ["app", "main", "kubectl_main", "normalize_args"]
+__all__ = ["app", "main", "kubectl_main", "kubectl_complete_main", "normalize_args"]
 
 # The click Typer runs on: its own vendored copy in recent releases, the click package before.
 click: Any = getattr(typer.core, "_click", None) or importlib.import_module("click")
@@ -189,3 +189,32 @@ def main() -> None:
 def kubectl_main() -> None:
     """`kubectl kresched ...`: kubectl runs the `kubectl-kresched` executable on PATH."""
     app(prog_name="kubectl kresched")
+
+
+def kubectl_complete_main(argv: Sequence[str] | None = None) -> None:
+    """`kubectl kresched <TAB>` (kubectl 1.26+): kubectl runs `kubectl_complete-kresched ARGS... WORD`
+    and reads one candidate per line, then cobra's `:DIRECTIVE` line (4: no file completion). The
+    candidates are those of kresched's own shell completion."""
+    import contextlib
+    import io
+    import os
+
+    words = list(sys.argv[1:] if argv is None else argv) or [""]
+    env = {"_KRESCHED_COMPLETE": "complete_bash", "COMP_WORDS": " ".join(["kresched", *words]),
+           "COMP_CWORD": str(len(words))}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            app(args=[], prog_name="kresched")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    for line in out.getvalue().splitlines():
+        if line:
+            print(line)
+    print(":4")
