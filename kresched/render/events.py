@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from rich.console import RenderableType
 from rich.markup import escape
 from rich.text import Text
 
 from kresched.execute.events import Event
+from kresched.render.table import markup_lines
 
 __all__ = ["Progress", "event_dict", "event_text", "narration", "progress_text", "summary_text"]
 
@@ -51,11 +53,11 @@ def event_dict(e: Event, mode: str) -> dict[str, Any]:
             "mode": mode, **e.data}
 
 
-def event_text(e: Event, mode: str) -> Text:
+def event_text(e: Event, mode: str) -> RenderableType:
     # A dry run's successes are not successes: a plain bullet, not a tick.
     icon = "[dim]·[/]" if mode != "cluster" and e.level == "ok" else _ICON.get(e.level, "·")
     prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
-    return Text.from_markup(f"{icon} {prefix}{escape(narration(e.text, mode, e.action))}")
+    return markup_lines([f"{icon} {prefix}{escape(narration(e.text, mode, e.action))}"])
 
 
 #: Summary keys that name something done, as a dry run says them.
@@ -63,7 +65,7 @@ _WOULD_KEYS = {"evicted": "would evict", "deleted": "would delete", "cordoned": 
                "removed": "would remove", "gone": "would be gone", "kept": "would keep"}
 
 
-def summary_text(summary: dict[str, Any]) -> Text:
+def summary_text(summary: dict[str, Any]) -> RenderableType:
     """The end-of-run summary as `key: value` lines, in words: `-` for nothing, yes/no, never a
     Python value (`None`, `True`). A dry run's says what *would* have been done."""
     dry = summary.get("mode", "cluster") != "cluster"
@@ -73,7 +75,7 @@ def summary_text(summary: dict[str, Any]) -> Text:
             continue
         label = _WOULD_KEYS.get(k, _words(k)) if dry else _words(k)
         lines.append(f"[bold]{escape(label)}[/]: {escape(value_text(v))}")
-    return Text.from_markup("\n".join(lines))
+    return markup_lines(lines)
 
 
 def value_text(v: Any) -> str:

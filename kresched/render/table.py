@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from rich.console import Console, ConsoleOptions
+from rich.console import Console, ConsoleOptions, Group
 from rich.segment import Segment
 from rich.text import Text
 
-__all__ = ["Columns", "Hanging", "GAP", "MIN_WRAP"]
+__all__ = ["Columns", "Hanging", "GAP", "MIN_WRAP", "markup_lines"]
 
 #: kubectl's printers use a tabwriter with padding 3.
 GAP = 3
@@ -145,3 +145,13 @@ class Hanging:
             line = Text(self.first if i == 0 else self.rest) + _rstrip(part)
             yield from line.render(console)
             yield Segment.line()
+
+
+def markup_lines(lines: Iterable[str]) -> Group:
+    """Lines of rich markup, each wrapped with its continuation indented two cells past its own
+    indent (`  ! pod: a reason that goes on` / `    and on`)."""
+    out = []
+    for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        out.append(Hanging(Text.from_markup(line[indent:]), first=" " * indent, rest=" " * (indent + 2)))
+    return Group(*out)
