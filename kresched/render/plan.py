@@ -75,12 +75,13 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
         head += " · reservation taint: " + ("yes" if p.taint else "[yellow]no[/] (the pod does not tolerate "
                                                                    "CriticalAddonsOnly)")
     parts.append(Text.from_markup(head))
-    parts.append(Text(p.message, style="red" if p.blocked else ""))
+    parts.append(Hanging(Text(p.message, style="red" if p.blocked else ""), first="", rest="  "))
     if p.outcome == "fits" and len(p.candidates) > 1:
-        parts.append(Text(f"Tied at the top score (the scheduler picks one at random): {', '.join(p.candidates)}"))
+        parts.append(Hanging(f"Tied at the top score (the scheduler picks one at random): {', '.join(p.candidates)}",
+                             first="", rest="  "))
     if p.decided_by:
-        parts.append(Text.from_markup(f"Why {escape(p.node or '')}: {escape(p.decided_by)}"))
-    parts.extend(Text(f"Note: {n}", style="dim") for n in p.notes)
+        parts.append(Hanging(f"Why {p.node or ''}: {p.decided_by}", first="", rest="  "))
+    parts.extend(Hanging(Text(f"Note: {n}", style="dim"), first="", rest="  ") for n in p.notes)
     if p.outcome == "evict" and p.node:
         parts.append(Text(""))
         parts.append(_diff(p, state))
