@@ -447,3 +447,15 @@ def test_the_demo_at_80_columns_matches_the_golden_files(cli: Run, golden: Calla
     assert max(len(line) for line in r.stdout.splitlines()) <= 80
     # Trailing blanks where rich wraps prose are not compared (editors strip them from golden files).
     golden(name, "".join(line.rstrip() + "\n" for line in r.stdout.splitlines()))
+
+
+def test_completion_against_a_server_that_never_answers_gives_up_and_completes_nothing(fake_api: FakeApiServer,
+                                                                                      tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # connections are queued, never answered
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        kubeconfig = fake_api.write_kubeconfig(tmp_path / "kc", server=url)
+        assert _complete({"KUBECONFIG": str(kubeconfig)}, "kresched drain worker-") == []
