@@ -95,6 +95,9 @@ ALL = [n.name for n in NODES]
 #: The scenarios' protagonists (pod names get generated suffixes; these are the stable parts).
 CRITICAL_NODE = "worker-c1"  # scenario 1: the only node where tier 1 works
 DRAIN_NODE = "worker-b3"     # scenario 3
+#: Scenario 4: a reservation a killed `kresched preempt` left behind (for a replica since replaced).
+RESERVED_NODE = "worker-a2"
+RESERVED_FOR = "kube-system/metrics-server-5p9lfwkgvh-q7w2d"
 
 
 def _node(ids: Ids, spec: NodeSpec, ref: NodeRef) -> Obj:
@@ -118,6 +121,11 @@ def _node(ids: Ids, spec: NodeSpec, ref: NodeRef) -> Obj:
         annotations["ops.acme.io/maintenance"] = "replace: last node on the Amazon Linux 2 AMI (kernel 5.10)"
     taints = [{"effect": "NoSchedule", "key": "node-role.kubernetes.io/control-plane"}] if spec.control_plane \
         else None
+    if spec.name == RESERVED_NODE:
+        # What `kresched preempt` puts on a node while it makes room, left there by a SIGKILL.
+        annotations["kresched.io/reserved-for"] = RESERVED_FOR
+        annotations["kresched.io/reserved-at"] = ids.ts(-3 * 3600 - 1_412)
+        taints = [{"effect": "NoSchedule", "key": "CriticalAddonsOnly", "value": "kresched"}]
     return make_node(
         ids, ref, zone=spec.zone, region=REGION, instance_type=spec.instance_type,
         capacity=_CP_CAPACITY if spec.control_plane else _WORKER_CAPACITY,
@@ -784,7 +792,10 @@ def check_scenarios(demo: Demo) -> list[str]:
             problems.append(f"{node['metadata']['name']} is over-committed: {free}")
         for p in demo.pods:
             static = (p["metadata"].get("ownerReferences") or [{}])[0].get("kind") == "Node"  # kubelet's own
-            if p["spec"].get("nodeName") == node["metadata"]["name"] and untolerated(p, node) and not static:
+            # kresched's reservation came after the pods (NoSchedule never evicts): it does not count.
+            before = {**node, "spec": {**node["spec"], "taints": [
+                t for t in node["spec"].get("taints", ()) if t.get("value") != "kresched"]}}
+            if p["spec"].get("nodeName") == node["metadata"]["name"] and untolerated(p, before) and not static:
                 problems.append(f"{_key(p)} runs on {node['metadata']['name']} without tolerating its taints")
     # 1. the critical pod: fits nowhere; tier 1 only on CRITICAL_NODE, which is not the obvious node
     crit = by_key[demo.critical_pod]
@@ -872,7 +883,8 @@ KubectlDumper.add_representer(str, _str)
 
 def render(demo: Demo) -> str:
     header = HEADER.format(critical=demo.critical_pod, infeasible=demo.infeasible_pod, node=CRITICAL_NODE,
-                           drain=DRAIN_NODE, pods=len(demo.pods), nodes=len(demo.nodes))
+                           drain=DRAIN_NODE, pods=len(demo.pods), nodes=len(demo.nodes), reserved=RESERVED_NODE,
+                           reserved_for=RESERVED_FOR)
     body = yaml.dump({"apiVersion": "v1", "items": demo.items, "kind": "List", "metadata": {"resourceVersion": ""}},
                      Dumper=KubectlDumper, sort_keys=True, default_flow_style=False, width=1 << 20,
                      allow_unicode=True)
@@ -912,6 +924,11 @@ HEADER = """\
 #    pod: gone for good once evicted), data/nats-1 (its gp3 volume is in eu-west-1b, where the only
 #    node with room already runs nats-0: its replacement would stay Pending).
 #      kresched drain {drain} --snapshot demo --dry-run
+#
+# 4. A reservation left behind:  {reserved} carries kresched's taint CriticalAddonsOnly=kresched:NoSchedule
+#    and its kresched.io/reserved-for ({reserved_for}, long gone) and kresched.io/reserved-at
+#    annotations, as a `kresched preempt` killed with SIGKILL leaves them.
+#      kresched untaint --snapshot demo --dry-run
 #
 # The pending critical pods (the add-on):  kresched plan --snapshot demo
 # Both Pending pods at once, in priority order:  kresched plan --snapshot demo --all-pending

@@ -30,18 +30,31 @@ class Result:
     stderr: str
 
 
-def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str, width: int | None = None) -> Result:
+def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str, width: int | None = None,
+            env: dict[str, str] | None = None, tty: bool = False, stderr_tty: bool = False) -> Result:
+    """`env` sets variables after the rich ones are cleared (e.g. COLUMNS, NO_COLOR); `tty` and
+    `stderr_tty` make stdout/stderr look like a terminal, as `main()` sees one."""
     for var in _RICH_ENV:
         monkeypatch.delenv(var, raising=False)
-    out, err = io.StringIO(), io.StringIO()
+    for var, value in (env or {}).items():
+        monkeypatch.setenv(var, value)
+    out, err = (_Terminal() if tty else io.StringIO()), (_Terminal() if stderr_tty else io.StringIO())
     monkeypatch.setattr(ENV, "stdout", out)
     monkeypatch.setattr(ENV, "stderr", err)
     monkeypatch.setattr(ENV, "no_color", False)
+    monkeypatch.setattr(ENV, "docs", 0)
     reset_env()
     if width is not None:
         ENV.__dict__["out"] = Console(file=out, width=width, no_color=True, highlight=False, soft_wrap=False)
     result = CliRunner().invoke(app, list(args), catch_exceptions=False)
     return Result(result.exit_code, out.getvalue() + result.stdout, err.getvalue())
+
+
+class _Terminal(io.StringIO):
+    """A captured stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
 
 
 def reset_env() -> None:

@@ -200,10 +200,28 @@ def test_bad_input_on_stdin_is_named_stdin(monkeypatch):
 
 
 def test_a_good_file_works_through_the_same_command(monkeypatch, tmp_path):
-    path = write(tmp_path / "ok.yaml", pod_yaml())
+    path = write(tmp_path / "ok.yaml", pod_yaml() + """- apiVersion: v1
+  kind: Node
+  metadata:
+    name: node-a
+  status:
+    allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+""")
     r = run(monkeypatch, "snapshot", "--snapshot", str(path))
     assert (r.code, r.stderr) == (0, "")
-    assert json.loads(r.stdout)["items"][0]["metadata"]["name"] == "web"
+    assert {i["metadata"]["name"] for i in json.loads(r.stdout)["items"]} >= {"web", "node-a"}
+
+
+@pytest.mark.parametrize("command", ["plan", "explain", "snapshot"])
+def test_a_snapshot_of_pods_only_is_an_input_error_naming_the_missing_nodes(monkeypatch, tmp_path, command):
+    # What `kubectl get pods -A -o yaml` gives: not "INFEASIBLE", but what to capture instead.
+    path = write(tmp_path / "pods.yaml", pod_yaml())
+    args = [command, "--snapshot", str(path)] + (["shop/web"] if command == "explain" else [])
+    r = run(monkeypatch, *args)
+    assert r.code == 2
+    assert _check_one_line_error(r) == (
+        f"error: snapshot {path} has no nodes (1 pods): a plan needs the nodes too, e.g. kubectl get "
+        "nodes,pods,pdb,priorityclasses,namespaces -A -o yaml")
 
 
 def test_a_multi_line_message_is_printed_on_one_line(monkeypatch, tmp_path):

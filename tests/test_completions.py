@@ -102,7 +102,7 @@ def test_bash_completes_commands_and_option_values(kresched_on_path):
     assert set(bash_complete(["kresched", ""], kresched_on_path)) >= COMMANDS
     assert bash_complete(["kresched", "pre"], kresched_on_path) == ["preempt"]
     assert bash_complete(["kresched", "dr"], kresched_on_path) == ["drain"]
-    assert bash_complete(["kresched", "plan", "-o", ""], kresched_on_path) == ["table", "json", "yaml"]
+    assert bash_complete(["kresched", "plan", "-o", ""], kresched_on_path) == ["table", "wide", "json", "yaml"]
     assert "--allow-pdb-violation" in bash_complete(["kresched", "manifests", "--al"], kresched_on_path)
 
 
@@ -140,4 +140,28 @@ def fish_complete(line: str, env: dict[str, str]) -> list[str]:
 def test_fish_completes_commands_and_option_values(kresched_on_path):
     assert set(fish_complete("kresched ", kresched_on_path)) >= COMMANDS
     assert fish_complete("kresched pre", kresched_on_path) == ["preempt"]
-    assert sorted(fish_complete("kresched plan -o ", kresched_on_path)) == ["json", "table", "yaml"]
+    assert sorted(fish_complete("kresched plan -o ", kresched_on_path)) == ["json", "table", "wide", "yaml"]
+
+
+# -- pod and node names, through each shell's script ---------------------------------------------------
+
+@pytest.mark.slow
+def test_bash_completes_pod_and_node_names_from_the_snapshot(kresched_on_path):
+    assert bash_complete(["kresched", "drain", "--snapshot", "demo", "worker-c"], kresched_on_path) == [
+        "worker-c1", "worker-c2"]
+    assert bash_complete(["kresched", "explain", "-n", "ml", "--snapshot", "demo", "train"], kresched_on_path) == [
+        "train-ranker-v7-95mf5"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_completes_node_names_from_the_snapshot(kresched_on_path):
+    spec = zsh_complete(["kresched", "drain", "--snapshot", "demo", "worker-c"], kresched_on_path)
+    assert '"worker-c1"' in spec
+    assert '"worker-a1"' not in spec
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+def test_fish_completes_pod_names_from_the_snapshot(kresched_on_path):
+    assert fish_complete("kresched plan -n ml --snapshot demo train", kresched_on_path) == ["train-ranker-v7-95mf5"]

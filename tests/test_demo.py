@@ -22,6 +22,9 @@ from kresched.sources.snapshot import load_snapshot
 ROOT = Path(__file__).resolve().parent.parent
 CRITICAL_NODE = "worker-c1"
 DRAIN_NODE = "worker-b3"
+RESERVED_NODE = "worker-a2"
+#: kresched's reservation taint (execute.reservation), which came after the pods: NoSchedule evicts nothing.
+RESERVATION = ("CriticalAddonsOnly", "kresched", "NoSchedule")
 MAX_GRACE = 10
 DIMENSIONS = ("cpu", "memory", "pods")
 
@@ -191,12 +194,13 @@ def test_every_running_pod_fits_its_node(state: ClusterState) -> None:
     for n in state.nodes:
         assert all(v >= 0 for v in free(state, n).values()), n.name
         for p in state.pods_on(n.name):
-            assert p.is_mirror or all(tolerates(p, t) for t in n.taints if t.effect != "PreferNoSchedule"), p.key
+            assert p.is_mirror or all(tolerates(p, t) for t in n.taints if t.effect != "PreferNoSchedule"
+                                      and (t.key, t.value, t.effect) != RESERVATION), p.key
 
 
 def test_the_cluster_is_nearly_full(state: ClusterState) -> None:
     for n in state.nodes:
-        if not n.taints:
+        if not n.taints or n.name == RESERVED_NODE:
             assert free(state, n)["memory"] < 0.1 * n.allocatable.memory, n.name
 
 
@@ -302,6 +306,22 @@ def test_the_drain_node_has_every_kind_of_pod_a_pre_flight_sorts_out(state: Clus
     assert any(p.has_empty_dir and not p.is_daemonset_pod for p in pods)
     node = state.node_by_name[DRAIN_NODE]
     assert node.labels["feature.node.kubernetes.io/kernel-version.major"] == "5"
+
+
+# -- scenario 4: a reservation left behind --------------------------------------------------------
+
+def test_one_node_carries_a_leftover_reservation_for_a_pod_that_is_gone(state: ClusterState) -> None:
+    reserved = [n for n in state.nodes if "kresched.io/reserved-for" in n.metadata.annotations]
+    assert [n.name for n in reserved] == [RESERVED_NODE]
+    node = reserved[0]
+    assert [(t.key, t.value, t.effect) for t in node.taints] == [RESERVATION]
+    assert state.pod(node.metadata.annotations["kresched.io/reserved-for"]) is None  # gone: the reservation is stale
+    assert node.metadata.annotations["kresched.io/reserved-at"].endswith("Z")
+
+
+def test_the_reservation_changes_no_scenario(state: ClusterState, critical: Pod) -> None:
+    # The critical add-on tolerates CriticalAddonsOnly, so the reserved node is as usable to it as before.
+    assert usable(critical, state.node_by_name[RESERVED_NODE])
 
 
 # -- the file is what the script writes -----------------------------------------------------------

@@ -1,12 +1,24 @@
-"""The `kresched` command line: one module per verb, registered on one Typer app."""
+"""The `kresched` command line: one module per verb, registered on one Typer app.
+
+Owns what kubectl users expect of the whole command line, before any verb runs: common options
+may come before the verb (`kresched -n kube-system explain POD`), `--dry-run` is spelt as kubectl
+spells it (`--dry-run[=none|client|server]`; `--server-dry-run` still works), and every usage
+error is one line on stderr, `error: ...`, exit 2, with a suggestion where one exists.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import difflib
+import importlib
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import typer
+import typer.core
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from kresched import __version__
 from kresched.cli import drain as _drain
@@ -17,9 +29,123 @@ from kresched.cli import preempt as _preempt
 from kresched.cli import reconcile as _reconcile
 from kresched.cli import snapshot as _snapshot
 from kresched.cli import untaint as _untaint
+from kresched.cli.common import ENV
+from kresched.errors import ExitCode
+
+__all__ = ["app", "main", "kubectl_main", "kubectl_complete_main", "normalize_args"]
+
+# The click Typer runs on: its own vendored copy in recent releases, the click package before.
+click: Any = getattr(typer.core, "_click", None) or importlib.import_module("click")
+#: Ctrl-C at a prompt: Typer's own `Abort` where it has one, else click's.
+_ABORT: Any = getattr(importlib.import_module("typer.exceptions"), "Abort", None) or getattr(
+    click.exceptions, "Abort", KeyboardInterrupt)
+
+#: Options every reading command has, which kubectl lets come before the verb: those taking a value…
+_LEADING_WITH_VALUE = {"--snapshot", "-f", "--kubeconfig", "--context", "--namespace", "-n", "--output", "-o"}
+#: …and flags.
+_LEADING_FLAGS = {"--no-color", "--all-namespaces", "-A"}
+
+
+def normalize_args(args: Sequence[str], commands: Sequence[str]) -> list[str]:
+    """`args` as the verbs parse them: common options before the verb moved after it, a bare
+    `--dry-run` read as kubectl reads it (`--dry-run=client`), `--server-dry-run` as
+    `--dry-run=server`. Nothing after `--` is touched."""
+    out = list(args)
+    i, moved = 0, []
+    while i < len(out):
+        a = out[i]
+        name = a.split("=", 1)[0]
+        if name in _LEADING_WITH_VALUE:
+            step = 1 if "=" in a else 2
+        elif a[:2] in ("-n", "-o", "-f") and len(a) > 2 and not a.startswith("--"):
+            step = 1  # -ojson, -nkube-system
+        elif a in _LEADING_FLAGS:
+            step = 1
+        else:
+            break
+        moved += out[i:i + step]
+        i += step
+    if moved and i < len(out) and out[i] in commands:
+        out = [out[i], *moved, *out[i + 1:]]
+    end = out.index("--") if "--" in out else len(out)
+    for j in range(end):
+        if out[j] == "--dry-run":
+            out[j] = "--dry-run=client"
+        elif out[j] == "--server-dry-run":
+            out[j] = "--dry-run=server"
+    modes = {a.split("=", 1)[1] for a in out[:end] if a.startswith("--dry-run=")}
+    if len(modes) > 1:
+        # A client dry run sends nothing the server could check: asking for both is a mistake.
+        raise click.UsageError(f"--dry-run={' and --dry-run='.join(sorted(modes))} are exclusive")
+    return out
+
+
+class KubectlGroup(TyperGroup):
+    """The root command: kubectl's argument order and one-line usage errors."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, normalize_args(args, list(self.commands)))
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
+                              **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            # As `kubectl` alone: the help on stdout, and success.
+            ENV.write(exc.ctx.get_help() if exc.ctx else "")
+            sys.exit(int(ExitCode.OK))
+        except click.exceptions.UsageError as exc:
+            _stderr(f"error: {usage_message(exc)}")
+            sys.exit(int(ExitCode.USAGE))
+        except click.exceptions.ClickException as exc:
+            _stderr(f"error: {' '.join(exc.format_message().split())}")
+            sys.exit(exc.exit_code)
+        except _ABORT:
+            _stderr("interrupted")
+            sys.exit(int(ExitCode.INTERRUPTED))
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _stderr(line: str) -> None:
+    ENV.stderr.write(line + "\n")
+    ENV.stderr.flush()
+
+
+def usage_message(exc: Any) -> str:
+    """click's message on one line, in kubectl's words where it has some, with the suggestion and
+    where to read more."""
+    if isinstance(exc, click.exceptions.NoSuchOption):
+        text = f"unknown flag: {exc.option_name}"
+        if exc.possibilities:
+            close = difflib.get_close_matches(exc.option_name, list(exc.possibilities), n=3, cutoff=0.5) \
+                or sorted(exc.possibilities)[:3]
+            text += f"; did you mean {' or '.join(close)}?"
+    else:
+        text = " ".join(exc.format_message().split())
+        if text.startswith("No such command"):
+            text = "unknown command" + text.removeprefix("No such command").replace(". Did you mean", "; did you mean")
+        text = text[:1].lower() + text[1:]
+    ctx = exc.ctx
+    path = ctx.command_path if ctx is not None else "kresched"
+    return f"{text} (see '{path} --help')"
+
+
+class KubectlCommand(TyperCommand):
+    """A verb whose help reads as kubectl's: arguments by their name only, no `<list[str]>`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument):
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+
 
 app = typer.Typer(
     name="kresched",
+    cls=KubectlGroup,
     help="An important pod is Pending: kresched says what must move so that it runs, "
     "whether that is safe, and can carry it out.",
     no_args_is_help=True,
@@ -27,8 +153,9 @@ app = typer.Typer(
     # completions/ (python -m kresched.completions) call back into.
     add_completion=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode="markdown",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Plain help, as kubectl's: no boxes, no `<bool>` type noise; `\b` keeps example blocks as written.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
 
@@ -50,7 +177,11 @@ def _root(
                                                     "also KRESCHED_REQUEST_TIMEOUT)."),
 ) -> None:
     """An important pod is Pending: kresched says what must move so that it runs, whether that is
-    safe, and can carry it out."""
+    safe, and can carry it out.
+
+    Common options (--snapshot, --kubeconfig, --context, -n, -A, -o, --no-color) may come before or
+    after the command, as with kubectl. Also runs as a kubectl plugin: `kubectl kresched ...`.
+    """
     if max_input is not None:
         # Read where the snapshot is read (`sources.snapshot.max_input_bytes`), checked there.
         os.environ["KRESCHED_MAX_INPUT"] = max_input
@@ -59,19 +190,28 @@ def _root(
         os.environ["KRESCHED_REQUEST_TIMEOUT"] = request_timeout
 
 
-app.command("plan")(_plan.plan)
-app.command("preempt")(_preempt.preempt_command)
-app.command("drain")(_drain.drain_command)
-app.command("explain")(_explain.explain)
-app.command("untaint")(_untaint.untaint_command)
-app.command("reconcile")(_reconcile.reconcile_command)
-app.command("snapshot")(_snapshot.snapshot)
-app.command("manifests")(_manifests.manifests_command)
+app.command("plan", cls=KubectlCommand)(_plan.plan)
+app.command("preempt", cls=KubectlCommand)(_preempt.preempt_command)
+app.command("drain", cls=KubectlCommand)(_drain.drain_command)
+app.command("explain", cls=KubectlCommand)(_explain.explain)
+app.command("untaint", cls=KubectlCommand)(_untaint.untaint_command)
+app.command("reconcile", cls=KubectlCommand)(_reconcile.reconcile_command)
+app.command("snapshot", cls=KubectlCommand)(_snapshot.snapshot)
+app.command("manifests", cls=KubectlCommand)(_manifests.manifests_command)
 
 
 def main() -> None:
+    _run("kresched")
+
+
+def kubectl_main() -> None:
+    """`kubectl kresched ...`: kubectl runs the `kubectl-kresched` executable on PATH."""
+    _run("kubectl kresched")
+
+
+def _run(prog_name: str) -> None:
     try:
-        app(prog_name="kresched")
+        app(prog_name=prog_name)
     except SystemExit as exc:
         live = sys.modules.get("kresched.sources.live")
         if live is not None and live.requests_still_running():
@@ -83,3 +223,30 @@ def main() -> None:
                     stream.flush()
             os._exit(code)
         raise
+
+
+def kubectl_complete_main(argv: Sequence[str] | None = None) -> None:
+    """`kubectl kresched <TAB>` (kubectl 1.26+): kubectl runs `kubectl_complete-kresched ARGS... WORD`
+    and reads one candidate per line, then cobra's `:DIRECTIVE` line (4: no file completion). The
+    candidates are those of kresched's own shell completion."""
+    import io
+
+    words = list(sys.argv[1:] if argv is None else argv) or [""]
+    env = {"_KRESCHED_COMPLETE": "complete_bash", "COMP_WORDS": " ".join(["kresched", *words]),
+           "COMP_CWORD": str(len(words))}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            app(args=[], prog_name="kresched")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    for line in out.getvalue().splitlines():
+        if line:
+            print(line)
+    print(":4")

@@ -8,68 +8,93 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from typing import Annotated
 
-import msgspec
 import typer
 from rich.console import RenderableType
 from rich.live import Live
 
-from kresched.cli.common import ENV, Options, Output
+from kresched.cli.common import ENV, Options, is_table, write_doc
 from kresched.errors import InputError
 from kresched.execute.api import ClusterApi, DryRunApi
 from kresched.execute.events import Event, Reporter
 from kresched.model.cluster import ClusterState
 from kresched.render.events import Progress, event_dict, event_text, progress_text
 
-__all__ = ["YesOpt", "DryRunOpt", "ServerDryRunOpt", "make_api", "make_reporter", "live_reporting", "json_lines",
-           "write_json_line", "confirm"]
+__all__ = ["YesOpt", "DryRun", "DryRunOpt", "ClientDryRunOpt", "client_dry_run", "make_api", "make_reporter",
+           "live_reporting", "write_event", "confirm"]
+
+
+class DryRun(StrEnum):
+    """kubectl's `--dry-run` values (a bare `--dry-run` is `client`, see `cli.normalize_args`)."""
+
+    none = "none"
+    client = "client"
+    server = "server"
+
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Run the whole flow against nothing: print each step, "
-                                                           "change nothing.")]
-ServerDryRunOpt = Annotated[bool, typer.Option("--server-dry-run", help="Send every write with dryRun=All: the API "
-                                                                        "server validates it without acting.")]
+DryRunOpt = Annotated[DryRun, typer.Option(
+    "--dry-run", metavar="[none|client|server]", case_sensitive=False, show_default=False,
+    help="client (or bare --dry-run): run the whole flow against nothing, print each step, change nothing; "
+         "server: send every write with dryRun=All, the API server validates it without acting "
+         "(also --server-dry-run).")]
+ClientDryRunOpt = Annotated[DryRun, typer.Option(
+    "--dry-run", metavar="[none|client]", case_sensitive=False, show_default=False,
+    help="client (or bare --dry-run): run the whole flow against nothing, print each step, change nothing.")]
 
 
-def make_api(opts: Options, state: ClusterState | None, dry_run: bool, server_dry_run: bool) -> ClusterApi:
-    """The client to act through: `--dry-run` acts on `state` (already loaded) and changes nothing;
-    acting on a snapshot is only possible as a dry run."""
-    if dry_run and server_dry_run:
-        raise InputError("--dry-run and --server-dry-run are exclusive")
+def client_dry_run(dry_run: DryRun, command: str) -> bool:
+    """For the commands that rehearse only on the client: `--dry-run=server` is refused, never
+    taken for a real run."""
+    if dry_run is DryRun.server:
+        raise InputError(f"{command} has no --dry-run=server (its writes are not all dry-run-able); "
+                         "use --dry-run (=client)")
+    return dry_run is DryRun.client
+
+
+def make_api(opts: Options, state: ClusterState | None, dry_run: DryRun | bool,
+             server_dry_run: bool = False) -> ClusterApi:
+    """The client to act through: `--dry-run=client` acts on `state` (already loaded) and changes
+    nothing; acting on a snapshot is only possible as a client dry run."""
+    if isinstance(dry_run, DryRun):
+        server_dry_run = dry_run is DryRun.server
+        dry_run = dry_run is DryRun.client
     if dry_run:
         assert state is not None
         return DryRunApi(state)
     if opts.snapshot is not None:
-        raise InputError("--snapshot is a file, not a cluster: add --dry-run to rehearse on it")
+        raise InputError("--snapshot is a file, not a cluster: add --dry-run (=client) to rehearse on it")
     from kresched.execute.kube import KubeApi
     from kresched.sources.live import connect
 
     return KubeApi(connect(opts.kubeconfig, opts.context), server_dry_run=server_dry_run)
 
 
-def json_lines(opts: Options) -> bool:
-    return opts.output is Output.json or not ENV.stdout_is_tty
-
-
-def write_json_line(data: dict) -> None:
-    ENV.write(msgspec.json.encode(data).decode())
+def write_event(opts: Options, data: dict, view: RenderableType) -> None:
+    """One step of a run: a document of the stream under -o json|yaml, else the readable `view`."""
+    if is_table(opts.output):
+        ENV.out.print(view, crop=False)
+    else:
+        write_doc(opts.output, data)
 
 
 def make_reporter(opts: Options, mode: str) -> Reporter:
-    """One JSON object per line under -o json or when stdout is not a terminal; else coloured lines."""
-    if json_lines(opts):
+    """One document per event under -o json (a JSON line) or -o yaml (a YAML document); else a
+    readable line. `-o` alone decides, never whether stdout is a terminal. What stays behind
+    (`LEFT_BEHIND`) is also said on stderr, where people look when stdout is a file or a stream."""
+    if not is_table(opts.output):
         def report(event: Event) -> None:
-            write_json_line(event_dict(event, mode))
+            write_doc(opts.output, event_dict(event, mode))
             if event.action in LEFT_BEHIND:
-                # stdout is a machine stream here: what stays behind is also said where people look.
                 ENV.err.print(f"warning: {event.text}", markup=False, highlight=False, emoji=False, soft_wrap=True)
 
         return report
 
     def show(event: Event) -> None:
         # What stays behind goes where errors go, so that `kresched ... > report.txt` still shows it.
-        (ENV.err if event.action in LEFT_BEHIND else ENV.out).print(event_text(event, mode))
+        (ENV.err if event.action in LEFT_BEHIND else ENV.out).print(event_text(event, mode), crop=False)
 
     return show
 
@@ -83,7 +108,7 @@ LEFT_BEHIND = frozenset({"release-failed", "lease-release-failed", "incomplete",
 def live_reporting(opts: Options, mode: str) -> Iterator[Reporter]:
     """`make_reporter`, plus on a terminal a live footer of what is in progress (counts, the PDBs
     pods wait for). Thread-safe: drain reports from its lanes. Nothing may prompt meanwhile."""
-    if json_lines(opts):
+    if not is_table(opts.output) or not ENV.stdout_is_tty:
         yield make_reporter(opts, mode)
         return
     progress = Progress(time.monotonic())
@@ -99,7 +124,7 @@ def live_reporting(opts: Options, mode: str) -> Iterator[Reporter]:
         def report(event: Event) -> None:
             with lock:
                 progress.update(event)
-            live.console.print(event_text(event, mode))
+            live.console.print(event_text(event, mode), crop=False)
 
         yield report
 

@@ -29,6 +29,9 @@ from kresched.model.cluster import ClusterState
 
 __all__ = [
     "emit",
+    "write_doc",
+    "is_table",
+    "at_least",
     "Output",
     "Options",
     "Env",
@@ -37,6 +40,9 @@ __all__ = [
     "ContextOpt",
     "OutputOpt",
     "NoColorOpt",
+    "NamespaceOpt",
+    "AllNamespacesOpt",
+    "default_namespace",
     "make_options",
     "load_state",
     "parse_duration",
@@ -46,6 +52,7 @@ __all__ = [
 
 class Output(StrEnum):
     table = "table"
+    wide = "wide"
     json = "json"
     yaml = "yaml"
 
@@ -60,8 +67,16 @@ KubeconfigOpt = Annotated[
                              envvar="KUBECONFIG", show_envvar=False)
 ]
 ContextOpt = Annotated[str | None, typer.Option("--context", metavar="NAME", help="The kubeconfig context to use.")]
-OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format.", case_sensitive=False)]
-NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Disable colours (also: NO_COLOR=1).")]
+OutputOpt = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT", case_sensitive=False,
+                                           help="table (the default), wide (more columns), json or yaml.",
+                                           show_default=False)]
+NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No colours (colour is only ever used on a terminal; "
+                                                             "NO_COLOR=1 also turns it off).")]
+NamespaceOpt = Annotated[str | None, typer.Option("--namespace", "-n", metavar="NAMESPACE",
+                                                  help="The pod's namespace (default: the kubeconfig context's, "
+                                                       "'default' for a snapshot).", show_default=False)]
+AllNamespacesOpt = Annotated[bool, typer.Option("--all-namespaces", "-A",
+                                                help="Pods in every namespace (the default without -n).")]
 
 
 @dataclass(frozen=True)
@@ -73,6 +88,14 @@ class Options:
     context: str | None = None
     output: Output = Output.table
     no_color: bool = False
+    #: -n as typed (None: the context's namespace, see `default_namespace`).
+    namespace: str | None = None
+    all_namespaces: bool = False
+
+    @property
+    def source(self) -> str:
+        """Where the state came from, for messages."""
+        return "the snapshot" if self.snapshot == "demo" else (self.snapshot or "the cluster")
 
 
 def _control_table() -> dict[int, str]:
@@ -116,14 +139,28 @@ class Env:
     stdin: Any = field(default_factory=lambda: sys.stdin)
     no_color: bool = False
 
+    #: Documents written by `write_doc` so far (YAML streams put `---` between them).
+    docs: int = 0
+
     @functools.cached_property
     def out(self) -> Console:
-        return SafeConsole(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False,
-                           width=None if self.stdout_is_tty else 120)
+        # kubectl's rule: the width follows the terminal; a pipe is never cut (COLUMNS still wins,
+        # for the scripts that set it). Colour only on a terminal — rich decides that from isatty.
+        width = None if self.stdout_is_tty else _columns() or PIPE_WIDTH
+        # --no-color/NO_COLOR: no escape codes at all (rich alone would still print bold and italics).
+        return SafeConsole(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False, width=width,
+                       force_terminal=self.stdout_is_tty or None,
+                       **({"color_system": None} if self._no_color else {}))
 
     @functools.cached_property
     def err(self) -> Console:
-        return SafeConsole(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True)
+        tty = bool(getattr(self.stderr, "isatty", lambda: False)())
+        return SafeConsole(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True,
+                       width=None if tty else _columns() or PIPE_WIDTH)
+
+    @property
+    def stderr_is_tty(self) -> bool:
+        return bool(getattr(self.stderr, "isatty", lambda: False)())
 
     @property
     def _no_color(self) -> bool:
@@ -143,28 +180,129 @@ class Env:
         self.stdout.flush()
 
 
+#: Width of output on a pipe without COLUMNS: in effect unlimited, so nothing is cut or wrapped.
+PIPE_WIDTH = 10_000
+
+
+def _columns() -> int | None:
+    try:
+        value = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
 #: The environment of the running command; `main()` and the tests set it.
 ENV = Env()
 
 
 def make_options(snapshot: str | None, kubeconfig: str | None, context: str | None,
-                 output: Output, no_color: bool) -> Options:
+                 output: Output, no_color: bool, namespace: str | None = None,
+                 all_namespaces: bool = False) -> Options:
     if snapshot is not None and context is not None:
         raise InputError("--snapshot and --context are exclusive: read state from one source")
+    if namespace is not None and all_namespaces:
+        raise InputError("-n/--namespace and -A/--all-namespaces are exclusive")
     ENV.no_color = ENV.no_color or no_color
-    return Options(snapshot, kubeconfig, context, output, no_color)
+    ENV.docs = 0  # a new command, a new stream
+    return Options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
+
+
+def default_namespace(opts: Options) -> str:
+    """-n, else the kubeconfig context's namespace (kubectl's rule), else the in-cluster service
+    account's, else `default`. A snapshot has no context: `default`."""
+    if opts.namespace:
+        return opts.namespace
+    if opts.snapshot is not None:
+        return "default"
+    return _context_namespace(opts.kubeconfig, opts.context) or "default"
+
+
+_SA_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+
+def _context_namespace(kubeconfig: str | None, context: str | None) -> str | None:
+    """The namespace of the context kubectl would use, merging KUBECONFIG's files as kubectl does
+    (the first file that sets a value wins). Unreadable files are left to `connect` to report."""
+    import yaml
+
+    spec = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    current, contexts, found = context, {}, False
+    for path in (os.path.expanduser(p) for p in spec.split(os.pathsep) if p):
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = yaml.safe_load(f) or {}
+        except (OSError, yaml.YAMLError):
+            continue
+        if not isinstance(doc, dict):
+            continue
+        found = True
+        current = current or doc.get("current-context")
+        for item in doc.get("contexts") or []:
+            if isinstance(item, dict) and isinstance(item.get("context"), dict):
+                contexts.setdefault(item.get("name"), item["context"])
+    if found:
+        ns = (contexts.get(current) or {}).get("namespace")
+        return ns if isinstance(ns, str) and ns else None
+    try:
+        with open(_SA_NAMESPACE, encoding="utf-8") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
 
 
 def load_state(opts: Options) -> ClusterState:
-    """The cluster state from the snapshot, or from the live cluster."""
-    if opts.snapshot is not None:
-        from kresched.sources.snapshot import load_snapshot
+    """The cluster state from the snapshot, or from the live cluster, with a status line on a
+    terminal. A snapshot without nodes is an input error: nothing can be planned on it."""
+    from kresched.cli.progress import progress, size_text
 
-        stdin = getattr(ENV.stdin, "buffer", ENV.stdin)
-        return load_snapshot(opts.snapshot, stdin=stdin)
+    if opts.snapshot is not None:
+        from kresched.sources.decode import paused_gc
+        from kresched.sources.snapshot import build_state, load_snapshot, read_source
+
+        _check_snapshot_exists(opts.snapshot)
+        try:
+            size = os.path.getsize(opts.snapshot) if os.path.isfile(opts.snapshot) else 0
+        except OSError:
+            size = 0
+        what = "the demo cluster" if opts.snapshot == "demo" else opts.snapshot
+        with progress(opts, f"reading {what}" + (f" ({size_text(size)})" if size else "")) as p:
+            stdin = getattr(ENV.stdin, "buffer", ENV.stdin)
+            if p.shown:  # the same steps as `load_snapshot`, with what was read shown in between
+                with paused_gc():
+                    objects = read_source(opts.snapshot, stdin)
+                    p.update(f"read {len(objects.nodes)} nodes, {len(objects.pods)} pods, {len(objects.pdbs)} "
+                             f"PodDisruptionBudgets from {what}; indexing them")
+                    state = build_state(objects)
+            else:
+                state = load_snapshot(opts.snapshot, stdin=stdin)
+        if not state.nodes:
+            kinds = f"{len(state.pods)} pods" if state.pods else "no pods either"
+            raise InputError(f"snapshot {opts.snapshot} has no nodes ({kinds}): a plan needs the nodes too, e.g. "
+                             "kubectl get nodes,pods,pdb,priorityclasses,namespaces -A -o yaml")
+        return state
     from kresched.sources.live import connect, load_live
 
-    return load_live(connect(opts.kubeconfig, opts.context))
+    with progress(opts, "listing nodes, pods, PodDisruptionBudgets and PriorityClasses from the cluster"):
+        return load_live(connect(opts.kubeconfig, opts.context))
+
+
+def _check_snapshot_exists(spec: str) -> None:
+    """A missing snapshot is a usage error naming what the operator probably meant: `demo` for
+    `Demo`, or a file of a close name next to it."""
+    if spec in ("-", "demo") or os.path.exists(spec):
+        return
+    import difflib
+
+    folder = os.path.dirname(spec) or "."
+    try:
+        near = [os.path.join(os.path.dirname(spec), f) for f in sorted(os.listdir(folder))]
+    except OSError:
+        near = []
+    close = difflib.get_close_matches(spec, ["demo", *near], n=1, cutoff=0.6) or [
+        c for c in ["demo"] if spec.lower() == c]
+    hint = f"; did you mean --snapshot {close[0]}?" if close else ""
+    raise InputError(f"--snapshot {spec}: no such file or directory{hint}")
 
 
 _DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?(?:ms|h|m|s))+")
@@ -276,8 +414,25 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def at_least(minimum: int) -> Callable[[int], int]:
+    """An option callback refusing values below `minimum` (a usage error, exit 2) — instead of
+    click's ranges, which print `x>=0` into the help where kubectl prints nothing."""
+
+    def check(value: int) -> int:
+        if value is not None and value < minimum:
+            raise typer.BadParameter(f"{value} is less than {minimum}")
+        return value
+
+    return check
+
+
+def is_table(output: Output) -> bool:
+    return output in (Output.table, Output.wide)
+
+
 def emit(output: Output, data: Any, view: Callable[[], Any]) -> None:
-    """The result as JSON or YAML (`data`, the contract), or as the readable `view()` for a table."""
+    """The result as JSON or YAML (`data`, the contract), or as the readable `view()` for a table.
+    `-o` alone decides which (kubectl's rule), never whether stdout is a terminal."""
     from kresched.render.common import to_json, to_yaml
 
     if output is Output.json:
@@ -285,4 +440,18 @@ def emit(output: Output, data: Any, view: Callable[[], Any]) -> None:
     elif output is Output.yaml:
         ENV.write(to_yaml(data))
     else:
-        ENV.out.print(view())
+        ENV.out.print(view(), crop=False)
+
+
+def write_doc(output: Output, data: Any) -> None:
+    """One document of a stream (an event, a summary): a JSON line under -o json, a YAML document
+    under -o yaml (`---` between documents)."""
+    import msgspec
+
+    from kresched.render.common import to_yaml
+
+    if output is Output.json:
+        ENV.write(msgspec.json.encode(data).decode())
+    else:
+        ENV.write(("---\n" if ENV.docs else "") + to_yaml(data))
+    ENV.docs += 1

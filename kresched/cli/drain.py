@@ -7,15 +7,14 @@ from typing import Annotated
 import typer
 
 from kresched.cli.act import (
+    DryRun,
     DryRunOpt,
-    ServerDryRunOpt,
     YesOpt,
     confirm,
-    json_lines,
     live_reporting,
     make_api,
     make_reporter,
-    write_json_line,
+    write_event,
 )
 from kresched.cli.common import (
     ENV,
@@ -26,25 +25,40 @@ from kresched.cli.common import (
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
     emit,
     load_state,
     make_options,
     parse_duration,
 )
+from kresched.cli.complete import complete_nodes
+from kresched.cli.progress import progress
+from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.execute.drain import DrainOptions as ExecOptions
 from kresched.execute.drain import DrainResult, drain
 from kresched.execute.events import Event
 from kresched.execute.preempt import Terminated, signals_as_exceptions
-from kresched.plan.drain import DrainOptions, parse_selector, plan_drain
+from kresched.model.cluster import ClusterState
+from kresched.model.selectors import label_selector_matches
+from kresched.plan.drain import DrainOptions, DrainPlan, parse_selector, plan_drain
 from kresched.render.drain import drain_summary, preflight_dict, preflight_view
 from kresched.render.events import summary_text
+
+#: kubectl drain waits forever by default; a CI gate needs an end, and a PodDisruptionBudget that
+#: nothing gives back must fail the run rather than hang it.
+DEFAULT_TIMEOUT = "10m"
 
 
 @command
 def drain_command(
-    nodes: Annotated[list[str], typer.Argument(metavar="NODE...", help="The node(s) to drain.")],
+    nodes: Annotated[list[str] | None, typer.Argument(metavar="NODE...", show_default=False,
+                                                      autocompletion=complete_nodes,
+                                                      help="The node(s) to drain: NODE or node/NODE.")] = None,
+    selector: Annotated[str | None, typer.Option("--selector", "-l", metavar="SELECTOR",
+                                                 help="Drain the nodes with these labels (e.g. -l "
+                                                      "topology.kubernetes.io/zone=eu-west-1b).")] = None,
     ignore_daemonsets: Annotated[bool, typer.Option("--ignore-daemonsets", help="Ignore DaemonSet-managed pods.")]
     = False,
     delete_emptydir_data: Annotated[bool, typer.Option("--delete-emptydir-data",
@@ -55,21 +69,20 @@ def drain_command(
     grace_period: Annotated[int, typer.Option("--grace-period", metavar="SECONDS",
                                               help="Grace period for every pod; -1 = each pod's own.")] = -1,
     timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION",
-                                         help="Stop waiting (for budgets, for pods to go) after this; 0 = never.")]
-    = "0",
+                                         help="Give up waiting (for budgets, for pods to go) after this; 0 = never "
+                                              "(kubectl's default).")] = DEFAULT_TIMEOUT,
     pod_selector: Annotated[str | None, typer.Option("--pod-selector", metavar="SELECTOR",
                                                      help="Only pods matching this label selector.")] = None,
     disable_eviction: Annotated[bool, typer.Option("--disable-eviction",
                                                    help="DELETE instead of evicting: bypasses PodDisruptionBudgets.")]
     = False,
-    parallel: Annotated[int, typer.Option("--parallel", min=1, help="How many evictions are in flight at once "
-                                                                   "(the pods of one PodDisruptionBudget go one "
-                                                                   "after another).")] = 10,
+    parallel: Annotated[int, typer.Option("--parallel", callback=at_least(1), metavar="N",
+                                          help="How many evictions are in flight at once (the pods of one "
+                                               "PodDisruptionBudget go one after another).")] = 10,
     allow_pending: Annotated[bool, typer.Option("--allow-pending", help="Drain even if some evicted pods would "
                                                                         "find no node.")] = False,
     yes: YesOpt = False,
-    dry_run: DryRunOpt = False,
-    server_dry_run: ServerDryRunOpt = False,
+    dry_run: DryRunOpt = DryRun.none,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -79,41 +92,46 @@ def drain_command(
     """Drain nodes with a pre-flight first: which PodDisruptionBudget covers each pod and whether it
     allows the eviction now, where each pod would land, and what would stay Pending.
 
-    --dry-run prints the pre-flight only. Nothing is touched (not even a cordon) when the drain is
-    refused. Exit codes: 0 drained, 2 not confirmed (no --yes and no terminal), 3 refused (pods
-    kubectl would refuse without a flag, or pods left Pending without --allow-pending), 4 not
-    finished (blocked by a PodDisruptionBudget or still terminating at --timeout), 130 interrupted.
-    The nodes stay cordoned after a drain that did not finish: `kubectl uncordon` them.
+    --dry-run (=client) prints the pre-flight only. Nothing is touched (not even a cordon) when the
+    drain is refused. Exit codes: 0 drained (with --dry-run: the drain would finish), 2 not
+    confirmed (no --yes and no terminal), 3 refused (pods kubectl would refuse without a flag, pods
+    left Pending without --allow-pending; with --dry-run also an eviction a PodDisruptionBudget
+    refuses that nothing the drain does gives back, so it could only end at --timeout), 4 not
+    finished (blocked by a PodDisruptionBudget or still terminating at --timeout), 130
+    interrupted. The nodes stay cordoned after a drain that did not finish: `kubectl uncordon` them.
+    --timeout defaults to 10m (kubectl's drain waits forever), so a stuck drain ends a CI job.
 
     Examples:
 
-      kresched drain node-7 --ignore-daemonsets --dry-run --snapshot demo
-
-      kresched drain node-7 node-8 --ignore-daemonsets --delete-emptydir-data --timeout 10m
+    \b
+      kresched drain worker-b3 --ignore-daemonsets --dry-run --snapshot demo
+      kresched drain node/worker-b3 --ignore-daemonsets --delete-emptydir-data --force --dry-run --snapshot demo
+      kresched drain -l topology.kubernetes.io/zone=eu-west-1c --ignore-daemonsets --dry-run --snapshot demo -o json
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
-    if dry_run and server_dry_run:  # as preempt: a client dry run sends nothing the server could check
-        raise InputError("--dry-run and --server-dry-run are exclusive")
     try:
-        selector = parse_selector(pod_selector) if pod_selector else None
+        pods_selected = parse_selector(pod_selector) if pod_selector else None
     except ValueError as exc:
         raise InputError(f"--pod-selector: {exc}") from None
+    try:
+        nodes_selected = parse_selector(selector) if selector else None
+    except ValueError as exc:
+        raise InputError(f"--selector: {exc}") from None
+    if not nodes and nodes_selected is None:
+        raise InputError("a node is required: NODE..., node/NODE or -l SELECTOR")
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
-    unknown = [n for n in nodes if n not in state.node_by_name]
-    if unknown:
-        raise InputError(f"no such node: {', '.join(unknown)}")
-    plan = plan_drain(state, list(dict.fromkeys(nodes)),
-                      DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, selector))
-    if dry_run:
-        emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan))
-        return ExitCode.INFEASIBLE if plan.errors or (plan.pending and not allow_pending) else ExitCode.OK
-    api = make_api(opts, state, False, server_dry_run)
+    names = _node_names(state, nodes or [], nodes_selected, selector)
+    with progress(opts, f"simulating the drain of {', '.join(names)}"):
+        plan = plan_drain(state, names, DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction,
+                                                     pods_selected))
+    if dry_run is DryRun.client:
+        emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan, wide=opts.output is Output.wide))
+        return _dry_run_verdict(plan, allow_pending, timeout)
+    api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
-    if json_lines(opts):
-        write_json_line({"action": "preflight", **preflight_dict(plan)})
-    else:
-        ENV.out.print(preflight_view(plan))
+    write_event(opts, {"action": "preflight", **preflight_dict(plan)},
+                preflight_view(plan, wide=opts.output is Output.wide))
     # Refusals are decided before anything is touched: not even a cordon.
     if plan.errors:
         for line in plan.refusals():
@@ -125,7 +143,6 @@ def drain_command(
                                 "--allow-pending to drain anyway)", {"pods": [p.pod.key for p in plan.pending]},
                      "error"))
         return ExitCode.INFEASIBLE
-    names = list(dict.fromkeys(nodes))
     total = sum(len(n.evict) for n in plan.nodes)
     if not confirm(f"Cordon {', '.join(names)} and evict {total} pod(s)?", yes):
         report(Event("aborted", "not confirmed: nothing was changed", {}, "warn"))
@@ -155,12 +172,38 @@ def drain_command(
     return ExitCode.OK if result.complete else ExitCode.PARTIAL
 
 
+def _node_names(state: ClusterState, refs: list[str], selected: object, selector: str | None) -> list[str]:
+    names = [n.name for n in resolve_nodes(state, refs)]
+    if selected is not None:
+        matching = [n.name for n in state.nodes if label_selector_matches(selected, n.labels)]  # type: ignore[arg-type]
+        if not matching:
+            raise InputError(f"no nodes match the selector {selector}")
+        names = list(dict.fromkeys(names + sorted(matching)))
+    return names
+
+
+def _dry_run_verdict(plan: DrainPlan, allow_pending: bool, timeout: str) -> int:
+    """The exit code a CI gate reads from `--dry-run`, with the reason on stderr when it is not 0."""
+    reasons = []
+    if plan.errors:
+        reasons.append(f"kubectl would refuse {len(plan.errors)} pod(s) without a flag")
+    if plan.pending and not allow_pending:
+        reasons.append(f"{len(plan.pending)} pod(s) would stay Pending")
+    if plan.blocked:
+        reasons.append(f"{len(plan.blocked)} eviction(s) would be refused by a PodDisruptionBudget that nothing "
+                       f"the drain does gives back ({', '.join(p.pod.key for p in plan.blocked)}), so the drain "
+                       + ("would wait forever (--timeout 0)" if parse_duration(timeout, "--timeout") == 0
+                          else f"would stop unfinished at --timeout {timeout}"))
+    if not reasons:
+        return ExitCode.OK
+    ENV.err.print(f"error: the drain would not finish: {'; '.join(reasons)}", markup=False, highlight=False,
+                  soft_wrap=True)
+    return ExitCode.INFEASIBLE
+
+
 def _summarise(opts: Options, result: DrainResult, nodes: list[str]) -> None:
     data = drain_summary(result, nodes)
-    if json_lines(opts):
-        write_json_line({"action": "summary", **data})
-    else:
-        ENV.out.print(summary_text(data))
+    write_event(opts, {"action": "summary", **data}, summary_text(data))
 
 
 def _stay(names: list[str]) -> str:

@@ -9,25 +9,34 @@ import typer
 from kresched.cli.common import (
     ContextOpt,
     KubeconfigOpt,
+    NamespaceOpt,
     NoColorOpt,
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
+    default_namespace,
     emit,
     load_state,
     make_options,
 )
-from kresched.cli.resolve import resolve_pod
+from kresched.cli.plan import PodArg, PodOpt
+from kresched.cli.progress import progress
+from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.plan.explain import explain_pod
 from kresched.render.explain import explanation_dict, explanation_table
 
 
 @command
 def explain(
-    pod: Annotated[str, typer.Option("--pod", "-p", metavar="NS/NAME", help="The Pending pod to explain.")],
+    pod_arg: PodArg = None,
+    pod: PodOpt = None,
     all_nodes: Annotated[bool, typer.Option("--all-nodes", help="List every node, not only the nearest.")] = False,
-    top: Annotated[int, typer.Option("--top", min=1, help="How many of the nearest nodes to list.")] = 10,
+    top: Annotated[int, typer.Option("--top", callback=at_least(1), metavar="N",
+                                     help="How many of the nearest nodes to list.")]
+    = 10,
+    namespace: NamespaceOpt = None,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -38,13 +47,18 @@ def explain(
 
     Examples:
 
-      kresched explain --pod kube-system/metrics-server-7f9c --snapshot demo
-
-      kresched explain --pod web/api-0 -o json
+    \b
+      kresched explain metrics-server-5p9lfwkgvh-mkd72 -n kube-system --snapshot demo
+      kresched explain ml/train-ranker-v7-95mf5 --snapshot demo --all-nodes -o wide
+      kresched -n kube-system explain pod/metrics-server-5p9lfwkgvh-mkd72 --snapshot demo -o json
     """
-    opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
+    ref = pick_pod_ref(pod_arg, pod, required=True)
+    assert ref is not None
     state = load_state(opts)
-    target = resolve_pod(state, pod, opts.snapshot or "the cluster")
-    result = explain_pod(state, target)
-    emit(opts.output, explanation_dict(result), lambda: explanation_table(result, top=top, all_nodes=all_nodes))
+    target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
+    with progress(opts, f"explaining {target.key}"):
+        result = explain_pod(state, target)
+    emit(opts.output, explanation_dict(result),
+         lambda: explanation_table(result, top=top, all_nodes=all_nodes, wide=opts.output is Output.wide))
     return 0

@@ -6,7 +6,17 @@ from typing import Annotated
 
 import typer
 
-from kresched.cli.common import ENV, NoColorOpt, Output, OutputOpt, command, make_options, parse_duration
+from kresched.cli.common import (
+    ENV,
+    NoColorOpt,
+    Output,
+    OutputOpt,
+    at_least,
+    command,
+    is_table,
+    make_options,
+    parse_duration,
+)
 from kresched.cli.plan import MaxGraceOpt
 from kresched.errors import InputError
 from kresched.render.common import to_json, to_yaml
@@ -21,17 +31,19 @@ from kresched.render.manifests import (
 
 @command
 def manifests_command(
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Where the ServiceAccount and the CronJob "
-                                                                     "live.")] = "kube-system",
+    namespace: Annotated[str, typer.Option("--namespace", "-n", metavar="NAMESPACE",
+                                           help="Where the ServiceAccount and the CronJob live.")] = "kube-system",
     create_namespace: Annotated[bool, typer.Option("--create-namespace", help="Include the Namespace.")] = False,
     schedule: Annotated[str, typer.Option("--schedule", metavar="CRON", help="When reconcile runs.")] = "*/5 * * * *",
-    image: Annotated[str, typer.Option("--image", help="The kresched image (see the Dockerfile).")] = DEFAULT_IMAGE,
+    image: Annotated[str, typer.Option("--image", metavar="IMAGE", help="The kresched image (see the Dockerfile).")] \
+    = DEFAULT_IMAGE,
     lease: Annotated[str | None, typer.Option("--lease", metavar="NS/NAME",
                                               help="The Lease used as reconcile's lock (default: "
                                                    "NAMESPACE/kresched).", show_default=False)] = None,
     min_priority: Annotated[int | None, typer.Option("--min-priority", metavar="N",
                                                      help="Also help pods with at least this priority.")] = None,
-    max_evictions: Annotated[int, typer.Option("--max-evictions", min=0, help="Evictions allowed per pass.")] = 10,
+    max_evictions: Annotated[int, typer.Option("--max-evictions", callback=at_least(0), metavar="N",
+                                               help="Evictions allowed per pass.")] = 10,
     deadline: Annotated[str, typer.Option("--deadline", metavar="DURATION",
                                           help="Each pass ends within this (the Job is stopped a minute later).")]
     = "4m",
@@ -57,15 +69,19 @@ def manifests_command(
     least-privilege ClusterRole (exactly the calls kresched makes), a Role for the Lease in its
     namespace, their bindings, and a CronJob (YAML documents; `-o json`: one List).
 
+    Apply them with `kresched manifests | kubectl apply -f -`.
+
     Examples:
 
-      kresched manifests | kubectl apply -f -
-
+    \b
+      kresched manifests
       kresched manifests --namespace kresched --create-namespace --schedule '*/2 * * * *'
-
       kresched manifests --min-priority 1000000 --max-evictions 5 -o json
     """
     opts = make_options(None, None, None, output, no_color)
+    if is_table(opts.output):
+        raise InputError(f"-o {opts.output}: manifests are applied with kubectl, not read as a table; use -o yaml "
+                         "(the default) or -o json")
     options = ManifestOptions(
         namespace=namespace, create_namespace=create_namespace, schedule=schedule, image=image, lease=lease,
         min_priority=min_priority, max_evictions=max_evictions, allow_pdb_violation=allow_pdb_violation,

@@ -7,39 +7,55 @@ from typing import Annotated
 import typer
 
 from kresched.cli.common import (
+    AllNamespacesOpt,
     ContextOpt,
     KubeconfigOpt,
+    NamespaceOpt,
     NoColorOpt,
+    Options,
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
+    default_namespace,
     emit,
     load_state,
     make_options,
 )
-from kresched.cli.resolve import resolve_pod
+from kresched.cli.complete import complete_pods
+from kresched.cli.progress import progress
+from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
-from kresched.model.cluster import parse_pod_ref
-from kresched.plan.planner import PlanOptions, pending_pods_to_plan, plan_pending, plan_pod
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Pod
+from kresched.plan.planner import Plan, Planner, PlanOptions, pending_pods_to_plan, plan_pod
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view
 
-MaxGraceOpt = Annotated[int, typer.Option("--max-grace", min=0, metavar="SECONDS",
+MaxGraceOpt = Annotated[int, typer.Option("--max-grace", callback=at_least(0), metavar="SECONDS",
                                           help="Tier 1 takes only victims with a grace period up to this; "
                                                "longer ones are shortened to it on eviction.")]
 AllowPdbOpt = Annotated[bool, typer.Option("--allow-pdb-violation",
                                            help="Allow tier-3 plans that violate PodDisruptionBudgets.")]
 
 
+PodArg = Annotated[str | None, typer.Argument(metavar="POD", help="NAME (in -n), pod/NAME or NAMESPACE/NAME.",
+                                              show_default=False, autocompletion=complete_pods)]
+PodOpt = Annotated[str | None, typer.Option("--pod", "-p", metavar="POD", show_default=False,
+                                            autocompletion=complete_pods,
+                                            help="The same as the POD argument (kresched's first spelling).")]
+
+
 @command
 def plan(
-    pod: Annotated[str | None, typer.Option(
-        "--pod", "-p", metavar="NS/NAME", help="Plan for this pod; without it, for every pending critical pod.",
-    )] = None,
-    all_pending: Annotated[bool, typer.Option("--all-pending", help="Without --pod: every pending pod, "
+    pod_arg: PodArg = None,
+    pod: PodOpt = None,
+    all_pending: Annotated[bool, typer.Option("--all-pending", help="Without POD: every pending pod, "
                                                                     "not only critical ones.")] = False,
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
+    namespace: NamespaceOpt = None,
+    all_namespaces: AllNamespacesOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -48,34 +64,49 @@ def plan(
 ) -> int:
     """Dry run: which node, which victims, which tier, and where the victims land afterwards.
 
-    Exit code 0 when every pod planned fits or can be made to fit, 3 when one cannot.
+    Without POD it plans every pending critical pod (--all-pending: every pending pod) in every
+    namespace, in priority order, each later plan seeing the earlier ones carried out; -n narrows
+    that to one namespace. Exit code 0 when every pod planned fits or can be made to fit, 3 when
+    one cannot.
 
     Examples:
 
+    \b
       kresched plan --snapshot demo
-
-      kresched plan --pod kube-system/metrics-server-7f9c -o json
-
-      kresched plan --all-pending --snapshot cluster.json.gz
+      kresched plan metrics-server-5p9lfwkgvh-mkd72 -n kube-system --snapshot demo
+      kresched plan kube-system/metrics-server-5p9lfwkgvh-mkd72 --snapshot demo -o json
+      kresched plan --all-pending --snapshot demo -o wide
     """
-    opts = make_options(snapshot, kubeconfig, context, output, no_color)
-    if pod is not None and all_pending:
-        raise InputError("--pod and --all-pending are exclusive")
-    if pod is not None:  # `--pod ""` (an empty variable in a script) must not plan every pending pod
-        try:
-            parse_pod_ref(pod)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+    opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
+    ref = pick_pod_ref(pod_arg, pod, required=False)
+    if ref and all_pending:
+        raise InputError("POD and --all-pending are exclusive")
+    if ref and all_namespaces:
+        raise InputError("POD and -A/--all-namespaces are exclusive: -A plans every pending pod")
     state = load_state(opts)
     options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation)
-    if pod is not None:
-        target = resolve_pod(state, pod, opts.snapshot or "the cluster")
+    wide = opts.output is Output.wide
+    if ref:
+        target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
         if target.spec.node_name:
             raise InputError(f"pod {target.key} is not Pending: it is bound to node {target.spec.node_name} "
                              f"(phase {target.status.phase or 'unknown'})")
-        result = plan_pod(state, target, options)
-        emit(opts.output, plan_dict(result), lambda: plan_view(result, state))
+        with progress(opts, f"planning {target.key}"):
+            result = plan_pod(state, target, options)
+        emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide))
         return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
-    plans = plan_pending(state, pending_pods_to_plan(state, all_pending), options)
-    emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state))
+    pods = [p for p in pending_pods_to_plan(state, all_pending) if namespace is None or p.namespace == namespace]
+    plans = _plan_all(opts, state, pods, options)
+    emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state, wide=wide))
     return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
+
+
+def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: PlanOptions) -> list[Plan]:
+    """`plan_pending`, one pod at a time so that a terminal can show how far it got."""
+    planner = Planner(state, options)
+    plans: list[Plan] = []
+    with progress(opts, f"planning {len(pods)} pending pod(s)") as p:
+        for i, pod in enumerate(pods):
+            p.update(f"planning pending pods: {i} of {len(pods)} done, now {pod.key}")
+            plans.append(planner.plan(pod, commit=True))
+    return plans

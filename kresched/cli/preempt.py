@@ -7,31 +7,32 @@ from typing import Annotated
 import typer
 
 from kresched.cli.act import (
+    DryRun,
     DryRunOpt,
-    ServerDryRunOpt,
     YesOpt,
     confirm,
-    json_lines,
     make_api,
     make_reporter,
-    write_json_line,
+    write_event,
 )
 from kresched.cli.common import (
-    ENV,
     ContextOpt,
     KubeconfigOpt,
+    NamespaceOpt,
     NoColorOpt,
     Options,
     Output,
     OutputOpt,
     SnapshotOpt,
     command,
+    default_namespace,
     load_state,
     make_options,
     parse_duration,
 )
-from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt
-from kresched.cli.resolve import resolve_pod
+from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt, PodArg, PodOpt
+from kresched.cli.progress import progress
+from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
 from kresched.execute.events import Event
 from kresched.execute.preempt import PreemptOptions, PreemptResult, Terminated, preempt, signals_as_exceptions
@@ -44,10 +45,10 @@ from kresched.render.results import preempt_summary
 
 @command
 def preempt_command(
-    pod: Annotated[str, typer.Option("--pod", "-p", metavar="NS/NAME", help="The Pending pod to make room for.")],
+    pod_arg: PodArg = None,
+    pod: PodOpt = None,
     yes: YesOpt = False,
-    dry_run: DryRunOpt = False,
-    server_dry_run: ServerDryRunOpt = False,
+    dry_run: DryRunOpt = DryRun.none,
     timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION",
                                          help="How long to wait for the scheduler to bind the pod.")] = "5m",
     eviction_timeout: Annotated[str, typer.Option("--eviction-timeout", metavar="DURATION",
@@ -55,6 +56,7 @@ def preempt_command(
                                                        "refuses (429) before giving up on that victim.")] = "60s",
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
+    namespace: NamespaceOpt = None,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -67,31 +69,36 @@ def preempt_command(
     Exit codes: 0 bound (also on another node), 3 nothing feasible, 4 partly done (e.g. timed
     out), 5 cluster access, 130 interrupted.
 
+    On a cluster: `kresched preempt -n kube-system POD` asks before it evicts (--yes does not ask),
+    and --dry-run=server has the API server validate every write without acting.
+
     Examples:
 
-      kresched preempt --pod kube-system/metrics-server-7f9c
-
-      kresched preempt --pod kube-system/metrics-server-7f9c --dry-run --snapshot demo
-
-      kresched preempt --pod web/api-0 --server-dry-run --yes -o json
+    \b
+      kresched preempt metrics-server-5p9lfwkgvh-mkd72 -n kube-system --dry-run --snapshot demo
+      kresched preempt kube-system/metrics-server-5p9lfwkgvh-mkd72 --dry-run=client --snapshot demo -o yaml
     """
-    opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
+    ref = pick_pod_ref(pod_arg, pod, required=True)
+    assert ref is not None
     options = PreemptOptions(PlanOptions(max_grace, allow_pdb_violation), parse_duration(timeout, "--timeout"),
                              parse_duration(eviction_timeout, "--eviction-timeout"))
     state = load_state(opts)
-    target = resolve_pod(state, pod, opts.snapshot or "the cluster")
+    target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
     if target.spec.node_name:
         raise InputError(f"pod {target.key} is not Pending: it is bound to node {target.spec.node_name}")
-    api = make_api(opts, state, dry_run, server_dry_run)
+    api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
-    plan = plan_pod(state, target, options.plan)
+    with progress(opts, f"planning {target.key}"):
+        plan = plan_pod(state, target, options.plan)
     _show(plan, state, opts)
     if plan.outcome != "evict":
         return ExitCode.INFEASIBLE if plan.outcome == "infeasible" else ExitCode.OK
     if plan.blocked:
         report(Event("blocked", plan.message, {"pod": plan.pod.key}, "error"))
         return ExitCode.INFEASIBLE
-    if not dry_run and not confirm(f"Evict {len(plan.victims)} pod(s) on {plan.node} for {plan.pod.key}?", yes):
+    question = f"Evict {len(plan.victims)} pod(s) on {plan.node} for {plan.pod.key}?"
+    if dry_run is not DryRun.client and not confirm(question, yes):
         report(Event("aborted", "not confirmed: nothing was changed", {"pod": plan.pod.key}, "warn"))
         return ExitCode.OK
 
@@ -112,18 +119,12 @@ def preempt_command(
 
 
 def _show(plan: Plan, state: ClusterState, opts: Options) -> None:
-    if json_lines(opts):
-        write_json_line({"action": "plan", **plan_dict(plan)})
-    else:
-        ENV.out.print(plan_view(plan, state))
+    write_event(opts, {"action": "plan", **plan_dict(plan)}, plan_view(plan, state, wide=opts.output is Output.wide))
 
 
 def _summary(r: PreemptResult, mode: str, opts: Options) -> None:
     data = preempt_summary(r, mode)
-    if json_lines(opts):
-        write_json_line({"action": "summary", **data})
-    else:
-        ENV.out.print(summary_text(data))
+    write_event(opts, {"action": "summary", **data}, summary_text(data))
 
 
 def _exit_code(r: PreemptResult) -> int:

@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from kresched.cli.act import DryRunOpt, json_lines, make_api, make_reporter, write_json_line
+from kresched.cli.act import ClientDryRunOpt, DryRun, client_dry_run, make_api, make_reporter, write_event
 from kresched.cli.common import (
-    ENV,
     ContextOpt,
     KubeconfigOpt,
     NoColorOpt,
@@ -16,6 +15,7 @@ from kresched.cli.common import (
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
     load_state,
     make_options,
@@ -37,8 +37,13 @@ def reconcile_command(
                                                   "scheduler's own preemption goes first).")] = "60s",
     min_priority: Annotated[int | None, typer.Option("--min-priority", metavar="N",
                                                      help="Also help pods with at least this priority.")] = None,
-    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="Only pods in this namespace.")] = None,
-    max_evictions: Annotated[int, typer.Option("--max-evictions", min=0, help="Evictions allowed per pass.")] = 10,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", metavar="NAMESPACE",
+                                                  help="Only pods in this namespace (default: every namespace).")]
+    = None,
+    all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A",
+                                                 help="Pods in every namespace (the default).")] = False,
+    max_evictions: Annotated[int, typer.Option("--max-evictions", callback=at_least(0), metavar="N",
+                                               help="Evictions allowed per pass.")] = 10,
     deadline: Annotated[str, typer.Option("--deadline", metavar="DURATION", help="The whole pass ends within this.")]
     = "4m",
     reservation_ttl: Annotated[str, typer.Option("--reservation-ttl", metavar="DURATION",
@@ -47,7 +52,7 @@ def reconcile_command(
     = "kube-system/kresched",
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
-    dry_run: DryRunOpt = False,
+    dry_run: ClientDryRunOpt = DryRun.none,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -66,8 +71,8 @@ def reconcile_command(
     --dry-run reads the cluster (or --snapshot) once and changes nothing at all: it neither reads
     nor takes the Lease (it rehearses taking it), so it can run next to a real pass.
 
-    Output: one JSON line per action and a final summary line when not on a terminal (or with -o
-    json); a readable summary on a terminal.
+    Output: a line per action and a readable summary; -o json: one JSON object per line, ending
+    with the summary (the CronJob's log); -o yaml: one YAML document per action.
 
     Exit codes: 0 the pass completed — also when some pods could not be helped, or another pass
     holds the Lease; 4 an action failed (an eviction or a reservation that kept failing, a PDB that
@@ -75,13 +80,15 @@ def reconcile_command(
     cluster is unreachable or refused access; 130 interrupted (reservations and the Lease are
     released first).
 
+    In the cluster it runs as a CronJob: see `kresched manifests`.
+
     Examples:
 
-      kresched reconcile                          # in the CronJob (see `kresched manifests`)
-
-      kresched reconcile --dry-run --snapshot demo --min-pending 0
+    \b
+      kresched reconcile --dry-run --snapshot demo
+      kresched reconcile --dry-run --snapshot demo --min-pending 0 --max-evictions 1 -o json
     """
-    opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
     ns, _, name = lease.partition("/")
     if not name:
         ns, name = "kube-system", ns
@@ -92,7 +99,8 @@ def reconcile_command(
         min_priority=min_priority, min_pending_seconds=parse_duration(min_pending, "--min-pending"),
         namespace=namespace, max_evictions=max_evictions, plan=PlanOptions(max_grace, allow_pdb_violation),
     )
-    api = make_api(opts, load_state(opts) if dry_run else None, dry_run, False)
+    client = client_dry_run(dry_run, "reconcile")
+    api = make_api(opts, load_state(opts) if client else None, client)
     report = make_reporter(opts, api.mode)
     result = ReconcileResult()
     try:
@@ -111,7 +119,4 @@ def reconcile_command(
 
 
 def _summary(r: ReconcileResult, mode: str, opts: Options, error: str | None) -> None:
-    if json_lines(opts):
-        write_json_line({"action": "summary", **pass_summary(r, mode, error)})
-    else:
-        ENV.out.print(pass_summary_text(r, mode, error))
+    write_event(opts, {"action": "summary", **pass_summary(r, mode, error)}, pass_summary_text(r, mode, error))

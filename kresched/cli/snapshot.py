@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 from typing import Annotated
 
+import msgspec
 import typer
 
 from kresched.cli.common import (
@@ -15,10 +17,30 @@ from kresched.cli.common import (
     OutputOpt,
     SnapshotOpt,
     command,
+    is_table,
     load_state,
     make_options,
 )
-from kresched.sources.snapshot import write_snapshot
+from kresched.errors import InputError
+from kresched.model.cluster import ClusterState
+from kresched.render.common import to_yaml
+from kresched.sources.snapshot import encode_snapshot, write_snapshot
+
+
+def write_yaml_snapshot(state: ClusterState, file: str | None) -> None:
+    """The same List as YAML (what `kubectl get -o yaml` users diff and read); gzip for `.gz`."""
+    text = to_yaml(msgspec.json.decode(encode_snapshot(state)))
+    if file is None or file == "-":
+        ENV.write(text)
+        return
+    data = text.encode()
+    if file.endswith(".gz"):
+        data = gzip.compress(data, compresslevel=6)
+    try:
+        with open(file, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        raise InputError(f"{file}: cannot write: {exc.strerror or exc}") from None
 
 
 @command
@@ -32,18 +54,25 @@ def snapshot(
     no_color: NoColorOpt = False,
 ) -> int:
     """Write the nodes, pods, PodDisruptionBudgets, PriorityClasses, Namespaces, workloads and
-    storage objects (PersistentVolumes, claims, StorageClasses, CSINodes) a plan needs as one JSON
-    List, stripped of managedFields and of every field planning does not use.
+    storage objects (PersistentVolumes, claims, StorageClasses, CSINodes) a plan needs as one List
+    (JSON, or YAML with -o yaml), stripped of managedFields and of every field planning does not use.
+    On a cluster: `kresched snapshot --file cluster.json.gz` (gzip when the name ends in .gz); from a
+    kubectl dump: `--snapshot dump.yaml --file small.json` converts and shrinks it.
 
     Examples:
 
-      kresched snapshot --file cluster.json.gz
-
-      kresched snapshot --snapshot dump.yaml --file small.json   # convert and shrink a kubectl dump
+    \b
+      kresched snapshot --snapshot demo --file demo.json.gz
+      kresched snapshot --snapshot demo -o yaml
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    if is_table(opts.output):
+        raise InputError(f"-o {opts.output}: a snapshot is a file to read back, not a table; use -o json or -o yaml")
     state = load_state(opts)
-    write_snapshot(state, file, stdout=getattr(ENV.stdout, "buffer", None))
+    if opts.output is Output.yaml:
+        write_yaml_snapshot(state, file)
+    else:
+        write_snapshot(state, file, stdout=getattr(ENV.stdout, "buffer", None))
     if file:
         ENV.err.print(f"wrote {len(state.nodes)} nodes, {len(state.pods)} pods, {len(state.pdbs)} "
                       f"PodDisruptionBudgets, {len(state.priority_classes)} PriorityClasses, "

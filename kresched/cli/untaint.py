@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
-from kresched.cli.act import DryRunOpt, json_lines, make_api, make_reporter, write_json_line
+from kresched.cli.act import ClientDryRunOpt, DryRun, client_dry_run, make_api, make_reporter, write_event
 from kresched.cli.common import (
-    ENV,
     ContextOpt,
     KubeconfigOpt,
     NoColorOpt,
@@ -21,19 +21,23 @@ from kresched.cli.common import (
     make_options,
     parse_duration,
 )
-from kresched.errors import ExitCode, InputError
+from kresched.cli.complete import complete_nodes
+from kresched.cli.resolve import resolve_nodes
+from kresched.errors import ExitCode
 from kresched.execute.untaint import untaint
 from kresched.render.events import summary_text
 
 
 @command
 def untaint_command(
-    nodes: Annotated[list[str] | None, typer.Argument(metavar="[NODE]...", help="Only these nodes.")] = None,
+    nodes: Annotated[list[str] | None, typer.Argument(metavar="[NODE]...", show_default=False,
+                                                      autocompletion=complete_nodes,
+                                                      help="Only these nodes (NODE or node/NODE).")] = None,
     older_than: Annotated[str, typer.Option("--older-than", metavar="DURATION",
                                             help="Also remove reservations older than this, even if their pod "
                                                  "is still Pending.")] = "10m",
     all_: Annotated[bool, typer.Option("--all", help="Remove every kresched reservation.")] = False,
-    dry_run: DryRunOpt = False,
+    dry_run: ClientDryRunOpt = DryRun.none,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -49,29 +53,25 @@ def untaint_command(
 
     Examples:
 
-      kresched untaint
-
-      kresched untaint node-7 --all --dry-run
+    \b
+      kresched untaint --dry-run --snapshot demo
+      kresched untaint node/worker-a2 --all --dry-run --snapshot demo -o json
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    client = client_dry_run(dry_run, "untaint")
     ttl = parse_duration(older_than, "--older-than")
     state = load_state(opts)
-    unknown = [n for n in nodes or [] if n not in state.node_by_name]
-    if unknown:
-        raise InputError(f"no such node: {', '.join(unknown)}")
-    api = make_api(opts, state, dry_run, False)
+    names = [n.name for n in resolve_nodes(state, nodes or [])]
+    api = make_api(opts, state, client)
     report = make_reporter(opts, api.mode)
-    result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=nodes or None)
+    result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=names or None)
     data = {
         "removed": [d.reservation.node for d in result.removed],
         "kept": [d.reservation.node for d in result.kept],
         "failed": [d.reservation.node for d in result.failed],
         "mode": api.mode,
     }
-    if json_lines(opts):
-        write_json_line({"action": "summary", **data})
-    elif not (result.removed or result.kept or result.failed):
-        ENV.out.print("No kresched reservations found.")
-    else:
-        ENV.out.print(summary_text(data))
+    found = result.removed or result.kept or result.failed
+    write_event(opts, {"action": "summary", **data},
+                summary_text(data) if found else Text("No kresched reservations found."))
     return ExitCode.PARTIAL if result.failed else ExitCode.OK

@@ -6,11 +6,11 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from kresched.execute.drain import DrainResult
 from kresched.plan.drain import DrainPlan, NodeDrain
+from kresched.render.table import Columns, Hanging
 
 __all__ = ["node_drain_dict", "preflight_dict", "preflight_view", "drain_summary"]
 
@@ -33,54 +33,67 @@ def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
     return {"nodes": [node_drain_dict(n) for n in plan.nodes]}
 
 
-def preflight_view(plan: DrainPlan) -> RenderableType:
+def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
     parts: list[RenderableType] = []
     for n in plan.nodes:
         parts.append(Text.from_markup(
             f"[bold]Drain {escape(n.node)}[/]: {len(n.evict)} pod(s) to evict, {len(n.skip)} skipped, "
             f"{len(n.errors)} refused"))
         if n.evict:
-            t = Table(header_style="bold")
-            for col in ("POD", "PDB", "NOW", "LANDS ON", "NOTES"):
-                t.add_column(col, overflow="fold")
+            t = Columns("POD", "PDB", "EVICTION", "LANDS ON", "CONTROLLER") if wide \
+                else Columns("POD", "PDB", "EVICTION", "LANDS ON")
             for p in n.evict:
+                details: list[Text] = []
                 if p.blocked:
-                    now = f"[red]blocked[/]: {escape(p.blocked)}"
+                    now = Text("blocked", style="red")
+                    details.append(Text(f"✗ {p.blocked}", style="red"))
                 elif p.queued_behind:
-                    now = f"after {p.queued_behind} of its PDB (as their replacements are Ready)"
+                    now = Text("queued")
+                    details.append(Text(f"after {p.queued_behind} of its PDB (as their replacements are Ready)",
+                                        style="dim"))
                 else:
-                    now = "[green]allowed[/]"
+                    now = Text("allowed", style="green")
                 if p.lands_on:
-                    lands = escape(p.lands_on)
+                    lands = Text(p.lands_on)
                 elif p.pod.is_finished:
-                    lands = "[dim]finished: nothing to reschedule[/]"
+                    lands = Text("- (finished)", style="dim")
                 elif p.pod.is_bare:
-                    lands = "[red]gone for good[/] (bare pod)"
+                    lands = Text("gone for good", style="red")
+                    details.append(Text("! a bare pod: no controller recreates it", style="red"))
                 elif p.pod.is_terminating:
-                    lands = "[dim]already terminating: its replacement exists[/]"
+                    lands = Text("- (terminating)", style="dim")
                 else:
-                    lands = f"[yellow]stays Pending[/]: {escape(p.pending_reason or '')}"
-                notes = "; ".join(x for x in (p.warning, f"held by volume: {p.held_by}" if p.held_by else None) if x)
-                t.add_row(escape(p.pod.key), escape(p.pdb or "-"), now, lands, escape(notes or "-"))
+                    lands = Text("stays Pending", style="yellow")
+                    details.append(Text(f"! {p.pending_reason or ''}", style="yellow"))
+                if p.warning:
+                    details.append(Text(f"! {p.warning}", style="yellow"))
+                if p.held_by:
+                    details.append(Text(f"! held by volume: {p.held_by}", style="yellow"))
+                cells = [p.pod.key, p.pdb or "-", now, lands]
+                if wide:
+                    cells.append(p.pod.controller_ref or "none (bare)")
+                t.add_row(*cells, details=details)
             parts.append(t)
         for s in n.skip:
-            parts.append(Text(f"  skip {s.pod.key}: {s.reason}", style="dim"))
+            parts.append(Hanging(Text(f"skip {s.pod.key}: {s.reason}", style="dim"), first="  "))
     for n in plan.nodes:
         errors = n.kubectl_errors()
         if errors:
             parts.append(Text(""))
             parts.append(Text(f"kubectl would refuse to drain {n.node}:", style="bold red"))
-            parts.extend(Text(f"  {e}", style="red") for e in errors)
+            parts.extend(Hanging(Text(e, style="red"), first="  ") for e in errors)
     pending = plan.pending
     if pending:
         parts.append(Text(""))
         parts.append(Text(f"{len(pending)} pod(s) would stay Pending (--allow-pending to drain anyway):",
                           style="bold yellow"))
-        parts.extend(Text(f"  {p.pod.key}: {p.held_by + '; ' if p.held_by else ''}{p.pending_reason}", style="yellow")
+        parts.extend(Hanging(Text(f"{p.pod.key}: {p.held_by + '; ' if p.held_by else ''}{p.pending_reason}",
+                                  style="yellow"), first="  ")
                      for p in pending)
     if plan.blocked:
-        parts.append(Text(f"{len(plan.blocked)} eviction(s) would be refused by PodDisruptionBudgets and nothing "
-                          "the drain does gives the budget back; it retries them until --timeout.", style="yellow"))
+        parts.append(Hanging(Text(f"{len(plan.blocked)} eviction(s) would be refused by PodDisruptionBudgets and "
+                                  "nothing the drain does gives the budget back; it would retry them until --timeout.",
+                                  style="yellow"), first=""))
     return Group(*parts)
 
 

@@ -8,14 +8,39 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from rich.console import RenderableType
 from rich.markup import escape
 from rich.text import Text
 
 from kresched.execute.events import Event
+from kresched.render.table import markup_lines
 
-__all__ = ["Progress", "event_dict", "event_text", "progress_text", "summary_text"]
+__all__ = ["Progress", "event_dict", "event_text", "narration", "progress_text", "summary_text"]
 
 _ICON = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "error": "[red]✗[/]", "info": "[dim]·[/]"}
+#: In a dry run nothing happened: the execution layer's past tense becomes "would".
+_WOULD = (("evicted ", "would evict "), ("deleted ", "would delete "), ("cordoned ", "would cordon "),
+          ("reserved node ", "would reserve node "), ("released node ", "would release node "),
+          ("took over ", "would take over "), ("kept the ", "would keep the "), ("gave up ", "would give up "),
+          ("waiting up to ", "would wait up to "), ("evicting ", "would evict "),
+          ("plan still holds on the live state: ", "the plan holds: "))
+_WOULD_INSIDE = {"gone": (" is gone", " would be gone"), "bound": (" is bound to ", " would be bound to "),
+                 "pdb-allows": (": evicting ", ": would evict "),
+                 "pdb-blocked": ("; waiting for ", "; would wait for ")}
+
+
+def narration(text: str, mode: str, action: str = "") -> str:
+    """The event's text as it reads in `mode`: in a dry run (client or server) every action is
+    something that *would* happen."""
+    if mode == "cluster":
+        return text
+    for done, would in _WOULD:
+        if text.startswith(done):
+            text = would + text[len(done):]
+            break
+    if action in _WOULD_INSIDE:
+        text = text.replace(*_WOULD_INSIDE[action])
+    return text
 
 
 def _ts(at: float) -> str:
@@ -24,28 +49,51 @@ def _ts(at: float) -> str:
 
 def event_dict(e: Event, mode: str) -> dict[str, Any]:
     """`{"time", "action", "message", "mode", ...data}` — one log line."""
-    return {"time": _ts(e.at), "action": e.action, "message": e.text, "level": e.level, "mode": mode, **e.data}
+    return {"time": _ts(e.at), "action": e.action, "message": narration(e.text, mode, e.action), "level": e.level,
+            "mode": mode, **e.data}
 
 
-def event_text(e: Event, mode: str) -> Text:
+def event_text(e: Event, mode: str) -> RenderableType:
+    # A dry run's successes are not successes: a plain bullet, not a tick.
+    icon = "[dim]·[/]" if mode != "cluster" and e.level == "ok" else _ICON.get(e.level, "·")
     prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
-    return Text.from_markup(f"{_ICON.get(e.level, '·')} {prefix}{escape(e.text)}")
+    return markup_lines([f"{icon} {prefix}{escape(narration(e.text, mode, e.action))}"])
 
 
-def summary_text(summary: dict[str, Any]) -> Text:
-    """The end-of-run summary as `key: value` lines."""
-    lines = []
+#: Summary keys that name something done, as a dry run says them.
+_WOULD_KEYS = {"evicted": "would evict", "deleted": "would delete", "cordoned": "would cordon",
+               "removed": "would remove", "gone": "would be gone", "kept": "would keep"}
+
+
+def summary_text(summary: dict[str, Any]) -> RenderableType:
+    """The end-of-run summary as `key: value` lines, in words: `-` for nothing, yes/no, never a
+    Python value (`None`, `True`). A dry run's says what *would* have been done."""
+    dry = summary.get("mode", "cluster") != "cluster"
+    lines = ["[bold]Dry run[/]: nothing was changed."] if dry else []
     for k, v in summary.items():
-        if isinstance(v, list):
-            v = ", ".join(_item(x) for x in v) or "none"
-        lines.append(f"[bold]{escape(k)}[/]: {escape(str(v))}")
-    return Text.from_markup("\n".join(lines))
+        if k == "mode" or (k == "seconds" and dry):
+            continue
+        label = _WOULD_KEYS.get(k, _words(k)) if dry else _words(k)
+        lines.append(f"[bold]{escape(label)}[/]: {escape(value_text(v))}")
+    return markup_lines(lines)
 
 
-def _item(x: Any) -> str:
-    if isinstance(x, dict):
-        return " ".join(f"{v}" for v in x.values())
-    return str(x)
+def value_text(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, list):
+        return ", ".join(value_text(x) for x in v) or "none"
+    if isinstance(v, dict):
+        return " ".join(value_text(x) for x in v.values() if x is not None)
+    return str(v)
+
+
+def _words(key: str) -> str:
+    """`alreadyGone` → `already gone`."""
+    out = "".join(f" {c.lower()}" if c.isupper() else c for c in key)
+    return out
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Rendering an `Explanation`: the JSON contract and the readable table. Never prints."""
+"""Rendering an `Explanation`: the JSON contract and the readable view in kubectl-style columns
+(`render.table`; `wide` adds the filter plugin and every score plugin). Never prints."""
 
 from __future__ import annotations
 
@@ -6,12 +7,11 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
-from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
 from kresched.plan.explain import Explanation
 from kresched.render.common import pod_requests_text, priority_text
+from kresched.render.table import Columns, Hanging
 
 __all__ = ["explanation_dict", "explanation_table"]
 
@@ -43,19 +43,14 @@ _VERDICT_STYLE = {"fits": "green", "unschedulable": "yellow", "unresolvable": "r
 
 def _bullets(notes: tuple[str, ...]) -> RenderableType:
     """`• note` lines, indented, wrapped lines aligned under the text."""
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column()
-    for n in notes:
-        grid.add_row("•", Text(n))
-    return Padding(grid, (0, 0, 0, 2), expand=False)
+    return Group(*(Hanging(n) for n in notes))
 
 
-def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) -> RenderableType:
+def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wide: bool = False) -> RenderableType:
     pod = e.pod
     parts: list[RenderableType] = [
-        Text.from_markup(f"[bold]{escape(pod.key)}[/]  priority {escape(priority_text(pod))}"),
-        Padding(Text(f"requests {pod_requests_text(pod)}"), (0, 0, 0, 2), expand=False),
+        Text(pod.key, style="bold"),
+        Hanging(f"priority {priority_text(pod)}, requests {pod_requests_text(pod)}", first="  "),
     ]
     if e.schedulable and not e.verdicts:  # bound: nothing to filter
         parts.append(_bullets(e.notes))
@@ -63,7 +58,7 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) ->
     if e.bound_to is not None:
         parts.append(_bullets(e.notes))
         if e.scores:
-            parts.append(_scores_table(e))
+            parts.append(_scores_table(e, wide=wide))
         return Group(*parts)
     if e.schedulable:
         fits = e.feasible
@@ -73,36 +68,36 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) ->
         parts.append(Text("Why it may still be Pending:"))
         parts.append(_bullets(e.notes))
         if e.scores:
-            parts.append(_scores_table(e))
+            parts.append(_scores_table(e, wide=wide))
     else:
         parts.append(Text.from_markup("[bold red]Unschedulable.[/] What kube-scheduler writes into PodScheduled:"))
-        parts.append(Padding(Text(e.scheduler_message or "", style="italic"), (0, 0, 0, 2), expand=False))
+        parts.append(Hanging(Text(e.scheduler_message or "", style="italic"), first="  "))
         if e.notes:
             parts.append(_bullets(e.notes))
     if not e.verdicts:
         return Group(*parts)
     if e.reason_counts:
-        counts = Table(show_header=True, header_style="bold", box=None, padding=(0, 1))
-        counts.add_column("NODES", justify="right")
-        counts.add_column("REASON")
+        counts = Columns("NODES", "REASON", right=("NODES",))
         for reason, n in sorted(e.reason_counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            counts.add_row(str(n), Text(reason))
+            counts.add_row(str(n), reason)
         parts.append(Text(""))
         parts.append(counts)
     shown = list(e.verdicts) if all_nodes else list(e.verdicts[:top])
-    table = Table(title=None if all_nodes else f"Nearest {len(shown)} of {e.num_nodes} nodes",
-                  title_justify="left", header_style="bold", expand=False)
-    table.add_column("NODE", no_wrap=True)
-    table.add_column("VERDICT")
-    table.add_column("PLUGIN")
-    # Fold rather than cut: a taint key or a label is only useful whole.
-    table.add_column("REASONS", overflow="fold")
-    table.add_column("WHAT WOULD MAKE IT FIT", overflow="fold")
-    for v in shown:
-        style = _VERDICT_STYLE[v.verdict]
-        table.add_row(v.node, f"[{style}]{v.verdict}[/]", v.status.plugin or "-",
-                      Text(", ".join(v.status.reasons) or "-"), Text("\n".join(v.hints) or "-"))
     parts.append(Text(""))
+    parts.append(Text("Every node:" if all_nodes else f"Nearest {len(shown)} of {e.num_nodes} nodes "
+                      "(what would make the pod fit under each):", style="bold"))
+    # A taint key or a label is only useful whole: reasons wrap as a whole column, never mid-word,
+    # and the hints go under their node.
+    table = Columns("NODE", "VERDICT", "PLUGIN", "REASONS", wrap_last=True) if wide \
+        else Columns("NODE", "VERDICT", "REASONS", wrap_last=True)
+    for v in shown:
+        verdict = Text(v.verdict, style=_VERDICT_STYLE[v.verdict])
+        reasons = ", ".join(v.status.reasons) or "-"
+        hints = [Text(f"→ {h}", style="dim") for h in v.hints]
+        if wide:
+            table.add_row(v.node, verdict, v.status.plugin or "-", reasons, details=hints)
+        else:
+            table.add_row(v.node, verdict, reasons, details=hints)
     parts.append(table)
     hidden = len(e.verdicts) - len(shown)
     if hidden > 0:
@@ -110,8 +105,9 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False) ->
     return Group(*parts)
 
 
-def _scores_table(e: Explanation, top: int = 10) -> RenderableType:
-    """Per node (best first) and score plugin: weighted score (raw → normalized), and the total."""
+def _scores_table(e: Explanation, top: int = 10, wide: bool = False) -> RenderableType:
+    """Per node (best first): the total and, with `wide`, the weighted score of every score plugin
+    (raw → normalized)."""
     plugins = [p.plugin for p in e.scores[0].plugins] if e.scores else []
     ties = len(e.candidates) - 1
     head = f"The scheduler picks {e.predicted}"
@@ -119,20 +115,26 @@ def _scores_table(e: Explanation, top: int = 10) -> RenderableType:
         head += f" (or one of {ties} node(s) tied with it: it takes the first it finds, which can vary)"
     if e.likely:
         head += "; on a cluster this large it scores a sample of the feasible nodes, so this is the likely pick"
-    table = Table(header_style="bold", box=None, padding=(0, 1))
-    table.add_column("NODE", no_wrap=True)
-    for name in plugins:
-        table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("TOTAL", justify="right", no_wrap=True)
-    for s in e.scores[:top]:
-        mark = "*" if s.node in e.candidates else " "
-        cells = [f"{p.weighted} ({p.raw}→{p.normalized})" for p in s.plugins]
-        table.add_row(f"{mark}{s.node}", *cells, str(s.total))
-    notes = [Text(""), Text(head + ".")]
+    notes: list[RenderableType] = [Text(""), Hanging(head + ".", first="")]
     if not e.scores:
         return Group(*notes)
-    notes.append(Text("Weighted score per plugin (raw → normalized 0-100); * = top score.", style="dim"))
+    if wide:
+        table = Columns("NODE", *plugins, "TOTAL", right=(*plugins, "TOTAL"))
+        for s in e.scores[:top]:
+            table.add_row(s.node, *(f"{p.weighted} ({p.raw}→{p.normalized})" for p in s.plugins), _total(e, s))
+        notes.append(Text("Weighted score per plugin (raw → normalized 0-100); * = top score.", style="dim"))
+    else:
+        table = Columns("NODE", "TOTAL", "TOP PLUGINS", right=("TOTAL",), wrap_last=True)
+        for s in e.scores[:top]:
+            best = sorted(s.plugins, key=lambda p: -p.weighted)[:3]
+            table.add_row(s.node, _total(e, s), ", ".join(f"{p.plugin} {p.weighted}" for p in best))
+        notes.append(Text("* = top score; -o wide shows every score plugin.", style="dim"))
     notes.append(table)
     if len(e.scores) > top:
         notes.append(Text(f"… {len(e.scores) - top} more scored nodes (-o json lists them).", style="dim"))
     return Group(*notes)
+
+
+def _total(e: Explanation, s: Any) -> str:
+    # The mark goes with the number, not the name: a node name is copied whole.
+    return f"{s.total}{'*' if s.node in e.candidates else ' '}"

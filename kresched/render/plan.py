@@ -1,4 +1,5 @@
-"""Rendering plans: the JSON/YAML contract and the readable plan with its before/after diff.
+"""Rendering plans: the JSON/YAML contract and the readable plan with its before/after diff, in
+kubectl-style columns (`render.table`); `wide` adds the columns a narrow screen can do without.
 Never prints."""
 
 from __future__ import annotations
@@ -7,7 +8,6 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from kresched.model.cluster import ClusterState
@@ -15,6 +15,7 @@ from kresched.model.objects import Pod
 from kresched.plan.explain import format_amount
 from kresched.plan.planner import Plan, Victim
 from kresched.render.common import bar, pod_requests_text, priority_text
+from kresched.render.table import Columns, Hanging
 
 __all__ = ["plan_dict", "plans_dict", "plan_view", "plans_view"]
 
@@ -59,10 +60,10 @@ def plans_dict(plans: list[Plan]) -> dict[str, Any]:
 _OUTCOME_STYLE = {"fits": "green", "evict": "yellow", "infeasible": "red"}
 
 
-def plan_view(p: Plan, state: ClusterState, runners_up: int = 5) -> RenderableType:
+def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = False) -> RenderableType:
     parts: list[RenderableType] = [
-        Text.from_markup(f"[bold]{escape(p.pod.key)}[/]  priority {escape(priority_text(p.pod))}  ·  "
-                         f"requests {escape(pod_requests_text(p.pod))}"),
+        Text(p.pod.key, style="bold"),
+        Hanging(f"priority {priority_text(p.pod)}, requests {pod_requests_text(p.pod)}", first="  "),
     ]
     style = _OUTCOME_STYLE[p.outcome]
     head = f"[{style} bold]{p.outcome.upper()}[/]"
@@ -74,37 +75,43 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5) -> RenderableTy
         head += " · reservation taint: " + ("yes" if p.taint else "[yellow]no[/] (the pod does not tolerate "
                                                                    "CriticalAddonsOnly)")
     parts.append(Text.from_markup(head))
-    parts.append(Text(p.message, style="red" if p.blocked else ""))
+    parts.append(Hanging(Text(p.message, style="red" if p.blocked else ""), first="", rest="  "))
+    if p.outcome == "fits" and len(p.candidates) > 1:
+        parts.append(Hanging(f"Tied at the top score (the scheduler picks one at random): {', '.join(p.candidates)}",
+                             first="", rest="  "))
     if p.decided_by:
-        parts.append(Text.from_markup(f"Why {escape(p.node or '')}: {escape(p.decided_by)}"))
-    parts.extend(Text(f"Note: {n}", style="dim") for n in p.notes)
+        parts.append(Hanging(f"Why {p.node or ''}: {p.decided_by}", first="", rest="  "))
+    parts.extend(Hanging(Text(f"Note: {n}", style="dim"), first="", rest="  ") for n in p.notes)
     if p.outcome == "evict" and p.node:
         parts.append(Text(""))
         parts.append(_diff(p, state))
         parts.append(Text(""))
-        parts.append(_victims_table(p))
+        parts.append(Text("Victims, most important first:", style="bold"))
+        parts.append(_victims_table(p, wide))
     if p.runners_up:
         parts.append(Text(""))
+        parts.append(Text("Runner-up nodes:" if p.outcome == "evict" else "Why no node works:", style="bold"))
         parts.append(_runners_table(p, runners_up))
     return Group(*parts)
 
 
-def plans_view(plans: list[Plan], state: ClusterState) -> RenderableType:
+def plans_view(plans: list[Plan], state: ClusterState, wide: bool = False) -> RenderableType:
     if not plans:
         return Text("No pending pods to plan for.")
-    parts: list[RenderableType] = []
-    summary = Table(title=f"{len(plans)} pending pod(s), planned in priority order", title_justify="left",
-                    header_style="bold")
-    for col in ("POD", "PRIORITY", "OUTCOME", "NODE", "TIER", "VICTIMS"):
-        summary.add_column(col, overflow="fold")
+    parts: list[RenderableType] = [Text(f"{len(plans)} pending pod(s), planned in priority order:", style="bold")]
+    summary = Columns("POD", "PRIORITY", "OUTCOME", "NODE", "TIER", "VICTIMS", right=("PRIORITY", "VICTIMS")) \
+        if wide else Columns("POD", "OUTCOME", "NODE", "VICTIMS", right=("VICTIMS",))
     for p in plans:
-        summary.add_row(escape(p.pod.key), str(p.priority), f"[{_OUTCOME_STYLE[p.outcome]}]{p.outcome}[/]",
-                        escape(p.node or "-"), str(p.tier or "-"), str(len(p.victims)))
+        outcome = Text(p.outcome, style=_OUTCOME_STYLE[p.outcome])
+        if wide:
+            summary.add_row(p.pod.key, str(p.priority), outcome, p.node or "-", str(p.tier or "-"),
+                            str(len(p.victims)))
+        else:
+            summary.add_row(p.pod.key, outcome, p.node or "-", str(len(p.victims)))
     parts.append(summary)
     for p in plans:
         parts.append(Text(""))
-        parts.append(Text("─" * 60, style="dim"))
-        parts.append(plan_view(p, state, runners_up=3))
+        parts.append(plan_view(p, state, runners_up=3, wide=wide))
     return Group(*parts)
 
 
@@ -121,48 +128,45 @@ def _diff(p: Plan, state: ClusterState) -> RenderableType:
     after = [q for q in before if q.key not in gone] + [p.pod]
     cpu_b, mem_b = _usage(before)
     cpu_a, mem_a = _usage(after)
-    t = Table(title=f"{p.node}: before → after", title_justify="left", box=None, show_header=False,
-              padding=(0, 1))
-    t.add_column()
-    t.add_column()
-    t.add_column()
-    t.add_column()
-    t.add_row("CPU", bar(cpu_b, alloc.milli_cpu), "→", bar(cpu_a, alloc.milli_cpu) +
-              f"  ({format_amount('cpu', cpu_a)}/{format_amount('cpu', alloc.milli_cpu)})")
-    t.add_row("Memory", bar(mem_b, alloc.memory), "→", bar(mem_a, alloc.memory) +
-              f"  ({format_amount('memory', mem_a)}/{format_amount('memory', alloc.memory)})")
-    lines = [Text.from_markup(f"  [red]- {escape(v.pod.key)}[/]  [dim]{escape(pod_requests_text(v.pod))}[/]")
-             for v in p.victims]
+    lines = [Text.from_markup(f"[bold]{escape(p.node or '')}[/]: before → after")]
+    for label, kind, b, a, cap in (("CPU   ", "cpu", cpu_b, cpu_a, alloc.milli_cpu),
+                                   ("Memory", "memory", mem_b, mem_a, alloc.memory)):
+        lines.append(Text.from_markup(f"  {label}  {bar(b, cap, width=12)}  →  {bar(a, cap, width=12)}  "
+                                      f"({format_amount(kind, a)}/{format_amount(kind, cap)})"))
+    lines += [Text.from_markup(f"  [red]- {escape(v.pod.key)}[/]  [dim]{escape(pod_requests_text(v.pod))}[/]")
+              for v in p.victims]
     lines.append(Text.from_markup(f"  [green]+ {escape(p.pod.key)}[/]  [dim]{escape(pod_requests_text(p.pod))}[/]"))
-    return Group(t, *lines)
+    return Group(*lines)
 
 
-def _victims_table(p: Plan) -> Table:
-    t = Table(title="Victims (most important first)", title_justify="left", header_style="bold")
-    for col in ("POD", "PRIORITY", "QOS", "PDB (BUDGET LEFT)", "GRACE", "CONTROLLER", "LANDS ON", "NOTES"):
-        t.add_column(col, overflow="fold")
+def _victims_table(p: Plan, wide: bool) -> Columns:
+    if wide:
+        t = Columns("POD", "PRIORITY", "QOS", "PDB", "GRACE", "CONTROLLER", "LANDS ON", "CANDIDATES",
+                    right=("PRIORITY",))
+    else:
+        t = Columns("POD", "PRIORITY", "PDB", "GRACE", "LANDS ON", right=("PRIORITY",))
     for v in p.victims:
-        pdb = "-" if v.pdb.pdb is None else f"{v.pdb.pdb} ({v.pdb.remaining})"
-        pdb_style = "red" if v.pdb.violation else ""
-        grace = f"{v.grace_seconds}s" + (f" → {v.eviction_grace_seconds}s" if v.grace_shortened else "")
-        lands = v.lands_on or ("[red]gone[/]" if v.is_bare else "[yellow]stays Pending[/]")
-        if v.lands_on and len(v.candidates) > 1:
-            lands += f" (or {len(v.candidates) - 1} tied)"
-        t.add_row(escape(v.pod.key), str(v.pod.priority), v.pod.qos, f"[{pdb_style}]{escape(pdb)}[/]"
-                  if pdb_style else escape(pdb), grace, escape(v.pod.controller_ref or "none (bare)"),
-                  lands if v.lands_on is None else escape(lands), escape("; ".join(v.flags) or "-"))
+        pdb = Text("-" if v.pdb.pdb is None else f"{v.pdb.pdb} ({v.pdb.remaining} left)",
+                   style="red" if v.pdb.violation else "")
+        grace = f"{v.grace_seconds}s" + (f"→{v.eviction_grace_seconds}s" if v.grace_shortened else "")
+        if v.lands_on:
+            lands = Text(v.lands_on + ("" if wide or len(v.candidates) < 2 else f" (+{len(v.candidates) - 1} tied)"))
+        else:
+            lands = Text("gone", style="red") if v.is_bare else Text("stays Pending", style="yellow")
+        notes = [Text(f"! {f}", style="yellow") for f in v.flags]
+        if wide:
+            t.add_row(v.pod.key, str(v.pod.priority), v.pod.qos, pdb, grace, v.pod.controller_ref or "none (bare)",
+                      lands, ",".join(v.candidates) or "-", details=notes)
+        else:
+            t.add_row(v.pod.key, str(v.pod.priority), pdb, grace, lands, details=notes)
     return t
 
 
-def _runners_table(p: Plan, limit: int) -> Table:
-    title = "Runner-up nodes" if p.outcome == "evict" else "Why no node works"
-    t = Table(title=title, title_justify="left", header_style="bold")
-    t.add_column("NODE")
-    t.add_column("VICTIMS")
-    t.add_column("WHY NOT CHOSEN")
+def _runners_table(p: Plan, limit: int) -> RenderableType:
+    t = Columns("NODE", "VICTIMS", "WHY NOT CHOSEN", wrap_last=True, right=("VICTIMS",))
     for r in p.runners_up[:limit]:
-        t.add_row(escape(r.node), str(r.victims) if r.tier is not None else "-", escape(r.reason))
+        t.add_row(r.node, str(r.victims) if r.tier is not None else "-", r.reason)
     hidden = len(p.runners_up) - limit
     if hidden > 0:
-        t.caption = f"… and {hidden} more"
+        return Group(t, Text(f"… and {hidden} more", style="dim"))
     return t

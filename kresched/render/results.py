@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import RenderableType
 from rich.markup import escape
 from rich.text import Text
 
 from kresched.execute.preempt import PreemptResult
 from kresched.execute.reconcile import ReconcileResult
+from kresched.render.table import markup_lines
 
 __all__ = ["preempt_summary", "pass_summary", "pass_summary_text"]
 
@@ -51,7 +53,7 @@ def pass_summary(r: ReconcileResult, mode: str, error: str | None) -> dict[str, 
     }
 
 
-def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> Text:
+def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> RenderableType:
     """For people: one headline, then what was bound, what is still Pending and why, what failed."""
     prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
     if not r.locked and r.lock_holder is not None:
@@ -59,7 +61,7 @@ def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> Text:
                                 f"({escape(r.lock_holder)}).")
     head = (f"{prefix}[bold]Pass {'stopped' if error else 'done'}[/] in {r.seconds:.1f}s: {len(r.helped)} pod(s) "
             f"helped, {r.evictions} eviction(s), {len(r.cleaned)} stale reservation(s) removed.")
-    lines = [head]
+    lines = ["[bold]Dry run[/]: nothing was changed.", head] if mode != "cluster" else [head]
     lines += [f"  [green]✓[/] {escape(p)} is bound to {escape(n)}" for p, n in r.bound]
     if r.still_pending:
         lines.append("[bold]Still pending[/]:")
@@ -67,4 +69,4 @@ def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> Text:
     if r.failed_actions:
         lines.append("[bold]Failed[/]:")
         lines += [f"  [red]✗[/] {escape(f)}" for f in r.failed_actions]
-    return Text.from_markup("\n".join(lines))
+    return markup_lines(lines)

@@ -417,3 +417,21 @@ def test_a_reservation_that_cannot_be_removed_is_named_on_stderr_with_the_comman
     assert warning.startswith("warning: could not remove the reservation from node node-a: ")
     assert warning.endswith("run `kresched untaint node-a`")
     assert taints(cluster) == [OURS]
+
+
+def test_server_dry_run_as_kubectl_spells_it_streams_yaml_documents_that_say_would(cluster, cli):
+    # `kubectl`'s order and spelling: -n before the verb, the pod by name, --dry-run=server, -o yaml.
+    import yaml
+
+    namespace, name = PENDING.split("/")
+    revision = cluster.store.revision
+    run = cli("-n", namespace, "preempt", name, "--dry-run=server", "--yes", "-o", "yaml", "--timeout", "5s")
+    assert run.code == ExitCode.OK, run.stderr
+    docs = list(yaml.safe_load_all(run.stdout))
+    assert run.stdout.count("\n---\n") == len(docs) - 1
+    assert (docs[0]["action"], docs[0]["pod"]) == ("plan", PENDING)
+    assert (docs[-1]["action"], docs[-1]["mode"]) == ("summary", "server dry run")
+    [evicted] = [d for d in docs if d["action"] == "evicted"]
+    assert evicted["message"].startswith(f"would evict {VICTIM}")
+    assert all(r.query.get("dryRun") == "All" for r in cluster.requests if r.method != "GET")
+    assert cluster.store.revision == revision

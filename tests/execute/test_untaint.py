@@ -99,7 +99,7 @@ def test_dry_run_changes_nothing(reservations, cli):
 def test_an_unknown_node_is_a_usage_error(reservations, cli):
     run = cli("untaint", "n-nope")
     assert run.code == ExitCode.USAGE
-    assert run.stderr.strip() == "error: no such node: n-nope"
+    assert run.stderr.strip() == "error: node n-nope not found; did you mean n-gone?"
     assert {r.method for r in reservations.requests} == {"GET"}
 
 
