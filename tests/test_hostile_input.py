@@ -50,6 +50,14 @@ def one_error_line(p: Proc) -> str:
     return lines[0]
 
 
+#: A node to plan on: a snapshot of pods alone is refused (it names what is missing).
+NODE = """apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+"""
+
 POD = """apiVersion: v1
 kind: Pod
 metadata: {name: web, namespace: shop}
@@ -94,7 +102,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
 
 def test_a_fifo_in_a_snapshot_directory_is_skipped(tmp_path):
     os.mkfifo(tmp_path / "a.yaml")
-    (tmp_path / "b.yaml").write_text(POD)
+    (tmp_path / "b.yaml").write_text(NODE + POD)
     p = kresched("plan", "-f", str(tmp_path), "-o", "json", timeout=30)
     assert p.code == ExitCode.OK, p.stderr
 
@@ -124,7 +132,7 @@ def test_an_endless_binary_stream_on_stdin_is_refused_after_its_first_chunk():
 
 def test_a_text_stream_beyond_the_input_limit_is_refused_and_the_limit_can_be_raised(tmp_path):
     path = tmp_path / "big.yaml"
-    path.write_text(POD + "#" * (2 << 20) + "\n")
+    path.write_text(NODE + POD + "#" * (2 << 20) + "\n")
     p = kresched("--max-input", "1Mi", "plan", "-f", str(path))
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == (f"error: {path}: larger than 1 MiB; if it really is a snapshot, raise the limit "
@@ -182,7 +190,7 @@ spec:
 def test_a_yaml_alias_bomb_in_a_subtree_kresched_does_not_use_costs_nothing(tmp_path):
     # It took 4.6 GB and wrote 2.4 GB: the emptyDir subtree was kept and written back expanded.
     path = tmp_path / "bomb.yaml"
-    path.write_text(ALIAS_BOMB)
+    path.write_text(NODE + ALIAS_BOMB)
     assert path.stat().st_size < 1200
     p = kresched("snapshot", "-f", str(path), "-o", "json")
     assert p.code == ExitCode.OK, p.stderr

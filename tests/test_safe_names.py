@@ -56,4 +56,4 @@ def test_json_output_keeps_the_exact_name_json_escaped(monkeypatch, tmp_path):
 def test_plan_refuses_an_empty_pod_instead_of_planning_every_pending_pod(monkeypatch, tmp_path):
     result = run_cli(monkeypatch, "plan", "-f", write_state(tmp_path), "--pod", "")
     assert result.exit_code == ExitCode.USAGE
-    assert result.stderr.splitlines() == ["error: invalid pod reference '': expected NAMESPACE/NAME"]
+    assert result.stderr.splitlines() == ["error: the pod name is empty: POD, pod/NAME or NAMESPACE/NAME"]

@@ -76,7 +76,7 @@ def normalize_args(args: Sequence[str], commands: Sequence[str]) -> list[str]:
     modes = {a.split("=", 1)[1] for a in out[:end] if a.startswith("--dry-run=")}
     if len(modes) > 1:
         # A client dry run sends nothing the server could check: asking for both is a mistake.
-        raise click.UsageError(f"--dry-run={' and --dry-run='.join(sorted(modes))} are exclusive")
+        raise click.exceptions.UsageError(f"--dry-run={' and --dry-run='.join(sorted(modes))} are exclusive")
     return out
 
 

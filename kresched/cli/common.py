@@ -26,6 +26,7 @@ from rich.segment import Segment
 
 from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.model.cluster import ClusterState
+from kresched.render.safe import escape_control
 
 __all__ = [
     "emit",
@@ -96,23 +97,6 @@ class Options:
     def source(self) -> str:
         """Where the state came from, for messages."""
         return "the snapshot" if self.snapshot == "demo" else (self.snapshot or "the cluster")
-
-
-def _control_table() -> dict[int, str]:
-    table = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)}
-    # Bidirectional overrides and isolates reorder what the terminal shows (a name that reads
-    # backwards): shown as escapes too.
-    table.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
-    return table
-
-
-_CONTROL = _control_table()
-
-
-def escape_control(text: str) -> str:
-    """Control characters (ESC, BEL, CR, ...), C1 controls and bidi overrides as `\\xNN` escapes:
-    names come from the cluster, and `ESC]0;...` in a pod name would retitle the terminal."""
-    return text.translate(_CONTROL)
 
 
 class SafeConsole(Console):

@@ -19,6 +19,8 @@ from rich.console import Console, ConsoleOptions, Group
 from rich.segment import Segment
 from rich.text import Text
 
+from kresched.render.safe import escape_control
+
 __all__ = ["Columns", "Hanging", "GAP", "MIN_WRAP", "markup_lines"]
 
 #: kubectl's printers use a tabwriter with padding 3.
@@ -30,7 +32,8 @@ DETAIL_INDENT = 4
 
 
 def _text(cell: str | Text) -> Text:
-    return cell if isinstance(cell, Text) else Text(cell)
+    # Escaped before rich sees it: `Text` would drop BEL, BS, CR and keep ESC (names come from the cluster).
+    return cell if isinstance(cell, Text) else Text(escape_control(cell))
 
 
 @dataclass
