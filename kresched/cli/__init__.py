@@ -10,6 +10,7 @@ from kresched.cli import explain as _explain
 from kresched.cli import manifests as _manifests
 from kresched.cli import plan as _plan
 from kresched.cli import preempt as _preempt
+from kresched.cli import rebalance as _rebalance
 from kresched.cli import reconcile as _reconcile
 from kresched.cli import snapshot as _snapshot
 from kresched.cli import untaint as _untaint
@@ -48,6 +49,7 @@ app.command("preempt")(_preempt.preempt_command)
 app.command("drain")(_drain.drain_command)
 app.command("explain")(_explain.explain)
 app.command("untaint")(_untaint.untaint_command)
+app.command("rebalance")(_rebalance.rebalance_command)
 app.command("reconcile")(_reconcile.reconcile_command)
 app.command("snapshot")(_snapshot.snapshot)
 app.command("manifests")(_manifests.manifests_command)
