@@ -74,8 +74,8 @@ def test_moves_of_one_workload_wait_for_each_replacement_to_be_ready(fake_api, c
     assert [m["pod"] for m in moves] == ["shop/web-0", "shop/web-1"]
     assert all(m["landedOn"] == "node-b" for m in moves)
     evictions = [i for i, r in enumerate(fake_api.requests) if r.path.endswith("/eviction")]
-    ready_reads = [i for i, r in enumerate(fake_api.requests)
-                   if r.method == "GET" and r.path == "/api/v1/namespaces/shop/pods" and evictions[0] < i < evictions[1]]
+    ready_reads = [i for i, r in enumerate(fake_api.requests) if r.method == "GET"
+                   and r.path == "/api/v1/namespaces/shop/pods" and evictions[0] < i < evictions[1]]
     assert ready_reads, "the second eviction did not wait for the first replacement"
 
 
@@ -97,7 +97,8 @@ def test_server_dry_run_sends_the_eviction_with_dry_run_all_and_changes_nothing(
     run = rebalance(cli, "--server-dry-run", "--yes")
     assert run.code == ExitCode.OK, run.stderr
     [post] = [r for r in fake_api.requests if r.method == "POST"]
-    assert post.path.endswith("/web-0/eviction") and post.query.get("dryRun") == "All"
+    assert post.path.endswith("/web-0/eviction")
+    assert post.query.get("dryRun") == "All"
     assert len(running_on(fake_api)) == 3
     assert run.summary["moves"][0]["status"] == "simulated"
 
@@ -126,4 +127,5 @@ def test_a_replacement_that_never_becomes_ready_leaves_the_run_unfinished(fake_a
 def test_bad_thresholds_are_one_line_errors(cli, flag):
     run = cli("rebalance", flag, "cpu=abc", "--dry-run")
     assert run.code == ExitCode.USAGE
-    assert run.stderr.startswith("error: ") and run.stderr.count("\n") == 1
+    assert run.stderr.startswith("error: ")
+    assert run.stderr.count("\n") == 1
