@@ -46,8 +46,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import msgspec
+
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Pod
+from kresched.model.objects import Pod, PreferredSchedulingTerm
+from kresched.model.selectors import node_selector_term_matches
 from kresched.plan.candidates import protected_reason
 from kresched.plan.drain import pod_shape
 from kresched.plan.pdb import PdbLedger
@@ -292,6 +295,25 @@ def preference_points(pod: Pod, nodes: Sequence[str], snapshot: Snapshot) -> dic
     return points
 
 
+def _node_affinity_points(terms: tuple[PreferredSchedulingTerm, ...], node: NodeInfo) -> int:
+    n = node.node
+    return sum(t.weight for t in terms if node_selector_term_matches(t.preference, n.name, n.labels))
+
+
+def _scored_by_pod_plugins(pod: Pod) -> bool:
+    """Whether the pod has preferences that InterPodAffinity or PodTopologySpread score (and they can
+    score): those depend on the other pods, so no cheap bound exists and the pod is simulated."""
+    aff = pod.spec.affinity
+    pod_prefs = bool(
+        (aff is not None and aff.pod_affinity is not None
+         and aff.pod_affinity.preferred_during_scheduling_ignored_during_execution)
+        or (aff is not None and aff.pod_anti_affinity is not None
+            and aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution))
+    spread = any(c.when_unsatisfiable == "ScheduleAnyway" for c in pod.spec.topology_spread_constraints)
+    return (pod_prefs and hasattr(_PREFERENCE_PLUGINS[1][0], "pre_score")) or \
+        (spread and hasattr(_PREFERENCE_PLUGINS[2][0], "pre_score"))
+
+
 # -- the plan -------------------------------------------------------------------------------------
 
 class _Planner:
@@ -313,6 +335,11 @@ class _Planner:
         #: the cluster changed since (`version`).
         self.refused: dict[tuple[str, str], int] = {}
         self.version = 0
+        #: Preferred node-affinity terms → the most points any node gives them (node labels never
+        #: change in a plan): a pod already on such a node cannot gain on NodeAffinity.
+        self.best_points: dict[bytes, int] = {}
+        #: (pod shape, node) → the version at which such a pod there was found not worth moving.
+        self.not_worth: dict[tuple[bytes, str], int] = {}
 
     # The pods that may move at all, on the node they run on.
     def movable(self) -> Iterable[tuple[Pod, str]]:
@@ -447,6 +474,20 @@ class _Planner:
                 made += 1
         return made
 
+    def preference_bound(self, pod: Pod, node: str) -> int | None:
+        """At most how many preference points the pod could gain by moving (None: no cheap bound)."""
+        if _scored_by_pod_plugins(pod):
+            return None
+        terms = node_affinity.preferred_terms(pod)
+        if not terms:
+            return 0
+        key = msgspec.json.encode(terms)
+        best = self.best_points.get(key)
+        if best is None:
+            best = self.best_points[key] = max((_node_affinity_points(terms, i) for i in self.snap.node_infos),
+                                               default=0)
+        return best - _node_affinity_points(terms, self.snap.by_name[node])
+
     def preferences(self) -> int:
         made = 0
         for pod, node in list(self.movable()):
@@ -454,22 +495,35 @@ class _Planner:
                 continue
             if self.refused.get(("preferences", pod.key)) == self.version:
                 continue
-            info = self.snap.by_name[node].clone()
-            info.remove_pod(pod)
-            without = self.snap.with_node_info(info)
-            replacement = replacement_of(pod)
-            landing = self.placer.land(replacement, without, None, self.memos.setdefault(pod_shape(replacement), {}))
-            if landing.node is None or node in landing.candidates:
+            bound = self.preference_bound(pod, node)
+            if bound is not None and bound < max(1, self.opts.preference_margin):
                 continue
-            points = preference_points(replacement, [node, landing.node], without)
-            gain = points[landing.node] - points[node]
-            if gain <= 0:
+            twin = (pod_shape(replacement_of(pod)), node)
+            if self.not_worth.get(twin) == self.version:
                 continue
-            reason = (f"{landing.node} satisfies more of its preferences than {node} "
-                      f"({points[landing.node]} vs {points[node]} point(s))")
-            if self.try_move(pod, node, "preferences", reason):
+            made_before = len(self.moves)
+            self._preference_move(pod, node)
+            if len(self.moves) > made_before:
                 made += 1
+            else:
+                self.not_worth[twin] = self.version
         return made
+
+    def _preference_move(self, pod: Pod, node: str) -> None:
+        info = self.snap.by_name[node].clone()
+        info.remove_pod(pod)
+        without = self.snap.with_node_info(info)
+        replacement = replacement_of(pod)
+        landing = self.placer.land(replacement, without, None, self.memos.setdefault(pod_shape(replacement), {}))
+        if landing.node is None or node in landing.candidates:
+            return
+        points = preference_points(replacement, [node, landing.node], without)
+        gain = points[landing.node] - points[node]
+        if gain <= 0:
+            return
+        reason = (f"{landing.node} satisfies more of its preferences than {node} "
+                  f"({points[landing.node]} vs {points[node]} point(s))")
+        self.try_move(pod, node, "preferences", reason)
 
     def utilisation(self) -> int:
         opts = self.opts

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,8 +31,16 @@ def cpu_pods(node: str, n: int, cpu: str = "1", app: str = "web", **kw: Any) -> 
 
 def predicted(state: ClusterState, plan: RebalancePlan) -> ClusterState:
     """The cluster once the plan is carried out as predicted: each moved pod gone, its
-    replacement bound where the plan says it lands (renamed as a controller would)."""
+    replacement bound where the plan says it lands (renamed as a controller would), and each PDB's
+    `disruptionsAllowed` less the units the evictions spent (as the API server records them)."""
     moved = {m.pod.key: m for m in plan.moves}
+    spent: dict[str, int] = {}
+    for m in plan.moves:
+        if m.pdb is not None:
+            spent[m.pdb] = spent.get(m.pdb, 0) + 1
+    pdbs = [msgspec.structs.replace(b, status=msgspec.structs.replace(
+        b.status, disruptions_allowed=b.status.disruptions_allowed - spent[b.key]))
+        if b.key in spent and b.status is not None else b for b in state.pdbs]
     pods = []
     for p in state.pods:
         m = moved.get(p.key)
@@ -39,7 +48,7 @@ def predicted(state: ClusterState, plan: RebalancePlan) -> ClusterState:
             pods.append(p)
         else:
             pods.append(bound_to(replacement_of(p), m.to))
-    return ClusterState.build(state.nodes, pods, state.pdbs, state.priority_classes, state.namespaces,
+    return ClusterState.build(state.nodes, pods, pdbs, state.priority_classes, state.namespaces,
                               state.workloads)
 
 
@@ -138,12 +147,21 @@ CASES = [
                             {"weight": 50, "preference": {"matchExpressions": [
                                 {"key": "fast", "operator": "In", "values": ["true"]}]}}]}})]), PREF,
          [("default/web-0", "a", "b")]),
-    Case("a preference gain below the margin is not worth the disruption",
+    Case("a preference gain below the margin is not worth the disruption (no node could give more: not simulated)",
          make_state([make_node("a"), make_node("b", labels={"fast": "true"})],
                     [make_pod("web-0", node="a", cpu="1", affinity={"nodeAffinity": {
                         "preferredDuringSchedulingIgnoredDuringExecution": [
                             {"weight": 5, "preference": {"matchExpressions": [
-                                {"key": "fast", "operator": "In", "values": ["true"]}]}}]}})]), PREF, [],
+                                {"key": "fast", "operator": "In", "values": ["true"]}]}}]}})]), PREF, []),
+    Case("the replacement would land where it gains less than the margin: refused, and said why",
+         make_state([make_node("a"), make_node("b", labels={"ssd": "true"}),
+                     make_node("c", labels={"fast": "true"}, taints=[{"key": "gpu", "effect": "NoSchedule"}])],
+                    [make_pod("web-0", node="a", cpu="1", affinity={"nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 50, "preference": {"matchExpressions": [
+                                {"key": "fast", "operator": "In", "values": ["true"]}]}},
+                            {"weight": 5, "preference": {"matchExpressions": [
+                                {"key": "ssd", "operator": "In", "values": ["true"]}]}}]}})]), PREF, [],
          [("default/web-0", "less than the margin")]),
     Case("a pod already on its preferred node stays",
          make_state([make_node("a", labels={"fast": "true"}), make_node("b")],
