@@ -236,6 +236,7 @@ def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
     without = info.clone()
     if any(p.key == pod.key for p in without.pods):
         without.remove_pod(pod)
+    snapshot.pods_by_namespace()  # built once: `with_node_info` carries it over, re-grouping one node
     snap = snapshot.with_node_info(without)
     cycle = CycleState()
     for pl in _VIOLATION_PLUGINS:
