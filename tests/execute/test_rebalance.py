@@ -129,3 +129,30 @@ def test_bad_thresholds_are_one_line_errors(cli, flag):
     assert run.code == ExitCode.USAGE
     assert run.stderr.startswith("error: ")
     assert run.stderr.count("\n") == 1
+
+
+def test_reconcile_rebalance_runs_one_pass_within_the_eviction_budget(fake_api, cli):
+    """The CronJob's pass with --rebalance: no pending pod to help, so the whole budget
+    (--max-evictions 1) goes to the rebalance — one move, its replacement Ready where predicted."""
+    seed(fake_api, [make_pod(f"web-{i}", "shop", node="node-a", cpu="500m", labels={"app": "web"},
+                             owner="ReplicaSet/web-7d9") for i in range(7)])
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.start()
+    run = cli("reconcile", "-o", "json", "--deadline", "30s", "--max-evictions", "1", "--rebalance",
+              "--rebalance-objective", "utilisation")
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    [planned] = run.events("rebalance-plan")
+    assert [m["pod"] for m in planned["moves"]] == ["shop/web-0"]
+    summary = run.summary
+    assert summary["moves"] == [{"pod": "shop/web-0", "from": "node-a", "to": "node-b", "landedOn": "node-b",
+                                 "status": "moved"}]
+    assert summary["evictions"] == 1
+    assert "lease" in " ".join(p for _, p in writes(fake_api))  # the pass took (and released) its Lease
+
+
+def test_reconcile_rebalance_is_not_run_when_the_budget_is_spent(fake_api, cli):
+    seed(fake_api, web(3))
+    run = cli("reconcile", "-o", "json", "--deadline", "30s", "--max-evictions", "0", "--rebalance")
+    assert run.code == ExitCode.OK, run.stderr
+    assert run.summary["rebalance"] == "not run: the eviction budget of this pass is used up"
+    assert [p for m, p in writes(fake_api) if p.endswith("/eviction")] == []
