@@ -76,6 +76,11 @@ __all__ = [
 OBJECTIVES = ("violations", "preferences", "utilisation")
 RESOURCES = ("cpu", "memory", "pods")
 
+#: preferences: how many pods of one shape (the replicas of a workload) are simulated and found not
+#: worth moving before the shape's other pods are left alone, until a move changes their namespace.
+#: A budget, not a proof: replicas on other nodes may differ (see the README, "How rebalance decides").
+SHAPE_TRIES = 2
+
 #: Upper bound on rounds (each round after the first only runs when the previous one moved a pod).
 MAX_ROUNDS = 10
 
@@ -279,13 +284,21 @@ def has_preferences(pod: Pod) -> bool:
 
 
 def preference_points(pod: Pod, nodes: Sequence[str], snapshot: Snapshot) -> dict[str, int]:
-    """Per node, how much of the pod's preferences it satisfies: the raw scores of NodeAffinity and
-    InterPodAffinity minus PodTopologySpread's (fewer matching pods in the domain is better).
-    Plugins that are not (yet) score plugins, or skip the pod, count 0."""
+    """Per node, how much of the preferences the pod declares it satisfies: the raw scores of
+    NodeAffinity (preferred node terms) and InterPodAffinity (preferred pod (anti-)affinity) minus
+    PodTopologySpread's (explicit ScheduleAnyway constraints: fewer matching pods is better). The
+    system default spreading is the scheduler's preference, not the pod's: not counted."""
     infos = [snapshot.by_name[n] for n in nodes]
     points = dict.fromkeys(nodes, 0)
-    for pl, sign in _PREFERENCE_PLUGINS:
-        if not hasattr(pl, "pre_score"):
+    aff = pod.spec.affinity
+    declared = (
+        bool(aff is not None and aff.node_affinity is not None
+             and aff.node_affinity.preferred_during_scheduling_ignored_during_execution),
+        _has_pod_preferences(pod),
+        any(c.when_unsatisfiable == "ScheduleAnyway" for c in pod.spec.topology_spread_constraints),
+    )
+    for (pl, sign), wanted in zip(_PREFERENCE_PLUGINS, declared, strict=True):
+        if not wanted or not hasattr(pl, "pre_score"):
             continue
         cycle = CycleState()
         st = pl.pre_score(cycle, pod, infos, snapshot)  # type: ignore[attr-defined]
@@ -296,9 +309,36 @@ def preference_points(pod: Pod, nodes: Sequence[str], snapshot: Snapshot) -> dic
     return points
 
 
+def landing_points(pod: Pod, landing: Landing, nodes: Sequence[str], snapshot: Snapshot) -> dict[str, int]:
+    """`preference_points`, read from the raw scores the landing already computed when it scored
+    every one of `nodes` (the same cycle, so the same numbers); computed afresh otherwise."""
+    by_node = {s.node: s for s in landing.scores}
+    if not all(n in by_node for n in nodes):
+        return preference_points(pod, nodes, snapshot)
+    aff = pod.spec.affinity
+    declared = {
+        "NodeAffinity": bool(aff is not None and aff.node_affinity is not None
+                             and aff.node_affinity.preferred_during_scheduling_ignored_during_execution),
+        "InterPodAffinity": _has_pod_preferences(pod),
+        "PodTopologySpread": any(c.when_unsatisfiable == "ScheduleAnyway"
+                                 for c in pod.spec.topology_spread_constraints),
+    }
+    signs = {pl.name: sign for pl, sign in _PREFERENCE_PLUGINS}
+    return {n: sum(signs[ps.plugin] * ps.raw for ps in by_node[n].plugins if declared.get(ps.plugin)) for n in nodes}
+
+
 def _node_affinity_points(terms: tuple[PreferredSchedulingTerm, ...], node: NodeInfo) -> int:
     n = node.node
     return sum(t.weight for t in terms if node_selector_term_matches(t.preference, n.name, n.labels))
+
+
+def _has_pod_preferences(pod: Pod) -> bool:
+    aff = pod.spec.affinity
+    return bool(
+        (aff is not None and aff.pod_affinity is not None
+         and aff.pod_affinity.preferred_during_scheduling_ignored_during_execution)
+        or (aff is not None and aff.pod_anti_affinity is not None
+            and aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution))
 
 
 def _scored_by_pod_plugins(pod: Pod) -> bool:
@@ -313,6 +353,21 @@ def _scored_by_pod_plugins(pod: Pod) -> bool:
     spread = any(c.when_unsatisfiable == "ScheduleAnyway" for c in pod.spec.topology_spread_constraints)
     return (pod_prefs and hasattr(_PREFERENCE_PLUGINS[1][0], "pre_score")) or \
         (spread and hasattr(_PREFERENCE_PLUGINS[2][0], "pre_score"))
+
+
+def _reaches_other_namespaces(pod: Pod) -> bool:
+    """Whether a preferred pod (anti-)affinity term of the pod selects pods of other namespaces."""
+    aff = pod.spec.affinity
+    if aff is None:
+        return False
+    for group in (aff.pod_affinity, aff.pod_anti_affinity):
+        if group is None:
+            continue
+        for t in group.preferred_during_scheduling_ignored_during_execution:
+            term = t.pod_affinity_term
+            if term.namespace_selector is not None or any(ns != pod.namespace for ns in term.namespaces):
+                return True
+    return False
 
 
 # -- the plan -------------------------------------------------------------------------------------
@@ -341,6 +396,11 @@ class _Planner:
         self.best_points: dict[bytes, int] = {}
         #: (pod shape, node) → the version at which such a pod there was found not worth moving.
         self.not_worth: dict[tuple[bytes, str], int] = {}
+        #: Pod shape → (stamp, how many of its pods the simulation found not worth moving): after
+        #: `SHAPE_TRIES` refusals, the shape's other pods are not simulated until its namespace changes.
+        self.shape_refusals: dict[bytes, tuple[int, int]] = {}
+        #: Moves per namespace so far (the stamp of shapes whose preferences stay in their namespace).
+        self.ns_version: dict[str, int] = {}
 
     # The pods that may move at all, on the node they run on.
     def movable(self) -> Iterable[tuple[Pod, str]]:
@@ -407,6 +467,7 @@ class _Planner:
         self.ledger.commit([pod])
         self.snap = after
         self.version += 1
+        self.ns_version[pod.namespace] = self.ns_version.get(pod.namespace, 0) + 1
         self.moved.update((pod.key, placed.key))
         self.per_node[node] = self.per_node.get(node, 0) + 1
         self.per_namespace[pod.namespace] = self.per_namespace.get(pod.namespace, 0) + 1
@@ -431,7 +492,7 @@ class _Planner:
                 return (f"its replacement would land on {', '.join(bad)}, not underutilised"
                         + (f" (tied: {', '.join(cands)})" if len(cands) > 1 else ""))
         elif objective == "preferences":
-            points = preference_points(replacement_of(pod), [node, *cands], without)
+            points = landing_points(replacement_of(pod), landing, [node, *cands], without)
             short = [c for c in cands if points[c] - points[node] < self.opts.preference_margin]
             if short:
                 c = short[0]
@@ -458,7 +519,7 @@ class _Planner:
         landing = self.placer.land(replacement, without, None, self.memos.setdefault(pod_shape(replacement), {}))
         if landing.node is None or node in landing.candidates:
             return None
-        points = preference_points(replacement, [node, *landing.candidates], without)
+        points = landing_points(replacement, landing, [node, *landing.candidates], without)
         gain = min(points[c] - points[node] for c in landing.candidates)
         if gain >= self.opts.preference_margin:
             return f"{landing.node} satisfies its preferences by {gain} point(s) more than {node}"
@@ -476,7 +537,9 @@ class _Planner:
         return made
 
     def preference_bound(self, pod: Pod, node: str) -> int | None:
-        """At most how many preference points the pod could gain by moving (None: no cheap bound)."""
+        """At most how many preference points the pod could gain by moving (None: no cheap bound:
+        pod (anti-)affinity and spreading depend on the other pods, the pod itself included).
+        NodeAffinity alone: the best node's points (node labels never change in a plan)."""
         if _scored_by_pod_plugins(pod):
             return None
         terms = node_affinity.preferred_terms(pod)
@@ -499,8 +562,13 @@ class _Planner:
             bound = self.preference_bound(pod, node)
             if bound is not None and bound < max(1, self.opts.preference_margin):
                 continue
-            twin = (pod_shape(replacement_of(pod)), node)
+            shape = pod_shape(replacement_of(pod))
+            twin = (shape, node)
             if self.not_worth.get(twin) == self.version:
+                continue
+            stamp = self.version if _reaches_other_namespaces(pod) else self.ns_version.get(pod.namespace, 0)
+            tried = self.shape_refusals.get(shape)
+            if bound is None and tried is not None and tried[0] == stamp and tried[1] >= SHAPE_TRIES:
                 continue
             made_before = len(self.moves)
             self._preference_move(pod, node)
@@ -508,6 +576,9 @@ class _Planner:
                 made += 1
             else:
                 self.not_worth[twin] = self.version
+                if bound is None:
+                    n = tried[1] if tried is not None and tried[0] == stamp else 0
+                    self.shape_refusals[shape] = (stamp, n + 1)
         return made
 
     def _preference_move(self, pod: Pod, node: str) -> None:
@@ -518,7 +589,7 @@ class _Planner:
         landing = self.placer.land(replacement, without, None, self.memos.setdefault(pod_shape(replacement), {}))
         if landing.node is None or node in landing.candidates:
             return
-        points = preference_points(replacement, [node, landing.node], without)
+        points = landing_points(replacement, landing, [node, landing.node], without)
         gain = points[landing.node] - points[node]
         if gain <= 0:
             return
