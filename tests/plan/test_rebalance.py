@@ -52,6 +52,13 @@ def predicted(state: ClusterState, plan: RebalancePlan) -> ClusterState:
                               state.workloads)
 
 
+ANTI_WEB = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}},
+                                        "topologyKey": "kubernetes.io/hostname"}}]}}
+SPREAD_WEB = [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+
+
 @dataclass
 class Case:
     name: str
@@ -163,6 +170,21 @@ CASES = [
                             {"weight": 5, "preference": {"matchExpressions": [
                                 {"key": "ssd", "operator": "In", "values": ["true"]}]}}]}})]), PREF, [],
          [("default/web-0", "less than the margin")]),
+    Case("preferred pod anti-affinity: a replica next to its sibling moves to a node without one",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"web-{i}", node="a", cpu="500m", labels={"app": "web"}, owner="ReplicaSet/web",
+                              affinity=ANTI_WEB) for i in range(2)]), PREF, [("default/web-0", "a", "b")]),
+    Case("ScheduleAnyway spread: replicas move until the spread is even, and no further (margin 1: counts)",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"web-{i}", node="a", cpu="500m", labels={"app": "web"}, owner="ReplicaSet/web",
+                              spread=SPREAD_WEB) for i in range(4)]),
+         RebalanceOptions(objectives=("preferences",), preference_margin=1),
+         [("default/web-0", "a", "b"), ("default/web-1", "a", "b")]),
+    Case("ScheduleAnyway spread: a gain of a few pods is below the default margin",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"web-{i}", node="a", cpu="500m", labels={"app": "web"}, owner="ReplicaSet/web",
+                              spread=SPREAD_WEB) for i in range(4)]), PREF, [],
+         [("default/web-0", "less than the margin 10")]),
     Case("a pod already on its preferred node stays",
          make_state([make_node("a", labels={"fast": "true"}), make_node("b")],
                     [make_pod("web-0", node="a", cpu="1", affinity={"nodeAffinity": {
