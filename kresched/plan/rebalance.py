@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Pod, PreferredSchedulingTerm
-from kresched.model.selectors import node_selector_term_matches
+from kresched.model.objects import LabelSelector, Pod, PreferredSchedulingTerm
+from kresched.model.selectors import label_selector_matches, node_selector_term_matches
 from kresched.plan.candidates import protected_reason
 from kresched.plan.drain import pod_shape
 from kresched.plan.pdb import PdbLedger
@@ -355,6 +355,50 @@ def _scored_by_pod_plugins(pod: Pod) -> bool:
         (spread and hasattr(_PREFERENCE_PLUGINS[2][0], "pre_score"))
 
 
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _others_terms(snapshot: Snapshot) -> list[tuple[bool, str, LabelSelector | None]]:
+    """Every distinct (is it affinity, topology key, selector) among the scored pod-affinity terms
+    of the pods in the cluster (preferred affinity and anti-affinity, required affinity)."""
+    seen: dict[bytes, tuple[bool, str, LabelSelector | None]] = {}
+    for info in snapshot.node_infos:
+        for p in info.pods_with_affinity:
+            aff = p.spec.affinity
+            if aff is None:
+                continue
+            terms: list[tuple[bool, object]] = []
+            if aff.pod_affinity is not None:
+                terms += [(True, t.pod_affinity_term)
+                          for t in aff.pod_affinity.preferred_during_scheduling_ignored_during_execution]
+                terms += [(True, t) for t in aff.pod_affinity.required_during_scheduling_ignored_during_execution]
+            if aff.pod_anti_affinity is not None:
+                terms += [(False, t.pod_affinity_term)
+                          for t in aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution]
+            for is_affinity, t in terms:
+                key = msgspec.json.encode((is_affinity, t.topology_key, t.label_selector))  # type: ignore[attr-defined]
+                if key not in seen:
+                    seen[key] = (is_affinity, t.topology_key, t.label_selector)  # type: ignore[attr-defined]
+    return list(seen.values())
+
+
+def _only_own_hostname_anti_affinity(pod: Pod) -> bool:
+    """The pod's only declared preferences are preferred anti-affinity terms by hostname in its own
+    namespace (the usual "spread my replicas over nodes")."""
+    aff = pod.spec.affinity
+    if aff is None or aff.pod_anti_affinity is None or (aff.node_affinity is not None and \
+            aff.node_affinity.preferred_during_scheduling_ignored_during_execution):
+        return False
+    if aff.pod_affinity is not None and aff.pod_affinity.preferred_during_scheduling_ignored_during_execution:
+        return False
+    if any(c.when_unsatisfiable == "ScheduleAnyway" for c in pod.spec.topology_spread_constraints):
+        return False
+    terms = aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+    return bool(terms) and all(t.pod_affinity_term.topology_key == HOSTNAME
+                               and t.pod_affinity_term.namespace_selector is None
+                               and set(t.pod_affinity_term.namespaces) <= {pod.namespace} for t in terms)
+
+
 def _reaches_other_namespaces(pod: Pod) -> bool:
     """Whether a preferred pod (anti-)affinity term of the pod selects pods of other namespaces."""
     aff = pod.spec.affinity
@@ -399,6 +443,11 @@ class _Planner:
         #: Pod shape → (stamp, how many of its pods the simulation found not worth moving): after
         #: `SHAPE_TRIES` refusals, the shape's other pods are not simulated until its namespace changes.
         self.shape_refusals: dict[bytes, tuple[int, int]] = {}
+        #: The scored pod-affinity terms of every pod (`_others_terms`), built on first use: moves
+        #: change where pods run, not which terms exist (a replacement has its original's).
+        self.others_terms: list[tuple[bool, str, LabelSelector | None]] | None = None
+        #: Pod labels → whether some pod's term other than anti-affinity by hostname selects them.
+        self.attracted: dict[bytes, bool] = {}
         #: Moves per namespace so far (the stamp of shapes whose preferences stay in their namespace).
         self.ns_version: dict[str, int] = {}
 
@@ -541,7 +590,7 @@ class _Planner:
         pod (anti-)affinity and spreading depend on the other pods, the pod itself included).
         NodeAffinity alone: the best node's points (node labels never change in a plan)."""
         if _scored_by_pod_plugins(pod):
-            return None
+            return 0 if self._already_spread(pod, node) else None
         terms = node_affinity.preferred_terms(pod)
         if not terms:
             return 0
@@ -551,6 +600,40 @@ class _Planner:
             best = self.best_points[key] = max((_node_affinity_points(terms, i) for i in self.snap.node_infos),
                                                default=0)
         return best - _node_affinity_points(terms, self.snap.by_name[node])
+
+    def _already_spread(self, pod: Pod, node: str) -> bool:
+        """Exactly: a pod whose only preference is anti-affinity by hostname (`_only_own_hostname_
+        anti_affinity`) cannot gain when no other pod on its node matches those terms or has a
+        preferred anti-affinity term matching it, and no pod anywhere has a scored term that
+        matches it other than anti-affinity by hostname (which only lowers the nodes those pods run
+        on). Its node then scores the highest InterPodAffinity raw score possible for it: 0."""
+        if not _only_own_hostname_anti_affinity(pod):
+            return False
+        info = self.snap.by_name[node]
+        for other in info.pods_with_affinity:
+            anti = other.spec.affinity.pod_anti_affinity if other.spec.affinity is not None else None
+            if other.key != pod.key and anti is not None and any(
+                    t.pod_affinity_term.label_selector is not None
+                    and label_selector_matches(t.pod_affinity_term.label_selector, pod.labels)
+                    for t in anti.preferred_during_scheduling_ignored_during_execution):
+                return False
+        aff = pod.spec.affinity
+        assert aff is not None
+        assert aff.pod_anti_affinity is not None
+        own = [t.pod_affinity_term.label_selector
+               for t in aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution]
+        if any(p.key != pod.key and p.namespace == pod.namespace and label_selector_matches(sel, p.labels)
+               for p in info.pods for sel in own if sel is not None):
+            return False
+        if self.others_terms is None:
+            self.others_terms = _others_terms(self.snap)
+        key = msgspec.json.encode(pod.labels)
+        hit = self.attracted.get(key)
+        if hit is None:
+            hit = self.attracted[key] = any(
+                (is_affinity or topology != HOSTNAME) and sel is not None and label_selector_matches(sel, pod.labels)
+                for is_affinity, topology, sel in self.others_terms)
+        return not hit
 
     def preferences(self) -> int:
         made = 0
