@@ -529,6 +529,7 @@ def build() -> Demo:
     pdbs.sort(key=lambda b: (b["metadata"]["namespace"], b["metadata"]["name"]))
     demo.items = [*nodes, *pods, *pdbs, *sorted(classes, key=lambda c: c["metadata"]["name"]), *namespaces,
                   *storage]
+    scale_up(ids, demo, specs, refs)
     return demo
 
 
@@ -930,10 +931,63 @@ HEADER = """\
 #    annotations, as a `kresched preempt` killed with SIGKILL leaves them.
 #      kresched untaint --snapshot demo --dry-run
 #
+# 5. A scale-up to rebalance:  worker-d1 and worker-d2 (a new pool, tainted node.acme.io/pool=general-v2:NoSchedule,
+#    joined an hour ago, empty but for the node agents); shop/catalog, payments and recommendations
+#    tolerate the pool. Every worker is above the 50 % request target, the new nodes below 20 %:
+#      kresched rebalance --snapshot demo --dry-run
+#    Expected: pods of those three Deployments move to the new nodes, each move simulated, within
+#    their PodDisruptionBudgets; nothing else can land there.
+#
 # The pending critical pods (the add-on):  kresched plan --snapshot demo
 # Both Pending pods at once, in priority order:  kresched plan --snapshot demo --all-pending
 #
 """
+
+
+# -- scenario 4: a scale-up (rebalance) -----------------------------------------------------------
+# Built last, so that it takes its random numbers and UIDs after everything else: the objects of the
+# other scenarios are the same with or without it.
+
+#: Two nodes of a new pool, joined an hour ago, empty but for the node agents. Tainted while the
+#: platform team moves workloads over: only the shop's stateless, replicated Deployments tolerate it.
+SCALE_UP_NODES = [
+    NodeSpec("worker-d1", "eu-west-1a", "10.0.1.64", "m7i.xlarge", age_days=0),
+    NodeSpec("worker-d2", "eu-west-1c", "10.0.3.71", "m7i.xlarge", age_days=0),
+]
+POOL_TAINT = {"effect": "NoSchedule", "key": "node.acme.io/pool", "value": "general-v2"}
+POOL_TOLERATION = {"effect": "NoSchedule", "key": "node.acme.io/pool", "operator": "Equal", "value": "general-v2"}
+#: The workloads that tolerate the new pool (none runs on the drain node or is Pending).
+POOL_WORKLOADS = ("catalog", "payments", "recommendations")
+
+
+def scale_up(ids: Ids, demo: Demo, specs: list[Spec], refs: dict[str, NodeRef]) -> None:
+    """Add the new pool's nodes with their DaemonSet pods, let the pool's workloads tolerate it, and
+    write the pending pods' scheduler message again for the larger cluster."""
+    new_nodes, new_pods = [], []
+    for i, spec in enumerate(SCALE_UP_NODES, start=len(NODES)):
+        ref = refs[spec.name] = NodeRef(spec.name, spec.ip, f"10.244.{i}.0/24")
+        node = _node(ids, spec, ref)
+        node["spec"]["taints"] = [POOL_TAINT]
+        node["metadata"]["creationTimestamp"] = ids.ts(-3600)
+        node["metadata"]["labels"]["node.acme.io/pool"] = "general-v2"
+        new_nodes.append(node)
+        for s in specs:
+            if s.workload.kind == "DaemonSet" and set(ALL) <= set(s.nodes):
+                new_pods.append(make_pod(s.workload, node=ref, age_s=-3600 + ids.rng.randint(20, 90)))
+    for pod in demo.pods:
+        owner = (pod["metadata"].get("ownerReferences") or [{}])[0]
+        if pod["metadata"]["namespace"] == "shop" and owner.get("kind") == "ReplicaSet" \
+                and owner["name"].rsplit("-", 1)[0] in POOL_WORKLOADS:
+            pod["spec"]["tolerations"] = [POOL_TOLERATION, *pod["spec"]["tolerations"]]
+    demo.nodes += new_nodes
+    demo.pods += new_pods
+    demo.pods.sort(key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
+    for pod in demo.pods:
+        if not pod["spec"].get("nodeName"):
+            pod["status"]["conditions"][0]["message"] = scheduler_message(pod, demo.nodes, demo.pods)
+    rest = demo.items[len(NODES):]
+    pods_end = next(i for i, o in enumerate(rest) if o["kind"] != "Pod")
+    demo.items = [*demo.nodes, *demo.pods, *rest[pods_end:]]
 
 
 def main(argv: list[str] | None = None) -> int:

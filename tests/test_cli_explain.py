@@ -439,9 +439,11 @@ def test_demo_critical_addon_json(cli: Run, demo: ClusterState) -> None:
     assert set(doc["nodes"]) == {node.name for node in demo.nodes}
     assert all(doc["nodes"].values())
     assert doc["message"] == f"0/{n} nodes are available: {_histogram(doc['nodes'])}."
-    assert doc["nodes"]["cp-1"] == ["node(s) had untolerated taint(s)"]  # tolerates CriticalAddonsOnly only
+    tainted = {node.name for node in demo.nodes if node.taints}  # the control plane and the new pool
+    for name in tainted:
+        assert doc["nodes"][name] == ["node(s) had untolerated taint(s)"]  # tolerates CriticalAddonsOnly only
     assert all(set(r) <= {"Insufficient cpu", "Insufficient memory"}
-               for name, r in doc["nodes"].items() if name != "cp-1")
+               for name, r in doc["nodes"].items() if name not in tainted)
 
 
 def test_demo_trainer_json(cli: Run, demo: ClusterState) -> None:
@@ -451,8 +453,10 @@ def test_demo_trainer_json(cli: Run, demo: ClusterState) -> None:
     assert (doc["pod"], doc["schedulable"]) == (pod.key, False)
     assert doc["message"] == f"0/{n} nodes are available: {_histogram(doc['nodes'])}."
     assert doc["preemptionMessage"] == f"0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-    # cp-1 (control plane) and worker-a2 (kresched's leftover reservation) fail on their taints first.
-    tainted = {"cp-1", "worker-a2"}
+    # cp-1 (control plane), worker-a2 (kresched's leftover reservation) and the new pool's nodes fail
+    # on their taints first (TaintToleration filters before NodeAffinity).
+    tainted = {node.name for node in demo.nodes if node.taints}
+    assert {"cp-1", "worker-a2"} <= tainted
     assert {name: r for name, r in doc["nodes"].items() if name in tainted} == {
         name: ["node(s) had untolerated taint(s)"] for name in tainted}
     assert {name: r for name, r in doc["nodes"].items() if name not in tainted} == {

@@ -238,7 +238,7 @@ def test_the_critical_pod_is_decided_by_resources_alone(state: ClusterState, cri
     assert not critical.spec.topology_spread_constraints
     assert not critical.host_ports
     tainted = [n.name for n in state.nodes if not usable(critical, n)]
-    assert tainted == ["cp-1"]
+    assert tainted == ["cp-1", "worker-d1", "worker-d2"]  # the control plane; the new pool (scenario 4)
 
 
 def test_the_critical_pod_fits_nowhere_without_evictions(state: ClusterState, critical: Pod) -> None:

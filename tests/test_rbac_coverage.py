@@ -3,7 +3,7 @@
 Three checks, from the code to the wire:
 1. every `ApiCall(...)` the code describes (sources/live.py, execute/kube.py) is in the table the
    roles are built from (`kresched.render.manifests.API_CALLS`), and the table has nothing else;
-2. the real commands (snapshot, plan, explain, preempt, drain, untaint, reconcile — the last with
+2. the real commands (snapshot, plan, explain, preempt, drain, untaint, reconcile, rebalance — reconcile with
    the CronJob's own arguments) run end to end against the fake API server; every request it
    records is turned into RBAC request attributes as the API server does (verb, apiGroup,
    resource/subresource, namespace, name) and must be allowed by the ServiceAccount's bindings in
@@ -338,6 +338,22 @@ def seed_demo(fake: FakeApiServer) -> None:
     fake.controllers.pdbs.sync()
 
 
+def seed_demo_with_replicasets(fake: FakeApiServer) -> None:
+    seed_demo(fake)
+    fake.controllers.replicasets.enabled = True
+
+
+def demo_rebalance(c: Cluster) -> None:
+    """The demo's scale-up (scenario 4): `rebalance` moves pods onto the new nodes, then the CronJob
+    with --rebalance runs its own bounded pass."""
+    run = c.run("rebalance", "--yes", "--max-moves", "1", "--timeout", "20s", "-o", "json")
+    assert run.code == 0, run.stderr
+    assert {"plan", "evicted", "moved", "summary"} <= set(run.actions())
+    run = c.run(*cronjob_args(ManifestOptions(rebalance=True)))
+    assert run.code == 0, run.stderr
+    assert "rebalance-plan" in run.actions()
+
+
 def seed_tier3(fake: FakeApiServer) -> None:
     """node-a's only victims are under a PDB that allows nothing (node-b runs only a critical pod):
     plans for the two pending critical pods are tier 3."""
@@ -379,6 +395,7 @@ SCENARIOS = {
     "drain": (seed_demo, demo_drain, False),
     "untaint": (seed_demo, demo_untaint, False),
     "reconcile": (seed_demo, demo_reconcile, False),
+    "rebalance": (seed_demo_with_replicasets, demo_rebalance, False),
     "tier 3 deletes": (seed_tier3, tier3, True),
 }
 

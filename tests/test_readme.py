@@ -22,7 +22,7 @@ def _examples() -> list[str]:
 
 def test_the_readme_has_demo_examples_for_every_command() -> None:
     verbs = {shlex.split(ex)[1] for ex in _examples()}
-    assert {"plan", "explain", "preempt", "drain", "reconcile"} <= verbs
+    assert {"plan", "explain", "preempt", "drain", "reconcile", "rebalance"} <= verbs
 
 
 @pytest.mark.parametrize("example", _examples())

@@ -245,6 +245,22 @@ def _drain_preflight(path: Path) -> Result:
     return seconds, {"node": node.name, "pods": len(state.pods_on(node.name))}
 
 
+@case("rebalance.plan", "rebalance --dry-run (every objective, the whole cluster)")
+def _rebalance_plan(path: Path) -> Result:
+    """Untimed: load. Timed: the whole plan, Snapshot included (what the command adds to loading)."""
+    from kresched.plan.rebalance import plan_rebalance
+    from kresched.sources.snapshot import load_snapshot
+
+    state = load_snapshot(str(path))
+    t0 = time.perf_counter()
+    plan = plan_rebalance(state)
+    seconds = time.perf_counter() - t0
+    by: dict[str, int] = {}
+    for m in plan.moves:
+        by[m.objective] = by.get(m.objective, 0) + 1
+    return seconds, {"moves": len(plan.moves), "refused": len(plan.skipped), **by}
+
+
 # More drain cases live in their own module (registered here, into this module's registry).
 from kresched.bench import drain as _drain  # noqa: E402
 

@@ -26,6 +26,7 @@ from kresched.cli import explain as _explain
 from kresched.cli import manifests as _manifests
 from kresched.cli import plan as _plan
 from kresched.cli import preempt as _preempt
+from kresched.cli import rebalance as _rebalance
 from kresched.cli import reconcile as _reconcile
 from kresched.cli import snapshot as _snapshot
 from kresched.cli import untaint as _untaint
@@ -195,6 +196,7 @@ app.command("preempt", cls=KubectlCommand)(_preempt.preempt_command)
 app.command("drain", cls=KubectlCommand)(_drain.drain_command)
 app.command("explain", cls=KubectlCommand)(_explain.explain)
 app.command("untaint", cls=KubectlCommand)(_untaint.untaint_command)
+app.command("rebalance", cls=KubectlCommand)(_rebalance.rebalance_command)
 app.command("reconcile", cls=KubectlCommand)(_reconcile.reconcile_command)
 app.command("snapshot", cls=KubectlCommand)(_snapshot.snapshot)
 app.command("manifests", cls=KubectlCommand)(_manifests.manifests_command)

@@ -55,6 +55,8 @@ def manifests_command(
     allow_pdb_violation: Annotated[bool, typer.Option(
         "--allow-pdb-violation",
         help="Let reconcile delete tier-3 victims a PodDisruptionBudget protects (grants delete on pods).")] = False,
+    rebalance: Annotated[bool, typer.Option(
+        "--rebalance", help="The CronJob also runs one bounded rebalance pass (reconcile --rebalance).")] = False,
     priority_class: Annotated[str, typer.Option("--priority-class", metavar="NAME",
                                                 help="The CronJob's pods' PriorityClass ('' for none; some clusters "
                                                      "allow system-* classes only in kube-system).")]
@@ -85,7 +87,8 @@ def manifests_command(
     options = ManifestOptions(
         namespace=namespace, create_namespace=create_namespace, schedule=schedule, image=image, lease=lease,
         min_priority=min_priority, max_evictions=max_evictions, allow_pdb_violation=allow_pdb_violation,
-        deadline_seconds=_seconds(deadline, "--deadline"), min_pending_seconds=_seconds(min_pending, "--min-pending"),
+        rebalance=rebalance, deadline_seconds=_seconds(deadline, "--deadline"),
+        min_pending_seconds=_seconds(min_pending, "--min-pending"),
         reservation_ttl_seconds=_seconds(reservation_ttl, "--reservation-ttl"), max_grace_seconds=max_grace,
         priority_class=priority_class, memory_limit=memory_limit,
     )

@@ -22,6 +22,7 @@ from kresched.cli.common import (
     parse_duration,
 )
 from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt
+from kresched.cli.rebalance import build_options
 from kresched.errors import ExitCode
 from kresched.execute.events import Event
 from kresched.execute.preempt import Terminated, signals_as_exceptions
@@ -50,6 +51,18 @@ def reconcile_command(
                                                  help="Reservations older than this are stale.")] = "10m",
     lease: Annotated[str, typer.Option("--lease", metavar="NS/NAME", help="The Lease used as a lock.")]
     = "kube-system/kresched",
+    rebalance: Annotated[bool, typer.Option("--rebalance", help="After the pending pods, one bounded rebalance "
+                                                                "pass (as `kresched rebalance --yes`), within "
+                                                                "--max-evictions and --deadline.")] = False,
+    rebalance_objective: Annotated[list[str] | None, typer.Option(
+        "--rebalance-objective", metavar="NAME[,NAME]", help="With --rebalance: its objectives (default all).")]
+    = None,
+    rebalance_thresholds: Annotated[str, typer.Option("--rebalance-thresholds", metavar="RES=PCT,...",
+                                                      help="With --rebalance: rebalance's --thresholds.")]
+    = "cpu=20,memory=20,pods=20",
+    rebalance_target_thresholds: Annotated[str, typer.Option("--rebalance-target-thresholds", metavar="RES=PCT,...",
+                                                             help="With --rebalance: rebalance's --target-thresholds.")]
+    = "cpu=50,memory=50,pods=50",
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
     dry_run: ClientDryRunOpt = DryRun.none,
@@ -70,6 +83,9 @@ def reconcile_command(
 
     --dry-run reads the cluster (or --snapshot) once and changes nothing at all: it neither reads
     nor takes the Lease (it rehearses taking it), so it can run next to a real pass.
+
+    --rebalance adds, after the pending pods and only if nothing stopped the pass, one bounded
+    `kresched rebalance` pass: at most the evictions left of --max-evictions, within --deadline.
 
     Output: a line per action and a readable summary; -o json: one JSON object per line, ending
     with the summary (the CronJob's log); -o yaml: one YAML document per action.
@@ -98,6 +114,8 @@ def reconcile_command(
         reservation_ttl_seconds=parse_duration(reservation_ttl, "--reservation-ttl"),
         min_priority=min_priority, min_pending_seconds=parse_duration(min_pending, "--min-pending"),
         namespace=namespace, max_evictions=max_evictions, plan=PlanOptions(max_grace, allow_pdb_violation),
+        rebalance=build_options(rebalance_objective, rebalance_thresholds, rebalance_target_thresholds, 10, False,
+                                None, None, None) if rebalance else None,
     )
     client = client_dry_run(dry_run, "reconcile")
     api = make_api(opts, load_state(opts) if client else None, client)

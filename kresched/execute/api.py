@@ -29,6 +29,7 @@ __all__ = [
     "ClusterApi",
     "DryRunApi",
     "apply_merge_patch",
+    "same_controller",
 ]
 
 
@@ -101,6 +102,17 @@ class ClusterApi(Protocol):
                          progress: Callable[[str], None] | None = None, planned: str | None = None) -> WaitResult:
         """Until the pod is bound, deleted or the timeout. `planned` is where the plan expects it
         (a dry run pretends it went there)."""
+        ...
+
+    def replicas_of(self, pod: Pod) -> list[Pod]:
+        """The pods of `pod`'s namespace that share its controller (by owner UID), itself included."""
+        ...
+
+    def wait_for_replacement(self, pod: Pod, known_uids: set[str], timeout_seconds: float,
+                             planned: str | None = None) -> WaitResult:
+        """Until a pod of `pod`'s controller that is none of `known_uids` is bound and Ready
+        (`bound`, with its node), or the timeout (`timeout`, with its node if it was bound but not
+        Ready). A dry run pretends it landed on `planned` (`simulated`)."""
         ...
 
 
@@ -207,3 +219,24 @@ class DryRunApi:
         if planned:
             self._bound[pod.key] = planned
         return WaitResult("simulated")
+
+    def replicas_of(self, pod: Pod) -> list[Pod]:
+        return same_controller(pod, self.state.pods)
+
+    def wait_for_replacement(self, pod: Pod, known_uids: set[str], timeout_seconds: float,
+                             planned: str | None = None) -> WaitResult:
+        return WaitResult("simulated", planned)
+
+
+def same_controller(pod: Pod, pods: Sequence[Pod]) -> list[Pod]:
+    """Those of `pods` in `pod`'s namespace whose controller is `pod`'s (by UID when it has one)."""
+    c = pod.controller
+    if c is None:
+        return [p for p in pods if p.key == pod.key]
+    out = []
+    for p in pods:
+        pc = p.controller
+        if p.namespace == pod.namespace and pc is not None and pc.kind == c.kind and pc.name == c.name \
+                and (not c.uid or not pc.uid or pc.uid == c.uid):
+            out.append(p)
+    return out

@@ -34,7 +34,7 @@ from kresched.execute.writes import patch_node_with_retry
 from kresched.plan.drain import DrainPlan, DrainPod
 from kresched.retry import EVICTION_RETRY
 
-__all__ = ["DrainOptions", "DrainResult", "drain"]
+__all__ = ["DrainOptions", "DrainResult", "EvictionRun", "StopRequested", "drain", "evict_until_allowed"]
 
 #: The first pause between two checks for evicted pods being gone; it doubles up to `poll_seconds`.
 FIRST_POLL_SECONDS = 0.05
@@ -73,12 +73,12 @@ class DrainResult:
         return not (self.blocked or self.failed or self.not_started or self.terminating or self.interrupted)
 
 
-class _Stop(Exception):
+class StopRequested(Exception):
     pass
 
 
 @dataclass
-class _Run:
+class EvictionRun:
     """What the lanes and the watcher share."""
 
     api: ClusterApi
@@ -102,7 +102,7 @@ def drain(api: ClusterApi, plan: DrainPlan, options: DrainOptions, report: Repor
           clock: Callable[[], float] = time.monotonic, result: DrainResult | None = None) -> DrainResult:
     started = clock()
     deadline = None if options.timeout_seconds is None else started + options.timeout_seconds
-    run = _Run(api, options, deadline, report, result if result is not None else DrainResult(), clock)
+    run = EvictionRun(api, options, deadline, report, result if result is not None else DrainResult(), clock)
     evict = [p for n in plan.nodes for p in n.evict]
     lanes_started = False
     try:
@@ -165,7 +165,7 @@ def _lanes(pods: list[DrainPod]) -> list[list[DrainPod]]:
     return sorted(lanes, key=lambda lane: (any(p.blocked for p in lane), -len(lane)))
 
 
-def _watch(run: _Run, futures: dict[Future[None], list[DrainPod]]) -> None:
+def _watch(run: EvictionRun, futures: dict[Future[None], list[DrainPod]]) -> None:
     """Until every lane is done and every evicted pod is gone (or the deadline): check which are
     gone, 50 ms after an eviction and then less and less often while nothing goes."""
     pause = FIRST_POLL_SECONDS
@@ -198,7 +198,7 @@ def _watch(run: _Run, futures: dict[Future[None], list[DrainPod]]) -> None:
             pause = FIRST_POLL_SECONDS
 
 
-def _check_gone(run: _Run, waiting: list[DrainPod]) -> bool:
+def _check_gone(run: EvictionRun, waiting: list[DrainPod]) -> bool:
     """Mark the pods that are gone; whether any was. A failed read is retried at the next check."""
     try:
         gone = run.api.which_gone([d.pod for d in waiting])
@@ -215,7 +215,7 @@ def _check_gone(run: _Run, waiting: list[DrainPod]) -> bool:
     return bool(gone)
 
 
-def _run_lane(run: _Run, lane: list[DrainPod]) -> None:
+def _run_lane(run: EvictionRun, lane: list[DrainPod]) -> None:
     result = run.result
     for i, d in enumerate(lane):
         if run.stop.is_set() or run.past_deadline():
@@ -227,8 +227,8 @@ def _run_lane(run: _Run, lane: list[DrainPod]) -> None:
                                  {"pods": rest}, "error"))
             return
         try:
-            _evict_until_allowed(run, d)
-        except _Stop:
+            evict_until_allowed(run, d)
+        except StopRequested:
             with run.lock:
                 result.not_started.extend(p.pod.key for p in lane[i:])
             return
@@ -265,10 +265,10 @@ def _grace(d: DrainPod, options: DrainOptions) -> int:
     return d.pod.grace_seconds if options.grace_period is None or options.grace_period < 0 else options.grace_period
 
 
-def _evict_until_allowed(run: _Run, d: DrainPod) -> None:
+def evict_until_allowed(run: EvictionRun, d: DrainPod) -> None:
     """Evict (or delete) `d`; on 429, wait for its PDB to allow a disruption and try again.
     NotFound: already gone (a 409 on the UID precondition too: a new pod has its name);
-    TooManyRequests: still refused at the deadline; _Stop: interrupted while waiting."""
+    TooManyRequests: still refused at the deadline; StopRequested: interrupted while waiting."""
     api, options = run.api, run.options
     key = d.pod.key
     grace = _grace(d, options)
@@ -301,7 +301,7 @@ def _evict_until_allowed(run: _Run, d: DrainPod) -> None:
 _POLICY = replace(EVICTION_RETRY, retry_after=lambda e: getattr(e, "retry_after", None))
 
 
-def _wait_for_budget(run: _Run, d: DrainPod, exc: TooManyRequests, attempt: int) -> int:
+def _wait_for_budget(run: EvictionRun, d: DrainPod, exc: TooManyRequests, attempt: int) -> int:
     """Poll the PDB, pausing longer each time (and at least the 429's Retry-After at first), until it
     allows a disruption; raise `exc` at the deadline. Returns the attempt count reached."""
     first: BaseException | None = exc
@@ -314,7 +314,7 @@ def _wait_for_budget(run: _Run, d: DrainPod, exc: TooManyRequests, attempt: int)
                 raise exc
             pause = min(pause, left)
         if run.stop.wait(pause):
-            raise _Stop()
+            raise StopRequested()
         attempt += 1
         if d.pdb is None:
             return attempt

@@ -32,7 +32,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from kresched.errors import ClusterAccessError, InputError
-from kresched.execute.api import ApiFailure, Conflict, NotFound, TooManyRequests, WaitResult
+from kresched.execute.api import ApiFailure, Conflict, NotFound, TooManyRequests, WaitResult, same_controller
 from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
@@ -288,6 +288,45 @@ class KubeApi:
             if progress:
                 progress(f"watch interrupted ({outcome}); reading the pod again")
             time.sleep(min(self.retry.wait_seconds(failures, None), max(deadline - time.monotonic(), 0)))
+
+    #: Labels that differ between the replicas of one controller: not part of the replicas' selector.
+    _PER_POD_LABELS = frozenset({"statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index",
+                                 "controller-revision-hash", "pod-template-generation"})
+
+    def replicas_of(self, pod: Pod) -> list[Pod]:
+        """One list of the namespace's pods carrying the labels the replicas share, then the owner."""
+        selector = ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items()) if k not in self._PER_POD_LABELS)
+        data = self._call(ApiCall("list", "pods", namespace=pod.namespace),
+                          lambda: self.client.core.list_namespaced_pod(
+                              pod.namespace, label_selector=selector or None, _preload_content=False,
+                              _request_timeout=self._timeout))
+        return same_controller(pod, decode_json(data, f"the pods of {pod.controller_ref or pod.key}",
+                                                item_kind="Pod").pods)
+
+    def wait_for_replacement(self, pod: Pod, known_uids: set[str], timeout_seconds: float,
+                             planned: str | None = None) -> WaitResult:
+        """Poll the replicas (50 ms after the eviction, then less and less often, up to 2 s) until a
+        new one is bound and Ready; a failed read is retried at the next poll."""
+        if self.dry_run:
+            return WaitResult("simulated", planned)
+        deadline = time.monotonic() + timeout_seconds
+        pause = 0.05
+        bound: str | None = None
+        while True:
+            try:
+                fresh = [p for p in self.replicas_of(pod) if p.uid not in known_uids and not p.is_terminating]
+            except ApiFailure:
+                fresh = []
+            for p in fresh:
+                if p.spec.node_name:
+                    bound = p.spec.node_name
+                    if p.is_ready:
+                        return WaitResult("bound", p.spec.node_name)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return WaitResult("timeout", bound)
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 2.0)
 
     def _read_pod(self, pod: Pod) -> tuple[Pod | None, str]:
         """The pod (by name) and a resourceVersion to watch it from — the list's, which is current.

@@ -12,7 +12,10 @@ Owns `reconcile`:
    or the deadline cannot cover stops the acting: it and every later pod that needs evictions
    are left to the next pass (a lower-priority pod does not jump the queue, and nothing is
    half-done: a pod is acted on only when all of its evictions fit in the budget);
-5. report every pod it could not help, with the reason — also the ones it did not reach because
+5. with `rebalance` (`reconcile --rebalance`), when nothing stopped the acting: one bounded
+   rebalance pass on the state as it is now (`plan_rebalance`, at most the evictions left of
+   `max_evictions`), carried out as `kresched rebalance --yes` does, within the pass's deadline;
+6. report every pod it could not help, with the reason — also the ones it did not reach because
    the pass failed or was interrupted. Nothing is remembered between passes, so a pod left
    Pending is simply found again by the next one (seed 002's warning about control loops that
    lose work).
@@ -29,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from kresched.errors import KreschedError
@@ -37,12 +40,15 @@ from kresched.execute.api import ApiFailure, ClusterApi
 from kresched.execute.events import Event, Reporter
 from kresched.execute.lease import acquire, holder_identity, release
 from kresched.execute.preempt import PreemptOptions, PreemptResult, _signals_blocked, preempt
+from kresched.execute.rebalance import RebalanceOptions as RebalanceExecOptions
+from kresched.execute.rebalance import RebalanceResult, rebalance
 from kresched.execute.reservation import parse_time
 from kresched.execute.untaint import untaint
 from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Pod
 from kresched.plan.planner import Plan, PlanOptions, plan_pending, queue_key
+from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
 
 __all__ = ["ReconcileOptions", "ReconcileResult", "reconcile", "select_pending"]
 
@@ -69,6 +75,10 @@ class ReconcileOptions:
     #: A pod is acted on only if at least this much of the deadline (after the margin) is left:
     #: evicting with no time to see the pod bound only disrupts.
     min_act_seconds: float = 10.0
+    #: `--rebalance`: after the pending pods, one rebalance pass with these options (None: off).
+    rebalance: RebalanceOptions | None = None
+    #: Workloads moving at once in the rebalance pass.
+    rebalance_parallel: int = 5
 
     @property
     def lease_seconds(self) -> int:
@@ -89,6 +99,10 @@ class ReconcileResult:
     #: (pod, why) for each pending critical pod left Pending by this pass.
     still_pending: list[tuple[str, str]] = field(default_factory=list)
     evictions: int = 0
+    #: (pod, from, predicted node, landed on, status) for each move of the rebalance pass.
+    moves: list[tuple[str, str, str, str | None, str]] = field(default_factory=list)
+    #: Why the rebalance pass did not run or stopped early (None: it ran, or was not asked for).
+    rebalance_skipped: str | None = None
     #: One line per action that failed ("evict shop/web-1: ...", "release the Lease ...").
     failed_actions: list[str] = field(default_factory=list)
     #: What stopped the pass early (the cluster unreachable, access refused), if anything.
@@ -215,9 +229,48 @@ class _Pass:
             state = api.read_state()
         ready, young = select_pending(state, self.now(), options)
         result.still_pending.extend((p.key, _why_young(p, self.now(), options)) for p in young)
-        if not ready:
+        if ready:
+            self.help_pending(state, ready)
+        if options.rebalance is not None:
+            self.rebalance_pass(options.rebalance)
+
+    def rebalance_pass(self, ropts: RebalanceOptions) -> None:
+        """One rebalance pass within what is left of the eviction budget and the deadline."""
+        options, result = self.options, self.result
+        if self.stopped is not None:
+            result.rebalance_skipped = f"not run: {self.stopped}"
             return
-        plans = plan_pending(state, ready, options.plan)
+        budget_left = options.max_evictions - result.evictions
+        left = options.deadline_seconds - (self.clock() - self.started) - options.margin_seconds
+        if budget_left <= 0 or left < options.min_act_seconds:
+            result.rebalance_skipped = ("not run: the eviction budget of this pass is used up" if budget_left <= 0
+                                        else "not run: too little of the pass's deadline is left")
+            self.report(Event("rebalance-skipped", f"rebalance {result.rebalance_skipped}", {}, "warn"))
+            return
+        cap = budget_left if ropts.max_moves is None else min(ropts.max_moves, budget_left)
+        plan = plan_rebalance(self.api.read_state(), replace(ropts, max_moves=cap))
+        self.report(Event("rebalance-plan", f"rebalance: {len(plan.moves)} move(s) planned",
+                          {"moves": [{"pod": m.pod.key, "from": m.source, "to": m.to, "candidates": list(m.candidates),
+                                      "objective": m.objective, "reason": m.reason, "pdb": m.pdb}
+                                     for m in plan.moves]}))
+        if not plan.moves:
+            return
+        done = RebalanceResult()
+        try:
+            rebalance(self.api, plan, RebalanceExecOptions(options.rebalance_parallel, left), self.report,
+                      self.clock, done)
+        finally:
+            for m in plan.moves:
+                o = done.outcomes.get(m.pod.key)
+                status = o.status if o is not None else "not-started"
+                result.moves.append((m.pod.key, m.source, m.to, o.landed_on if o else None, status))
+                if status in ("moved", "timeout", "simulated"):
+                    result.evictions += 1
+                if status in ("blocked", "failed", "timeout"):
+                    result.failed_actions.append(f"move {m.pod.key}: {o.message if o else status}")
+
+    def help_pending(self, state: ClusterState, ready: list[Pod]) -> None:
+        plans = plan_pending(state, ready, self.options.plan)
         for i, plan in enumerate(plans):
             try:
                 self.help(plan)

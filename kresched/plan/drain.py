@@ -60,6 +60,7 @@ __all__ = [
     "DrainPlan",
     "plan_drain",
     "parse_selector",
+    "pod_shape",
 ]
 
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
@@ -341,7 +342,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
             out[d.pod.key] = d
             continue
         replacement = replacement_of(d.pod)
-        memo = memos.setdefault(_shape(replacement), {})
+        memo = memos.setdefault(pod_shape(replacement), {})
         landing = placer.land(replacement, sim, nominated, memo)
         if landing.node is None:
             out[d.pod.key] = replace(d, pending_reason=landing.reason)
@@ -353,7 +354,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
     return out
 
 
-def _shape(pod: Pod) -> bytes:
+def pod_shape(pod: Pod) -> bytes:
     """Everything filtering reads from a pod but its name and UID: replicas of one workload share
     it, and share a verdict on every node (a superset of what `find_nodes_that_fit`'s memo needs)."""
     spec = pod.spec

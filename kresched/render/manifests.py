@@ -74,12 +74,14 @@ API_CALLS: tuple[Permission, ...] = (
     Permission("list", "replicationcontrollers", why="read the state (default spreading)"),
     Permission("list", "replicasets", "apps", why="read the state (default spreading)"),
     Permission("list", "statefulsets", "apps", why="read the state (default spreading)"),
-    Permission("get", "poddisruptionbudgets", "policy", why="drain: re-read a PDB that refused an eviction"),
+    Permission("get", "poddisruptionbudgets", "policy",
+               why="drain, rebalance: re-read a PDB that refused an eviction"),
     Permission("list", "persistentvolumes", why="read the state (volume filters)"),
     Permission("list", "persistentvolumeclaims", why="read the state (volume filters)"),
     Permission("list", "storageclasses", "storage.k8s.io", why="read the state (volume filters)"),
     Permission("list", "csinodes", "storage.k8s.io", why="read the state (CSI attach limits)"),
-    Permission("list", "pods", why="read the state; is the pending pod bound; drain: are the evicted pods gone"),
+    Permission("list", "pods", why="read the state; is the pending pod bound; drain: are the evicted pods gone; "
+                                   "rebalance: is the replacement Ready"),
     Permission("watch", "pods", why="wait for the pending pod to be bound"),
     Permission("create", "pods", subresource="eviction", why="evict through the Eviction API (PDBs enforced)"),
     Permission("delete", "pods", only_with_pdb_violation=True,
@@ -139,6 +141,9 @@ class ManifestOptions:
     min_priority: int | None = None
     max_evictions: int = 10
     allow_pdb_violation: bool = False
+    #: `reconcile --rebalance`: one bounded rebalance pass after the pending pods (no new permission:
+    #: it lists pods, reads PDBs and evicts, as the rest of the pass does).
+    rebalance: bool = False
     deadline_seconds: int = 240
     min_pending_seconds: int = 60
     reservation_ttl_seconds: int = 600
@@ -220,6 +225,8 @@ def reconcile_args(o: ManifestOptions) -> list[str]:
         args += ["--min-priority", str(o.min_priority)]
     if o.allow_pdb_violation:
         args.append("--allow-pdb-violation")
+    if o.rebalance:
+        args.append("--rebalance")
     args += ["--output", "json"]
     return args
 

@@ -50,6 +50,9 @@ def pass_summary(r: ReconcileResult, mode: str, error: str | None) -> dict[str, 
         "error": error,
         "seconds": round(r.seconds, 1),
         "mode": mode,
+        **({"moves": [{"pod": p, "from": f, "to": t, "landedOn": landed, "status": st}
+                      for p, f, t, landed, st in r.moves]} if r.moves else {}),
+        **({"rebalance": r.rebalance_skipped} if r.rebalance_skipped else {}),
     }
 
 
@@ -63,6 +66,13 @@ def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> Rende
             f"helped, {r.evictions} eviction(s), {len(r.cleaned)} stale reservation(s) removed.")
     lines = ["[bold]Dry run[/]: nothing was changed.", head] if mode != "cluster" else [head]
     lines += [f"  [green]✓[/] {escape(p)} is bound to {escape(n)}" for p, n in r.bound]
+    for p, f, t, landed, st in r.moves:
+        mark = "[green]✓[/]" if st == "moved" and landed == t else \
+            "[dim]·[/]" if st == "simulated" else "[yellow]![/]"
+        lines.append(f"  {mark} moved {escape(p)}: {escape(f)} → {escape(landed or '-')} (predicted {escape(t)}, "
+                     f"{escape(st)})")
+    if r.rebalance_skipped:
+        lines.append(f"  [yellow]![/] rebalance {escape(r.rebalance_skipped)}")
     if r.still_pending:
         lines.append("[bold]Still pending[/]:")
         lines += [f"  [yellow]![/] {escape(p)}: {escape(why)}" for p, why in r.still_pending]

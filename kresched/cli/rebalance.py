@@ -1,0 +1,178 @@
+"""`kresched rebalance`: controlled rescheduling (seed 003), every move simulated first."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kresched.cli.act import (
+    DryRunOpt,
+    ServerDryRunOpt,
+    YesOpt,
+    confirm,
+    json_lines,
+    live_reporting,
+    make_api,
+    make_reporter,
+    write_json_line,
+)
+from kresched.cli.common import (
+    ENV,
+    ContextOpt,
+    KubeconfigOpt,
+    NoColorOpt,
+    Options,
+    Output,
+    OutputOpt,
+    SnapshotOpt,
+    command,
+    emit,
+    load_state,
+    make_options,
+    parse_duration,
+)
+from kresched.errors import ExitCode, InputError
+from kresched.execute.events import Event
+from kresched.execute.preempt import Terminated, signals_as_exceptions
+from kresched.execute.rebalance import RebalanceOptions as ExecOptions
+from kresched.execute.rebalance import RebalanceResult, rebalance
+from kresched.plan.rebalance import OBJECTIVES, RebalanceOptions, RebalancePlan, plan_rebalance, validate_options
+from kresched.render.rebalance import rebalance_dict, rebalance_summary, rebalance_view, summary_view
+
+ObjectiveOpt = Annotated[list[str] | None, typer.Option(
+    "--objective", metavar="NAME[,NAME]",
+    help=f"What to improve: {', '.join(OBJECTIVES)} (repeatable or a comma list; default all).")]
+ThresholdsOpt = Annotated[str, typer.Option(
+    "--thresholds", metavar="RES=PCT,...",
+    help="utilisation: a node below all of these request-% is underutilised (a destination).")]
+TargetOpt = Annotated[str, typer.Option(
+    "--target-thresholds", metavar="RES=PCT,...",
+    help="utilisation: a node above any of these request-% is overutilised (a source).")]
+MarginOpt = Annotated[int, typer.Option("--margin", metavar="POINTS",
+                                        help="preferences: how many preference points (raw scores of the "
+                                             "preferred terms' weights) a move must gain.")]
+LocalStorageOpt = Annotated[bool, typer.Option("--evict-local-storage-pods",
+                                               help="Also move pods with emptyDir (their data is lost).")]
+MaxMovesOpt = Annotated[int | None, typer.Option("--max-moves", min=0, help="Moves in total.")]
+MaxPerNodeOpt = Annotated[int | None, typer.Option("--max-moves-per-node", min=0, help="Moves off any one node.")]
+MaxPerNsOpt = Annotated[int | None, typer.Option("--max-moves-per-namespace", min=0,
+                                                 help="Moves in any one namespace.")]
+
+
+def parse_objectives(values: list[str] | None) -> tuple[str, ...]:
+    if not values:
+        return OBJECTIVES
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return tuple(dict.fromkeys(out))
+
+
+def parse_thresholds(text: str, option: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            out[name.strip()] = int(value.strip().rstrip("%"))
+        except ValueError:
+            raise InputError(f"{option}: expected RESOURCE=PERCENT (e.g. cpu=20,memory=20,pods=20), got {part!r}") \
+                from None
+    return out
+
+
+def build_options(objective: list[str] | None, thresholds: str, target_thresholds: str, margin: int,
+                  evict_local_storage_pods: bool, max_moves: int | None, max_moves_per_node: int | None,
+                  max_moves_per_namespace: int | None) -> RebalanceOptions:
+    low = {"cpu": 20, "memory": 20, "pods": 20} | parse_thresholds(thresholds, "--thresholds")
+    high = {"cpu": 50, "memory": 50, "pods": 50} | parse_thresholds(target_thresholds, "--target-thresholds")
+    opts = RebalanceOptions(parse_objectives(objective), low, high, margin, evict_local_storage_pods, max_moves,
+                            max_moves_per_node, max_moves_per_namespace)
+    errors = validate_options(opts)
+    if errors:
+        raise InputError("; ".join(errors))
+    return opts
+
+
+@command
+def rebalance_command(
+    objective: ObjectiveOpt = None,
+    thresholds: ThresholdsOpt = "cpu=20,memory=20,pods=20",
+    target_thresholds: TargetOpt = "cpu=50,memory=50,pods=50",
+    margin: MarginOpt = 10,
+    evict_local_storage_pods: LocalStorageOpt = False,
+    max_moves: MaxMovesOpt = None,
+    max_moves_per_node: MaxPerNodeOpt = None,
+    max_moves_per_namespace: MaxPerNsOpt = None,
+    parallel: Annotated[int, typer.Option("--parallel", min=1, help="Workloads moving at once (the pods of one "
+                                                                   "workload move one after another).")] = 5,
+    timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION",
+                                         help="Stop waiting (for budgets, for replacements) after this; 0 = never.")]
+    = "10m",
+    yes: YesOpt = False,
+    dry_run: DryRunOpt = False,
+    server_dry_run: ServerDryRunOpt = False,
+    snapshot: SnapshotOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    output: OutputOpt = Output.table,
+    no_color: NoColorOpt = False,
+) -> int:
+    """Move running pods where the scheduler would now put them better: off nodes whose constraints
+    stopped holding (violations), onto nodes that meet more of their preferences (preferences), off
+    overutilised nodes onto underutilised ones (utilisation, the descheduler's LowNodeUtilization).
+    Every move is simulated: the replacement must land on the intended kind of node, within PDBs,
+    and the next pass would not move it back.
+
+    --dry-run prints the plan only. Exit codes: 0 done (or nothing to move), 2 not confirmed (no
+    --yes and no terminal), 4 not finished (a PDB still refused, or a replacement not Ready by
+    --timeout), 130 interrupted.
+
+    Examples:
+
+      kresched rebalance --snapshot demo --dry-run
+
+      kresched rebalance --objective utilisation --target-thresholds cpu=60,memory=60 --max-moves 5 --yes
+    """
+    opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    ropts = build_options(objective, thresholds, target_thresholds, margin, evict_local_storage_pods, max_moves,
+                          max_moves_per_node, max_moves_per_namespace)
+    limit = parse_duration(timeout, "--timeout")
+    state = load_state(opts)
+    plan = plan_rebalance(state, ropts)
+    if dry_run and not server_dry_run:
+        emit(opts.output, rebalance_dict(plan), lambda: rebalance_view(plan))
+        return ExitCode.OK
+    api = make_api(opts, state, False, server_dry_run)
+    report = make_reporter(opts, api.mode)
+    if json_lines(opts):
+        write_json_line({"action": "plan", **rebalance_dict(plan)})
+    else:
+        ENV.out.print(rebalance_view(plan))
+    if not plan.moves:
+        report(Event("nothing-to-do", "nothing to move", {}, "ok"))
+        return ExitCode.OK
+    if not confirm(f"Evict {len(plan.moves)} pod(s) so that their replacements land as planned?", yes):
+        report(Event("aborted", "not confirmed: nothing was changed", {}, "warn"))
+        return ExitCode.OK
+    result = RebalanceResult()
+    try:
+        with signals_as_exceptions(), live_reporting(opts, api.mode) as live:
+            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result)
+    except (KeyboardInterrupt, Terminated):
+        _summarise(opts, plan, result)
+        report(Event("interrupted", "interrupted: no new evictions were started", {}, "error"))
+        return ExitCode.INTERRUPTED
+    _summarise(opts, plan, result)
+    return ExitCode.OK if result.complete else ExitCode.PARTIAL
+
+
+def _summarise(opts: Options, plan: RebalancePlan, result: RebalanceResult) -> None:
+    if json_lines(opts):
+        write_json_line({"action": "summary", **rebalance_dict(plan, result),
+                         "result": rebalance_summary(plan, result)})
+    else:
+        ENV.out.print(summary_view(rebalance_summary(plan, result)))

@@ -1,0 +1,118 @@
+"""Rendering a rebalance plan (the `-o json` contract and the per-node diff) and its summary. Never prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from kresched.execute.rebalance import RebalanceResult
+from kresched.plan.rebalance import RESOURCES, RebalancePlan
+
+__all__ = ["rebalance_dict", "rebalance_summary", "rebalance_view", "summary_view"]
+
+
+def rebalance_dict(plan: RebalancePlan, result: RebalanceResult | None = None) -> dict[str, Any]:
+    """`{"moves": [{"pod", "from", "to", "candidates", "objective", "reason", "pdb", "landedOn"}],
+    "before": {node: {"cpu", "memory", "pods"}}, "after": {...}}`, plus `skipped` and `limits`.
+    `landedOn` is where the replacement landed after execution; null in a dry run (or not moved)."""
+    outcomes = result.outcomes if result is not None else {}
+    moves = []
+    for m in plan.moves:
+        o = outcomes.get(m.pod.key)
+        moves.append({"pod": m.pod.key, "from": m.source, "to": m.to, "candidates": list(m.candidates),
+                      "objective": m.objective, "reason": m.reason, "pdb": m.pdb,
+                      "landedOn": o.landed_on if o is not None and o.status == "moved" else None,
+                      **({"status": o.status} if o is not None else {}),
+                      **({"likely": True} if m.likely else {})})
+    return {
+        "moves": moves,
+        "before": plan.before,
+        "after": plan.after,
+        "skipped": [{"pod": s.pod.key, "node": s.node, "objective": s.objective, "reason": s.reason}
+                    for s in plan.skipped],
+        "limits": [{"limit": h.limit, "value": h.value, "scope": h.scope} for h in plan.limits],
+    }
+
+
+def _cell(before: int, after: int) -> str:
+    if before == after:
+        return f"{before}%"
+    color = "green" if after < before else "yellow"
+    return f"{before}% → [{color}]{after}%[/]"
+
+
+def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableType:
+    parts: list[RenderableType] = [Text.from_markup(
+        f"[bold]Rebalance[/]: {len(plan.moves)} move(s)"
+        + (f", {len(plan.skipped)} proposal(s) refused by the simulation" if plan.skipped else ""))]
+    nodes = Table(header_style="bold", title="Requests / allocatable, before → after", title_justify="left")
+    nodes.add_column("NODE")
+    for r in RESOURCES:
+        nodes.add_column(r.upper(), justify="right")
+    nodes.add_column("MOVES", justify="right")
+    out = dict.fromkeys(plan.before, 0)
+    into = dict.fromkeys(plan.before, 0)
+    for m in plan.moves:
+        out[m.source] += 1
+        into[m.to] += 1
+    for node, b in plan.before.items():
+        a = plan.after.get(node, b)
+        changes = " ".join(x for x in (f"-{out[node]}" if out[node] else "", f"+{into[node]}" if into[node] else "")
+                           if x)
+        nodes.add_row(escape(node), *(_cell(b[r], a[r]) for r in RESOURCES), changes)
+    parts.append(nodes)
+    if plan.moves:
+        t = Table(header_style="bold", title="Moves", title_justify="left")
+        for col in ("POD", "FROM", "TO", "OBJECTIVE", "PDB", "WHY"):
+            t.add_column(col, overflow="fold")
+        for m in plan.moves:
+            to = escape(m.to) + (f" [dim](tied: {escape(', '.join(m.candidates))})[/]" if len(m.candidates) > 1 else "")
+            t.add_row(escape(m.pod.key), escape(m.source), to, m.objective, escape(m.pdb or "-"), escape(m.reason))
+        parts.append(t)
+    if plan.skipped and show_skipped:
+        t = Table(header_style="bold", title="Not moved (the simulation says it would not help)", title_justify="left")
+        for col in ("POD", "NODE", "OBJECTIVE", "WHY NOT"):
+            t.add_column(col, overflow="fold")
+        for s in plan.skipped[:show_skipped]:
+            t.add_row(escape(s.pod.key), escape(s.node), s.objective, escape(s.reason))
+        parts.append(t)
+        if len(plan.skipped) > show_skipped:
+            parts.append(Text(f"... and {len(plan.skipped) - show_skipped} more (-o json lists them all)"))
+    for h in plan.limits:
+        parts.append(Text.from_markup(f"[yellow]limit reached[/]: --{h.limit} {h.value}"
+                                      + (f" ({escape(h.scope)})" if h.scope else "")))
+    return Group(*parts)
+
+
+def rebalance_summary(plan: RebalancePlan, result: RebalanceResult) -> dict[str, Any]:
+    """Per move: predicted versus actual landing, and the outcome."""
+    moves = []
+    for m in plan.moves:
+        o = result.outcomes.get(m.pod.key)
+        status = o.status if o is not None else "not-started"
+        moves.append({"pod": m.pod.key, "from": m.source, "predicted": m.to, "candidates": list(m.candidates),
+                      "landedOn": o.landed_on if o is not None else None, "status": status,
+                      "asPredicted": bool(o and o.landed_on and (o.landed_on == m.to or o.landed_on in m.candidates)),
+                      "message": o.message if o is not None else ""})
+    counts: dict[str, int] = {}
+    for x in moves:
+        counts[x["status"]] = counts.get(x["status"], 0) + 1
+    return {"moves": moves, "counts": counts, "complete": result.complete, "seconds": round(result.seconds, 3)}
+
+
+def summary_view(data: dict[str, Any]) -> RenderableType:
+    t = Table(header_style="bold", title="Rebalance summary: predicted vs actual", title_justify="left")
+    for col in ("POD", "FROM", "PREDICTED", "LANDED ON", "STATUS"):
+        t.add_column(col, overflow="fold")
+    for m in data["moves"]:
+        landed = m["landedOn"] or "-"
+        style = "green" if m["asPredicted"] else ("yellow" if m["landedOn"] else "red")
+        if m["status"] == "simulated":
+            style = "dim"
+        t.add_row(escape(m["pod"]), escape(m["from"]), escape(m["predicted"]), f"[{style}]{escape(landed)}[/]",
+                  escape(m["status"] + (f": {m['message']}" if m["message"] else "")))
+    return t

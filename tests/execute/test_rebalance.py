@@ -1,0 +1,158 @@
+"""`kresched rebalance` end to end: the real command, the official client, real HTTP, and the fake API
+server's ReplicaSet controller creating each evicted pod's replacement, its scheduler (Placer) binding
+it and its kubelet making it Ready — with predicted and actual landings compared per move."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from kresched.errors import ExitCode
+from tests.builders import make_namespace, make_node, make_pdb, make_pod, make_state
+from tests.execute.conftest import Cli, writes
+from tests.fakeapi import PODS, FakeApiServer
+
+
+def web(n: int, node: str = "node-a", **kw: Any) -> list:
+    return [make_pod(f"web-{i}", "shop", node=node, cpu="1", labels={"app": "web"}, owner="ReplicaSet/web-7d9",
+                     **kw) for i in range(n)]
+
+
+def seed(fake: FakeApiServer, pods: list, *, pdbs: tuple = ()) -> None:
+    # node-a is 75 % requested (above the 50 % target), node-b is the new empty node.
+    nodes = [make_node("node-a", cpu="4"), make_node("node-b", cpu="4")]
+    fake.load(make_state(nodes, pods, list(pdbs), [], [make_namespace("shop")]))
+    fake.controllers.pdbs.sync()
+
+
+def rebalance(cli: Cli, *args: str):
+    return cli("rebalance", "--objective", "utilisation", "-o", "json", *args)
+
+
+def running_on(fake: FakeApiServer) -> dict[str, str]:
+    return {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in fake.store.list(PODS)
+            if not p["metadata"].get("deletionTimestamp")}
+
+
+def test_a_full_run_moves_one_pod_and_its_replicaset_replacement_lands_where_predicted(fake_api, cli):
+    seed(fake_api, web(3), pdbs=(make_pdb("web", "shop", selector={"app": "web"}, max_unavailable=1),))
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.pdbs.enabled = True
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "20s")
+
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    plan = run.events("plan")[0]
+    assert [(m["pod"], m["from"], m["to"], m["objective"], m["pdb"], m["landedOn"]) for m in plan["moves"]] == [
+        ("shop/web-0", "node-a", "node-b", "utilisation", "shop/web", None)]
+    assert plan["before"]["node-a"] == {"cpu": 75, "memory": 0, "pods": 2}
+    assert plan["after"]["node-b"] == {"cpu": 25, "memory": 0, "pods": 0}
+    # One eviction, through the Eviction API; the replacement was created by the ReplicaSet controller.
+    assert [p for m, p in writes(fake_api) if m == "POST"] == ["/api/v1/namespaces/shop/pods/web-0/eviction"]
+    [replacement] = fake_api.controllers.replicasets.created
+    summary = run.summary
+    [move] = summary["moves"]
+    assert (move["pod"], move["to"], move["landedOn"], move["status"]) == ("shop/web-0", "node-b", "node-b", "moved")
+    assert summary["result"]["moves"][0]["asPredicted"] is True
+    assert summary["result"]["complete"] is True
+    fake_api.controllers.stop()
+    assert running_on(fake_api)[replacement.split("/")[1]] == "node-b"
+
+
+def test_moves_of_one_workload_wait_for_each_replacement_to_be_ready(fake_api, cli):
+    """Two moves of one ReplicaSet: the second eviction is sent only once the first replacement is
+    Ready, so the workload never has two replicas down because of the rebalance."""
+    seed(fake_api, [make_pod(f"web-{i}", "shop", node="node-a", cpu="500m", labels={"app": "web"},
+                             owner="ReplicaSet/web-7d9") for i in range(7)])
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "20s")
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    moves = run.summary["moves"]
+    assert [m["pod"] for m in moves] == ["shop/web-0", "shop/web-1"]
+    assert all(m["landedOn"] == "node-b" for m in moves)
+    evictions = [i for i, r in enumerate(fake_api.requests) if r.path.endswith("/eviction")]
+    ready_reads = [i for i, r in enumerate(fake_api.requests) if r.method == "GET"
+                   and r.path == "/api/v1/namespaces/shop/pods" and evictions[0] < i < evictions[1]]
+    assert ready_reads, "the second eviction did not wait for the first replacement"
+
+
+def test_dry_run_prints_the_contract_with_landed_on_null_and_writes_nothing(fake_api, cli):
+    seed(fake_api, web(3))
+    run = rebalance(cli, "--dry-run")
+    assert run.code == ExitCode.OK, run.stderr
+    data = msgspec.json.decode(run.stdout)
+    assert list(data) == ["moves", "before", "after", "skipped", "limits"]
+    assert data["moves"] == [{"pod": "shop/web-0", "from": "node-a", "to": "node-b", "candidates": ["node-b"],
+                              "objective": "utilisation",
+                              "reason": "node-a is above the target thresholds (cpu 75%)", "pdb": None,
+                              "landedOn": None}]
+    assert writes(fake_api) == []
+
+
+def test_server_dry_run_sends_the_eviction_with_dry_run_all_and_changes_nothing(fake_api, cli):
+    seed(fake_api, web(3))
+    run = rebalance(cli, "--server-dry-run", "--yes")
+    assert run.code == ExitCode.OK, run.stderr
+    [post] = [r for r in fake_api.requests if r.method == "POST"]
+    assert post.path.endswith("/web-0/eviction")
+    assert post.query.get("dryRun") == "All"
+    assert len(running_on(fake_api)) == 3
+    assert run.summary["moves"][0]["status"] == "simulated"
+
+
+def test_without_yes_and_without_a_terminal_nothing_is_done(fake_api, cli):
+    seed(fake_api, web(3))
+    run = rebalance(cli)
+    assert run.code == ExitCode.USAGE
+    assert "pass --yes" in run.stderr
+    assert writes(fake_api) == []
+
+
+def test_a_replacement_that_never_becomes_ready_leaves_the_run_unfinished(fake_api, cli):
+    seed(fake_api, web(3))
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.kubelet.start_pods = False
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "2s")
+    assert run.code == ExitCode.PARTIAL
+    [move] = run.summary["result"]["moves"]
+    assert (move["status"], move["landedOn"]) == ("timeout", "node-b")
+    assert "no Ready replacement" in move["message"]
+
+
+@pytest.mark.parametrize("flag", ["--thresholds", "--target-thresholds"])
+def test_bad_thresholds_are_one_line_errors(cli, flag):
+    run = cli("rebalance", flag, "cpu=abc", "--dry-run")
+    assert run.code == ExitCode.USAGE
+    assert run.stderr.startswith("error: ")
+    assert run.stderr.count("\n") == 1
+
+
+def test_reconcile_rebalance_runs_one_pass_within_the_eviction_budget(fake_api, cli):
+    """The CronJob's pass with --rebalance: no pending pod to help, so the whole budget
+    (--max-evictions 1) goes to the rebalance — one move, its replacement Ready where predicted."""
+    seed(fake_api, [make_pod(f"web-{i}", "shop", node="node-a", cpu="500m", labels={"app": "web"},
+                             owner="ReplicaSet/web-7d9") for i in range(7)])
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.start()
+    run = cli("reconcile", "-o", "json", "--deadline", "30s", "--max-evictions", "1", "--rebalance",
+              "--rebalance-objective", "utilisation")
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    [planned] = run.events("rebalance-plan")
+    assert [m["pod"] for m in planned["moves"]] == ["shop/web-0"]
+    summary = run.summary
+    assert summary["moves"] == [{"pod": "shop/web-0", "from": "node-a", "to": "node-b", "landedOn": "node-b",
+                                 "status": "moved"}]
+    assert summary["evictions"] == 1
+    assert "lease" in " ".join(p for _, p in writes(fake_api))  # the pass took (and released) its Lease
+
+
+def test_reconcile_rebalance_is_not_run_when_the_budget_is_spent(fake_api, cli):
+    seed(fake_api, web(3))
+    run = cli("reconcile", "-o", "json", "--deadline", "30s", "--max-evictions", "0", "--rebalance")
+    assert run.code == ExitCode.OK, run.stderr
+    assert run.summary["rebalance"] == "not run: the eviction budget of this pass is used up"
+    assert [p for m, p in writes(fake_api) if p.endswith("/eviction")] == []

@@ -1,0 +1,296 @@
+"""`plan_rebalance`: each objective's rule, the simulation that decides whether a move helps, the
+PDB and limits, and properties on random clusters (no move makes its objective worse, no PDB is
+overspent, a second pass over the predicted result proposes nothing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Pod
+from kresched.plan.pdb import PdbLedger
+from kresched.plan.placement import bound_to, replacement_of
+from kresched.plan.rebalance import RebalanceOptions, RebalancePlan, plan_rebalance, validate_options
+from tests.builders import make_node, make_pdb, make_pod, make_state
+
+UTIL = RebalanceOptions(objectives=("utilisation",))
+VIOL = RebalanceOptions(objectives=("violations",))
+PREF = RebalanceOptions(objectives=("preferences",))
+
+
+def cpu_pods(node: str, n: int, cpu: str = "1", app: str = "web", **kw: Any) -> list[Pod]:
+    return [make_pod(f"{app}-{node}-{i}", node=node, cpu=cpu, labels={"app": app}, owner=f"ReplicaSet/{app}", **kw)
+            for i in range(n)]
+
+
+def predicted(state: ClusterState, plan: RebalancePlan) -> ClusterState:
+    """The cluster once the plan is carried out as predicted: each moved pod gone, its
+    replacement bound where the plan says it lands (renamed as a controller would), and each PDB's
+    `disruptionsAllowed` less the units the evictions spent (as the API server records them)."""
+    moved = {m.pod.key: m for m in plan.moves}
+    spent: dict[str, int] = {}
+    for m in plan.moves:
+        if m.pdb is not None:
+            spent[m.pdb] = spent.get(m.pdb, 0) + 1
+    pdbs = [msgspec.structs.replace(b, status=msgspec.structs.replace(
+        b.status, disruptions_allowed=b.status.disruptions_allowed - spent[b.key]))
+        if b.key in spent and b.status is not None else b for b in state.pdbs]
+    pods = []
+    for p in state.pods:
+        m = moved.get(p.key)
+        if m is None:
+            pods.append(p)
+        else:
+            pods.append(bound_to(replacement_of(p), m.to))
+    return ClusterState.build(state.nodes, pods, pdbs, state.priority_classes, state.namespaces,
+                              state.workloads)
+
+
+ANTI_WEB = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}},
+                                        "topologyKey": "kubernetes.io/hostname"}}]}}
+SPREAD_WEB = [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+
+
+@dataclass
+class Case:
+    name: str
+    state: ClusterState
+    opts: RebalanceOptions
+    moves: list[tuple[str, str, str]]  # (pod, from, to)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (pod, substring of the reason)
+    limits: list[str] = field(default_factory=list)
+
+
+CASES = [
+    # -- utilisation: LowNodeUtilization's sources and destinations --------------------------------
+    Case("a pod leaves a node above the target thresholds for an empty node, until the source is at target",
+         make_state([make_node("a"), make_node("b")], cpu_pods("a", 3)), UTIL,
+         [("default/web-a-0", "a", "b")]),
+    Case("nothing moves when no node is below the thresholds (the descheduler's rule)",
+         make_state([make_node("a"), make_node("b")], cpu_pods("a", 3) + cpu_pods("b", 1, app="db")), UTIL, []),
+    Case("a node is a source when any resource is above its target (pods here)",
+         make_state([make_node("a", pods=4), make_node("b", pods=4)],
+                    cpu_pods("a", 3, cpu="10m")), UTIL, [("default/web-a-0", "a", "b")]),
+    Case("least important pods leave first: lowest priority, then BestEffort before Guaranteed",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod("gold", node="a", cpu="1", memory="1Gi", limits={"cpu": "1", "memory": "1Gi"},
+                              priority=10),
+                     make_pod("low", node="a", cpu="1", priority=0),
+                     make_pod("mid", node="a", cpu="1", priority=10)]), UTIL,
+         [("default/low", "a", "b")]),
+    Case("a move is refused when its replacement would land on a node that is not underutilised",
+         make_state([make_node("a", labels={"pool": "x"}), make_node("b"), make_node("c", labels={"pool": "x"})],
+                    cpu_pods("a", 3, node_selector={"pool": "x"}) + cpu_pods("c", 1, app="db")), UTIL, [],
+         [("default/web-a-0", "not underutilised")]),
+    Case("a cordoned empty node is not a destination",
+         make_state([make_node("a"), make_node("b", unschedulable=True)], cpu_pods("a", 3)), UTIL, []),
+    Case("a PodDisruptionBudget with no disruption left stops the move",
+         make_state([make_node("a"), make_node("b")], cpu_pods("a", 3),
+                    [make_pdb("web", selector={"app": "web"}, disruptions_allowed=0)]), UTIL, [],
+         [("default/web-a-0", "allows no more disruptions")]),
+    Case("each move spends one unit of the budget: one unit, one move, even when more would help",
+         make_state([make_node("a"), make_node("b")], cpu_pods("a", 4),
+                    [make_pdb("web", selector={"app": "web"}, disruptions_allowed=1)]), UTIL,
+         [("default/web-a-0", "a", "b")], [("default/web-a-1", "allows no more disruptions")]),
+    Case("bare, DaemonSet, critical and emptyDir pods never move",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod("bare", node="a", cpu="1", owner=None),
+                     make_pod("ds", node="a", cpu="1", owner="DaemonSet/agent"),
+                     make_pod("crit", node="a", cpu="1", priority_class="system-cluster-critical"),
+                     make_pod("cache", node="a", cpu="1", volumes=[{"name": "c", "emptyDir": {}}])]), UTIL, []),
+    Case("pods with emptyDir move when asked (--evict-local-storage-pods)",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"cache-{i}", node="a", cpu="1", volumes=[{"name": "c", "emptyDir": {}}])
+                     for i in range(3)]),
+         RebalanceOptions(objectives=("utilisation",), evict_local_storage=True), [("default/cache-0", "a", "b")]),
+    Case("--max-moves-per-node stops the moves off a node, and says so",
+         make_state([make_node("a", cpu="8"), make_node("b", cpu="8"), make_node("c", cpu="8")],
+                    cpu_pods("a", 7)),
+         RebalanceOptions(objectives=("utilisation",), max_moves_per_node=1), [("default/web-a-0", "a", "b")],
+         limits=["max-moves-per-node"]),
+    Case("--max-moves stops every objective, and says so",
+         make_state([make_node("a", cpu="8"), make_node("b", cpu="8"), make_node("c", cpu="8")],
+                    cpu_pods("a", 7)),
+         RebalanceOptions(max_moves=0), [], limits=["max-moves"]),
+    # -- violations: constraints that stopped holding ------------------------------------------------
+    Case("a pod whose nodeSelector no longer matches its node moves to a node that matches",
+         make_state([make_node("a"), make_node("b", labels={"disk": "ssd"})],
+                    [make_pod("db-0", node="a", cpu="1", node_selector={"disk": "ssd"})]), VIOL,
+         [("default/db-0", "a", "b")]),
+    Case("a pod on a node with an untolerated NoExecute taint moves off it",
+         make_state([make_node("a", taints=[{"key": "gone", "effect": "NoExecute"}]), make_node("b")],
+                    [make_pod("web-0", node="a", cpu="1")]), VIOL, [("default/web-0", "a", "b")]),
+    Case("a tolerated taint is no violation",
+         make_state([make_node("a", taints=[{"key": "gpu", "effect": "NoSchedule"}]), make_node("b")],
+                    [make_pod("web-0", node="a", cpu="1", tolerations=[{"key": "gpu", "operator": "Exists"}])]),
+         VIOL, []),
+    Case("required anti-affinity that no longer holds: one of the two pods moves",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"zk-{i}", node="a", cpu="1", labels={"app": "zk"}, owner="StatefulSet/zk",
+                              affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                                  {"labelSelector": {"matchLabels": {"app": "zk"}},
+                                   "topologyKey": "kubernetes.io/hostname"}]}}) for i in range(2)]),
+         VIOL, [("default/zk-0", "a", "b")]),
+    Case("a violation with nowhere to go is reported, not acted on",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod("db-0", node="a", cpu="1", node_selector={"disk": "ssd"})]), VIOL, [],
+         [("default/db-0", "would stay Pending")]),
+    Case("a cordoned node is drain's business, not a violation",
+         make_state([make_node("a", unschedulable=True), make_node("b")], [make_pod("web-0", node="a", cpu="1")]),
+         VIOL, []),
+    # -- preferences ----------------------------------------------------------------------------------
+    Case("a pod moves to the node its preferred node affinity names, by more than the margin",
+         make_state([make_node("a"), make_node("b", labels={"fast": "true"})],
+                    [make_pod("web-0", node="a", cpu="1", affinity={"nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 50, "preference": {"matchExpressions": [
+                                {"key": "fast", "operator": "In", "values": ["true"]}]}}]}})]), PREF,
+         [("default/web-0", "a", "b")]),
+    Case("a preference gain below the margin is not worth the disruption (no node could give more: not simulated)",
+         make_state([make_node("a"), make_node("b", labels={"fast": "true"})],
+                    [make_pod("web-0", node="a", cpu="1", affinity={"nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 5, "preference": {"matchExpressions": [
+                                {"key": "fast", "operator": "In", "values": ["true"]}]}}]}})]), PREF, []),
+    Case("the replacement would land where it gains less than the margin: refused, and said why",
+         make_state([make_node("a"), make_node("b", labels={"ssd": "true"}),
+                     make_node("c", labels={"fast": "true"}, taints=[{"key": "gpu", "effect": "NoSchedule"}])],
+                    [make_pod("web-0", node="a", cpu="1", affinity={"nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 50, "preference": {"matchExpressions": [
+                                {"key": "fast", "operator": "In", "values": ["true"]}]}},
+                            {"weight": 5, "preference": {"matchExpressions": [
+                                {"key": "ssd", "operator": "In", "values": ["true"]}]}}]}})]), PREF, [],
+         [("default/web-0", "less than the margin")]),
+    Case("preferred pod anti-affinity: a replica next to its sibling moves to a node without one",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"web-{i}", node="a", cpu="500m", labels={"app": "web"}, owner="ReplicaSet/web",
+                              affinity=ANTI_WEB) for i in range(2)]), PREF, [("default/web-0", "a", "b")]),
+    Case("ScheduleAnyway spread: replicas move until the spread is even, and no further (margin 1: counts)",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"web-{i}", node="a", cpu="500m", labels={"app": "web"}, owner="ReplicaSet/web",
+                              spread=SPREAD_WEB) for i in range(4)]),
+         RebalanceOptions(objectives=("preferences",), preference_margin=1),
+         [("default/web-0", "a", "b"), ("default/web-1", "a", "b")]),
+    Case("ScheduleAnyway spread: a gain of a few pods is below the default margin",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"web-{i}", node="a", cpu="500m", labels={"app": "web"}, owner="ReplicaSet/web",
+                              spread=SPREAD_WEB) for i in range(4)]), PREF, [],
+         [("default/web-0", "less than the margin 10")]),
+    Case("a pod already on its preferred node stays",
+         make_state([make_node("a", labels={"fast": "true"}), make_node("b")],
+                    [make_pod("web-0", node="a", cpu="1", affinity={"nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 50, "preference": {"matchExpressions": [
+                                {"key": "fast", "operator": "In", "values": ["true"]}]}}]}})]), PREF, []),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_rule(case: Case) -> None:
+    plan = plan_rebalance(case.state, case.opts)
+    assert [(m.pod.key, m.source, m.to) for m in plan.moves] == case.moves
+    for pod, text in case.skipped:
+        reasons = [s.reason for s in plan.skipped if s.pod.key == pod]
+        assert any(text in r for r in reasons), (pod, reasons)
+    assert sorted(h.limit for h in plan.limits) == sorted(case.limits)
+    # The second pass over the predicted result proposes nothing (unless a limit stopped this one).
+    if not case.limits:
+        assert plan_rebalance(predicted(case.state, plan), case.opts).moves == ()
+
+
+def test_utilisation_before_and_after_are_request_percentages() -> None:
+    state = make_state([make_node("a"), make_node("b")], cpu_pods("a", 3))
+    plan = plan_rebalance(state, UTIL)
+    assert plan.before == {"a": {"cpu": 75, "memory": 0, "pods": 2}, "b": {"cpu": 0, "memory": 0, "pods": 0}}
+    assert plan.after == {"a": {"cpu": 50, "memory": 0, "pods": 1}, "b": {"cpu": 25, "memory": 0, "pods": 0}}
+
+
+def test_a_move_names_its_objective_reason_and_pdb() -> None:
+    state = make_state([make_node("a"), make_node("b")], cpu_pods("a", 3),
+                       [make_pdb("web", selector={"app": "web"}, disruptions_allowed=2)])
+    [m] = plan_rebalance(state, UTIL).moves
+    assert (m.objective, m.pdb, m.candidates) == ("utilisation", "default/web", ("b",))
+    assert "a is above the target thresholds (cpu 75%)" in m.reason
+
+
+def test_tied_candidates_must_all_be_acceptable() -> None:
+    """Two empty nodes tie for the replacement: both underutilised, so the move is made and names both."""
+    state = make_state([make_node("a"), make_node("b"), make_node("c")], cpu_pods("a", 3))
+    [m] = plan_rebalance(state, UTIL).moves
+    assert m.candidates == ("b", "c")
+
+
+def test_options_are_validated_together() -> None:
+    errors = validate_options(RebalanceOptions(objectives=("nope",), thresholds={"cpu": 60, "gpu": 5},
+                                               target_thresholds={"cpu": 50}))
+    assert any("unknown objective 'nope'" in e for e in errors)
+    assert any("unknown resource 'gpu'" in e for e in errors)
+    assert any("cpu=60 is above --target-thresholds cpu=50" in e for e in errors)
+
+
+# -- properties -------------------------------------------------------------------------------------
+
+PROFILE = settings(derandomize=True, database=None, deadline=None, max_examples=120,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> ClusterState:
+    nodes, pods, pdbs = [], [], []
+    for i in range(draw(st.integers(2, 5))):
+        labels = {"fast": "true"} if draw(st.booleans()) else {}
+        tainted = draw(st.integers(0, 6)) == 0
+        nodes.append(make_node(f"n{i}", cpu=draw(st.sampled_from(("2", "4", "8"))), memory="8Gi", labels=labels,
+                               taints=[{"key": "old", "effect": "NoExecute"}] if tainted else None))
+        for j in range(draw(st.integers(0, 6))):
+            app = draw(st.sampled_from(("a", "b", "c")))
+            kw: dict[str, Any] = {}
+            if draw(st.integers(0, 4)) == 0:
+                kw["node_selector"] = {"fast": "true"}
+            if draw(st.integers(0, 3)) == 0:
+                kw["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": draw(st.sampled_from((5, 50, 100))), "preference": {"matchExpressions": [
+                        {"key": "fast", "operator": "In", "values": ["true"]}]}}]}}
+            pods.append(make_pod(f"{app}-{i}-{j}", node=f"n{i}", cpu=draw(st.sampled_from(("250m", "500m", "1"))),
+                                 memory=draw(st.sampled_from(("256Mi", "1Gi"))), labels={"app": app},
+                                 owner=f"ReplicaSet/{app}", priority=draw(st.sampled_from((0, 10)))))
+    for app in ("a", "b"):
+        if draw(st.booleans()):
+            pdbs.append(make_pdb(app, selector={"app": app}, disruptions_allowed=draw(st.integers(0, 2))))
+    return make_state(nodes, pods, pdbs)
+
+
+@PROFILE
+@given(clusters())
+def test_properties_hold_on_random_clusters(state: ClusterState) -> None:
+    opts = RebalanceOptions(thresholds={"cpu": 30, "memory": 30, "pods": 30},
+                            target_thresholds={"cpu": 60, "memory": 60, "pods": 60})
+    plan = plan_rebalance(state, opts)
+    # No PDB overspent: at most its budget of moves per PDB.
+    ledger = PdbLedger(state)
+    spent: dict[str, int] = {}
+    for m in plan.moves:
+        if m.pdb is not None:
+            spent[m.pdb] = spent.get(m.pdb, 0) + 1
+    assert all(n <= ledger.budget(k) for k, n in spent.items())
+    # No move makes its objective worse.
+    for m in plan.moves:
+        assert m.to != m.source
+        assert m.to in m.candidates
+        if m.objective == "utilisation":
+            assert all(plan.after[m.source][r] <= plan.before[m.source][r] for r in ("cpu", "memory", "pods")) \
+                or any(x.to == m.source for x in plan.moves)
+            assert plan.after[m.to]["cpu"] <= 60
+            assert plan.after[m.to]["memory"] <= 60
+    # A pod moves at most once, and the second pass over the predicted result proposes nothing.
+    assert len({m.pod.key for m in plan.moves}) == len(plan.moves)
+    assert plan_rebalance(predicted(state, plan), opts).moves == ()
