@@ -7,18 +7,16 @@ from typing import Annotated
 import typer
 
 from kresched.cli.act import (
+    DryRun,
     DryRunOpt,
-    ServerDryRunOpt,
     YesOpt,
     confirm,
-    json_lines,
     live_reporting,
     make_api,
     make_reporter,
-    write_json_line,
+    write_event,
 )
 from kresched.cli.common import (
-    ENV,
     ContextOpt,
     KubeconfigOpt,
     NoColorOpt,
@@ -26,6 +24,7 @@ from kresched.cli.common import (
     Output,
     OutputOpt,
     SnapshotOpt,
+    at_least,
     command,
     emit,
     load_state,
@@ -54,9 +53,11 @@ MarginOpt = Annotated[int, typer.Option("--margin", metavar="POINTS",
                                              "preferred terms' weights) a move must gain.")]
 LocalStorageOpt = Annotated[bool, typer.Option("--evict-local-storage-pods",
                                                help="Also move pods with emptyDir (their data is lost).")]
-MaxMovesOpt = Annotated[int | None, typer.Option("--max-moves", min=0, help="Moves in total.")]
-MaxPerNodeOpt = Annotated[int | None, typer.Option("--max-moves-per-node", min=0, help="Moves off any one node.")]
-MaxPerNsOpt = Annotated[int | None, typer.Option("--max-moves-per-namespace", min=0,
+MaxMovesOpt = Annotated[int | None, typer.Option("--max-moves", callback=at_least(0), metavar="N",
+                                                 help="Moves in total.")]
+MaxPerNodeOpt = Annotated[int | None, typer.Option("--max-moves-per-node", callback=at_least(0), metavar="N",
+                                                   help="Moves off any one node.")]
+MaxPerNsOpt = Annotated[int | None, typer.Option("--max-moves-per-namespace", callback=at_least(0), metavar="N",
                                                  help="Moves in any one namespace.")]
 
 
@@ -107,14 +108,14 @@ def rebalance_command(
     max_moves: MaxMovesOpt = None,
     max_moves_per_node: MaxPerNodeOpt = None,
     max_moves_per_namespace: MaxPerNsOpt = None,
-    parallel: Annotated[int, typer.Option("--parallel", min=1, help="Workloads moving at once (the pods of one "
-                                                                   "workload move one after another).")] = 5,
+    parallel: Annotated[int, typer.Option("--parallel", callback=at_least(1), metavar="N",
+                                          help="Workloads moving at once (the pods of one workload move one "
+                                               "after another).")] = 5,
     timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION",
                                          help="Stop waiting (for budgets, for replacements) after this; 0 = never.")]
     = "10m",
     yes: YesOpt = False,
-    dry_run: DryRunOpt = False,
-    server_dry_run: ServerDryRunOpt = False,
+    dry_run: DryRunOpt = DryRun.none,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -133,9 +134,10 @@ def rebalance_command(
 
     Examples:
 
+    \b
       kresched rebalance --snapshot demo --dry-run
-
-      kresched rebalance --objective utilisation --target-thresholds cpu=60,memory=60 --max-moves 5 --yes
+      kresched rebalance --snapshot demo --dry-run --objective utilisation --target-thresholds cpu=60,memory=60 -o json
+      kresched rebalance --snapshot demo --dry-run --objective violations,preferences --max-moves 5 -o wide
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
     ropts = build_options(objective, thresholds, target_thresholds, margin, evict_local_storage_pods, max_moves,
@@ -143,15 +145,12 @@ def rebalance_command(
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
     plan = plan_rebalance(state, ropts)
-    if dry_run and not server_dry_run:
+    if dry_run is DryRun.client:
         emit(opts.output, rebalance_dict(plan), lambda: rebalance_view(plan))
         return ExitCode.OK
-    api = make_api(opts, state, False, server_dry_run)
+    api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
-    if json_lines(opts):
-        write_json_line({"action": "plan", **rebalance_dict(plan)})
-    else:
-        ENV.out.print(rebalance_view(plan))
+    write_event(opts, {"action": "plan", **rebalance_dict(plan)}, rebalance_view(plan))
     if not plan.moves:
         report(Event("nothing-to-do", "nothing to move", {}, "ok"))
         return ExitCode.OK
@@ -171,8 +170,5 @@ def rebalance_command(
 
 
 def _summarise(opts: Options, plan: RebalancePlan, result: RebalanceResult) -> None:
-    if json_lines(opts):
-        write_json_line({"action": "summary", **rebalance_dict(plan, result),
-                         "result": rebalance_summary(plan, result)})
-    else:
-        ENV.out.print(summary_view(rebalance_summary(plan, result)))
+    write_event(opts, {"action": "summary", **rebalance_dict(plan, result), "result": rebalance_summary(plan, result)},
+                summary_view(rebalance_summary(plan, result)))

@@ -55,6 +55,7 @@ from kresched.plan.candidates import protected_reason
 from kresched.plan.drain import pod_shape
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
+from kresched.plan.planner import RESERVATION_TAINT
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread, taint_toleration
 from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot, Status
 from kresched.sched.runner import default_plugins
@@ -213,6 +214,8 @@ def _eviction_order(pod: Pod) -> tuple[int, int, str]:
 
 # -- violations -----------------------------------------------------------------------------------
 
+_RESERVATION = (RESERVATION_TAINT.key, RESERVATION_TAINT.value, RESERVATION_TAINT.effect)
+
 _VIOLATION_PLUGINS = (node_affinity.NodeAffinity(), taint_toleration.TaintToleration(),
                       interpod_affinity.InterPodAffinity(), pod_topology_spread.PodTopologySpread())
 
@@ -236,6 +239,14 @@ def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
     """What no longer holds for `pod` on `node` (the node's NodeInfo in `snapshot` without the pod),
     as the filter's reason with its details, or None."""
     info = snapshot.by_name[node]
+    taints = info.node.spec.taints
+    own = [t for t in taints if (t.key, t.value, t.effect) == _RESERVATION]
+    if own:
+        # kresched's own reservation taint is temporary (a preemption in progress, or a leftover
+        # `kresched untaint` removes): pods under it are not in violation.
+        info = info.clone()
+        info.node = msgspec.structs.replace(info.node, spec=msgspec.structs.replace(
+            info.node.spec, taints=tuple(t for t in taints if t not in own)))
     if not _may_violate(pod, info):
         return None
     without = info.clone()
