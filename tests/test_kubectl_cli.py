@@ -378,7 +378,7 @@ def test_progress_is_shown_on_a_terminals_stderr_only_and_never_with_json(cli: R
     args = ("plan", "--all-pending", "--snapshot", "demo")
     on_terminal = cli(*args, stderr_tty=True)
     assert "reading the demo cluster" in on_terminal.stderr
-    assert "read 8 nodes, 102 pods" in on_terminal.stderr  # a status line is cut at the width
+    assert "read 10 nodes, 110 pods" in on_terminal.stderr  # a status line is cut at the width
     assert "planning pending pods: 1 of 2 done" in on_terminal.stderr
     assert "reading" not in on_terminal.stdout
     assert cli(*args).stderr == ""
