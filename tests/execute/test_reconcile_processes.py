@@ -105,7 +105,8 @@ def test_two_passes_started_together_one_works_and_the_other_says_the_lease_is_h
     assert (summary["lock"], summary["podsHelped"], summary["evictions"]) == ("acquired", 2, 3)
     assert summary["bound"] == [{"pod": FIRST, "node": "node-2"}, {"pod": "kube-system/dns", "node": "node-1"}]
     # Everything was done once: one Lease created, each victim evicted once.
-    assert [r.status for r in cluster.calls(LEASE_COLLECTION, "POST")] in ([201], [201, 409])
+    # The server records calls as they complete: the loser's 409 may be logged before the 201.
+    assert sorted(r.status for r in cluster.calls(LEASE_COLLECTION, "POST")) in ([201], [201, 409])
     evictions = [r.path for r in cluster.calls(method="POST") if r.path.endswith("/eviction")]
     assert sorted(evictions) == sorted(set(evictions))
     assert len(evictions) == 3
