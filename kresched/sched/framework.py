@@ -2,7 +2,8 @@
 `pkg/scheduler/framework` (interface.go, types.go, cycle_state.go).
 
 Owns: `Status` and its codes, `NodeInfo` (a node with the pods on it and their summed requests),
-`Snapshot` (all NodeInfos of one run, plus the cluster-wide lists the affinity plugins need),
+`Snapshot` (all NodeInfos of one run, plus the cluster-wide lists the affinity plugins need, and
+plugins' indexes — `Snapshot.index` — derived once per `with_node_info` lineage),
 `CycleState` (per-pod PreFilter and PreScore results, cloned for preemption simulations),
 `FilterPlugin` and `ScorePlugin`, the interfaces each plugin module implements, and the score
 arithmetic they share (`MAX_NODE_SCORE`, `default_normalize_score`, `go_div`). Pure: no I/O, no clock.
@@ -11,7 +12,7 @@ arithmetic they share (`MAX_NODE_SCORE`, `default_normalize_score`, `go_div`). P
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, ClassVar, Protocol
@@ -31,6 +32,7 @@ __all__ = [
     "PreFilterResult",
     "ScorePlugin",
     "Snapshot",
+    "SnapshotIndex",
     "Status",
     "default_normalize_score",
     "go_div",
@@ -373,6 +375,13 @@ class Snapshot:
     _pvc_users: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     _pods_by_namespace: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]] | None = field(
         default=None, init=False, repr=False, compare=False)
+    _indexes: dict[str, SnapshotIndex] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: (the snapshot this one was derived from, the NodeInfo replaced, its replacement) while some
+    #: index is not carried over yet: `index` derives it from the nearest ancestor that has it.
+    _parent: tuple[Snapshot, NodeInfo, NodeInfo] | None = field(default=None, init=False, repr=False,
+                                                                 compare=False)
+    #: How many linked ancestors this snapshot keeps alive (bounded by `_MAX_LINEAGE`).
+    _depth: int = field(default=0, init=False, repr=False, compare=False)
 
     @classmethod
     def from_state(cls, state: ClusterState) -> Snapshot:
@@ -411,13 +420,59 @@ class Snapshot:
         terms select instead of every pod. Valid as long as the NodeInfos of this snapshot are not
         changed in place (clone them, and use `with_node_info`, which carries the index over).
         """
-        if self._pods_by_namespace is None:
+        if self._pods_by_namespace is not None:
+            return self._pods_by_namespace
+        # Derived from the nearest ancestor of the `with_node_info` chain that has it, if any.
+        chain: list[Snapshot] = []
+        snap = self
+        while snap._pods_by_namespace is None and snap._parent is not None:
+            chain.append(snap)
+            snap = snap._parent[0]
+        if snap._pods_by_namespace is None:
             index: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]] = {}
-            for info in self.node_infos:
+            for info in snap.node_infos:
                 for ns, pods in _group_by_namespace(info).items():
                     index.setdefault(ns, []).append((info, pods))
-            self._pods_by_namespace = index
-        return self._pods_by_namespace
+            snap._pods_by_namespace = index
+            snap._drop_parent()
+        index = snap._pods_by_namespace
+        for s in reversed(chain):
+            assert s._parent is not None
+            _, old, new = s._parent
+            index = s._pods_by_namespace = _regroup(index, old, new)
+            s._drop_parent()
+        return index
+
+    def index(self, key: str, build: Callable[[Snapshot], SnapshotIndex]) -> Any:
+        """A plugin's index over this snapshot's NodeInfos, computed once per lineage: built
+        (`build`) on the root of the `with_node_info` chain this snapshot comes from (or the nearest
+        ancestor that has it), then carried down the chain (`SnapshotIndex.replaced`), each step
+        cached. The same validity rule as `pods_by_namespace`: NodeInfos are never changed in place
+        (a simulation clones the NodeInfo it changes and uses `with_node_info`)."""
+        idx = self._indexes.get(key)
+        if idx is not None:
+            return idx
+        chain: list[Snapshot] = []
+        snap = self
+        while key not in snap._indexes and snap._parent is not None:
+            chain.append(snap)
+            snap = snap._parent[0]
+        idx = snap._indexes.get(key)
+        if idx is None:
+            idx = snap._indexes[key] = build(snap)
+            _INDEX_KEYS.add(key)
+            snap._drop_parent()
+        for s in reversed(chain):
+            assert s._parent is not None
+            _, old, new = s._parent
+            idx = s._indexes[key] = idx.replaced(old, new)
+            s._drop_parent()
+        return idx
+
+    def _drop_parent(self) -> None:
+        if self._pods_by_namespace is not None and all(k in self._indexes for k in _INDEX_KEYS):
+            self._parent = None
+            self._depth = 0
 
     def with_node_info(self, info: NodeInfo) -> Snapshot:
         """A snapshot where `info` replaces the NodeInfo of the same node (others shared)."""
@@ -427,19 +482,38 @@ class Snapshot:
         snap = Snapshot(infos, by_name, self.namespace_labels, self.facts, self.storage)
         old = self.by_name.get(info.name)
         if self._pods_by_namespace is not None and old is not None:
-            # Re-group only the namespaces of the pods on the replaced node.
-            index = dict(self._pods_by_namespace)
-            groups = _group_by_namespace(info)
-            for ns in {p.metadata.namespace for p in old.pods} | groups.keys():
-                entries = [e for e in index.get(ns, ()) if e[0].name != info.name]
-                if ns in groups:
-                    entries.append((info, groups[ns]))
-                if entries:
-                    index[ns] = entries
-                else:
-                    index.pop(ns, None)
-            snap._pods_by_namespace = index
+            snap._pods_by_namespace = _regroup(self._pods_by_namespace, old, info)
+        if old is not None:
+            snap._indexes = {k: idx.replaced(old, info) for k, idx in self._indexes.items()}
+            if (self._depth < _MAX_LINEAGE
+                    and (snap._pods_by_namespace is None or not _INDEX_KEYS
+                         or any(k not in snap._indexes for k in _INDEX_KEYS))):
+                snap._parent = (self, old, info)
+                snap._depth = self._depth + 1 if self._parent is not None else 1
         return snap
+
+
+#: Every `Snapshot.index` key asked for so far (a snapshot that has them all needs no parent).
+_INDEX_KEYS: set[str] = set()
+#: The longest chain of ancestors a snapshot keeps for deriving indexes (memory bound; past it an
+#: index is built afresh, with the same result).
+_MAX_LINEAGE = 64
+
+
+def _regroup(index: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]], old: NodeInfo, info: NodeInfo
+             ) -> dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]]:
+    """`pods_by_namespace` after `info` replaced `old`: only the namespaces of their pods re-grouped."""
+    index = dict(index)
+    groups = _group_by_namespace(info)
+    for ns in {p.metadata.namespace for p in old.pods} | groups.keys():
+        entries = [e for e in index.get(ns, ()) if e[0].name != info.name]
+        if ns in groups:
+            entries.append((info, groups[ns]))
+        if entries:
+            index[ns] = entries
+        else:
+            index.pop(ns, None)
+    return index
 
 
 def _group_by_namespace(info: NodeInfo) -> dict[str, tuple[Pod, ...]]:
@@ -447,6 +521,14 @@ def _group_by_namespace(info: NodeInfo) -> dict[str, tuple[Pod, ...]]:
     for p in info.pods:
         groups.setdefault(p.metadata.namespace, []).append(p)
     return {ns: tuple(pods) for ns, pods in groups.items()}
+
+
+class SnapshotIndex(Protocol):
+    """A derived index a plugin keeps on a `Snapshot` (`Snapshot.index`)."""
+
+    def replaced(self, old: NodeInfo, new: NodeInfo) -> SnapshotIndex:
+        """The index of a snapshot where `new` replaces `old` (self stays valid for the old one)."""
+        ...
 
 
 class PluginState(Protocol):

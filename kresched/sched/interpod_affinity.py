@@ -76,6 +76,15 @@ value, so for the incoming pod's preferred terms the namespaces its `namespaceSe
 are added to `namespaces` but the selector itself stays, and is then matched against *empty*
 namespace labels: a selector that matches an empty label set (only `NotIn` / `DoesNotExist`
 requirements) makes the term apply to pods of every namespace. `_score_incoming_term` keeps that.
+How PreScore visits existing pods' terms (same sums as the per-pod walk `_add_existing_terms`, kept
+as the reference the property tests compare against): `_ExistingTermsIndex` groups the terms of every
+pod in `pods_with_affinity` by signature (the term, the owner's namespace when the term defaults to it,
+the owner's values of its match/mismatch label keys — all `build_affinity_term` reads) with, per
+(weight or "required", topology key), how many pods put it at each topology value of their node
+(nodes without labels or without the key put it nowhere; terminal pods are not in NodeInfos). It is
+built once per `Snapshot` lineage (`Snapshot.index`) and carried through `with_node_info` by
+subtracting the replaced node's contributions and adding the new one's; PreScore matches each
+distinct term once and adds weight × multiplicity (int32 weights, int64 sums, as upstream).
 Deliberate differences of the score half: an unparsable selector matches nothing (upstream fails
 PreScore with an Error status; the API server rejects such pods), and the int64 sums are not
 wrapped on overflow (it would take more than 10^16 matching pods).
@@ -87,6 +96,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
+
+import msgspec
 
 from kresched.model.objects import (
     LabelSelector,
@@ -304,7 +315,8 @@ class InterPodAffinity:
                       for w in preferred_anti]
             _add_incoming_terms(topology_score, terms, snapshot)
         ns_labels = known.get(pod.metadata.namespace, _NO_LABELS)
-        _add_existing_terms(topology_score, pod, ns_labels, snapshot.node_infos, _int32(self.hard_pod_affinity_weight))
+        index: _ExistingTermsIndex = snapshot.index(_EXISTING_TERMS_INDEX, _ExistingTermsIndex.build)
+        index.add_to(topology_score, pod, ns_labels, _int32(self.hard_pod_affinity_weight))
         if not topology_score:
             return Status(Code.SKIP)
         cycle.write(_PRESCORE_KEY, _ScoreState(topology_score))
@@ -520,6 +532,163 @@ def _add_existing_terms(scores: _ScoreMap, pod: Pod, ns_labels: Mapping[str, str
                 value = labels.get(t.topology_key)
                 if value is not None and t.matches(pod, ns_labels):
                     _add(scores, t.topology_key, value, w)
+
+
+#: `Snapshot.index` key of `_ExistingTermsIndex`.
+_EXISTING_TERMS_INDEX = NAME + "/existing-score-terms"
+#: Where an existing pod's scoring terms with their signatures are cached (see `_signed_terms`).
+_SIGNED_TERMS_ATTR = "_kresched_interpod_affinity_signed_terms"
+#: What decides whether a term matches a pod (see `_interned`): equal signatures, equal terms.
+_Signature = bytes
+#: (signature, the term, weight — None for a required term, weighted by hard_pod_affinity_weight).
+_SignedTerm = tuple[_Signature, AffinityTerm, "int | None"]
+#: (weight or None, topology key) → topology value → how many existing pods put that term there.
+_Entries = dict[tuple["int | None", str], dict[str, int]]
+
+
+class _ExistingTermsIndex:
+    """The existing pods' scoring terms of a whole snapshot, grouped by signature: for each
+    distinct term, a representative `AffinityTerm` and, per (weight, topology key), the multiplicity
+    of each topology value (one per pod on a node carrying the key). PreScore evaluates each
+    distinct term once against the incoming pod and adds weight × multiplicity — the same sums as
+    visiting every pod (`_add_existing_terms`, kept as the reference).
+
+    Built once per snapshot (`Snapshot.index`) and carried over by `with_node_info`, which
+    subtracts the replaced node's contributions and adds the new one's (copy on write: the old
+    snapshot's index stays valid)."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, groups: dict[_Signature, tuple[AffinityTerm, _Entries]]) -> None:
+        self.groups = groups
+
+    @classmethod
+    def build(cls, snapshot: Snapshot) -> _ExistingTermsIndex:
+        groups: dict[_Signature, tuple[AffinityTerm, _Entries]] = {}
+        for info in snapshot.node_infos:
+            for sig, term, w, key, value in _node_contributions(info):
+                group = groups.get(sig)
+                if group is None:
+                    group = groups[sig] = (term, {})
+                values = group[1].get((w, key))
+                if values is None:
+                    values = group[1][(w, key)] = {}
+                values[value] = values.get(value, 0) + 1
+        return cls(groups)
+
+    def replaced(self, old: NodeInfo, new: NodeInfo) -> _ExistingTermsIndex:
+        deltas: dict[tuple[_Signature, int | None, str, str], int] = {}
+        terms: dict[_Signature, AffinityTerm] = {}
+        for sign, info in ((-1, old), (1, new)):
+            if not info.pods_with_affinity:
+                continue
+            for sig, term, w, key, value in _node_contributions(info):
+                k = (sig, w, key, value)
+                deltas[k] = deltas.get(k, 0) + sign
+                if sign > 0:
+                    terms[sig] = term
+        changed = {k: d for k, d in deltas.items() if d}
+        if not changed:
+            return self
+        groups = dict(self.groups)
+        copied_groups: set[_Signature] = set()
+        copied_values: set[tuple[_Signature, int | None, str]] = set()
+        for (sig, w, key, value), d in changed.items():
+            group = groups.get(sig)
+            if group is None:
+                group = groups[sig] = (terms[sig], {})
+                copied_groups.add(sig)
+            elif sig not in copied_groups:
+                group = groups[sig] = (group[0], dict(group[1]))
+                copied_groups.add(sig)
+            entries = group[1]
+            values = entries.get((w, key))
+            if values is None:
+                values = entries[(w, key)] = {}
+                copied_values.add((sig, w, key))
+            elif (sig, w, key) not in copied_values:
+                values = entries[(w, key)] = dict(values)
+                copied_values.add((sig, w, key))
+            n = values.get(value, 0) + d
+            if n:
+                values[value] = n
+            else:
+                del values[value]
+                if not values:
+                    del entries[(w, key)]
+                    if not entries:
+                        del groups[sig]
+        return _ExistingTermsIndex(groups)
+
+    def add_to(self, scores: _ScoreMap, pod: Pod, ns_labels: Mapping[str, str], hard_weight: int) -> None:
+        """`_add_existing_terms` over the whole snapshot, one match per distinct term."""
+        for term, entries in self.groups.values():
+            if not term.matches(pod, ns_labels):
+                continue
+            for (w, key), values in entries.items():
+                if w is None:
+                    if hard_weight <= 0:
+                        continue
+                    w = hard_weight
+                bucket = scores.get(key)
+                if bucket is None:
+                    bucket = scores[key] = {}
+                for value, n in values.items():
+                    bucket[value] = bucket.get(value, 0) + w * n
+
+
+def _node_contributions(info: NodeInfo) -> Iterable[tuple[_Signature, AffinityTerm, int | None, str, str]]:
+    """Each (term, topology value) an existing pod on this node scores at: one per term whose
+    topology key the node carries (a node without labels carries none)."""
+    labels = info.node.metadata.labels
+    if not labels:
+        return
+    for existing in info.pods_with_affinity:
+        for sig, term, w in _signed_terms(existing):
+            value = labels.get(term.topology_key)
+            if value is not None:
+                yield sig, term, w, term.topology_key, value
+
+
+def _signed_terms(pod: Pod) -> tuple[_SignedTerm, ...]:
+    """`_existing_score_terms` of the pod with each term's signature, computed once per pod object;
+    equal terms of different pods (replicas) share one `AffinityTerm`."""
+    cached = pod.__dict__.get(_SIGNED_TERMS_ATTR)
+    if cached is not None:
+        return cached
+    out: list[_SignedTerm] = []
+    aff = pod.spec.affinity
+    if aff is not None:
+        if aff.pod_affinity is not None:
+            out += [(*_interned(pod, t), None)
+                    for t in aff.pod_affinity.required_during_scheduling_ignored_during_execution]
+        preferred, anti = _preferred(pod)
+        out += [(*_interned(pod, w.pod_affinity_term), _int32(w.weight)) for w in preferred]
+        out += [(*_interned(pod, w.pod_affinity_term), _int32(-w.weight)) for w in anti]
+    result = tuple(out)
+    pod.__dict__[_SIGNED_TERMS_ATTR] = result
+    return result
+
+
+#: Interned existing-pod terms by signature (bounded: cleared when it grows past the limit).
+_INTERNED: dict[bytes, AffinityTerm] = {}
+_INTERNED_LIMIT = 100_000
+
+
+def _interned(pod: Pod, term: PodAffinityTerm) -> tuple[_Signature, AffinityTerm]:
+    """The term's signature — everything `build_affinity_term(pod, term)` reads: the term, the
+    pod's namespace when the term defaults to it, and the pod's values of the match/mismatch label
+    keys — and the built term, shared by every pod with that signature."""
+    default_ns = pod.metadata.namespace if not term.namespaces and term.namespace_selector is None else None
+    labels = pod.metadata.labels
+    sig = msgspec.json.encode((default_ns, term, [labels.get(k) for k in term.match_label_keys],
+                               [labels.get(k) for k in term.mismatch_label_keys]))
+    built = _INTERNED.get(sig)
+    if built is None:
+        if len(_INTERNED) >= _INTERNED_LIMIT:
+            _INTERNED.clear()
+        built = _INTERNED[sig] = build_affinity_term(pod, term)
+    return sig, built
 
 
 def _existing_score_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[_WeightedTerm, ...]]:

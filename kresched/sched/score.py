@@ -123,11 +123,24 @@ def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleSta
             if not 0 <= s <= MAX_NODE_SCORE:
                 raise AssertionError(f"plugin {pl.name} returned the normalized score {s}, outside 0..{MAX_NODE_SCORE}")
         columns.append((pl.name, weight, raw, normalized))
-    out = []
-    for i, info in enumerate(nodes):
-        scores = tuple(PluginScore(name, raw[i], norm[i], norm[i] * weight) for name, weight, raw, norm in columns)
-        out.append(NodeScore(info.name, scores, sum(s.weighted for s in scores)))
-    return out
+    # Per node, one PluginScore per plugin: equal ones (most nodes share a few values per plugin)
+    # are one immutable object, and the totals are summed column by column.
+    interned: dict[tuple[str, int, int, int], PluginScore] = {}
+    per_plugin: list[list[PluginScore]] = []
+    totals = [0] * len(nodes)
+    for name, weight, raw, norm in columns:
+        column = []
+        for i, (r, n) in enumerate(zip(raw, norm, strict=True)):
+            w = n * weight
+            totals[i] += w
+            key = (name, r, n, w)
+            ps = interned.get(key)
+            if ps is None:
+                ps = interned[key] = PluginScore(name, r, n, w)
+            column.append(ps)
+        per_plugin.append(column)
+    rows = zip(*per_plugin, strict=True) if per_plugin else ((),) * len(nodes)
+    return [NodeScore(info.name, tuple(row), total) for info, row, total in zip(nodes, rows, totals, strict=True)]
 
 
 def select_host(scores: Sequence[NodeScore], sampled: bool = False) -> Selection:

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from kresched.model.objects import Node, Pod, PodAffinityTerm
 from kresched.model.selectors import label_selector_matches
+from kresched.sched import interpod_affinity as ipa
 from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Snapshot
 from kresched.sched.interpod_affinity import NAME, InterPodAffinity
 from kresched.sched.score import prioritize_nodes
@@ -585,3 +586,70 @@ def test_normalized_scores_stay_within_0_and_100(raw: list[int]) -> None:
     if raw and max(raw) > min(raw):
         assert max(scores) == MAX_NODE_SCORE
         assert min(scores) == 0
+
+
+# -- the existing pods' term index (per snapshot, carried through `with_node_info`) ---------------
+
+_OPS = st.lists(st.tuples(st.sampled_from(["add", "remove", "relabel"]), st.integers(0, 3), _NAMESPACE,
+                          _POD_LABELS, _AFFINITY, _NODE_LABELS), max_size=6)
+
+
+def _score_map(pod: Pod, snapshot: Snapshot, hard: int) -> dict[str, dict[str, int]] | None:
+    cycle = CycleState()
+    status = InterPodAffinity(hard_pod_affinity_weight=hard).pre_score(cycle, pod, snapshot.node_infos, snapshot)
+    if status.code == Code.SKIP:
+        return None
+    return cycle.read("PreScore" + NAME).topology_score
+
+
+def _literal_existing(pod: Pod, snapshot: Snapshot, hard: int) -> dict[str, dict[str, int]]:
+    """The unindexed walk over every existing pod with affinity (`_add_existing_terms`)."""
+    out: dict[str, dict[str, int]] = {}
+    ns_labels = snapshot.namespace_labels.get(pod.metadata.namespace, {})
+    ipa._add_existing_terms(out, pod, ns_labels, snapshot.node_infos, ipa._int32(hard))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_NODE_LABELS, min_size=1, max_size=4),
+       st.lists(st.tuples(st.integers(0, 3), _NAMESPACE, _POD_LABELS, _AFFINITY), max_size=8),
+       _OPS, st.lists(st.tuples(_NAMESPACE, _POD_LABELS, _AFFINITY), min_size=1, max_size=3),
+       st.sampled_from([0, 1, 5, 2**31 + 3, 2**32 + 7]), st.booleans(), st.randoms(use_true_random=False))
+def test_the_index_carried_through_simulations_scores_as_a_fresh_walk(
+        node_labels: list[dict[str, str]], existing: list[tuple[int, str, dict[str, str], dict[str, Any] | None]],
+        ops: list[tuple[str, int, str, dict[str, str], dict[str, Any] | None, dict[str, str]]],
+        incoming: list[tuple[str, dict[str, str], dict[str, Any] | None]], hard: int, prebuild: bool,
+        rnd: Any) -> None:
+    # Replicas of a workload share terms (the small strategy space makes equal signatures common);
+    # each step replaces one NodeInfo as the planner and drain do, and every snapshot along the way —
+    # including the earlier ones, whose index must not change — scores as the literal walk and as
+    # the literal port of upstream does. Without `prebuild` no snapshot has the index when the chain
+    # is made: the first one scored derives it from the root (`Snapshot.index`), in random order.
+    nodes = [_node(f"n{i}", lab) for i, lab in enumerate(node_labels)]
+    pods = [_pod(f"n{i % len(nodes)}", lab, aff, pns) for i, pns, lab, aff in existing]
+    snapshot = _snapshot(nodes, pods, _NS_LABELS)
+    probes = [_incoming(lab, aff, ns=ns) for ns, lab, aff in incoming]
+    chain = [snapshot]
+    if prebuild:
+        for pod in probes:
+            _score_map(pod, snapshot, hard)  # builds the index on the first snapshot
+    for op, i, ns, labels, aff, new_labels in ops:
+        info = snapshot.node_infos[i % len(nodes)].clone()
+        if op == "add":
+            info.add_pod(_pod(info.name, labels, aff, ns))
+        elif op == "remove" and info.pods:
+            info.remove_pod(info.pods[i % len(info.pods)])
+        elif op == "relabel":
+            info.node = _node(info.name, new_labels)
+        snapshot = snapshot.with_node_info(info)
+        chain.append(snapshot)
+    rnd.shuffle(chain)
+    for snap in chain:
+        fresh = Snapshot(list(snap.node_infos), dict(snap.by_name), dict(snap.namespace_labels))
+        for pod in probes:
+            got = _score_map(pod, snap, hard)
+            assert got == _score_map(pod, fresh, hard)
+            want = _reference(pod, snap, ipa._int32(hard), False)
+            assert got == want
+            if not (pod.spec.affinity and (pod.spec.affinity.pod_affinity or pod.spec.affinity.pod_anti_affinity)):
+                assert (got or {}) == _literal_existing(pod, snap, hard)

@@ -496,3 +496,31 @@ def test_zone_interleaved_is_a_permutation_taking_one_node_per_zone_in_turn(zone
     for r in range(max((len(m) for m in by_zone.values()), default=0)):
         expected.extend(m[r] for m in by_zone.values() if r < len(m))
     assert order == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 6), st.lists(st.tuples(st.integers(0, 5), st.booleans(), st.booleans()), max_size=5),
+       st.data())
+def test_prioritize_nodes_builds_what_a_literal_per_node_loop_builds(
+        n_nodes: int, plugins: list[tuple[int, bool, bool]], data: st.DataObject) -> None:
+    # `prioritize_nodes` shares equal PluginScore objects and sums totals column by column; the
+    # result must equal the literal per-node construction (upstream's NodePluginScores loop).
+    names = [f"node{i}" for i in range(n_nodes)]
+    fakes: list[tuple[Any, int]] = []
+    for k, (weight, skip, normalize) in enumerate(plugins):
+        raw = {n: data.draw(st.integers(0, 3) if normalize else st.integers(0, MAX_NODE_SCORE)) for n in names}
+        norm = (lambda s: s.__setitem__(slice(None), [v * 10 for v in s])) if normalize else None
+        fakes.append((_Fake(f"P{k}", raw.__getitem__, skip=skip, normalize=norm), weight))
+    infos, snapshot = _snapshot([_zoned(n) for n in names])
+    got = prioritize_nodes(fakes, CycleState(), make_pod("p"), infos, snapshot)
+    want = []
+    for info in infos:
+        row = []
+        for pl, weight in fakes:
+            if pl._skip:
+                continue
+            r = pl._score(info.name)
+            n = r * 10 if pl._normalize is not None else r
+            row.append(PluginScore(pl.name, r, n, n * weight))
+        want.append(NodeScore(info.name, tuple(row), sum(p.weighted for p in row)))
+    assert got == want

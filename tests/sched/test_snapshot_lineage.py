@@ -1,0 +1,71 @@
+"""`Snapshot.with_node_info` chains: `pods_by_namespace` and plugin indexes (`Snapshot.index`) that a
+snapshot derives from its ancestors must equal what a fresh snapshot of the same NodeInfos builds,
+whichever snapshots of the chain asked first, and must never change an ancestor's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kresched.model.objects import Node
+from kresched.sched import framework
+from kresched.sched.framework import NodeInfo, Snapshot
+from tests.builders import make_pod
+
+_NAMESPACE = st.sampled_from(["a", "b", "c"])
+
+
+def _node(name: str) -> Node:
+    return msgspec.convert({"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}}}, Node)
+
+
+def _canonical(index: dict[str, list[tuple[NodeInfo, tuple[Any, ...]]]]) -> dict[str, dict[str, list[str]]]:
+    return {ns: {info.name: sorted(p.key for p in pods) for info, pods in entries}
+            for ns, entries in index.items()}
+
+
+def _fresh(snap: Snapshot) -> dict[str, dict[str, list[str]]]:
+    return _canonical(Snapshot(list(snap.node_infos), dict(snap.by_name)).pods_by_namespace())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.lists(st.tuples(st.integers(0, 3), _NAMESPACE), max_size=8),
+       st.lists(st.tuples(st.booleans(), st.integers(0, 7), _NAMESPACE), max_size=8),
+       st.sets(st.integers(0, 8)), st.randoms(use_true_random=False), st.sampled_from([1, 2, 64]))
+def test_pods_by_namespace_derived_down_a_chain_is_a_fresh_grouping(
+        n_nodes: int, pods: list[tuple[int, str]], ops: list[tuple[bool, int, str]], asked_early: set[int],
+        rnd: Any, max_lineage: int) -> None:
+    saved = framework._MAX_LINEAGE
+    framework._MAX_LINEAGE = max_lineage  # short chains: past the bound a snapshot groups afresh
+    try:
+        _check_chain(n_nodes, pods, ops, asked_early, rnd)
+    finally:
+        framework._MAX_LINEAGE = saved
+
+
+def _check_chain(n_nodes: int, pods: list[tuple[int, str]], ops: list[tuple[bool, int, str]],
+                 asked_early: set[int], rnd: Any) -> None:
+    nodes = [_node(f"n{i}") for i in range(n_nodes)]
+    existing = [make_pod(f"p{k}", ns, node=f"n{i % n_nodes}") for k, (i, ns) in enumerate(pods)]
+    infos = [NodeInfo(n, [p for p in existing if p.spec.node_name == n.metadata.name]) for n in nodes]
+    snapshot = Snapshot(infos, {i.name: i for i in infos})
+    chain = [snapshot]
+    for k, (add, i, ns) in enumerate(ops):
+        if len(chain) - 1 in asked_early:
+            chain[-1].pods_by_namespace()
+        info = snapshot.node_infos[i % n_nodes].clone()
+        if add:
+            info.add_pod(make_pod(f"q{k}", ns, node=info.name))
+        elif info.pods:
+            info.remove_pod(info.pods[i % len(info.pods)])
+        snapshot = snapshot.with_node_info(info)
+        chain.append(snapshot)
+    want = [_fresh(s) for s in chain]
+    order = list(range(len(chain)))
+    rnd.shuffle(order)
+    for k in order:
+        assert _canonical(chain[k].pods_by_namespace()) == want[k]
+    assert [_canonical(s.pods_by_namespace()) for s in chain] == want
