@@ -374,6 +374,17 @@ def test_untaint_dry_run_on_the_demo_would_remove_its_leftover_reservation(cli: 
 
 # -- 4. progress ----------------------------------------------------------------------------------------
 
+def test_progress_while_listing_a_cluster_counts_the_objects_read(cli: Run, fake_api: FakeApiServer,
+                                                                   fake_kubeconfig: Path) -> None:
+    fake_api.load(load_snapshot("demo"))
+    args = ("plan", "--all-pending", "--kubeconfig", str(fake_kubeconfig))
+    on_terminal = cli(*args, stderr_tty=True)
+    assert on_terminal.exit_code in (0, 3), on_terminal.stderr
+    # One status per page (the terminal shows the latest at each refresh); the pods are listed last.
+    assert "listing Pods from the cluster: 110 so far" in on_terminal.stderr
+    assert cli(*args).stderr == ""
+
+
 def test_progress_is_shown_on_a_terminals_stderr_only_and_never_with_json(cli: Run) -> None:
     args = ("plan", "--all-pending", "--snapshot", "demo")
     on_terminal = cli(*args, stderr_tty=True)

@@ -267,8 +267,11 @@ def load_state(opts: Options) -> ClusterState:
         return state
     from kresched.sources.live import connect, load_live
 
-    with progress(opts, "listing nodes, pods, PodDisruptionBudgets and PriorityClasses from the cluster"):
-        return load_live(connect(opts.kubeconfig, opts.context))
+    with progress(opts, "listing nodes, pods, PodDisruptionBudgets and PriorityClasses from the cluster") as p:
+        def on_page(kind: str, count: int, read: int) -> None:
+            p.update(f"listing {kind}s from the cluster: {count} so far ({size_text(read)} read)")
+
+        return load_live(connect(opts.kubeconfig, opts.context), on_page=on_page if p.shown else None)
 
 
 def _check_snapshot_exists(spec: str) -> None:

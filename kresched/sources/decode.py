@@ -100,6 +100,12 @@ class Objects:
         elif isinstance(obj, CSINode):
             self.csi_nodes.append(obj)
 
+    def count(self) -> int:
+        """How many objects, of every kind."""
+        return (len(self.nodes) + len(self.pods) + len(self.pdbs) + len(self.priority_classes) + len(self.namespaces)
+                + len(self.workloads) + len(self.pvs) + len(self.pvcs) + len(self.storage_classes)
+                + len(self.csi_nodes))
+
     def extend(self, other: Objects) -> None:
         self.nodes += other.nodes
         self.pods += other.pods

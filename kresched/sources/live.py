@@ -655,25 +655,31 @@ def _decode_list_head(data: bytes) -> _ListHead:
     return _list_head.decode(data)
 
 
+#: Told after each page: the kind being listed, how many of it so far, and the bytes read in all.
+OnPage = Callable[[str, int, int], None]
+
+
 def load_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
-              retry: RetryPolicy | None = None) -> ClusterState:
+              retry: RetryPolicy | None = None, on_page: OnPage | None = None) -> ClusterState:
     """Read the cluster state from the API server (see `read_live`) and index it."""
     with paused_gc():
-        return build_state(read_live(client, page_size, retry=retry))
+        return build_state(read_live(client, page_size, retry=retry, on_page=on_page))
 
 
 def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
-              retry: RetryPolicy | None = None) -> Objects:
+              retry: RetryPolicy | None = None, on_page: OnPage | None = None) -> Objects:
     """List every kind a plan needs, `page_size` objects a request, retrying transient failures
-    with `retry` (default `LIST_RETRY`); every failure left is a `ClusterAccessError`.
+    with `retry` (default `LIST_RETRY`); every failure left is a `ClusterAccessError`. `on_page`
+    (progress on a terminal) is told after every page.
     """
     if page_size < 1:
         raise ValueError("page_size must be at least 1")
     policy = replace(retry if retry is not None else LIST_RETRY, retry_after=retry_after_seconds)
     out = Objects()
+    read = [0]
     for spec in _LISTS:
         try:
-            out.extend(_list_all(client, spec, page_size, policy))
+            out.extend(_list_all(client, spec, page_size, policy, on_page, read))
         except Exception as exc:
             err = access_error(exc, spec.call, client)
             if err is None:
@@ -684,7 +690,8 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
     return out
 
 
-def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: RetryPolicy) -> Objects:
+def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: RetryPolicy,
+              on_page: OnPage | None = None, read: list[int] | None = None) -> Objects:
     """All pages of one list. A 410 Gone on a continue token (the list took longer than the server
     keeps its snapshot) restarts the list once from the beginning: mixing pages of two snapshots
     could show a pod twice or not at all.
@@ -718,11 +725,16 @@ def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: Retry
                     raise ClusterAccessError(f"{origin}: expected a {spec.kind}List from the API server, "
                                              f"got {head.kind or 'something without a kind'}")
                 try:
-                    objects.extend(decode_json(data, origin, item_kind=spec.kind))
+                    page_objects = decode_json(data, origin, item_kind=spec.kind)
                 except InputError as exc:
                     # Not the operator's input: the server's answer. Nothing is acted upon.
                     raise ClusterAccessError(f"the API server sent an object kresched cannot use: {exc.message}") \
                         from None
+                objects.extend(page_objects)
+                if on_page is not None:
+                    if read is not None:
+                        read[0] += len(data)
+                    on_page(spec.kind, objects.count(), read[0] if read is not None else len(data))
                 token = head.metadata.continue_ or None
                 if token is None:
                     return objects
