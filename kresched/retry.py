@@ -19,9 +19,10 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import tenacity
+if TYPE_CHECKING:
+    import tenacity
 
 __all__ = [
     "RetryPolicy",
@@ -68,6 +69,8 @@ class RetryPolicy:
 
     def retrying(self, retry_on: Callable[[BaseException], bool]) -> tenacity.Retrying:
         """A tenacity `Retrying` (iterate it: `for attempt in policy.retrying(...): with attempt: ...`)."""
+        import tenacity  # here: only acting and the live path retry, and a snapshot run starts without it
+
         stop: Any = tenacity.stop_never
         if self.attempts is not None:
             stop = tenacity.stop_after_attempt(self.attempts)

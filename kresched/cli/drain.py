@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -36,15 +36,13 @@ from kresched.cli.complete import complete_nodes
 from kresched.cli.progress import progress
 from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode, InputError, KreschedError
-from kresched.execute.drain import DrainOptions as ExecOptions
-from kresched.execute.drain import DrainResult, drain
-from kresched.execute.events import Event
-from kresched.execute.preempt import Terminated, signals_as_exceptions
 from kresched.model.cluster import ClusterState
 from kresched.model.selectors import label_selector_matches
-from kresched.plan.drain import DrainOptions, DrainPlan, parse_selector, plan_drain
-from kresched.render.drain import drain_summary, preflight_dict, preflight_view
-from kresched.render.events import summary_text
+
+if TYPE_CHECKING:
+    from kresched.execute.drain import DrainResult
+    from kresched.plan.drain import DrainPlan
+
 
 #: kubectl drain waits forever by default; a CI gate needs an end, and a PodDisruptionBudget that
 #: nothing gives back must fail the run rather than hang it.
@@ -108,6 +106,10 @@ def drain_command(
       kresched drain node/worker-b3 --ignore-daemonsets --delete-emptydir-data --force --dry-run --snapshot demo
       kresched drain -l topology.kubernetes.io/zone=eu-west-1c --ignore-daemonsets --dry-run --snapshot demo -o json
     """
+    # Imported here, not at the top: every other verb, and a client dry run, start without them.
+    from kresched.plan.drain import DrainOptions, parse_selector, plan_drain
+    from kresched.render.drain import preflight_dict, preflight_view
+
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
     try:
         pods_selected = parse_selector(pod_selector) if pod_selector else None
@@ -128,6 +130,11 @@ def drain_command(
     if dry_run is DryRun.client:
         emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan, wide=opts.output is Output.wide))
         return _dry_run_verdict(plan, allow_pending, timeout)
+    # Acting for real (or with dryRun=All): only now the execution layer.
+    from kresched.execute.drain import DrainOptions as ExecOptions
+    from kresched.execute.drain import DrainResult, drain
+    from kresched.execute.events import Event
+    from kresched.execute.preempt import Terminated, signals_as_exceptions
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
     write_event(opts, {"action": "preflight", **preflight_dict(plan)},
@@ -202,6 +209,9 @@ def _dry_run_verdict(plan: DrainPlan, allow_pending: bool, timeout: str) -> int:
 
 
 def _summarise(opts: Options, result: DrainResult, nodes: list[str]) -> None:
+    from kresched.render.drain import drain_summary
+    from kresched.render.events import summary_text
+
     data = drain_summary(result, nodes)
     write_event(opts, {"action": "summary", **data}, summary_text(data))
 

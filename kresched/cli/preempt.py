@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -34,13 +34,13 @@ from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt, PodArg, PodOpt
 from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
-from kresched.execute.events import Event
-from kresched.execute.preempt import PreemptOptions, PreemptResult, Terminated, preempt, signals_as_exceptions
 from kresched.model.cluster import ClusterState
 from kresched.plan.planner import Plan, PlanOptions, plan_pod
-from kresched.render.events import summary_text
 from kresched.render.plan import plan_dict, plan_view
-from kresched.render.results import preempt_summary
+
+if TYPE_CHECKING:
+    from kresched.execute.preempt import PreemptResult
+
 
 
 @command
@@ -78,6 +78,10 @@ def preempt_command(
       kresched preempt metrics-server-5p9lfwkgvh-mkd72 -n kube-system --dry-run --snapshot demo
       kresched preempt kube-system/metrics-server-5p9lfwkgvh-mkd72 --dry-run=client --snapshot demo -o yaml
     """
+    # Imported here, not at the top: every other verb (and a snapshot run) starts without them.
+    from kresched.execute.events import Event
+    from kresched.execute.preempt import PreemptOptions, Terminated, preempt, signals_as_exceptions
+
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
@@ -123,6 +127,9 @@ def _show(plan: Plan, state: ClusterState, opts: Options) -> None:
 
 
 def _summary(r: PreemptResult, mode: str, opts: Options) -> None:
+    from kresched.render.events import summary_text
+    from kresched.render.results import preempt_summary
+
     data = preempt_summary(r, mode)
     write_event(opts, {"action": "summary", **data}, summary_text(data))
 

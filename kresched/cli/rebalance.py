@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -32,12 +32,12 @@ from kresched.cli.common import (
     parse_duration,
 )
 from kresched.errors import ExitCode, InputError
-from kresched.execute.events import Event
-from kresched.execute.preempt import Terminated, signals_as_exceptions
-from kresched.execute.rebalance import RebalanceOptions as ExecOptions
-from kresched.execute.rebalance import RebalanceResult, rebalance
-from kresched.plan.rebalance import OBJECTIVES, RebalanceOptions, RebalancePlan, plan_rebalance, validate_options
-from kresched.render.rebalance import rebalance_dict, rebalance_summary, rebalance_view, summary_view
+from kresched.plan.objectives import OBJECTIVES
+
+if TYPE_CHECKING:
+    from kresched.execute.rebalance import RebalanceResult
+    from kresched.plan.rebalance import RebalanceOptions, RebalancePlan
+
 
 ObjectiveOpt = Annotated[list[str] | None, typer.Option(
     "--objective", metavar="NAME[,NAME]",
@@ -88,6 +88,8 @@ def parse_thresholds(text: str, option: str) -> dict[str, int]:
 def build_options(objective: list[str] | None, thresholds: str, target_thresholds: str, margin: int,
                   evict_local_storage_pods: bool, max_moves: int | None, max_moves_per_node: int | None,
                   max_moves_per_namespace: int | None) -> RebalanceOptions:
+    from kresched.plan.rebalance import RebalanceOptions, validate_options
+
     low = {"cpu": 20, "memory": 20, "pods": 20} | parse_thresholds(thresholds, "--thresholds")
     high = {"cpu": 50, "memory": 50, "pods": 50} | parse_thresholds(target_thresholds, "--target-thresholds")
     opts = RebalanceOptions(parse_objectives(objective), low, high, margin, evict_local_storage_pods, max_moves,
@@ -139,6 +141,10 @@ def rebalance_command(
       kresched rebalance --snapshot demo --dry-run --objective utilisation --target-thresholds cpu=60,memory=60 -o json
       kresched rebalance --snapshot demo --dry-run --objective violations,preferences --max-moves 5 -o wide
     """
+    # Imported here, not at the top: every other verb, and a client dry run, start without them.
+    from kresched.plan.rebalance import plan_rebalance
+    from kresched.render.rebalance import rebalance_dict, rebalance_view
+
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
     ropts = build_options(objective, thresholds, target_thresholds, margin, evict_local_storage_pods, max_moves,
                           max_moves_per_node, max_moves_per_namespace)
@@ -148,6 +154,11 @@ def rebalance_command(
     if dry_run is DryRun.client:
         emit(opts.output, rebalance_dict(plan), lambda: rebalance_view(plan))
         return ExitCode.OK
+    # Acting for real (or with dryRun=All): only now the execution layer.
+    from kresched.execute.events import Event
+    from kresched.execute.preempt import Terminated, signals_as_exceptions
+    from kresched.execute.rebalance import RebalanceOptions as ExecOptions
+    from kresched.execute.rebalance import RebalanceResult, rebalance
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
     write_event(opts, {"action": "plan", **rebalance_dict(plan)}, rebalance_view(plan))
@@ -170,5 +181,7 @@ def rebalance_command(
 
 
 def _summarise(opts: Options, plan: RebalancePlan, result: RebalanceResult) -> None:
+    from kresched.render.rebalance import rebalance_dict, rebalance_summary, summary_view
+
     write_event(opts, {"action": "summary", **rebalance_dict(plan, result), "result": rebalance_summary(plan, result)},
                 summary_view(rebalance_summary(plan, result)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,11 +24,11 @@ from kresched.cli.common import (
 from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt
 from kresched.cli.rebalance import build_options
 from kresched.errors import ExitCode
-from kresched.execute.events import Event
-from kresched.execute.preempt import Terminated, signals_as_exceptions
-from kresched.execute.reconcile import ReconcileOptions, ReconcileResult, reconcile
 from kresched.plan.planner import PlanOptions
-from kresched.render.results import pass_summary, pass_summary_text
+
+if TYPE_CHECKING:
+    from kresched.execute.reconcile import ReconcileResult
+
 
 
 @command
@@ -104,6 +104,11 @@ def reconcile_command(
       kresched reconcile --dry-run --snapshot demo
       kresched reconcile --dry-run --snapshot demo --min-pending 0 --max-evictions 1 -o json
     """
+    # Imported here, not at the top: every other verb (and a snapshot run) starts without them.
+    from kresched.execute.events import Event
+    from kresched.execute.preempt import Terminated, signals_as_exceptions
+    from kresched.execute.reconcile import ReconcileOptions, ReconcileResult, reconcile
+
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
     ns, _, name = lease.partition("/")
     if not name:
@@ -137,4 +142,6 @@ def reconcile_command(
 
 
 def _summary(r: ReconcileResult, mode: str, opts: Options, error: str | None) -> None:
+    from kresched.render.results import pass_summary, pass_summary_text
+
     write_event(opts, {"action": "summary", **pass_summary(r, mode, error)}, pass_summary_text(r, mode, error))

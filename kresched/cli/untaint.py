@@ -24,7 +24,6 @@ from kresched.cli.common import (
 from kresched.cli.complete import complete_nodes
 from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode
-from kresched.execute.untaint import untaint
 from kresched.render.events import summary_text
 
 
@@ -57,6 +56,8 @@ def untaint_command(
       kresched untaint --dry-run --snapshot demo
       kresched untaint node/worker-a2 --all --dry-run --snapshot demo -o json
     """
+    from kresched.execute.untaint import untaint  # here, not at the top: other verbs start without it
+
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
     client = client_dry_run(dry_run, "untaint")
     ttl = parse_duration(older_than, "--older-than")

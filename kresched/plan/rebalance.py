@@ -53,6 +53,7 @@ from kresched.model.objects import LabelSelector, Pod, PreferredSchedulingTerm
 from kresched.model.selectors import label_selector_matches, node_selector_term_matches
 from kresched.plan.candidates import protected_reason
 from kresched.plan.drain import pod_shape
+from kresched.plan.objectives import OBJECTIVES
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
 from kresched.plan.planner import RESERVATION_TAINT
@@ -74,7 +75,6 @@ __all__ = [
     "validate_options",
 ]
 
-OBJECTIVES = ("violations", "preferences", "utilisation")
 RESOURCES = ("cpu", "memory", "pods")
 
 #: preferences: how many pods of one shape (the replicas of a workload) are simulated and found not

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
 
-from kresched.execute.drain import DrainResult
 from kresched.plan.drain import DrainPlan, NodeDrain
 from kresched.render.table import Columns, Hanging
+
+if TYPE_CHECKING:
+    from kresched.execute.drain import DrainResult
 
 __all__ = ["node_drain_dict", "preflight_dict", "preflight_view", "drain_summary"]
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from kresched.execute.rebalance import RebalanceResult
 from kresched.plan.rebalance import RESOURCES, RebalancePlan
+
+if TYPE_CHECKING:
+    from kresched.execute.rebalance import RebalanceResult
 
 __all__ = ["rebalance_dict", "rebalance_summary", "rebalance_view", "summary_view"]
 
