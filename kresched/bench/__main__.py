@@ -4,12 +4,18 @@
     python -m kresched.bench --sizes large --repeat 1
     python -m kresched.bench --json > bench.json
     python -m kresched.bench --sizes medium --profile kresched.load
+    python -m kresched.bench --processes              # whole processes vs the floor (the issue's table)
+    python -m kresched.bench --processes --pending 1,10,100,500 --repeat 1
 
 Generates each cluster once into `--dir` (default ./bench-out, regenerated only if missing), then
 runs every case of `kresched.bench.cases` `--repeat` times, each run in a fresh subprocess, and
 reports the median time and the peak resident memory of those processes. Targets from the
 issue: kresched's load within 1.5x of the typed msgspec decode of the same file, and under 4 GiB
 peak for `large`.
+
+`--processes` measures whole `kresched` processes instead (CPU, wall, peak memory), each against
+the floor process of the same file, with 1/10/100/500 pending critical pods (`--pending`): see
+`kresched.bench.process`. It prints a Markdown table (`--json`: the numbers).
 """
 
 from __future__ import annotations
@@ -41,6 +47,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cases", default="", help=f"comma-separated subset of: {', '.join(CASES)}")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--profile", metavar="CASE", help="instead of timing, cProfile CASE in-process on the first size")
+    p.add_argument("--processes", action="store_true",
+                   help="time whole kresched processes against the floor of the same file instead")
+    p.add_argument("--pending", default="1,10,100,500", metavar="N,...",
+                   help="with --processes: the numbers of pending critical pods to plan")
     args = p.parse_args(argv)
     args.sizes = [s for s in args.sizes.split(",") if s]
     unknown = [s for s in args.sizes if s not in SIZES]
@@ -50,6 +60,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         unknown.append(args.profile)
     if unknown or args.repeat < 1:
         p.error(f"unknown size or case: {', '.join(unknown)}" if unknown else "--repeat must be at least 1")
+    try:
+        args.pending = tuple(int(n) for n in args.pending.split(",") if n.strip())
+    except ValueError:
+        p.error(f"--pending: not a list of numbers: {args.pending}")
+    if any(n < 1 for n in args.pending):
+        p.error("--pending: each number must be at least 1")
     return args
 
 
@@ -157,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.profile:
         profile(args, log)
+        return 0
+    if args.processes:
+        from kresched.bench.process import measure_processes, render_processes
+
+        report = measure_processes(args.dir, args.sizes, args.pending, args.repeat, log)
+        print(json.dumps(report, indent=2) if args.json else render_processes(report))
         return 0
     report = measure(args, log)
     print(json.dumps(report, indent=2) if args.json else render(report))

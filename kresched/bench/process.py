@@ -1,0 +1,187 @@
+"""Whole `kresched` processes against the floor of the same file: the issue's table.
+
+    python -m kresched.bench --processes                       # small and medium, 1/10/100/500 pending
+    python -m kresched.bench --processes --sizes large --pending 1,100
+
+Owns the process cases and their table. Each case is one `python -m kresched ...` process as an
+operator runs it (`-o json` to /dev/null), measured from outside by `os.wait4`: CPU (user +
+system, what a loaded machine does not blur), wall, and peak resident memory. The floor is a
+process that only reads the same file and decodes it into kresched's typed structs with the GC
+off (`floor`, below); every case is reported as a ratio to it, on the same file.
+
+Cases: `plan --pod`, `explain --pod` (the first pending critical pod) and the drain pre-flight of
+the busiest worker on the generated cluster; `plan --all-pending` on it (its own ~100 pending
+pods); and `plan` (pending critical pods only) on the variants with exactly N pending critical
+pods, each needing evictions (`kresched.bench.pending`), so that the growth with the queue shows.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ProcessCase", "floor", "measure_processes", "render_processes", "run_process"]
+
+DEFAULT_PENDING = (1, 10, 100, 500)
+
+
+@dataclass(frozen=True)
+class ProcessCase:
+    key: str
+    title: str
+    argv: list[str]  # after `python -m`
+    path: Path  # the file it reads (its floor is that file's)
+
+
+def run_process(argv: list[str]) -> dict[str, Any]:
+    """Run `python -m ARGV...` once: its CPU and wall seconds, peak RSS and exit code."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "NO_COLOR": "1"}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "peakMiB": usage.ru_maxrss / 1024,
+            "rc": proc.returncode, "stderr": err.decode(errors="replace").strip().splitlines()[-1:]}
+
+
+def floor(path: Path) -> int:
+    """The floor process: read `path` and decode it into the typed structs, GC off. Nothing else."""
+    import msgspec
+
+    from kresched.sources.decode import _TypedList, paused_gc
+
+    with paused_gc():
+        out = msgspec.json.Decoder(_TypedList).decode(path.read_bytes())
+    return len(out.items)
+
+
+def _targets(path: Path) -> tuple[str, str]:
+    """(the first pending critical pod as NS/NAME, the busiest untainted node), as the in-process
+    cases pick them (`kresched.bench.cases.setup`, `drain.preflight`)."""
+    from kresched.sources.snapshot import load_snapshot
+
+    state = load_snapshot(str(path))
+    pending = state.pending_pods()
+    pod = next((p for p in pending if p.is_critical), pending[0] if pending else None)
+    if pod is None:
+        raise ValueError(f"{path}: no pending pod")
+    workers = [n for n in state.nodes if not n.taints]
+    node = max(workers, key=lambda n: (len(state.pods_on(n.name)), n.name))
+    return pod.key, node.name
+
+
+def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callable[[str], None]) -> list[ProcessCase]:
+    from kresched.bench.generate import ensure_cluster
+    from kresched.bench.pending import ensure_pending
+
+    base = ensure_cluster(directory, size, log)
+    pod, node = _targets(base)
+    k = ["kresched"]
+    snap = ["--snapshot", str(base), "-o", "json"]
+    out = [
+        ProcessCase("plan.pod", "`plan --pod` (1 pending critical pod)", [*k, "plan", pod, *snap], base),
+        ProcessCase("explain.pod", "`explain --pod` (the same pod)", [*k, "explain", pod, *snap], base),
+        ProcessCase("drain.preflight", "`drain --dry-run`, the busiest node (pre-flight)",
+                    [*k, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--dry-run",
+                     *snap], base),
+        ProcessCase("plan.all-pending", "`plan --all-pending` (the cluster's own pending pods)",
+                    [*k, "plan", "--all-pending", *snap], base),
+    ]
+    for n in pending:
+        variant = ensure_pending(directory, size, n, log)
+        out.append(ProcessCase(f"plan.pending.{n}", f"`plan`, {n} pending critical pod(s) needing evictions",
+                               [*k, "plan", "--snapshot", str(variant), "-o", "json"], variant))
+    return out
+
+
+def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...], repeat: int,
+                      log: Callable[[str], None]) -> dict[str, Any]:
+    """Every case on every size, `repeat` times each (medians), with the floor of each file."""
+    from kresched.bench.generate import SIZES
+
+    report: dict[str, Any] = {"repeat": repeat, "pending": list(pending), "sizes": {}}
+    for size in sizes:
+        spec = SIZES[size]
+        entry: dict[str, Any] = {"nodes": spec.nodes, "pods": spec.pods, "floors": {}, "cases": {}}
+        report["sizes"][size] = entry
+        cases = cases_for(directory, size, pending, log)
+        for path in dict.fromkeys(c.path for c in cases):
+            log(f"{size}: floor of {path.name}")
+            entry["floors"][path.name] = _median([run_process(["kresched.bench.process", "floor", str(path)])
+                                                  for _ in range(repeat)])
+        for c in cases:
+            runs = []
+            for i in range(repeat):
+                log(f"{size}: {c.key} run {i + 1}/{repeat}")
+                runs.append(run_process(c.argv))
+            result = _median(runs)
+            result.update(title=c.title, file=c.path.name)
+            entry["cases"][c.key] = result
+    return report
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"cpu": statistics.median(r["cpu"] for r in runs), "wall": statistics.median(r["wall"] for r in runs),
+            "peakMiB": max(r["peakMiB"] for r in runs), "rc": runs[-1]["rc"], "stderr": runs[-1]["stderr"]}
+
+
+#: Exit codes that are a verdict, not a failure: 3 infeasible (e.g. a drain that would leave pods
+#: Pending), 4 partially done.
+_VERDICTS = {0, 3, 4}
+
+
+def _count(n: int) -> str:
+    return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n)
+
+
+def render_processes(report: dict[str, Any]) -> str:
+    """A Markdown table: one row per case, per size CPU and wall (× the file's floor) and peak."""
+    sizes = report["sizes"]
+    head = ["case"]
+    for e in sizes.values():
+        label = f"{_count(e['nodes'])}/{_count(e['pods'])}"
+        head += [f"{label} CPU s (× floor)", f"{label} wall s (× floor)", f"{label} peak MiB"]
+    rows = [head, ["---"] * len(head)]
+    titles: dict[str, str] = {}
+    for e in sizes.values():
+        for key, c in e["cases"].items():
+            titles.setdefault(key, c["title"])
+    floor_row = ["floor: read + typed decode, GC off"]
+    for e in sizes.values():
+        base = next(iter(e["floors"].values()), None)
+        floor_row += ["", "", ""] if base is None else \
+            [f"{base['cpu']:.2f}", f"{base['wall']:.2f}", f"{base['peakMiB']:,.0f}"]
+    rows.append(floor_row)
+    for key, title in titles.items():
+        row = [title]
+        for e in sizes.values():
+            c = e["cases"].get(key)
+            if c is None:
+                row += ["", "", ""]
+                continue
+            if c["rc"] not in _VERDICTS:
+                row += [f"failed (exit {c['rc']}: {' '.join(c['stderr'])})", "", ""]
+                continue
+            f = e["floors"][c["file"]]
+            row += [f"{c['cpu']:.2f} ({c['cpu'] / f['cpu']:.1f}×)", f"{c['wall']:.2f} ({c['wall'] / f['wall']:.1f}×)",
+                    f"{c['peakMiB']:,.0f}"]
+        rows.append(row)
+    return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "floor":
+        sys.exit("usage: python -m kresched.bench.process floor PATH")
+    floor(Path(sys.argv[2]))

@@ -1,0 +1,70 @@
+"""The benchmark's pending-queue variants and its process table (no timing here: only what they contain)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from kresched.bench.generate import ClusterSize, generate
+from kresched.bench.pending import with_pending
+from kresched.bench.process import render_processes
+from kresched.plan.planner import pending_pods_to_plan, plan_pending
+from kresched.sources.snapshot import load_snapshot
+
+
+def _tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.json"
+    generate(ClusterSize("tiny", nodes=12, pods=400, pending=30, control_planes=1), path)
+    return path
+
+
+def test_a_pending_variant_has_exactly_n_critical_pods_needing_evictions_and_the_rest_unchanged(
+        tmp_path: Path) -> None:
+    base = _tiny(tmp_path)
+    before = base.read_bytes()
+    out = tmp_path / "tiny-pending5.json"
+    removed = with_pending(base, 5, out, seed=7)
+    assert base.read_bytes() == before, "the generated cluster itself is never rewritten"
+
+    base_items = msgspec.json.decode(before)["items"]
+    out_items = msgspec.json.decode(out.read_bytes())["items"]
+    critical = [i for i in base_items if i["kind"] == "Pod" and not i["spec"].get("nodeName")
+                and i["spec"].get("priority", 0) >= 2_000_000_000]
+    assert removed == len(critical) >= 3
+    kept = [i for i in base_items if i not in critical]
+    assert out_items[:len(kept)] == kept, "every other object is copied as it was, in order"
+
+    state = load_snapshot(str(out))
+    queue = pending_pods_to_plan(state)
+    assert len(queue) == 5
+    assert len(state.pending_pods()) == len(load_snapshot(str(base)).pending_pods()) - removed + 5
+    plans = plan_pending(state, queue)
+    assert [p.outcome for p in plans].count("evict") >= 1
+    assert all(p.outcome != "fits" for p in plans), "each needs evictions: none fits as the cluster stands"
+
+
+def test_a_pending_variant_is_deterministic(tmp_path: Path) -> None:
+    base = _tiny(tmp_path)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    with_pending(base, 3, a, seed=1)
+    with_pending(base, 3, b, seed=1)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_the_process_table_gives_each_case_as_a_ratio_to_the_floor_of_its_own_file() -> None:
+    def run(cpu: float, wall: float, rc: int = 0) -> dict:
+        return {"cpu": cpu, "wall": wall, "peakMiB": 512.0, "rc": rc, "stderr": []}
+
+    report = {"repeat": 1, "pending": [10], "sizes": {"medium": {
+        "nodes": 1000, "pods": 30000,
+        "floors": {"m.json": run(2.0, 2.5), "m-p10.json": run(4.0, 5.0)},
+        "cases": {"plan.pod": {**run(3.0, 5.0), "title": "plan --pod", "file": "m.json"},
+                  "plan.pending.10": {**run(8.0, 10.0), "title": "plan, 10", "file": "m-p10.json"},
+                  "drain": {**run(1.0, 1.0, rc=1), "title": "drain", "file": "m.json"}}}}}
+    lines = render_processes(report).splitlines()
+    assert lines[0] == "| case | 1k/30k CPU s (× floor) | 1k/30k wall s (× floor) | 1k/30k peak MiB |"
+    assert lines[2] == "| floor: read + typed decode, GC off | 2.00 | 2.50 | 512 |"
+    assert lines[3] == "| plan --pod | 3.00 (1.5×) | 5.00 (2.0×) | 512 |"
+    assert lines[4] == "| plan, 10 | 8.00 (2.0×) | 10.00 (2.0×) | 512 |"
+    assert lines[5].startswith("| drain | failed (exit 1")
