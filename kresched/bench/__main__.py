@@ -13,9 +13,9 @@ reports the median time and the peak resident memory of those processes. Targets
 issue: kresched's load within 1.5x of the typed msgspec decode of the same file, and under 4 GiB
 peak for `large`.
 
-`--processes` measures whole `kresched` processes instead (CPU, wall, peak memory), each against
-the floor process of the same file, with 1/10/100/500 pending critical pods (`--pending`): see
-`kresched.bench.process`. It prints a Markdown table (`--json`: the numbers).
+`--processes` measures whole `kresched` processes instead (CPU, wall, peak memory; the best of
+`--repeat` runs), each against the floor process of the same file, with 1/10/100/500 pending
+critical pods (`--pending`): see `kresched.bench.process`. It prints a Markdown table (`--json`: the numbers).
 """
 
 from __future__ import annotations
