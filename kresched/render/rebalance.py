@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from kresched.plan.rebalance import RESOURCES, RebalancePlan
+from kresched.render.table import Columns
 
 if TYPE_CHECKING:
     from kresched.execute.rebalance import RebalanceResult
@@ -40,22 +40,19 @@ def rebalance_dict(plan: RebalancePlan, result: RebalanceResult | None = None) -
     }
 
 
-def _cell(before: int, after: int) -> str:
+def _cell(before: int, after: int) -> Text:
     if before == after:
-        return f"{before}%"
-    color = "green" if after < before else "yellow"
-    return f"{before}% → [{color}]{after}%[/]"
+        return Text(f"{before}%")
+    return Text.assemble(f"{before}% → ", (f"{after}%", "green" if after < before else "yellow"))
 
 
 def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableType:
+    """kubectl-style columns (`render.table`): names are never broken; reasons go under their row."""
     parts: list[RenderableType] = [Text.from_markup(
         f"[bold]Rebalance[/]: {len(plan.moves)} move(s)"
         + (f", {len(plan.skipped)} proposal(s) refused by the simulation" if plan.skipped else ""))]
-    nodes = Table(header_style="bold", title="Requests / allocatable, before → after", title_justify="left")
-    nodes.add_column("NODE")
-    for r in RESOURCES:
-        nodes.add_column(r.upper(), justify="right")
-    nodes.add_column("MOVES", justify="right")
+    heads = ("NODE", *(r.upper() for r in RESOURCES), "MOVES")
+    nodes = Columns(*heads, right=heads[1:])
     out = dict.fromkeys(plan.before, 0)
     into = dict.fromkeys(plan.before, 0)
     for m in plan.moves:
@@ -65,22 +62,25 @@ def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableTyp
         a = plan.after.get(node, b)
         changes = " ".join(x for x in (f"-{out[node]}" if out[node] else "", f"+{into[node]}" if into[node] else "")
                            if x)
-        nodes.add_row(escape(node), *(_cell(b[r], a[r]) for r in RESOURCES), changes)
+        nodes.add_row(node, *(_cell(b[r], a[r]) for r in RESOURCES), changes or "-")
+    parts.append(Text("Requests / allocatable, before → after:"))
     parts.append(nodes)
     if plan.moves:
-        t = Table(header_style="bold", title="Moves", title_justify="left")
-        for col in ("POD", "FROM", "TO", "OBJECTIVE", "PDB", "WHY"):
-            t.add_column(col, overflow="fold")
+        t = Columns("POD", "FROM", "TO", "OBJECTIVE", "PDB")
         for m in plan.moves:
-            to = escape(m.to) + (f" [dim](tied: {escape(', '.join(m.candidates))})[/]" if len(m.candidates) > 1 else "")
-            t.add_row(escape(m.pod.key), escape(m.source), to, m.objective, escape(m.pdb or "-"), escape(m.reason))
+            details = [Text(f"why: {m.reason}", style="dim")]
+            if len(m.candidates) > 1:
+                details.append(Text(f"tied at the top score: {', '.join(m.candidates)}", style="dim"))
+            t.add_row(m.pod.key, m.source, m.to, m.objective, m.pdb or "-", details=details)
+        parts.append(Text(""))
+        parts.append(Text("Moves:"))
         parts.append(t)
     if plan.skipped and show_skipped:
-        t = Table(header_style="bold", title="Not moved (the simulation says it would not help)", title_justify="left")
-        for col in ("POD", "NODE", "OBJECTIVE", "WHY NOT"):
-            t.add_column(col, overflow="fold")
-        for s in plan.skipped[:show_skipped]:
-            t.add_row(escape(s.pod.key), escape(s.node), s.objective, escape(s.reason))
+        t = Columns("POD", "NODE", "OBJECTIVE")
+        for sk in plan.skipped[:show_skipped]:
+            t.add_row(sk.pod.key, sk.node, sk.objective, details=[Text(f"why not: {sk.reason}", style="dim")])
+        parts.append(Text(""))
+        parts.append(Text("Not moved (the simulation says it would not help):"))
         parts.append(t)
         if len(plan.skipped) > show_skipped:
             parts.append(Text(f"... and {len(plan.skipped) - show_skipped} more (-o json lists them all)"))
@@ -107,14 +107,12 @@ def rebalance_summary(plan: RebalancePlan, result: RebalanceResult) -> dict[str,
 
 
 def summary_view(data: dict[str, Any]) -> RenderableType:
-    t = Table(header_style="bold", title="Rebalance summary: predicted vs actual", title_justify="left")
-    for col in ("POD", "FROM", "PREDICTED", "LANDED ON", "STATUS"):
-        t.add_column(col, overflow="fold")
+    t = Columns("POD", "FROM", "PREDICTED", "LANDED ON", "STATUS")
     for m in data["moves"]:
         landed = m["landedOn"] or "-"
         style = "green" if m["asPredicted"] else ("yellow" if m["landedOn"] else "red")
         if m["status"] == "simulated":
             style = "dim"
-        t.add_row(escape(m["pod"]), escape(m["from"]), escape(m["predicted"]), f"[{style}]{escape(landed)}[/]",
-                  escape(m["status"] + (f": {m['message']}" if m["message"] else "")))
-    return t
+        details = [Text(m["message"], style="dim")] if m["message"] else []
+        t.add_row(m["pod"], m["from"], m["predicted"], Text(landed, style=style), m["status"], details=details)
+    return Group(Text("Rebalance summary: predicted vs actual:"), t)
