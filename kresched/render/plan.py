@@ -77,8 +77,8 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
     parts.append(Text.from_markup(head))
     parts.append(Hanging(Text(p.message, style="red" if p.blocked else ""), first="", rest="  "))
     if p.outcome == "fits" and len(p.candidates) > 1:
-        parts.append(Hanging(f"Tied at the top score (the scheduler picks one at random): {', '.join(p.candidates)}",
-                             first="", rest="  "))
+        parts.append(Hanging(f"Tied at the top score (the scheduler takes the first its filters found): "
+                             f"{', '.join(p.candidates)}", first="", rest="  "))
     if p.decided_by:
         parts.append(Hanging(f"Why {p.node or ''}: {p.decided_by}", first="", rest="  "))
     parts.extend(Hanging(Text(f"Note: {n}", style="dim"), first="", rest="  ") for n in p.notes)

@@ -23,6 +23,7 @@ from kresched.model.storage import StorageState
 
 __all__ = [
     "MAX_NODE_SCORE",
+    "PODS_BY_NAMESPACE",
     "SUCCESS",
     "Code",
     "CycleState",
@@ -373,8 +374,6 @@ class Snapshot:
     facts: ClusterFacts | None = None
     storage: StorageState = field(default_factory=StorageState)
     _pvc_users: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
-    _pods_by_namespace: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]] | None = field(
-        default=None, init=False, repr=False, compare=False)
     _indexes: dict[str, SnapshotIndex] = field(default_factory=dict, init=False, repr=False, compare=False)
     #: (the snapshot this one was derived from, the NodeInfo replaced, its replacement) while some
     #: index is not carried over yet: `index` derives it from the nearest ancestor that has it.
@@ -420,28 +419,7 @@ class Snapshot:
         terms select instead of every pod. Valid as long as the NodeInfos of this snapshot are not
         changed in place (clone them, and use `with_node_info`, which carries the index over).
         """
-        if self._pods_by_namespace is not None:
-            return self._pods_by_namespace
-        # Derived from the nearest ancestor of the `with_node_info` chain that has it, if any.
-        chain: list[Snapshot] = []
-        snap = self
-        while snap._pods_by_namespace is None and snap._parent is not None:
-            chain.append(snap)
-            snap = snap._parent[0]
-        if snap._pods_by_namespace is None:
-            index: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]] = {}
-            for info in snap.node_infos:
-                for ns, pods in _group_by_namespace(info).items():
-                    index.setdefault(ns, []).append((info, pods))
-            snap._pods_by_namespace = index
-            snap._drop_parent()
-        index = snap._pods_by_namespace
-        for s in reversed(chain):
-            assert s._parent is not None
-            _, old, new = s._parent
-            index = s._pods_by_namespace = _regroup(index, old, new)
-            s._drop_parent()
-        return index
+        return self.index(PODS_BY_NAMESPACE, _PodsByNamespace.build).groups
 
     def index(self, key: str, build: Callable[[Snapshot], SnapshotIndex]) -> Any:
         """A plugin's index over this snapshot's NodeInfos, computed once per lineage: built
@@ -470,7 +448,7 @@ class Snapshot:
         return idx
 
     def _drop_parent(self) -> None:
-        if self._pods_by_namespace is not None and all(k in self._indexes for k in _INDEX_KEYS):
+        if all(k in self._indexes for k in _INDEX_KEYS):
             self._parent = None
             self._depth = 0
 
@@ -481,13 +459,9 @@ class Snapshot:
         by_name[info.name] = info
         snap = Snapshot(infos, by_name, self.namespace_labels, self.facts, self.storage)
         old = self.by_name.get(info.name)
-        if self._pods_by_namespace is not None and old is not None:
-            snap._pods_by_namespace = _regroup(self._pods_by_namespace, old, info)
         if old is not None:
             snap._indexes = {k: idx.replaced(old, info) for k, idx in self._indexes.items()}
-            if (self._depth < _MAX_LINEAGE
-                    and (snap._pods_by_namespace is None or not _INDEX_KEYS
-                         or any(k not in snap._indexes for k in _INDEX_KEYS))):
+            if self._depth < _MAX_LINEAGE and (not _INDEX_KEYS or any(k not in snap._indexes for k in _INDEX_KEYS)):
                 snap._parent = (self, old, info)
                 snap._depth = self._depth + 1 if self._parent is not None else 1
         return snap
@@ -498,6 +472,30 @@ _INDEX_KEYS: set[str] = set()
 #: The longest chain of ancestors a snapshot keeps for deriving indexes (memory bound; past it an
 #: index is built afresh, with the same result).
 _MAX_LINEAGE = 64
+
+
+#: `Snapshot.index` key of `pods_by_namespace`.
+PODS_BY_NAMESPACE = "kresched/pods-by-namespace"
+
+
+class _PodsByNamespace:
+    """`Snapshot.pods_by_namespace` as a `SnapshotIndex`: carried down simulations like the plugins'."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, groups: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]]) -> None:
+        self.groups = groups
+
+    @classmethod
+    def build(cls, snap: Snapshot) -> _PodsByNamespace:
+        groups: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]] = {}
+        for info in snap.node_infos:
+            for ns, pods in _group_by_namespace(info).items():
+                groups.setdefault(ns, []).append((info, pods))
+        return cls(groups)
+
+    def replaced(self, old: NodeInfo, new: NodeInfo) -> _PodsByNamespace:
+        return _PodsByNamespace(_regroup(self.groups, old, new))
 
 
 def _regroup(index: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]], old: NodeInfo, info: NodeInfo

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from kresched.model.objects import Pod, Volume
-from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageState
+from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, PersistentVolumeSpec, StorageState
 from kresched.sched.framework import (
     SUCCESS,
     Code,
@@ -79,7 +79,7 @@ class NodeVolumeLimits:
         storage = snapshot.storage
         if not storage.has_claims:
             return _SKIP
-        if pod.claim_names or any(_inline_plugin(v) for v in pod.spec.volumes):
+        if pod.claim_names or any(_in_tree_plugin(v) for v in pod.spec.volumes):
             cycle.write(NAME, storage)
             return PreFilterResult()
         return _SKIP
@@ -135,7 +135,7 @@ def attachable_volumes(pod: Pod, storage: StorageState, csi_node: CSINode | None
     """`filterAttachableVolumes`: `driver/volumeHandle` → driver for each volume of `pod` that a
     CSI driver attaches to the node. For the new pod a missing claim raises `_MissingClaim`."""
     out: dict[str, str] = {}
-    if not pod.claim_names and not any(_inline_plugin(v) for v in pod.spec.volumes):
+    if not pod.claim_names and not any(_in_tree_plugin(v) for v in pod.spec.volumes):
         return out
     for v in pod.spec.volumes:
         if v.persistent_volume_claim is not None:
@@ -171,7 +171,7 @@ def _driver_info(pvc: PersistentVolumeClaim, storage: StorageState, csi_node: CS
         return _driver_info_from_class(pvc, storage, csi_node)
     if pv.spec.csi is not None:
         return pv.spec.csi.driver, pv.spec.csi.volume_handle
-    plugin = _pv_plugin(pv)
+    plugin = _in_tree_plugin(pv.spec)
     if plugin is None or csi_node is None:
         return "", ""
     return IN_TREE_TO_CSI[plugin], _pv_handle(pv, plugin)
@@ -192,22 +192,23 @@ def _driver_info_from_class(pvc: PersistentVolumeClaim, storage: StorageState,
     return sc.provisioner, handle
 
 
-def _inline_plugin(v: Volume) -> str | None:
-    """`IsInlineMigratable`'s plugin, for the in-tree types kresched models."""
-    if v.aws_elastic_block_store is not None:
+def _in_tree_plugin(source: Volume | PersistentVolumeSpec) -> str | None:
+    """The migratable in-tree plugin of a pod's inline volume (`IsInlineMigratable`) or of a PV's
+    source (`IsPVMigratable`): both carry the same fields."""
+    if source.aws_elastic_block_store is not None:
         return AWS_EBS
-    if v.gce_persistent_disk is not None:
+    if source.gce_persistent_disk is not None:
         return GCE_PD
-    if v.azure_disk is not None:
+    if source.azure_disk is not None:
         return AZURE_DISK
-    if v.cinder is not None:
+    if source.cinder is not None:
         return CINDER
     return None
 
 
 def _inline(v: Volume, csi_node: CSINode | None) -> tuple[str, str] | None:
     """`checkAttachableInlineVolume`: (driver, handle) of a migratable inline volume."""
-    plugin = _inline_plugin(v)
+    plugin = _in_tree_plugin(v)
     if plugin is None or csi_node is None:
         return None
     if v.aws_elastic_block_store is not None:
@@ -220,19 +221,6 @@ def _inline(v: Volume, csi_node: CSINode | None) -> tuple[str, str] | None:
         assert v.cinder is not None
         handle = v.cinder.volume_id
     return IN_TREE_TO_CSI[plugin], handle
-
-
-def _pv_plugin(pv: PersistentVolume) -> str | None:
-    s = pv.spec
-    if s.aws_elastic_block_store is not None:
-        return AWS_EBS
-    if s.gce_persistent_disk is not None:
-        return GCE_PD
-    if s.azure_disk is not None:
-        return AZURE_DISK
-    if s.cinder is not None:
-        return CINDER
-    return None
 
 
 def _pv_handle(pv: PersistentVolume, plugin: str) -> str:

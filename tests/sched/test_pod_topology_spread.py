@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kresched.model.objects import Node, Pod
-from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot
+from kresched.sched.framework import PODS_BY_NAMESPACE, Code, CycleState, NodeInfo, Snapshot
 from kresched.sched.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -227,7 +227,7 @@ def test_a_snapshot_derived_with_with_node_info_counts_like_a_fresh_one() -> Non
     changed.remove_pod(pods[2])
     changed.add_pod(_web("n3", namespace="other")[0])
     derived = snapshot.with_node_info(changed)
-    assert derived._pods_by_namespace is not None  # carried over, not rebuilt
+    assert PODS_BY_NAMESPACE in derived._indexes  # carried over, not rebuilt
     rebuilt = Snapshot(derived.node_infos, derived.by_name, derived.namespace_labels)
     assert _filter_all(pod, derived) == _filter_all(pod, rebuilt) != _filter_all(pod, snapshot)
 
