@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import LabelSelector, Pod
+from kresched.model.objects import LabelSelector, Pod, Volume
 from kresched.model.selectors import label_selector_matches
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
@@ -356,13 +356,25 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
 
 def pod_shape(pod: Pod) -> bytes:
     """Everything filtering reads from a pod but its name and UID: replicas of one workload share
-    it, and share a verdict on every node (a superset of what `find_nodes_that_fit`'s memo needs)."""
+    it, and share a verdict on every node (a superset of what `find_nodes_that_fit`'s memo needs).
+    Volumes no filter reads (configMap, secret, projected — the per-pod `kube-api-access-*` —,
+    emptyDir, hostPath) are left out; a generic ephemeral volume's claim is named after the pod,
+    so such a pod's name is part of its shape."""
     spec = pod.spec
     r = pod.requests
+    volumes = tuple(v for v in spec.volumes if _filtered_volume(v))
     return msgspec.json.encode((
         pod.namespace, pod.labels, pod.priority, pod.effective_priority, spec.preemption_policy,
         (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), pod.host_ports, spec.node_name,
-        spec.tolerations, spec.node_selector, spec.affinity, spec.topology_spread_constraints, spec.volumes,
+        spec.tolerations, spec.node_selector, spec.affinity, spec.topology_spread_constraints, volumes,
+        pod.name if any(v.ephemeral is not None for v in volumes) else None,
     ))
+
+
+def _filtered_volume(v: Volume) -> bool:
+    """A volume some filter reads: claims (bound, ephemeral) and in-tree disks."""
+    return (v.persistent_volume_claim is not None or v.ephemeral is not None or v.gce_persistent_disk is not None
+            or v.aws_elastic_block_store is not None or v.azure_disk is not None or v.cinder is not None
+            or v.iscsi is not None or v.rbd is not None)
 
 

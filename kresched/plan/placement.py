@@ -25,7 +25,14 @@ from kresched.model.objects import Pod
 from kresched.model.storage import StorageState
 from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot, Status
 from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message
-from kresched.sched.score import NodeScore, Selection, default_score_plugins, prioritize_nodes, select_host
+from kresched.sched.score import (
+    NodeScore,
+    ScoreMemo,
+    Selection,
+    default_score_plugins,
+    prioritize_nodes,
+    select_host,
+)
 from kresched.sched.static import StaticFilters
 from kresched.sched.volume_binding import local_pv_node_names
 from kresched.sched.volume_zone import pv_topologies
@@ -56,25 +63,27 @@ class Placer:
         self.score_plugins = list(score_plugins) if score_plugins is not None else default_score_plugins()
 
     def land(self, pod: Pod, snapshot: Snapshot, nominated: dict[str, list[Pod]] | None = None,
-             memo: dict[str, tuple[NodeInfo, Status]] | None = None) -> Landing:
-        """Filter as the scheduler searches, then choose (`select`)."""
+             memo: dict[str, tuple[NodeInfo, Status]] | None = None, score_memo: ScoreMemo | None = None) -> Landing:
+        """Filter as the scheduler searches, then choose (`select`). `memo` (filter verdicts) and
+        `score_memo` are per pod shape: see `find_nodes_that_fit` and `ScoreMemo`."""
         diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True)
         if not diag.feasible:
             return Landing(None, reason=fit_error_message(diag))
-        return self.landing(pod, snapshot, diag, cycle)
+        return self.landing(pod, snapshot, diag, cycle, score_memo)
 
-    def landing(self, pod: Pod, snapshot: Snapshot, diag: Diagnosis, cycle: CycleState) -> Landing:
+    def landing(self, pod: Pod, snapshot: Snapshot, diag: Diagnosis, cycle: CycleState,
+                score_memo: ScoreMemo | None = None) -> Landing:
         """The choice among `diag.feasible` (non-empty) for a pod filtered with `cycle`."""
-        sel = self.select(pod, snapshot, diag.feasible, cycle, diag.sampled)
+        sel = self.select(pod, snapshot, diag.feasible, cycle, diag.sampled, score_memo)
         return Landing(sel.node, sel.candidates, sel.sampled, None, sel.scores)
 
     def select(self, pod: Pod, snapshot: Snapshot, feasible: Sequence[str], cycle: CycleState,
-               sampled: bool = False) -> Selection:
+               sampled: bool = False, score_memo: ScoreMemo | None = None) -> Selection:
         """Score `feasible` (unless it is one node) and take the top."""
         if len(feasible) == 1:
             return Selection(feasible[0], (feasible[0],), (), sampled)
         infos = [snapshot.by_name[n] for n in feasible]
-        return select_host(prioritize_nodes(self.score_plugins, cycle, pod, infos, snapshot), sampled)
+        return select_host(prioritize_nodes(self.score_plugins, cycle, pod, infos, snapshot, score_memo), sampled)
 
 
 def bound_to(pod: Pod, node: str) -> Pod:

@@ -60,6 +60,7 @@ from kresched.plan.planner import RESERVATION_TAINT
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread, taint_toleration
 from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot, Status
 from kresched.sched.runner import default_plugins
+from kresched.sched.score import ScoreMemo
 from kresched.sched.static import StaticFilters
 
 __all__ = [
@@ -77,8 +78,9 @@ __all__ = [
 
 RESOURCES = ("cpu", "memory", "pods")
 
-#: preferences: how many pods of one shape (the replicas of a workload) are simulated and found not
-#: worth moving before the shape's other pods are left alone, until a move changes their namespace.
+#: preferences: how many pods of one shape (the replicas of a workload) with the same preference
+#: bound are simulated and found not worth moving before the others are left alone, until a move
+#: changes their namespace.
 #: A budget, not a proof: replicas on other nodes may differ (see the README, "How rebalance decides").
 SHAPE_TRIES = 2
 
@@ -235,6 +237,31 @@ def _may_violate(pod: Pod, info: NodeInfo) -> bool:
     )
 
 
+def _depends_on_other_pods(pod: Pod) -> bool:
+    """Whether the pod has required pod affinity or anti-affinity, or DoNotSchedule spreading."""
+    aff = pod.spec.affinity
+    return bool(
+        (aff is not None and aff.pod_affinity is not None
+         and aff.pod_affinity.required_during_scheduling_ignored_during_execution)
+        or (aff is not None and aff.pod_anti_affinity is not None
+            and aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
+        or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spec.topology_spread_constraints))
+
+
+def _required_terms_reach_other_namespaces(pod: Pod) -> bool:
+    """Whether a required pod (anti-)affinity term of the pod selects pods of other namespaces."""
+    aff = pod.spec.affinity
+    if aff is None:
+        return False
+    for group in (aff.pod_affinity, aff.pod_anti_affinity):
+        if group is None:
+            continue
+        for term in group.required_during_scheduling_ignored_during_execution:
+            if term.namespace_selector is not None or any(ns != pod.namespace for ns in term.namespaces):
+                return True
+    return False
+
+
 def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
     """What no longer holds for `pod` on `node` (the node's NodeInfo in `snapshot` without the pod),
     as the filter's reason with its details, or None."""
@@ -250,10 +277,13 @@ def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
     if not _may_violate(pod, info):
         return None
     without = info.clone()
-    if any(p.key == pod.key for p in without.pods):
+    present = any(p.key == pod.key for p in without.pods)
+    if present:
         without.remove_pod(pod)
-    snapshot.pods_by_namespace()  # built once: `with_node_info` carries it over, re-grouping one node
-    snap = snapshot.with_node_info(without)
+    # PreFilter on the cluster as it is, then the pod taken away as preemption does (the plugins'
+    # `remove_pod`, which keeps their state equal to a fresh PreFilter without it); a node whose
+    # taints were edited above needs a snapshot of its own.
+    snap = snapshot.with_node_info(without) if own else snapshot
     cycle = CycleState()
     for pl in _VIOLATION_PLUGINS:
         res = pl.pre_filter(cycle, pod, snap)
@@ -264,6 +294,8 @@ def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
             return _describe(pl.name, st)
         if res.node_names is not None and node not in res.node_names:
             return f"{pl.name}: {node} is not among the nodes the pod's terms allow"
+        if present and not own:
+            pl.remove_pod(cycle, pod, pod, info)
         st = pl.filter(cycle, pod, without)
         if not st.is_success:
             return _describe(pl.name, st)
@@ -352,20 +384,6 @@ def _has_pod_preferences(pod: Pod) -> bool:
             and aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution))
 
 
-def _scored_by_pod_plugins(pod: Pod) -> bool:
-    """Whether the pod has preferences that InterPodAffinity or PodTopologySpread score (and they can
-    score): those depend on the other pods, so no cheap bound exists and the pod is simulated."""
-    aff = pod.spec.affinity
-    pod_prefs = bool(
-        (aff is not None and aff.pod_affinity is not None
-         and aff.pod_affinity.preferred_during_scheduling_ignored_during_execution)
-        or (aff is not None and aff.pod_anti_affinity is not None
-            and aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution))
-    spread = any(c.when_unsatisfiable == "ScheduleAnyway" for c in pod.spec.topology_spread_constraints)
-    return (pod_prefs and hasattr(_PREFERENCE_PLUGINS[1][0], "pre_score")) or \
-        (spread and hasattr(_PREFERENCE_PLUGINS[2][0], "pre_score"))
-
-
 HOSTNAME = "kubernetes.io/hostname"
 
 
@@ -394,15 +412,12 @@ def _others_terms(snapshot: Snapshot) -> list[tuple[bool, str, LabelSelector | N
 
 
 def _only_own_hostname_anti_affinity(pod: Pod) -> bool:
-    """The pod's only declared preferences are preferred anti-affinity terms by hostname in its own
+    """The pod's preferred pod (anti-)affinity is only anti-affinity by hostname in its own
     namespace (the usual "spread my replicas over nodes")."""
     aff = pod.spec.affinity
-    if aff is None or aff.pod_anti_affinity is None or (aff.node_affinity is not None and \
-            aff.node_affinity.preferred_during_scheduling_ignored_during_execution):
+    if aff is None or aff.pod_anti_affinity is None:
         return False
     if aff.pod_affinity is not None and aff.pod_affinity.preferred_during_scheduling_ignored_during_execution:
-        return False
-    if any(c.when_unsatisfiable == "ScheduleAnyway" for c in pod.spec.topology_spread_constraints):
         return False
     terms = aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
     return bool(terms) and all(t.pod_affinity_term.topology_key == HOSTNAME
@@ -434,12 +449,21 @@ class _Planner:
         plugins = default_plugins()
         self.placer = Placer(plugins, StaticFilters(plugins))
         self.ledger = PdbLedger(state)
-        self.memos: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+        #: Per replacement shape: its filter verdicts and node-local raw scores (`_land`).
+        self.memos: dict[bytes, tuple[dict[str, tuple[NodeInfo, Status]], ScoreMemo]] = {}
         self.moves: list[Move] = []
         self.skipped: list[Skip] = []
         self.limits: dict[tuple[str, str | None], LimitHit] = {}
         self.per_node: dict[str, int] = {}
         self.per_namespace: dict[str, int] = {}
+        #: Per pod key: whether the pod may move at all (`_eligible`, but for `moved`), and its
+        #: replacement's shape (`shape`): pods never change in a plan, only where they run.
+        self.eligible: dict[str, bool] = {}
+        self.shapes: dict[str, bytes] = {}
+        #: Node → (its NodeInfo, the pods on it that may move, as `movable` last found them).
+        self.movable_on: dict[str, tuple[NodeInfo, list[Pod]]] = {}
+        #: Pod key → (the stamp it was checked at, `violation_of`): see `violations`.
+        self.violation_seen: dict[str, tuple[int, str | None]] = {}
         #: Pods already moved (or their replacements): moved at most once per plan.
         self.moved: set[str] = set()
         #: Refused proposals by (objective, pod): not proposed again in a later round unless
@@ -451,12 +475,18 @@ class _Planner:
         self.best_points: dict[bytes, int] = {}
         #: (pod shape, node) → the version at which such a pod there was found not worth moving.
         self.not_worth: dict[tuple[bytes, str], int] = {}
-        #: Pod shape → (stamp, how many of its pods the simulation found not worth moving): after
-        #: `SHAPE_TRIES` refusals, the shape's other pods are not simulated until its namespace changes.
-        self.shape_refusals: dict[bytes, tuple[int, int]] = {}
+        #: (pod shape, preference bound) → (stamp, how many of such pods the simulation found not
+        #: worth moving): after `SHAPE_TRIES` refusals, the others are not simulated until a move
+        #: changes their namespace.
+        self.shape_refusals: dict[tuple[bytes, int | None], tuple[int, int]] = {}
         #: The scored pod-affinity terms of every pod (`_others_terms`), built on first use: moves
         #: change where pods run, not which terms exist (a replacement has its original's).
         self.others_terms: list[tuple[bool, str, LabelSelector | None]] | None = None
+        #: Pod key → (its node's NodeInfo, its namespace's stamp, `preference_bound`): a bound reads
+        #: only the pod's node and, for spreading, its namespace's pods.
+        self.bounds: dict[str, tuple[NodeInfo, int, int | None]] = {}
+        #: Pod shape → (namespace stamp, its `ScoreGainBound`).
+        self.spread_bounds: dict[bytes, tuple[int, pod_topology_spread.ScoreGainBound]] = {}
         #: Pod labels → whether some pod's term other than anti-affinity by hostname selects them.
         self.attracted: dict[bytes, bool] = {}
         #: Moves per namespace so far (the stamp of shapes whose preferences stay in their namespace).
@@ -465,16 +495,29 @@ class _Planner:
     # The pods that may move at all, on the node they run on.
     def movable(self) -> Iterable[tuple[Pod, str]]:
         for info in self.snap.node_infos:
-            for pod in list(info.pods):
-                if self._eligible(pod):
+            cached = self.movable_on.get(info.name)
+            if cached is None or cached[0] is not info:
+                cached = self.movable_on[info.name] = (info, [p for p in info.pods if self._eligible(p)])
+            for pod in cached[1]:
+                if pod.key not in self.moved:
                     yield pod, info.name
 
     def _eligible(self, pod: Pod) -> bool:
-        if pod.key in self.moved or protected_reason(pod) is not None:
+        if pod.key in self.moved:
             return False
-        if pod.is_bare or pod.is_finished or pod.status.phase != "Running":
-            return False
-        return self.opts.evict_local_storage or not pod.has_empty_dir
+        ok = self.eligible.get(pod.key)
+        if ok is None:
+            ok = self.eligible[pod.key] = (
+                protected_reason(pod) is None and not (pod.is_bare or pod.is_finished or pod.status.phase != "Running")
+                and (self.opts.evict_local_storage or not pod.has_empty_dir))
+        return ok
+
+    def shape(self, pod: Pod) -> bytes:
+        """`pod_shape` of the pod's replacement, computed once per pod."""
+        shape = self.shapes.get(pod.key)
+        if shape is None:
+            shape = self.shapes[pod.key] = pod_shape(replacement_of(pod))
+        return shape
 
     def limit_reached(self, pod: Pod, node: str) -> LimitHit | None:
         o = self.opts
@@ -487,28 +530,36 @@ class _Planner:
             return LimitHit("max-moves-per-namespace", o.max_moves_per_namespace, pod.namespace)
         return None
 
-    def land(self, pod: Pod, node: str) -> tuple[Landing, Snapshot, Pod]:
-        """The replacement's landing with `pod` gone from `node`, and the snapshot without it."""
-        info = self.snap.by_name[node].clone()
+    def land(self, pod: Pod, node: str, snap: Snapshot | None = None) -> tuple[Landing, Snapshot, Pod]:
+        """The replacement's landing with `pod` gone from `node` (on `snap`, default the plan's
+        cluster as it is now), and that snapshot without it."""
+        snap = self.snap if snap is None else snap
+        info = snap.by_name[node].clone()
         info.remove_pod(pod)
-        without = self.snap.with_node_info(info)
+        without = snap.with_node_info(info)
         replacement = replacement_of(pod)
-        memo = self.memos.setdefault(pod_shape(replacement), {})
-        return self.placer.land(replacement, without, None, memo), without, replacement
+        return self._land(replacement, without), without, replacement
 
-    def try_move(self, pod: Pod, node: str, objective: str, reason: str) -> bool:
-        """Simulate moving `pod` off `node` for `objective`; apply it when it helps."""
-        key = (objective, pod.key)
-        if self.refused.get(key) == self.version:
-            return False
-        hit = self.limit_reached(pod, node)
-        if hit is not None:
-            self.limits[(hit.limit, hit.scope)] = hit
-            return False
+    def _land(self, replacement: Pod, snap: Snapshot) -> Landing:
+        """`Placer.land` with the memos of the replacement's shape (replicas share them: each
+        simulation filters and scores only the nodes that changed since the last)."""
+        key = msgspec.json.encode((pod_shape(replacement), replacement.nonzero_milli_cpu, replacement.nonzero_memory,
+                                   [c.image for c in (*replacement.spec.init_containers,
+                                                      *replacement.spec.containers)]))
+        memo = self.memos.get(key)
+        if memo is None:
+            memo = self.memos[key] = ({}, ScoreMemo())
+        return self.placer.land(replacement, snap, None, memo[0], memo[1])
+
+    def try_move(self, pod: Pod, node: str, objective: str, reason: str,
+                 simulated: tuple[Landing, Snapshot, Pod] | None = None) -> bool:
+        """Simulate moving `pod` off `node` for `objective` (unless `simulated` is that simulation,
+        `land`'s answer on the cluster as it is); apply it when it helps."""
+        why = self.precheck(pod, node, objective)
+        if why is not None:
+            return why != "" and self._refuse(pod, node, objective, why)
         check = self.ledger.check(pod)
-        if not check.allowed:
-            return self._refuse(pod, node, objective, check.reason or "its PodDisruptionBudget refuses it")
-        landing, without, replacement = self.land(pod, node)
+        landing, without, replacement = simulated or self.land(pod, node)
         if landing.node is None:
             return self._refuse(pod, node, objective, f"its replacement would stay Pending: {landing.reason}")
         why_not = self._unacceptable(pod, node, objective, landing, without)
@@ -534,6 +585,20 @@ class _Planner:
         self.moves.append(Move(pod, node, landing.node, landing.candidates, objective, reason, check.pdb,
                                landing.likely))
         return True
+
+    def precheck(self, pod: Pod, node: str, objective: str) -> str | None:
+        """What stops moving `pod` before any simulation: "" when it was refused since the cluster
+        last changed or a limit is reached (recorded in `limits`), the PDB's refusal, or None."""
+        if self.refused.get((objective, pod.key)) == self.version:
+            return ""
+        hit = self.limit_reached(pod, node)
+        if hit is not None:
+            self.limits[(hit.limit, hit.scope)] = hit
+            return ""
+        check = self.ledger.check(pod)
+        if not check.allowed:
+            return check.reason or "its PodDisruptionBudget refuses it"
+        return None
 
     def _refuse(self, pod: Pod, node: str, objective: str, reason: str) -> bool:
         self.refused[(objective, pod.key)] = self.version
@@ -572,11 +637,7 @@ class _Planner:
     def _preference_gain(self, pod: Pod, node: str, snap: Snapshot) -> str | None:
         """Why `pod` should move for its preferences (the landing of its replacement gains the
         margin on every tied candidate), or None."""
-        info = snap.by_name[node].clone()
-        info.remove_pod(pod)
-        without = snap.with_node_info(info)
-        replacement = replacement_of(pod)
-        landing = self.placer.land(replacement, without, None, self.memos.setdefault(pod_shape(replacement), {}))
+        landing, without, replacement = self.land(pod, node, snap)
         if landing.node is None or node in landing.candidates:
             return None
         points = landing_points(replacement, landing, [node, *landing.candidates], without)
@@ -591,17 +652,41 @@ class _Planner:
         for pod, node in list(self.movable()):
             if pod.key in self.moved:
                 continue
-            why = violation_of(pod, node, self.snap)
+            # A pod's node-local constraints (node affinity, nodeSelector, taints) never change in
+            # a plan, and no move puts a pod with required anti-affinity next to one it repels (the
+            # scheduler's filter refuses it): only a pod with its own required pod (anti-)affinity
+            # or DoNotSchedule spreading can be in violation after a move that was not before.
+            # Those look at their own namespace's pods, unless a pod affinity term names others.
+            stamp = (-1 if not _depends_on_other_pods(pod) else
+                     self.version if _required_terms_reach_other_namespaces(pod) else
+                     self.ns_version.get(pod.namespace, 0))
+            seen = self.violation_seen.get(pod.key)
+            if seen is not None and seen[0] == stamp:
+                why = seen[1]
+            else:
+                why = violation_of(pod, node, self.snap)
+                self.violation_seen[pod.key] = (stamp, why)
             if why is not None and self.try_move(pod, node, "violations", f"no longer holds on {node}: {why}"):
                 made += 1
         return made
 
     def preference_bound(self, pod: Pod, node: str) -> int | None:
-        """At most how many preference points the pod could gain by moving (None: no cheap bound:
-        pod (anti-)affinity and spreading depend on the other pods, the pod itself included).
-        NodeAffinity alone: the best node's points (node labels never change in a plan)."""
-        if _scored_by_pod_plugins(pod):
-            return 0 if self._already_spread(pod, node) else None
+        """At most how many preference points the pod could gain by moving, whatever node its
+        replacement lands on (None: no cheap bound; the pod is simulated). The sum of one bound per
+        plugin (`preference_points` is their sum): NodeAffinity's, InterPodAffinity's
+        (`_pod_affinity_bound`) and PodTopologySpread's (`ScoreGainBound`)."""
+        info = self.snap.by_name[node]
+        stamp = self.ns_version.get(pod.namespace, 0)
+        cached = self.bounds.get(pod.key)
+        if cached is not None and cached[0] is info and cached[1] == stamp:
+            return cached[2]
+        ipa = self._pod_affinity_bound(pod, node) if _has_pod_preferences(pod) else 0
+        bound = None if ipa is None else self._node_affinity_bound(pod, node) + ipa + self._spread_bound(pod, node)
+        self.bounds[pod.key] = (info, stamp, bound)
+        return bound
+
+    def _node_affinity_bound(self, pod: Pod, node: str) -> int:
+        """The best node's points minus the pod's node's (node labels never change in a plan)."""
         terms = node_affinity.preferred_terms(pod)
         if not terms:
             return 0
@@ -612,30 +697,28 @@ class _Planner:
                                                default=0)
         return best - _node_affinity_points(terms, self.snap.by_name[node])
 
-    def _already_spread(self, pod: Pod, node: str) -> bool:
-        """Exactly: a pod whose only preference is anti-affinity by hostname (`_only_own_hostname_
-        anti_affinity`) cannot gain when no other pod on its node matches those terms or has a
-        preferred anti-affinity term matching it, and no pod anywhere has a scored term that
-        matches it other than anti-affinity by hostname (which only lowers the nodes those pods run
-        on). Its node then scores the highest InterPodAffinity raw score possible for it: 0."""
+    def _spread_bound(self, pod: Pod, node: str) -> int:
+        """`ScoreGainBound` for the pod's explicit ScheduleAnyway constraints, the pod gone from its
+        node; one PreScore per pod shape until a move changes its namespace."""
+        if not any(c.when_unsatisfiable == "ScheduleAnyway" for c in pod.spec.topology_spread_constraints):
+            return 0
+        shape = self.shape(pod)
+        stamp = self.ns_version.get(pod.namespace, 0)
+        cached = self.spread_bounds.get(shape)
+        if cached is None or cached[0] != stamp:
+            bound = pod_topology_spread.ScoreGainBound(replacement_of(pod), self.snap)
+            cached = self.spread_bounds[shape] = (stamp, bound)
+        return cached[1].gain(self.snap.by_name[node], pod)
+
+    def _pod_affinity_bound(self, pod: Pod, node: str) -> int | None:
+        """For a pod whose only preferred pod (anti-)affinity is anti-affinity by hostname in its own
+        namespace (`_only_own_hostname_anti_affinity`), when no pod anywhere has a scored term that
+        matches it other than anti-affinity by hostname: every node's InterPodAffinity raw score is
+        at most 0 for it, so it gains at most what its own node takes away: the weights of its
+        terms matching the other pods there, and of their preferred anti-affinity terms matching
+        it. None for any other pod (its score depends on the other pods' places)."""
         if not _only_own_hostname_anti_affinity(pod):
-            return False
-        info = self.snap.by_name[node]
-        for other in info.pods_with_affinity:
-            anti = other.spec.affinity.pod_anti_affinity if other.spec.affinity is not None else None
-            if other.key != pod.key and anti is not None and any(
-                    t.pod_affinity_term.label_selector is not None
-                    and label_selector_matches(t.pod_affinity_term.label_selector, pod.labels)
-                    for t in anti.preferred_during_scheduling_ignored_during_execution):
-                return False
-        aff = pod.spec.affinity
-        assert aff is not None
-        assert aff.pod_anti_affinity is not None
-        own = [t.pod_affinity_term.label_selector
-               for t in aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution]
-        if any(p.key != pod.key and p.namespace == pod.namespace and label_selector_matches(sel, p.labels)
-               for p in info.pods for sel in own if sel is not None):
-            return False
+            return None
         if self.others_terms is None:
             self.others_terms = _others_terms(self.snap)
         key = msgspec.json.encode(pod.labels)
@@ -644,7 +727,23 @@ class _Planner:
             hit = self.attracted[key] = any(
                 (is_affinity or topology != HOSTNAME) and sel is not None and label_selector_matches(sel, pod.labels)
                 for is_affinity, topology, sel in self.others_terms)
-        return not hit
+        if hit:
+            return None
+        info = self.snap.by_name[node]
+        aff = pod.spec.affinity
+        assert aff is not None
+        assert aff.pod_anti_affinity is not None
+        own = [(t.weight, t.pod_affinity_term.label_selector)
+               for t in aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution]
+        taken = sum(w for p in info.pods if p.key != pod.key and p.namespace == pod.namespace
+                    for w, sel in own if sel is not None and label_selector_matches(sel, p.labels))
+        for other in info.pods_with_affinity:
+            anti = other.spec.affinity.pod_anti_affinity if other.spec.affinity is not None else None
+            if other.key != pod.key and anti is not None:
+                taken += sum(t.weight for t in anti.preferred_during_scheduling_ignored_during_execution
+                             if t.pod_affinity_term.label_selector is not None
+                             and label_selector_matches(t.pod_affinity_term.label_selector, pod.labels))
+        return max(0, taken)
 
     def preferences(self) -> int:
         made = 0
@@ -656,13 +755,15 @@ class _Planner:
             bound = self.preference_bound(pod, node)
             if bound is not None and bound < max(1, self.opts.preference_margin):
                 continue
-            shape = pod_shape(replacement_of(pod))
+            shape = self.shape(pod)
             twin = (shape, node)
             if self.not_worth.get(twin) == self.version:
                 continue
+            # Replicas that could gain alike (same shape, same bound) share a budget of tries.
+            alike = (shape, bound)
             stamp = self.version if _reaches_other_namespaces(pod) else self.ns_version.get(pod.namespace, 0)
-            tried = self.shape_refusals.get(shape)
-            if bound is None and tried is not None and tried[0] == stamp and tried[1] >= SHAPE_TRIES:
+            tried = self.shape_refusals.get(alike)
+            if tried is not None and tried[0] == stamp and tried[1] >= SHAPE_TRIES:
                 continue
             made_before = len(self.moves)
             self._preference_move(pod, node)
@@ -670,17 +771,18 @@ class _Planner:
                 made += 1
             else:
                 self.not_worth[twin] = self.version
-                if bound is None:
-                    n = tried[1] if tried is not None and tried[0] == stamp else 0
-                    self.shape_refusals[shape] = (stamp, n + 1)
+                n = tried[1] if tried is not None and tried[0] == stamp else 0
+                self.shape_refusals[alike] = (stamp, n + 1)
         return made
 
     def _preference_move(self, pod: Pod, node: str) -> None:
-        info = self.snap.by_name[node].clone()
-        info.remove_pod(pod)
-        without = self.snap.with_node_info(info)
-        replacement = replacement_of(pod)
-        landing = self.placer.land(replacement, without, None, self.memos.setdefault(pod_shape(replacement), {}))
+        why = self.precheck(pod, node, "preferences")
+        if why is not None:
+            if why:
+                self._refuse(pod, node, "preferences", why)
+            return
+        simulated = self.land(pod, node)
+        landing, without, replacement = simulated
         if landing.node is None or node in landing.candidates:
             return
         points = landing_points(replacement, landing, [node, landing.node], without)
@@ -689,7 +791,7 @@ class _Planner:
             return
         reason = (f"{landing.node} satisfies more of its preferences than {node} "
                   f"({points[landing.node]} vs {points[node]} point(s))")
-        self.try_move(pod, node, "preferences", reason)
+        self.try_move(pod, node, "preferences", reason, simulated)
 
     def utilisation(self) -> int:
         opts = self.opts
@@ -709,7 +811,7 @@ class _Planner:
                 if self.version != seen_version:
                     failed.clear()
                     seen_version = self.version
-                shape = pod_shape(replacement_of(pod))
+                shape = self.shape(pod)
                 if shape in failed:
                     self._refuse(pod, node, "utilisation", failed[shape])
                     continue

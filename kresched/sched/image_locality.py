@@ -32,6 +32,9 @@ _STATE_KEY = f"PreScore{NAME}"
 
 class ImageLocality:
     name: ClassVar[str] = NAME
+    #: Score reads only the pod, the NodeInfo and the cluster's image counts, which simulations never
+    #: change: `sched.score.ScoreMemo` may reuse it while the NodeInfo is the same object.
+    node_local: ClassVar[bool] = True
 
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
         # Upstream has no PreScore; the cluster-wide facts it reads in Score are kept here.

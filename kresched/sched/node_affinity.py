@@ -75,6 +75,9 @@ class NodeAffinity:
     """
 
     name: ClassVar[str] = NAME
+    #: Score reads only the pod and the NodeInfo: `sched.score.ScoreMemo` may reuse it while the
+    #: NodeInfo is the same object.
+    node_local: ClassVar[bool] = True
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
         required = required_node_selector(pod)

@@ -30,6 +30,9 @@ NAME = "NodeResourcesBalancedAllocation"
 
 class NodeResourcesBalancedAllocation:
     name: ClassVar[str] = NAME
+    #: Score reads only the pod and the NodeInfo: `sched.score.ScoreMemo` may reuse it while the
+    #: NodeInfo is the same object.
+    node_local: ClassVar[bool] = True
 
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
         r = pod.requests

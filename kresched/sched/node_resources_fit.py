@@ -76,6 +76,9 @@ class NodeResourcesFit:
     """Rejects a node without room for the pod; one reason per resource that is short."""
 
     name: ClassVar[str] = NAME
+    #: Score reads only the pod and the NodeInfo: `sched.score.ScoreMemo` may reuse it while the
+    #: NodeInfo is the same object.
+    node_local: ClassVar[bool] = True
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
         return PreFilterResult()

@@ -81,7 +81,7 @@ Deliberate differences:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -110,6 +110,7 @@ __all__ = [
     "NAME",
     "PodTopologySpread",
     "SYSTEM_DEFAULT_CONSTRAINTS",
+    "ScoreGainBound",
     "SpreadConstraint",
     "build_constraints",
     "default_selector",
@@ -305,76 +306,14 @@ class PodTopologySpread:
         cycle.write(_PRESCORE_KEY, None)
         if not snapshot.node_infos:
             return Status(Code.SKIP)
-        own = bool(pod.spec.topology_spread_constraints)
-        if own:
-            constraints = build_constraints(pod, "ScheduleAnyway")
-        else:
-            constraints = _build_default_constraints(pod, snapshot.cluster)
+        constraints, require_all = _score_constraints(pod, snapshot)
         if not constraints:
             return Status(Code.SKIP)
-        # Only the pod's own constraints require every topology key (`requireAllTopologies`): with
-        # the system defaults a node without a zone label still gets hostname spreading.
-        require_all = own
-        keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
-        is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
-
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        ignored_at: list[bool] = []
-        ignored = 0
-        for info in nodes:
-            labels = info.node.metadata.labels
-            if require_all and not all(k in labels for k in keys):
-                ignored_at.append(True)
-                ignored += 1
-                continue
-            ignored_at.append(False)
-            for i, c in enumerate(constraints):
-                if not is_host[i]:
-                    counts[i].setdefault(labels.get(c.topology_key, ""), 0)
-        # `topologyNormalizingWeight`: log(domains + 2); a hostname constraint has one domain per
-        # node that is not ignored.
-        weights = tuple(go_log(float((len(nodes) - ignored if is_host[i] else len(counts[i])) + 2))
-                        for i in range(len(constraints)))
-
-        # Every node of the cluster adds its matching pods to its domain, if that domain is one of
-        # the feasible nodes'. Nodes without a pod of the namespace add nothing, so only they are
-        # walked. The same walk counts, for hostname constraints, the pods on each feasible node
-        # that is the snapshot's own NodeInfo (so indexed); `score` counts any other node itself.
+        domains = _ScoreDomains(constraints, require_all, nodes)
+        # The hostname counts are kept for the feasible nodes that are the snapshot's own NodeInfo
+        # (so indexed); `score` counts any other node itself.
         indexed = {info.name: info for info in nodes if snapshot.by_name.get(info.name) is info}
-        host_counts: list[dict[str, int]] = [{} for _ in constraints]
-        if any(c.counts_existing for c in constraints):
-            eligible = _node_inclusion(pod)
-            for info, pods in snapshot.pods_by_namespace().get(pod.metadata.namespace, ()):
-                node = info.node
-                labels = node.metadata.labels
-                has_keys = not require_all or all(k in labels for k in keys)
-                feasible = indexed.get(info.name) is info
-                matching: dict[int, int] = {}  # by selector: the system defaults share theirs
-                for i, c in enumerate(constraints):
-                    if not c.counts_existing:
-                        continue
-                    if is_host[i]:
-                        if not feasible:
-                            continue
-                    else:
-                        if not has_keys or not eligible(c, node):
-                            continue
-                        value = labels.get(c.topology_key, "")
-                        if value not in counts[i]:
-                            continue
-                    sel = c.selector
-                    n = matching.get(id(sel))
-                    if n is None:
-                        n = matching[id(sel)] = sum(1 for p in pods if p.metadata.deletion_timestamp is None
-                                                    and sel(p.metadata.labels))
-                    if is_host[i]:
-                        host_counts[i][info.name] = n
-                    else:
-                        counts[i][value] += n
-
-        ignored_names = frozenset(info.name for info, skip in zip(nodes, ignored_at, strict=True) if skip)
-        cycle.write(_PRESCORE_KEY, _ScoreState(pod.metadata.namespace, constraints, is_host, counts, weights,
-                                               ignored_names, tuple(ignored_at), indexed, host_counts))
+        cycle.write(_PRESCORE_KEY, _score_state(pod, constraints, require_all, domains, indexed, snapshot))
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -450,6 +389,177 @@ class _ScoreState:
 
     def clone(self) -> _ScoreState:
         return self
+
+
+def _score_constraints(pod: Pod, snapshot: Snapshot) -> tuple[tuple[SpreadConstraint, ...], bool]:
+    """The constraints the score reads — the pod's ScheduleAnyway ones, or, for a pod without any
+    constraint, the system defaults — and whether a node needs all their keys (`requireAllTopologies`:
+    only for the pod's own; with the system defaults a node without a zone label still gets
+    hostname spreading)."""
+    own = bool(pod.spec.topology_spread_constraints)
+    if own:
+        return build_constraints(pod, "ScheduleAnyway"), True
+    return _build_default_constraints(pod, snapshot.cluster), False
+
+
+class _ScoreDomains:
+    """PreScore's walk over the scored nodes: which are ignored (lack a key, own constraints only),
+    and per constraint (not hostname) the topology values among the others, each counting 0."""
+
+    __slots__ = ("ignored", "ignored_at", "scored", "values")
+
+    def __init__(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, nodes: Iterable[NodeInfo]) -> None:
+        keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
+        is_host = [c.topology_key == HOSTNAME_LABEL for c in constraints]
+        self.values: list[dict[str, int]] = [{} for _ in constraints]
+        ignored_at: list[bool] = []
+        ignored: list[str] = []
+        for info in nodes:
+            labels = info.node.metadata.labels
+            if require_all and not all(k in labels for k in keys):
+                ignored_at.append(True)
+                ignored.append(info.name)
+                continue
+            ignored_at.append(False)
+            for i, c in enumerate(constraints):
+                if not is_host[i]:
+                    self.values[i].setdefault(labels.get(c.topology_key, ""), 0)
+        self.ignored_at = tuple(ignored_at)
+        self.ignored = frozenset(ignored)
+        #: How many nodes are not ignored.
+        self.scored = len(ignored_at) - len(ignored)
+
+
+def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_all: bool, domains: _ScoreDomains,
+                 indexed: Mapping[str, NodeInfo], snapshot: Snapshot) -> _ScoreState:
+    """PreScore's counts over `domains` (the scored nodes' walk): every node of the cluster adds its
+    matching pods to its domain, if that domain is one of the scored nodes'. Nodes without a pod of
+    the namespace add nothing, so only they are walked. The same walk counts, for hostname
+    constraints, the pods on each node of `indexed`."""
+    keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
+    is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
+    counts = [dict(v) for v in domains.values]
+    # `topologyNormalizingWeight`: log(domains + 2); a hostname constraint has one domain per
+    # node that is not ignored.
+    weights = tuple(go_log(float((domains.scored if is_host[i] else len(counts[i])) + 2))
+                    for i in range(len(constraints)))
+    host_counts: list[dict[str, int]] = [{} for _ in constraints]
+    if any(c.counts_existing for c in constraints):
+        eligible = _node_inclusion(pod)
+        for info, pods in snapshot.pods_by_namespace().get(pod.metadata.namespace, ()):
+            node = info.node
+            labels = node.metadata.labels
+            has_keys = not require_all or all(k in labels for k in keys)
+            feasible = indexed.get(info.name) is info
+            matching: dict[int, int] = {}  # by selector: the system defaults share theirs
+            for i, c in enumerate(constraints):
+                if not c.counts_existing:
+                    continue
+                if is_host[i]:
+                    if not feasible:
+                        continue
+                else:
+                    if not has_keys or not eligible(c, node):
+                        continue
+                    value = labels.get(c.topology_key, "")
+                    if value not in counts[i]:
+                        continue
+                sel = c.selector
+                n = matching.get(id(sel))
+                if n is None:
+                    n = matching[id(sel)] = sum(1 for p in pods if p.metadata.deletion_timestamp is None
+                                                and sel(p.metadata.labels))
+                if is_host[i]:
+                    host_counts[i][info.name] = n
+                else:
+                    counts[i][value] += n
+    return _ScoreState(pod.metadata.namespace, constraints, is_host, counts, weights, domains.ignored,
+                       domains.ignored_at, indexed, host_counts)
+
+
+#: `Snapshot.index` key of `_AllNodeDomains`.
+_ALL_NODE_DOMAINS = NAME + "/all-node-score-domains"
+
+
+class _AllNodeDomains:
+    """`_ScoreDomains` over every node of a snapshot, per (constraint keys, require_all), built on
+    first use; carried through simulations while no node's labels change."""
+
+    __slots__ = ("by_keys",)
+
+    def __init__(self) -> None:
+        self.by_keys: dict[tuple[tuple[str, ...], bool], _ScoreDomains] = {}
+
+    @classmethod
+    def build(cls, snapshot: Snapshot) -> _AllNodeDomains:
+        return cls()
+
+    def replaced(self, old: NodeInfo, new: NodeInfo) -> _AllNodeDomains:
+        return self if old.node.metadata.labels == new.node.metadata.labels else _AllNodeDomains()
+
+    def get(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, snapshot: Snapshot) -> _ScoreDomains:
+        key = (tuple(c.topology_key for c in constraints), require_all)
+        found = self.by_keys.get(key)
+        if found is None:
+            found = self.by_keys[key] = _ScoreDomains(constraints, require_all, snapshot.node_infos)
+        return found
+
+
+class ScoreGainBound:
+    """How much lower (better) PodTopologySpread's raw score of `pod` can be on any node than on a
+    given one, on `snapshot` with one of the given node's pods removed, whatever nodes turn out
+    feasible: an upper bound, exact when it says 0. For callers that want to know whether moving a
+    pod could ever gain on its ScheduleAnyway spreading without scoring every node.
+
+    One PreScore over every node (the most domains, so the largest weights any feasible set
+    gives); then per node O(constraints). Raw scores are `round(Σ count × weight + maxSkew − 1)`
+    with the same weights on both nodes, so the gain is at most `Σ (count there − least count of
+    any domain) × weight`, plus 1 for the rounding; when some node is ignored (lacks a topology
+    key), it scores 0 and the gain is at most the node's whole score."""
+
+    def __init__(self, pod: Pod, snapshot: Snapshot) -> None:
+        self._state: _ScoreState | None = None
+        self._eligible = _node_inclusion(pod)
+        self._scored = 0
+        if not snapshot.node_infos:
+            return
+        constraints, require_all = _score_constraints(pod, snapshot)
+        if not constraints:
+            return
+        index: _AllNodeDomains = snapshot.index(_ALL_NODE_DOMAINS, _AllNodeDomains.build)
+        domains = index.get(constraints, require_all, snapshot)
+        self._state = _score_state(pod, constraints, require_all, domains, snapshot.by_name, snapshot)
+        self._scored = domains.scored
+
+    def gain(self, node: NodeInfo, removed: Pod | None = None) -> int:
+        """The bound for `node` (the snapshot's own NodeInfo), `removed` (a pod on it) gone."""
+        state = self._state
+        if state is None or node.name in state.ignored:
+            return 0  # no score at all, or the node scores 0 and no node scores below 0
+        labels = node.node.metadata.labels
+        drop = removed is not None and removed.metadata.deletion_timestamp is None \
+            and removed.metadata.namespace == state.namespace
+        diff = 0.0
+        whole = 0.0
+        for i, c in enumerate(state.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                continue
+            gone = int(drop and c.counts_existing and c.selector(removed.metadata.labels)  # type: ignore[union-attr]
+                       and (state.is_host[i] or self._eligible(c, node.node)))
+            if state.is_host[i]:
+                here = state.host_counts[i].get(node.name, 0) - gone
+                least = 0 if len(state.host_counts[i]) < self._scored else min(state.host_counts[i].values())
+            else:
+                counts = state.counts[i]
+                here = counts.get(value, 0) - gone
+                least = min(min((n for v, n in counts.items() if v != value), default=here), here)
+            least = min(least, here)
+            diff += (here - least) * state.weights[i]
+            whole += here * state.weights[i] + (c.max_skew - 1)
+        if state.ignored:
+            return int(whole) + 1
+        return 0 if diff == 0 else int(diff) + 1
 
 
 def _count_matching(info: NodeInfo, c: SpreadConstraint, namespace: str) -> int:

@@ -25,6 +25,7 @@ __all__ = [
     "MIN_FEASIBLE_NODES_TO_FIND",
     "NodeScore",
     "PluginScore",
+    "ScoreMemo",
     "Selection",
     "default_score_plugins",
     "num_feasible_nodes_to_find",
@@ -102,11 +103,43 @@ class Selection:
     sampled: bool = False
 
 
+class ScoreMemo:
+    """The raw scores of the node-local plugins (`node_local = True`: Score reads only the pod and
+    the NodeInfo) for pods of one shape — everything those plugins read of a pod — per node, each
+    valid while the node's NodeInfo is the same object (simulations never change a NodeInfo in
+    place: they replace it). Replicas simulated one after another then score only the nodes that
+    changed. Holds the NodeInfos it saw: keep it no longer than the simulations that use it."""
+
+    __slots__ = ("_by_plugin", "_facts")
+
+    def __init__(self) -> None:
+        self._by_plugin: dict[str, dict[str, tuple[NodeInfo, int]]] = {}
+        self._facts: object = None
+
+    def raw(self, plugin: ScorePlugin, cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
+            snapshot: Snapshot) -> list[int]:
+        if snapshot.facts is not self._facts:  # other cluster-wide facts (image counts): start over
+            self._by_plugin.clear()
+            self._facts = snapshot.facts
+        cache = self._by_plugin.setdefault(plugin.name, {})
+        out = []
+        for info in nodes:
+            hit = cache.get(info.name)
+            if hit is not None and hit[0] is info:
+                out.append(hit[1])
+            else:
+                score = plugin.score(cycle, pod, info)
+                cache[info.name] = (info, score)
+                out.append(score)
+        return out
+
+
 def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, pod: Pod,
-                     nodes: list[NodeInfo], snapshot: Snapshot) -> list[NodeScore]:
+                     nodes: list[NodeInfo], snapshot: Snapshot, memo: ScoreMemo | None = None) -> list[NodeScore]:
     """`prioritizeNodes`: PreScore (plugins returning Skip sit out), Score each node, NormalizeScore
     each plugin's list, multiply by the weight, add up. `cycle` is the pod's filtering cycle state;
-    PreScore writes its own keys into it."""
+    PreScore writes its own keys into it. With `memo` (for pods of one shape only), node-local
+    plugins' raw scores are reused where the NodeInfo did not change."""
     active: list[tuple[ScorePlugin, int]] = []
     for pl, weight in plugins:
         st = pl.pre_score(cycle, pod, nodes, snapshot)
@@ -116,7 +149,10 @@ def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleSta
         active.append((pl, weight))
     columns: list[tuple[str, int, list[int], list[int]]] = []
     for pl, weight in active:
-        raw = [pl.score(cycle, pod, info) for info in nodes]
+        if memo is not None and getattr(pl, "node_local", False):
+            raw = memo.raw(pl, cycle, pod, nodes, snapshot)
+        else:
+            raw = [pl.score(cycle, pod, info) for info in nodes]
         normalized = list(raw)
         pl.normalize_score(cycle, pod, normalized)
         for s in normalized:

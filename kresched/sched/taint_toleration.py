@@ -66,6 +66,9 @@ class TaintToleration:
     """
 
     name: ClassVar[str] = NAME
+    #: Score reads only the pod and the NodeInfo: `sched.score.ScoreMemo` may reuse it while the
+    #: NodeInfo is the same object.
+    node_local: ClassVar[bool] = True
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
         # Upstream's PreFilter only skips pods whose in-place resize is deferred (bound pods).

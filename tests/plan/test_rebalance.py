@@ -55,6 +55,7 @@ def predicted(state: ClusterState, plan: RebalancePlan) -> ClusterState:
 ANTI_WEB = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
     {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}},
                                         "topologyKey": "kubernetes.io/hostname"}}]}}
+ZONE = "topology.kubernetes.io/zone"
 SPREAD_WEB = [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
                "labelSelector": {"matchLabels": {"app": "web"}}}]
 
@@ -139,6 +140,14 @@ CASES = [
                                   {"labelSelector": {"matchLabels": {"app": "zk"}},
                                    "topologyKey": "kubernetes.io/hostname"}]}}) for i in range(2)]),
          VIOL, [("default/zk-0", "a", "b")]),
+    Case("a DoNotSchedule zone spread that no longer holds: pods leave the crowded zone until the skew is met",
+         make_state([make_node("a", labels={ZONE: "x"}), make_node("b", labels={ZONE: "x"}),
+                     make_node("c", labels={ZONE: "y"})],
+                    [make_pod(f"web-{i}", node="ab"[i % 2], cpu="100m", labels={"app": "web"},
+                              owner="ReplicaSet/web", spread=[
+                                  {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+                                   "labelSelector": {"matchLabels": {"app": "web"}}}]) for i in range(3)]),
+         VIOL, [("default/web-0", "a", "c")]),
     Case("a violation with nowhere to go is reported, not acted on",
          make_state([make_node("a"), make_node("b")],
                     [make_pod("db-0", node="a", cpu="1", node_selector={"disk": "ssd"})]), VIOL, [],
@@ -180,11 +189,15 @@ CASES = [
                               spread=SPREAD_WEB) for i in range(4)]),
          RebalanceOptions(objectives=("preferences",), preference_margin=1),
          [("default/web-0", "a", "b"), ("default/web-1", "a", "b")]),
-    Case("ScheduleAnyway spread: a gain of a few pods is below the default margin",
+    Case("ScheduleAnyway spread: a gain of a few pods is below the default margin (bounded, not simulated)",
          make_state([make_node("a"), make_node("b")],
                     [make_pod(f"web-{i}", node="a", cpu="500m", labels={"app": "web"}, owner="ReplicaSet/web",
-                              spread=SPREAD_WEB) for i in range(4)]), PREF, [],
-         [("default/web-0", "less than the margin 10")]),
+                              spread=SPREAD_WEB) for i in range(4)]), PREF, []),
+    Case("ScheduleAnyway spread: a crowded node sheds pods until the gain is below the margin",
+         make_state([make_node("a"), make_node("b")],
+                    [make_pod(f"web-{i}", node="a", cpu="100m", labels={"app": "web"}, owner="ReplicaSet/web",
+                              spread=SPREAD_WEB) for i in range(12)]), PREF,
+         [(f"default/web-{i}", "a", "b") for i in range(2)]),
     Case("a pod already on its preferred node stays",
          make_state([make_node("a", labels={"fast": "true"}), make_node("b")],
                     [make_pod("web-0", node="a", cpu="1", affinity={"nodeAffinity": {

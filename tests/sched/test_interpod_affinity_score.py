@@ -463,10 +463,13 @@ def _terms(draw: st.DrawFn) -> dict[str, Any]:
 
 _WEIGHTED = st.builds(lambda w, t: {"weight": w, "podAffinityTerm": t}, st.integers(1, 100), _terms())
 _AFFINITY = st.one_of(st.none(), st.builds(
-    lambda req, pref, anti: {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": req,
-                                             "preferredDuringSchedulingIgnoredDuringExecution": pref},
-                             "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": anti}},
-    st.lists(_terms(), max_size=2), st.lists(_WEIGHTED, max_size=2), st.lists(_WEIGHTED, max_size=2)))
+    lambda req, pref, anti, req_anti: {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": req,
+                        "preferredDuringSchedulingIgnoredDuringExecution": pref},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": anti,
+                            "requiredDuringSchedulingIgnoredDuringExecution": req_anti}},
+    st.lists(_terms(), max_size=2), st.lists(_WEIGHTED, max_size=2), st.lists(_WEIGHTED, max_size=2),
+    st.lists(_terms(), max_size=2)))
 _NAMESPACE = st.sampled_from(["", "a", "b"])
 
 
@@ -653,3 +656,8 @@ def test_the_index_carried_through_simulations_scores_as_a_fresh_walk(
             assert got == want
             if not (pod.spec.affinity and (pod.spec.affinity.pod_affinity or pod.spec.affinity.pod_anti_affinity)):
                 assert (got or {}) == _literal_existing(pod, snap, hard)
+            # The same index, for the existing pods' required anti-affinity (PreFilter).
+            ns_labels = snap.namespace_labels.get(pod.metadata.namespace, {})
+            anti = snap.index(ipa._EXISTING_ANTI_INDEX, ipa._ExistingAntiAffinityIndex.build)
+            assert anti.counts(pod, ns_labels) == ipa._existing_anti_affinity_counts(
+                pod, ns_labels, snap.have_pods_with_required_anti_affinity())

@@ -46,6 +46,7 @@ from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, Snapshot
 from kresched.sched.pod_topology_spread import (
     NAME,
     PodTopologySpread,
+    ScoreGainBound,
     default_selector,
     go_log,
     go_round,
@@ -754,3 +755,54 @@ def test_hostname_counts_come_from_the_node_info_scored() -> None:
     scores = [plugin.score(cycle, pod, i) for i in infos]
     plugin.normalize_score(cycle, pod, scores)
     assert scores == list(_scores(pod, [*_SPREAD_2103, *_on("node-c", 3, "foo")], _ABCD).values())
+
+
+# -- ScoreGainBound: what moving a pod could gain on its spreading, without scoring every node ------
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["z1", "z2", "z3", None]), min_size=2, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["web", "db"]), st.sampled_from(["default", "other"])),
+                min_size=1, max_size=14),
+       st.lists(st.tuples(st.integers(1, 3), st.sampled_from([HOST, ZONE])), min_size=1, max_size=2),
+       st.integers(0, 13), st.sets(st.integers(0, 5)), st.booleans())
+def test_the_gain_bound_is_never_below_what_a_move_gains(
+        zones: list[str | None], placed: list[tuple[int, str, str]], constraints: list[tuple[int, str]],
+        which: int, feasible: set[int], selector_node: bool) -> None:
+    # Whichever pod leaves whichever node, and whichever nodes are then feasible (the weights and
+    # domains depend on them), no node scores lower than the pod's node by more than the bound; a
+    # bound of 0 means no node scores lower at all.
+    nodes = [_hz(f"n{i}", z, ZONE, **({"big": "yes"} if i % 2 else {})) for i, z in enumerate(zones)]
+    pods = [_pod(f"p{j}", label_values={"app": app}, node=f"n{i % len(nodes)}", ns=ns)
+            for j, (i, app, ns) in enumerate(placed)]
+    removed = pods[which % len(pods)]
+    spread = [_sc(skew, key, ANYWAY, {"matchLabels": {"app": "web"}}) for skew, key in constraints]
+    incoming = _pod("incoming", label_values={"app": "web"}, spread=spread, ns=removed.metadata.namespace,
+                    node_selector={"big": "yes"} if selector_node else None)
+    snap = _snapshot(nodes, pods)
+    node = snap.by_name[removed.spec.node_name]
+    bound = ScoreGainBound(incoming, snap).gain(node, removed)
+    assert bound >= 0
+
+    without = node.clone()
+    without.remove_pod(removed)
+    after = snap.with_node_info(without)
+    names = sorted({node.name, *(f"n{i}" for i in feasible if i < len(nodes))})
+    infos = [after.by_name[n] for n in names]
+    plugin, cycle = PodTopologySpread(), CycleState()
+    if plugin.pre_score(cycle, incoming, infos, after).code == Code.SKIP:
+        return
+    raw = {i.name: plugin.score(cycle, incoming, i) for i in infos}
+    assert max(raw[node.name] - r for r in raw.values()) <= bound
+
+
+def test_the_gain_bound_of_an_even_spread_is_zero_and_of_a_crowded_zone_is_not() -> None:
+    nodes = [_hz("a1", "a", ZONE), _hz("b1", "b", ZONE), _hz("c1", "c", ZONE)]
+    spread = [_sc(1, ZONE, ANYWAY, {"matchLabels": {"app": "web"}})]
+    web = {"app": "web"}
+    even = [_pod(f"w{i}", label_values=web, node=n.metadata.name, spread=spread) for i, n in enumerate(nodes)]
+    snap = _snapshot(nodes, even)
+    assert ScoreGainBound(even[0], snap).gain(snap.by_name["a1"], even[0]) == 0
+    crowded = [*even, *(_pod(f"x{i}", label_values=web, node="a1", spread=spread) for i in range(8))]
+    snap = _snapshot(nodes, crowded)
+    # a holds 9 matching pods, b and c 1 each: leaving a, 8 − 1 = 7 more than the least, × log(3 + 2).
+    assert ScoreGainBound(crowded[0], snap).gain(snap.by_name["a1"], crowded[0]) == int(7 * go_log(5.0)) + 1
