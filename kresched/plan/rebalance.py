@@ -443,8 +443,14 @@ def _reaches_other_namespaces(pod: Pod) -> bool:
 # -- the plan -------------------------------------------------------------------------------------
 
 class _Planner:
-    def __init__(self, state: ClusterState, opts: RebalanceOptions) -> None:
+    def __init__(self, state: ClusterState, opts: RebalanceOptions, prune: bool = True,
+                 shape_tries: int | None = SHAPE_TRIES) -> None:
+        """`prune=False` turns off the exact shortcuts — preference bounds, per-shape memos,
+        violation verdicts kept across rounds — (tests prove they change no plan); `shape_tries`
+        None turns off the per-shape budget, which is not exact."""
         self.opts = opts
+        self.prune = prune
+        self.shape_tries = shape_tries
         self.snap = Snapshot.from_state(state)
         plugins = default_plugins()
         self.placer = Placer(plugins, StaticFilters(plugins))
@@ -543,6 +549,8 @@ class _Planner:
     def _land(self, replacement: Pod, snap: Snapshot) -> Landing:
         """`Placer.land` with the memos of the replacement's shape (replicas share them: each
         simulation filters and scores only the nodes that changed since the last)."""
+        if not self.prune:
+            return self.placer.land(replacement, snap)
         key = msgspec.json.encode((pod_shape(replacement), replacement.nonzero_milli_cpu, replacement.nonzero_memory,
                                    [c.image for c in (*replacement.spec.init_containers,
                                                       *replacement.spec.containers)]))
@@ -660,7 +668,7 @@ class _Planner:
             stamp = (-1 if not _depends_on_other_pods(pod) else
                      self.version if _required_terms_reach_other_namespaces(pod) else
                      self.ns_version.get(pod.namespace, 0))
-            seen = self.violation_seen.get(pod.key)
+            seen = self.violation_seen.get(pod.key) if self.prune else None
             if seen is not None and seen[0] == stamp:
                 why = seen[1]
             else:
@@ -752,7 +760,7 @@ class _Planner:
                 continue
             if self.refused.get(("preferences", pod.key)) == self.version:
                 continue
-            bound = self.preference_bound(pod, node)
+            bound = self.preference_bound(pod, node) if self.prune else None
             if bound is not None and bound < max(1, self.opts.preference_margin):
                 continue
             shape = self.shape(pod)
@@ -763,7 +771,8 @@ class _Planner:
             alike = (shape, bound)
             stamp = self.version if _reaches_other_namespaces(pod) else self.ns_version.get(pod.namespace, 0)
             tried = self.shape_refusals.get(alike)
-            if tried is not None and tried[0] == stamp and tried[1] >= SHAPE_TRIES:
+            if self.shape_tries is not None and tried is not None and tried[0] == stamp \
+                    and tried[1] >= self.shape_tries:
                 continue
             made_before = len(self.moves)
             self._preference_move(pod, node)
@@ -829,7 +838,11 @@ class _Planner:
 
 
 def plan_rebalance(state: ClusterState, opts: RebalanceOptions = RebalanceOptions()) -> RebalancePlan:
-    p = _Planner(state, opts)
+    return _plan(_Planner(state, opts))
+
+
+def _plan(p: _Planner) -> RebalancePlan:
+    opts = p.opts
     before = {i.name: node_utilisation(i) for i in p.snap.node_infos}
     for _ in range(MAX_ROUNDS):
         made = 0

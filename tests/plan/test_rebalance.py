@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
+from kresched.plan import rebalance
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import bound_to, replacement_of
 from kresched.plan.rebalance import RebalanceOptions, RebalancePlan, plan_rebalance, validate_options
@@ -307,3 +308,64 @@ def test_properties_hold_on_random_clusters(state: ClusterState) -> None:
     # A pod moves at most once, and the second pass over the predicted result proposes nothing.
     assert len({m.pod.key for m in plan.moves}) == len(plan.moves)
     assert plan_rebalance(predicted(state, plan), opts).moves == ()
+
+
+# -- the shortcuts change no plan -------------------------------------------------------------------
+
+_HOST = "kubernetes.io/hostname"
+_ZONE = "topology.kubernetes.io/zone"
+
+
+@st.composite
+def preference_clusters(draw: st.DrawFn) -> ClusterState:
+    """Clusters of replicas with every kind of constraint the shortcuts reason about: preferred node
+    affinity, preferred anti-affinity by hostname (sometimes from another namespace's pods),
+    ScheduleAnyway and DoNotSchedule spreading by zone or hostname, required anti-affinity."""
+    zones = ("z1", "z2", "z3")
+    nodes, pods = [], []
+    n_nodes = draw(st.integers(2, 5))
+    for i in range(n_nodes):
+        labels = {_ZONE: draw(st.sampled_from(zones)), **({"fast": "true"} if draw(st.booleans()) else {})}
+        nodes.append(make_node(f"n{i}", cpu="8", memory="16Gi", labels=labels))
+    for app in ("a", "b", "c"):
+        kind = draw(st.sampled_from(("anti", "spread-zone", "spread-host", "node-pref", "required-anti",
+                                     "must-spread", "anti-other-ns")))
+        ns = "other" if kind == "anti-other-ns" else "default"
+        kw: dict[str, Any] = {}
+        if kind in ("anti", "anti-other-ns"):
+            term = {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": _HOST}
+            if kind == "anti-other-ns":
+                term["namespaces"] = ["default"]
+            kw["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": draw(st.sampled_from((10, 100))), "podAffinityTerm": term}]}}
+        elif kind.startswith("spread") or kind == "must-spread":
+            kw["spread"] = [{"maxSkew": 1, "topologyKey": _HOST if kind == "spread-host" else _ZONE,
+                             "whenUnsatisfiable": "DoNotSchedule" if kind == "must-spread" else "ScheduleAnyway",
+                             "labelSelector": {"matchLabels": {"app": app}}}]
+        elif kind == "node-pref":
+            kw["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": draw(st.sampled_from((5, 50))), "preference": {"matchExpressions": [
+                    {"key": "fast", "operator": "In", "values": ["true"]}]}}]}}
+        else:
+            kw["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": _HOST}]}}
+        for j in range(draw(st.integers(1, 7))):
+            pods.append(make_pod(f"{app}-{j}", ns, node=f"n{draw(st.integers(0, n_nodes - 1))}",
+                                 cpu=draw(st.sampled_from(("250m", "1"))), labels={"app": app},
+                                 owner=f"ReplicaSet/{app}", **kw))
+    return make_state(nodes, pods)
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=150,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(preference_clusters(), st.sampled_from((1, 10)))
+def test_bounds_memos_and_kept_verdicts_change_no_plan(state: ClusterState, margin: int) -> None:
+    # The exact shortcuts (preference bounds, per-shape filter and score memos, violation verdicts
+    # kept across rounds) against a plan that simulates every pod with preferences every round;
+    # the per-shape budget, which is not exact, is off in both.
+    opts = RebalanceOptions(preference_margin=margin)
+    fast = rebalance._plan(rebalance._Planner(state, opts, shape_tries=None))
+    slow = rebalance._plan(rebalance._Planner(state, opts, prune=False, shape_tries=None))
+    assert [(m.pod.key, m.source, m.to, m.candidates, m.objective, m.reason) for m in fast.moves] == \
+        [(m.pod.key, m.source, m.to, m.candidates, m.objective, m.reason) for m in slow.moves]
+    assert fast.after == slow.after
