@@ -556,12 +556,30 @@ class _ExistingTermsIndex:
 
     Built once per snapshot (`Snapshot.index`) and carried over by `with_node_info`, which
     subtracts the replaced node's contributions and adds the new one's (copy on write: the old
-    snapshot's index stays valid)."""
+    snapshot's index stays valid).
 
-    __slots__ = ("groups",)
+    `by_namespace` lists the signatures of the terms that can select a pod of each namespace (key
+    None: terms with a namespace selector, which may select any), so that a pod is matched only
+    against those; it is shared down the chain until a term appears or goes."""
 
-    def __init__(self, groups: dict[_Signature, tuple[AffinityTerm, _Entries]]) -> None:
+    __slots__ = ("by_namespace", "groups")
+
+    def __init__(self, groups: dict[_Signature, tuple[AffinityTerm, _Entries]],
+                 by_namespace: dict[str | None, list[_Signature]] | None = None) -> None:
         self.groups = groups
+        if by_namespace is None:
+            by_namespace = {}
+            for sig, (term, _) in groups.items():
+                for ns in (None,) if term.namespace_selector is not None else term.namespaces:
+                    by_namespace.setdefault(ns, []).append(sig)
+        self.by_namespace = by_namespace
+
+    def candidates(self, namespace: str) -> Iterable[tuple[AffinityTerm, _Entries]]:
+        """The groups whose term may select a pod of `namespace`, in signature order of insertion."""
+        groups = self.groups
+        for key in (namespace, None):
+            for sig in self.by_namespace.get(key, ()):
+                yield groups[sig]
 
     @staticmethod
     def contributions(info: NodeInfo) -> Iterable[tuple[_Signature, AffinityTerm, int | None, str, str]]:
@@ -596,11 +614,13 @@ class _ExistingTermsIndex:
         groups = dict(self.groups)
         copied_groups: set[_Signature] = set()
         copied_values: set[tuple[_Signature, int | None, str]] = set()
+        reshaped = False  # a term appeared or went: by_namespace is rebuilt
         for (sig, w, key, value), d in changed.items():
             group = groups.get(sig)
             if group is None:
                 group = groups[sig] = (terms[sig], {})
                 copied_groups.add(sig)
+                reshaped = True
             elif sig not in copied_groups:
                 group = groups[sig] = (group[0], dict(group[1]))
                 copied_groups.add(sig)
@@ -621,11 +641,12 @@ class _ExistingTermsIndex:
                     del entries[(w, key)]
                     if not entries:
                         del groups[sig]
-        return type(self)(groups)
+                        reshaped = True
+        return type(self)(groups, None if reshaped else self.by_namespace)
 
     def add_to(self, scores: _ScoreMap, pod: Pod, ns_labels: Mapping[str, str], hard_weight: int) -> None:
         """`_add_existing_terms` over the whole snapshot, one match per distinct term."""
-        for term, entries in self.groups.values():
+        for term, entries in self.candidates(pod.metadata.namespace):
             if not term.matches(pod, ns_labels):
                 continue
             for (w, key), values in entries.items():
@@ -667,7 +688,7 @@ class _ExistingAntiAffinityIndex(_ExistingTermsIndex):
         """`getExistingAntiAffinityCounts`: per (topology key, value), the existing pods there
         whose required anti-affinity terms match `pod`."""
         counts: Counts = {}
-        for term, entries in self.groups.values():
+        for term, entries in self.candidates(pod.metadata.namespace):
             if not term.matches(pod, ns_labels):
                 continue
             for (_, key), values in entries.items():

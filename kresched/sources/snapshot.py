@@ -134,9 +134,25 @@ def _read(path: Path, limit: int) -> bytes:
         raise _too_large(str(path), limit)
     try:
         with path.open("rb") as f:
-            return _read_bounded(f, str(path), limit)
+            # One read into one buffer of the file's size (chunks joined would hold it twice);
+            # a file that grows as it is read (or says it is empty, as /proc's do) is read on
+            # chunk by chunk, within the limit.
+            data = f.read(st.st_size + 1)
+            if len(data) > st.st_size:
+                data += _read_bounded(f, str(path), limit - len(data))
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:  # it grew since `stat`
+        raise _too_large(str(path), limit)
+    if data[:2] != _GZIP_MAGIC:
+        _refuse_binary(data, str(path))
+    return data
+
+
+def _refuse_binary(data: bytes, origin: str) -> None:
+    """Raw NUL bytes, which no JSON or YAML text holds."""
+    if b"\0" in data:
+        raise InputError(f"{origin}: binary data (a NUL byte), not JSON or YAML text")
 
 
 def _file_type(mode: int) -> str:
@@ -173,8 +189,8 @@ def _read_bounded(stream: BinaryIO, origin: str, limit: int) -> bytes:
             break
         if gzipped is None:
             gzipped = chunk[:2] == _GZIP_MAGIC
-        if not gzipped and b"\0" in chunk:
-            raise InputError(f"{origin}: binary data (a NUL byte), not JSON or YAML text")
+        if not gzipped:
+            _refuse_binary(chunk, origin)
         total += len(chunk)
         if total > limit:
             raise _too_large(origin, limit)
