@@ -99,6 +99,8 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
                      *snap], base),
         ProcessCase("plan.all-pending", "`plan --all-pending` (the cluster's own pending pods)",
                     [*k, "plan", "--all-pending", *snap], base),
+        ProcessCase("rebalance", "`rebalance --dry-run` (every objective, the whole cluster)",
+                    [*k, "rebalance", "--dry-run", *snap], base),
     ]
     for n in pending:
         variant = ensure_pending(directory, size, n, log)

@@ -27,7 +27,7 @@ from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePl
 from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message
 from kresched.sched.score import (
     NodeScore,
-    ScoreMemo,
+    ScoreMemos,
     Selection,
     default_score_plugins,
     prioritize_nodes,
@@ -57,33 +57,38 @@ class Placer:
     """The scheduler's node choice for one pod at a time (see the module docstring)."""
 
     def __init__(self, plugins: Sequence[FilterPlugin], static: StaticFilters | None = None,
-                 score_plugins: Sequence[tuple[ScorePlugin, int]] | None = None) -> None:
+                 score_plugins: Sequence[tuple[ScorePlugin, int]] | None = None, memoize: bool = True) -> None:
+        """`memoize=False` scores every node afresh (the results are the same; tests prove it)."""
         self.plugins = list(plugins)
         self.static = static if static is not None else StaticFilters(self.plugins)
         self.score_plugins = list(score_plugins) if score_plugins is not None else default_score_plugins()
+        #: Node-local raw scores per pod shape, reused while a node's NodeInfo is the same object
+        #: (snapshots never change a NodeInfo in place): replicas, and the replacements of one
+        #: workload, score only the nodes that changed.
+        self.score_memos = ScoreMemos() if memoize else None
 
     def land(self, pod: Pod, snapshot: Snapshot, nominated: dict[str, list[Pod]] | None = None,
-             memo: dict[str, tuple[NodeInfo, Status]] | None = None, score_memo: ScoreMemo | None = None) -> Landing:
-        """Filter as the scheduler searches, then choose (`select`). `memo` (filter verdicts) and
-        `score_memo` are per pod shape: see `find_nodes_that_fit` and `ScoreMemo`."""
+             memo: dict[str, tuple[NodeInfo, Status]] | None = None) -> Landing:
+        """Filter as the scheduler searches, then choose (`select`). `memo` (filter verdicts, per
+        pod shape): see `find_nodes_that_fit`."""
         diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True)
         if not diag.feasible:
             return Landing(None, reason=fit_error_message(diag))
-        return self.landing(pod, snapshot, diag, cycle, score_memo)
+        return self.landing(pod, snapshot, diag, cycle)
 
-    def landing(self, pod: Pod, snapshot: Snapshot, diag: Diagnosis, cycle: CycleState,
-                score_memo: ScoreMemo | None = None) -> Landing:
+    def landing(self, pod: Pod, snapshot: Snapshot, diag: Diagnosis, cycle: CycleState) -> Landing:
         """The choice among `diag.feasible` (non-empty) for a pod filtered with `cycle`."""
-        sel = self.select(pod, snapshot, diag.feasible, cycle, diag.sampled, score_memo)
+        sel = self.select(pod, snapshot, diag.feasible, cycle, diag.sampled)
         return Landing(sel.node, sel.candidates, sel.sampled, None, sel.scores)
 
     def select(self, pod: Pod, snapshot: Snapshot, feasible: Sequence[str], cycle: CycleState,
-               sampled: bool = False, score_memo: ScoreMemo | None = None) -> Selection:
+               sampled: bool = False) -> Selection:
         """Score `feasible` (unless it is one node) and take the top."""
         if len(feasible) == 1:
             return Selection(feasible[0], (feasible[0],), (), sampled)
         infos = [snapshot.by_name[n] for n in feasible]
-        return select_host(prioritize_nodes(self.score_plugins, cycle, pod, infos, snapshot, score_memo), sampled)
+        memo = self.score_memos.for_pod(pod) if self.score_memos is not None else None
+        return select_host(prioritize_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo), sampled)
 
 
 def bound_to(pod: Pod, node: str) -> Pod:

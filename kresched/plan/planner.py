@@ -253,13 +253,14 @@ class Planner:
         self.options = options
         self.plugins = list(plugins) if plugins is not None else default_plugins()
         self.static = StaticFilters(self.plugins)
-        self.placer = Placer(self.plugins, self.static)
+        self.placer = Placer(self.plugins, self.static, memoize=memoize)
         self.dynamic = [p for p in self.plugins if p.name not in NODE_STATIC_PLUGINS]
         self.work = _Working(Snapshot.from_state(state), PdbLedger(state))
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
         #: critical) with their effective priorities, lowest first. Which of them may go for a
         #: given pod only depends on its priority.
-        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...], dict[int, list[Pod]]]] = {}
+        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...] | None,
+                                         dict[int, list[Pod]]]] = {}
         #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
         #: name → (NodeInfo, PDB budgets, option or reason). See `_tier_options`.
         self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
@@ -328,8 +329,7 @@ class Planner:
         hit = self._evictable.get(id(info))
         if hit is None or hit[0] is not info:
             ranked = sorted((p for p in info.pods if protected_reason(p) is None), key=importance_key)
-            pdbs = tuple(sorted({k for p in ranked for k in self.work.ledger.covering(p)}))
-            hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, pdbs, {})
+            hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
         by_priority = hit[4]
         cands = by_priority.get(priority)
         if cands is None:
@@ -436,6 +436,9 @@ class Planner:
         besides the NodeInfo itself)."""
         hit = self._evictable[id(info)]
         keys = hit[3]
+        if keys is None:  # found on first use: most nodes never get this far
+            keys = tuple(sorted({k for p in hit[2] for k in self.work.ledger.covering(p)}))
+            hit = self._evictable[id(info)] = (*hit[:3], keys, hit[4])
         remaining = self.work.ledger.remaining
         return tuple(remaining.get(k, 0) for k in keys)
 

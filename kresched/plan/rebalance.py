@@ -60,7 +60,6 @@ from kresched.plan.planner import RESERVATION_TAINT
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread, taint_toleration
 from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot, Status
 from kresched.sched.runner import default_plugins
-from kresched.sched.score import ScoreMemo
 from kresched.sched.static import StaticFilters
 
 __all__ = [
@@ -453,10 +452,10 @@ class _Planner:
         self.shape_tries = shape_tries
         self.snap = Snapshot.from_state(state)
         plugins = default_plugins()
-        self.placer = Placer(plugins, StaticFilters(plugins))
+        self.placer = Placer(plugins, StaticFilters(plugins), memoize=prune)
         self.ledger = PdbLedger(state)
-        #: Per replacement shape: its filter verdicts and node-local raw scores (`_land`).
-        self.memos: dict[bytes, tuple[dict[str, tuple[NodeInfo, Status]], ScoreMemo]] = {}
+        #: Per replacement shape: its filter verdicts (`_land`).
+        self.memos: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
         self.moves: list[Move] = []
         self.skipped: list[Skip] = []
         self.limits: dict[tuple[str, str | None], LimitHit] = {}
@@ -547,17 +546,10 @@ class _Planner:
         return self._land(replacement, without), without, replacement
 
     def _land(self, replacement: Pod, snap: Snapshot) -> Landing:
-        """`Placer.land` with the memos of the replacement's shape (replicas share them: each
-        simulation filters and scores only the nodes that changed since the last)."""
-        if not self.prune:
-            return self.placer.land(replacement, snap)
-        key = msgspec.json.encode((pod_shape(replacement), replacement.nonzero_milli_cpu, replacement.nonzero_memory,
-                                   [c.image for c in (*replacement.spec.init_containers,
-                                                      *replacement.spec.containers)]))
-        memo = self.memos.get(key)
-        if memo is None:
-            memo = self.memos[key] = ({}, ScoreMemo())
-        return self.placer.land(replacement, snap, None, memo[0], memo[1])
+        """`Placer.land` with the filter verdicts of the replacement's shape (replicas share them:
+        each simulation filters only the nodes that changed since the last)."""
+        memo = self.memos.setdefault(pod_shape(replacement), {}) if self.prune else None
+        return self.placer.land(replacement, snap, None, memo)
 
     def try_move(self, pod: Pod, node: str, objective: str, reason: str,
                  simulated: tuple[Landing, Snapshot, Pod] | None = None) -> bool:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from kresched.model.objects import Pod
 from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, ScorePlugin, Snapshot
 
@@ -26,10 +28,12 @@ __all__ = [
     "NodeScore",
     "PluginScore",
     "ScoreMemo",
+    "ScoreMemos",
     "Selection",
     "default_score_plugins",
     "num_feasible_nodes_to_find",
     "prioritize_nodes",
+    "score_shape",
     "select_host",
 ]
 
@@ -132,6 +136,41 @@ class ScoreMemo:
                 cache[info.name] = (info, score)
                 out.append(score)
         return out
+
+
+def score_shape(pod: Pod) -> bytes:
+    """Everything the node-local score plugins (and their PreScore) read of a pod: its tolerations,
+    preferred node affinity, requests (as given and with the non-zero defaults) and images. Pods
+    with equal shapes may share a `ScoreMemo`."""
+    spec = pod.spec
+    aff = spec.affinity
+    r = pod.requests
+    return msgspec.json.encode((
+        spec.tolerations, aff.node_affinity if aff is not None else None,
+        (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), pod.nonzero_milli_cpu, pod.nonzero_memory,
+        [c.image for c in spec.init_containers], [c.image for c in spec.containers],
+    ))
+
+
+class ScoreMemos:
+    """A `ScoreMemo` per `score_shape`, for the most recently used `limit` shapes (each holds up to
+    a few entries per node: the bound keeps memory flat however many shapes a run meets)."""
+
+    __slots__ = ("_limit", "_memos")
+
+    def __init__(self, limit: int = 64) -> None:
+        self._limit = limit
+        self._memos: dict[bytes, ScoreMemo] = {}
+
+    def for_pod(self, pod: Pod) -> ScoreMemo:
+        key = score_shape(pod)
+        memo = self._memos.pop(key, None)
+        if memo is None:
+            memo = ScoreMemo()
+            if len(self._memos) >= self._limit:
+                del self._memos[next(iter(self._memos))]  # the least recently used
+        self._memos[key] = memo
+        return memo
 
 
 def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, pod: Pod,
