@@ -132,6 +132,8 @@ class PdbLedger:
                 budgets[pdb.key] = _Budget(pdb, st.disruptions_allowed, st.desired_healthy, st.current_healthy)
         self._budgets = budgets
         self.remaining: dict[str, int] = {k: b.allowed for k, b in budgets.items()}
+        #: How many times `commit` changed `remaining` (what depends on budgets can be kept until then).
+        self.version = 0
 
 
     def covering(self, pod: Pod) -> tuple[str, ...]:
@@ -250,3 +252,4 @@ class PdbLedger:
             c = self.check(pod)
             if c.spends and c.pdb is not None:
                 self.remaining[c.pdb] = self.remaining.get(c.pdb, 0) - 1
+                self.version += 1

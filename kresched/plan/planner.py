@@ -63,12 +63,12 @@ import msgspec
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node, Pod, Taint
 from kresched.plan.candidates import protected_reason
-from kresched.plan.explain import explain_pod, nominated_pods
+from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import importance_key, select_victims_by_resources, select_victims_on_node
-from kresched.sched.runner import Diagnosis, default_plugins, find_nodes_that_fit, resources_only
+from kresched.sched.runner import Diagnosis, default_plugins, find_nodes_that_fit, fit_error_message, resources_only
 from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
@@ -261,6 +261,8 @@ class Planner:
         #: given pod only depends on its priority.
         self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...] | None,
                                          dict[int, list[Pod]]]] = {}
+        #: Per NodeInfo (by identity): (it, the ledger's version, `_budget_state`).
+        self._budgets: dict[int, tuple[NodeInfo, int, tuple[int, ...]]] = {}
         #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
         #: name → (NodeInfo, PDB budgets, option or reason). See `_tier_options`.
         self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
@@ -320,7 +322,7 @@ class Planner:
             if options:
                 return self._decide(pod, priority, taint, tier, options, {**infeasible, **tier_reasons}, notes,
                                     commit, nominated)
-        return self._infeasible(pod, priority, taint, {**infeasible, **tier_reasons}, notes)
+        return self._infeasible(pod, priority, taint, {**infeasible, **tier_reasons}, notes, diag)
 
     def _candidates(self, info: NodeInfo, priority: int) -> list[Pod]:
         """`info`'s pods that may be evicted for a pod of `priority` (`candidates.is_candidate_victim`),
@@ -434,13 +436,19 @@ class Planner:
     def _budget_state(self, info: NodeInfo) -> tuple[int, ...]:
         """The budgets left on the PDBs covering `info`'s evictable pods (what its options depend on
         besides the NodeInfo itself)."""
+        ledger = self.work.ledger
+        cached = self._budgets.get(id(info))
+        if cached is not None and cached[0] is info and cached[1] == ledger.version:
+            return cached[2]
         hit = self._evictable[id(info)]
         keys = hit[3]
         if keys is None:  # found on first use: most nodes never get this far
-            keys = tuple(sorted({k for p in hit[2] for k in self.work.ledger.covering(p)}))
-            hit = self._evictable[id(info)] = (*hit[:3], keys, hit[4])
-        remaining = self.work.ledger.remaining
-        return tuple(remaining.get(k, 0) for k in keys)
+            keys = tuple(sorted({k for p in hit[2] for k in ledger.covering(p)}))
+            self._evictable[id(info)] = (*hit[:3], keys, hit[4])
+        remaining = ledger.remaining
+        state = tuple(remaining.get(k, 0) for k in keys)
+        self._budgets[id(info)] = (info, ledger.version, state)
+        return state
 
     def _select_victims(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod],
                         nominated: Sequence[Pod]) -> tuple[Victim, ...] | Status:
@@ -510,9 +518,9 @@ class Planner:
         return plan
 
     def _infeasible(self, pod: Pod, priority: int, taint: bool, infeasible: dict[str, Reason],
-                    notes: tuple[str, ...]) -> Plan:
-        expl = explain_pod(self.state, pod, self.plugins, self.work.snapshot)
-        parts = [expl.scheduler_message or "no node can take it"]
+                    notes: tuple[str, ...], diag: Diagnosis) -> Plan:
+        # No node was feasible, so the search visited every node: the scheduler's own message.
+        parts = [fit_error_message(diag)]
         if infeasible:
             parts.append(f"no eviction helps on any of {len(infeasible)} candidate node(s)")
         else:
