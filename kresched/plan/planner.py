@@ -67,7 +67,14 @@ from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
-from kresched.sched.preemption import importance_key, select_victims_by_resources, select_victims_on_node
+from kresched.sched.preemption import (
+    full_scheduler_message,
+    importance_key,
+    post_filter_error,
+    preemption_message,
+    select_victims_by_resources,
+    select_victims_on_node,
+)
 from kresched.sched.runner import Diagnosis, default_plugins, find_nodes_that_fit, fit_error_message, resources_only
 from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
@@ -322,7 +329,7 @@ class Planner:
             if options:
                 return self._decide(pod, priority, taint, tier, options, {**infeasible, **tier_reasons}, notes,
                                     commit, nominated)
-        return self._infeasible(pod, priority, taint, {**infeasible, **tier_reasons}, notes, diag)
+        return self._infeasible(pod, priority, taint, {**infeasible, **tier_reasons}, notes, diag, cycle, nominated)
 
     def _candidates(self, info: NodeInfo, priority: int) -> list[Pod]:
         """`info`'s pods that may be evicted for a pod of `priority` (`candidates.is_candidate_victim`),
@@ -518,9 +525,14 @@ class Planner:
         return plan
 
     def _infeasible(self, pod: Pod, priority: int, taint: bool, infeasible: dict[str, Reason],
-                    notes: tuple[str, ...], diag: Diagnosis) -> Plan:
-        # No node was feasible, so the search visited every node: the scheduler's own message.
-        parts = [fit_error_message(diag)]
+                    notes: tuple[str, ...], diag: Diagnosis, cycle: CycleState,
+                    nominated: dict[str, list[Pod]]) -> Plan:
+        # No node was feasible, so the search visited every node: the scheduler's own message,
+        # with what its PostFilter (preemption) adds.
+        stopped = post_filter_error(diag)
+        pmsg = None if stopped is not None else \
+            preemption_message(self.plugins, pod, self.work.snapshot, diag, cycle, nominated)[0]
+        parts = [full_scheduler_message(fit_error_message(diag), pmsg, stopped)]
         if infeasible:
             parts.append(f"no eviction helps on any of {len(infeasible)} candidate node(s)")
         else:
