@@ -247,20 +247,6 @@ def _depends_on_other_pods(pod: Pod) -> bool:
         or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spec.topology_spread_constraints))
 
 
-def _required_terms_reach_other_namespaces(pod: Pod) -> bool:
-    """Whether a required pod (anti-)affinity term of the pod selects pods of other namespaces."""
-    aff = pod.spec.affinity
-    if aff is None:
-        return False
-    for group in (aff.pod_affinity, aff.pod_anti_affinity):
-        if group is None:
-            continue
-        for term in group.required_during_scheduling_ignored_during_execution:
-            if term.namespace_selector is not None or any(ns != pod.namespace for ns in term.namespaces):
-                return True
-    return False
-
-
 def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
     """What no longer holds for `pod` on `node` (the node's NodeInfo in `snapshot` without the pod),
     as the filter's reason with its details, or None."""
@@ -424,11 +410,21 @@ def _only_own_hostname_anti_affinity(pod: Pod) -> bool:
                                and set(t.pod_affinity_term.namespaces) <= {pod.namespace} for t in terms)
 
 
-def _reaches_other_namespaces(pod: Pod) -> bool:
-    """Whether a preferred pod (anti-)affinity term of the pod selects pods of other namespaces."""
+def _reaches_other_namespaces(pod: Pod, required: bool = False) -> bool:
+    """Whether a preferred (`required`: required) pod (anti-)affinity term of the pod selects pods
+    of other namespaces."""
     aff = pod.spec.affinity
     if aff is None:
         return False
+    for group in (aff.pod_affinity, aff.pod_anti_affinity):
+        if group is None:
+            continue
+        terms = (group.required_during_scheduling_ignored_during_execution if required else
+                 [t.pod_affinity_term for t in group.preferred_during_scheduling_ignored_during_execution])
+        for term in terms:
+            if term.namespace_selector is not None or any(ns != pod.namespace for ns in term.namespaces):
+                return True
+    return False
     for group in (aff.pod_affinity, aff.pod_anti_affinity):
         if group is None:
             continue
@@ -658,7 +654,7 @@ class _Planner:
             # or DoNotSchedule spreading can be in violation after a move that was not before.
             # Those look at their own namespace's pods, unless a pod affinity term names others.
             stamp = (-1 if not _depends_on_other_pods(pod) else
-                     self.version if _required_terms_reach_other_namespaces(pod) else
+                     self.version if _reaches_other_namespaces(pod, required=True) else
                      self.ns_version.get(pod.namespace, 0))
             seen = self.violation_seen.get(pod.key) if self.prune else None
             if seen is not None and seen[0] == stamp:
