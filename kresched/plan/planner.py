@@ -268,6 +268,8 @@ class Planner:
         #: given pod only depends on its priority.
         self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...] | None,
                                          dict[int, list[Pod]]]] = {}
+        #: Per (candidate list, tier): (the list, the node's budgets, `_eligible`).
+        self._eligible_memo: dict[tuple[int, int], tuple[list[Pod], tuple[int, ...], list[Pod]]] = {}
         #: Per NodeInfo (by identity): (it, the ledger's version, `_budget_state`).
         self._budgets: dict[int, tuple[NodeInfo, int, tuple[int, ...]]] = {}
         #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
@@ -354,13 +356,22 @@ class Planner:
         return tuple(out)
 
     # -- tiers ----------------------------------------------------------------------------
-    def _eligible(self, cands: list[Pod], tier: int) -> list[Pod]:
+    def _eligible(self, info: NodeInfo, cands: list[Pod], tier: int) -> list[Pod]:
+        """The candidates `tier` may evict: tiers 1–2 none whose eviction the PDBs refuse, tier 1
+        none with a grace period above the limit. Kept per candidate list (a node's, for one
+        priority) and tier while the budgets of the node's PDBs stay as they are."""
         if tier == 3:
             return cands
+        budgets = self._budget_state(info)
+        key = (id(cands), tier)
+        hit = self._eligible_memo.get(key)
+        if hit is not None and hit[0] is cands and hit[1] == budgets:
+            return hit[2]
         ledger = self.work.ledger
         max_grace = self.options.max_grace_seconds
-        return [p for p in cands
-                if not (tier == 1 and p.grace_seconds > max_grace) and not ledger.would_violate(p)]
+        out = [p for p in cands if not (tier == 1 and p.grace_seconds > max_grace) and not ledger.would_violate(p)]
+        self._eligible_memo[key] = (cands, budgets, out)
+        return out
 
     def _tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
                       tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason]) -> list[NodeOption]:
@@ -405,7 +416,7 @@ class Planner:
                     infeasible[rest.name] = _CannotBeat(rest_lb, top[0])  # worded only if shown
                 break
             if state == _QUICK:
-                eligible = self._eligible(payload, tier)  # type: ignore[arg-type]
+                eligible = self._eligible(info, payload, tier)  # type: ignore[arg-type]
                 k_min = _min_victims(pod, info, eligible)
                 if k_min is None:
                     infeasible[info.name] = why = _why_not_enough(tier, self.options.max_grace_seconds)
