@@ -92,6 +92,8 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
     k = ["kresched"]
     snap = ["--snapshot", str(base), "-o", "json"]
     out = [
+        ProcessCase("load", "kresched's load of the file (read, decode, cluster state), nothing else",
+                    ["kresched.bench.process", "load", str(base)], base),
         ProcessCase("plan.pod", "`plan --pod` (1 pending critical pod)", [*k, "plan", pod, *snap], base),
         ProcessCase("explain.pod", "`explain --pod` (the same pod)", [*k, "explain", pod, *snap], base),
         ProcessCase("drain.preflight", "`drain --dry-run`, the busiest node (pre-flight)",
@@ -200,7 +202,14 @@ def render_processes(report: dict[str, Any]) -> str:
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 
 
+def load(path: Path) -> int:
+    """kresched's own load of `path` (read, decode, the cluster state), as every command starts."""
+    from kresched.sources.snapshot import load_snapshot
+
+    return len(load_snapshot(str(path)).pods)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "floor":
-        sys.exit("usage: python -m kresched.bench.process floor PATH")
-    floor(Path(sys.argv[2]))
+    if len(sys.argv) != 3 or sys.argv[1] not in ("floor", "load"):
+        sys.exit("usage: python -m kresched.bench.process floor|load PATH")
+    (floor if sys.argv[1] == "floor" else load)(Path(sys.argv[2]))

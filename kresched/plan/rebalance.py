@@ -435,6 +435,13 @@ def _reaches_other_namespaces(pod: Pod, required: bool = False) -> bool:
     return False
 
 
+#: Per objective that walks every pod: whether it may propose the pod at all (cheap, exact).
+_PROPOSABLE = {
+    "violations": _may_violate,
+    "preferences": lambda pod, info: has_preferences(pod),
+}
+
+
 # -- the plan -------------------------------------------------------------------------------------
 
 class _Planner:
@@ -461,8 +468,10 @@ class _Planner:
         #: replacement's shape (`shape`): pods never change in a plan, only where they run.
         self.eligible: dict[str, bool] = {}
         self.shapes: dict[str, bytes] = {}
-        #: Node → (its NodeInfo, the pods on it that may move, as `movable` last found them).
-        self.movable_on: dict[str, tuple[NodeInfo, list[Pod]]] = {}
+        #: Node → (its NodeInfo, its pods by namespace), for `_pod_affinity_bound`.
+        self.by_namespace: dict[str, tuple[NodeInfo, dict[str, list[Pod]]]] = {}
+        #: (objective, node) → (its NodeInfo, the pods on it `movable` last found).
+        self.movable_on: dict[tuple[str, str], tuple[NodeInfo, list[Pod]]] = {}
         #: Pod key → (the stamp it was checked at, `violation_of`): see `violations`.
         self.violation_seen: dict[str, tuple[int, str | None]] = {}
         #: Pods already moved (or their replacements): moved at most once per plan.
@@ -494,11 +503,15 @@ class _Planner:
         self.ns_version: dict[str, int] = {}
 
     # The pods that may move at all, on the node they run on.
-    def movable(self) -> Iterable[tuple[Pod, str]]:
+    def movable(self, objective: str) -> Iterable[tuple[Pod, str]]:
+        """The pods that may move at all and that `objective` may propose (a cheap test of the
+        pod first: most pods have nothing for it), on the node they run on."""
+        wanted = _PROPOSABLE[objective]
         for info in self.snap.node_infos:
-            cached = self.movable_on.get(info.name)
+            key = (objective, info.name)
+            cached = self.movable_on.get(key)
             if cached is None or cached[0] is not info:
-                cached = self.movable_on[info.name] = (info, [p for p in info.pods if self._eligible(p)])
+                cached = self.movable_on[key] = (info, [p for p in info.pods if wanted(p, info) and self._eligible(p)])
             for pod in cached[1]:
                 if pod.key not in self.moved:
                     yield pod, info.name
@@ -645,7 +658,7 @@ class _Planner:
     # -- the objectives ---------------------------------------------------------------------------
     def violations(self) -> int:
         made = 0
-        for pod, node in list(self.movable()):
+        for pod, node in list(self.movable("violations")):
             if pod.key in self.moved:
                 continue
             # A pod's node-local constraints (node affinity, nodeSelector, taints) never change in
@@ -731,11 +744,17 @@ class _Planner:
         assert aff.pod_anti_affinity is not None
         own = [(t.weight, t.pod_affinity_term.label_selector)
                for t in aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution]
-        taken = sum(w for p in info.pods if p.key != pod.key and p.namespace == pod.namespace
-                    for w, sel in own if sel is not None and label_selector_matches(sel, p.labels))
+        grouped = self.by_namespace.get(node)
+        if grouped is None or grouped[0] is not info:
+            groups: dict[str, list[Pod]] = {}
+            for p in info.pods:
+                groups.setdefault(p.metadata.namespace, []).append(p)
+            grouped = self.by_namespace[node] = (info, groups)
+        taken = sum(w for p in grouped[1].get(pod.namespace, ()) if p is not pod
+                    for w, sel in own if sel is not None and label_selector_matches(sel, p.metadata.labels))
         for other in info.pods_with_affinity:
             anti = other.spec.affinity.pod_anti_affinity if other.spec.affinity is not None else None
-            if other.key != pod.key and anti is not None:
+            if other is not pod and anti is not None:
                 taken += sum(t.weight for t in anti.preferred_during_scheduling_ignored_during_execution
                              if t.pod_affinity_term.label_selector is not None
                              and label_selector_matches(t.pod_affinity_term.label_selector, pod.labels))
@@ -743,8 +762,8 @@ class _Planner:
 
     def preferences(self) -> int:
         made = 0
-        for pod, node in list(self.movable()):
-            if pod.key in self.moved or not has_preferences(pod):
+        for pod, node in list(self.movable("preferences")):
+            if pod.key in self.moved:
                 continue
             if self.refused.get(("preferences", pod.key)) == self.version:
                 continue
