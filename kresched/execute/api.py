@@ -80,7 +80,11 @@ class ClusterApi(Protocol):
 
     def delete_pod(self, pod: Pod, grace_seconds: int) -> None: ...
 
-    def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None: ...
+    def wait_for_pdb(self, namespace: str, name: str, timeout_seconds: float) -> PodDisruptionBudget | None:
+        """Until the PDB allows a disruption (`status.disruptionsAllowed > 0`, or no status to judge
+        by), is gone (None), or the timeout (the PDB as last read). A live cluster's is watched, so
+        that it returns as soon as the disruption controller gives the budget back."""
+        ...
 
     def is_gone(self, pod: Pod) -> bool:
         """The pod with this UID no longer exists (a same-name pod with another UID is a new pod)."""
@@ -211,7 +215,8 @@ class DryRunApi:
     def which_gone(self, pods: Sequence[Pod]) -> set[str]:
         return {p.key for p in pods if self.is_gone(p)}
 
-    def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None:
+    def wait_for_pdb(self, namespace: str, name: str, timeout_seconds: float) -> PodDisruptionBudget | None:
+        # Nothing changes a snapshot: no waiting.
         return next((b for b in self.state.pdbs if b.namespace == namespace and b.name == name), None)
 
     def wait_for_binding(self, pod: Pod, timeout_seconds: float,

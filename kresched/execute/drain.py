@@ -8,8 +8,9 @@ order; this module acts on it:
    in the pre-flight's order; every other pod is a lane of its own; at most `parallel` evictions
    are in flight at once. A lane does not wait for a pod to be gone before the next eviction: the
    budget, not termination, is what may make it wait;
-3. a 429 does not hammer the API: the lane polls the PDB with backoff until it allows a
-   disruption (`disruptionsAllowed > 0`), then sends the eviction again — until the timeout;
+3. a 429 does not hammer the API: the lane watches the PDB (`ClusterApi.wait_for_pdb`; polling
+   where RBAC forbids the watch) until it allows a disruption (`disruptionsAllowed > 0`), then
+   sends the eviction again at once — until the timeout;
 4. meanwhile the evicted pods are watched go, by UID (a StatefulSet pod recreated under the same
    name is a new pod, the old one counts as gone), with one list of the pods on each node per
    check rather than a GET per pod: checks start 50 ms apart and back off to `poll_seconds` while
@@ -301,13 +302,18 @@ def evict_until_allowed(run: EvictionRun, d: DrainPod) -> None:
 _POLICY = replace(EVICTION_RETRY, retry_after=lambda e: getattr(e, "retry_after", None))
 
 
+#: The longest one wait for a PDB lasts before the lane checks for a stop (Ctrl-C) and waits again.
+PDB_WAIT_SLICE_SECONDS = 2.0
+
+
 def _wait_for_budget(run: EvictionRun, d: DrainPod, exc: TooManyRequests, attempt: int) -> int:
-    """Poll the PDB, pausing longer each time (and at least the 429's Retry-After at first), until it
-    allows a disruption; raise `exc` at the deadline. Returns the attempt count reached."""
-    first: BaseException | None = exc
-    while True:
-        pause = _POLICY.wait_seconds(attempt, first)
-        first = None
+    """Wait until the pod's PDB allows a disruption again — watched (`ClusterApi.wait_for_pdb`), so
+    the eviction is sent again as soon as the disruption controller gives the budget back, not
+    after a fixed pause (kubectl drain retries every 5 s) — and raise `exc` at the deadline.
+    Without a known PDB (a 429 for another reason), pause with backoff, at least the 429's
+    Retry-After at first. Returns the attempt count reached."""
+    if d.pdb is None:
+        pause = _POLICY.wait_seconds(attempt, exc)
         if run.deadline is not None:
             left = run.deadline - run.clock()
             if left <= 0:
@@ -315,10 +321,20 @@ def _wait_for_budget(run: EvictionRun, d: DrainPod, exc: TooManyRequests, attemp
             pause = min(pause, left)
         if run.stop.wait(pause):
             raise StopRequested()
+        return attempt + 1
+    ns, _, name = d.pdb.partition("/")
+    while True:
+        if run.stop.is_set():
+            raise StopRequested()
+        slice_ = PDB_WAIT_SLICE_SECONDS
+        if run.deadline is not None:
+            left = run.deadline - run.clock()
+            if left <= 0:
+                raise exc
+            slice_ = min(slice_, left)
+        pdb = run.api.wait_for_pdb(ns, name, slice_)
         attempt += 1
-        if d.pdb is None:
-            return attempt
-        ns, _, name = d.pdb.partition("/")
-        pdb = run.api.get_pdb(ns, name)
+        if run.stop.is_set():
+            raise StopRequested()
         if pdb is None or pdb.status is None or pdb.status.disruptions_allowed > 0:
             return attempt

@@ -17,7 +17,9 @@ Whether evicted pods are gone (`which_gone`, for drain) is one list of the pods 
 
 Waiting for the binding lists the pod by name (for its state and a current resourceVersion) and
 watches it from there; a watch that breaks (cut stream, ERROR event such as 410 Gone, 5xx) is
-started again after a backoff pause, and a watch RBAC forbids falls back to polling.
+started again after a backoff pause, and a watch RBAC forbids falls back to polling. Waiting for a
+PodDisruptionBudget to allow a disruption again (`wait_for_pdb`, for evictions answered 429) does
+the same with the PDB.
 """
 
 from __future__ import annotations
@@ -109,6 +111,8 @@ class KubeApi:
         # The default policy waits at least as long as a 429/503's Retry-After says.
         self.retry = retry if retry is not None else replace(TRANSIENT_RETRY, retry_after=retry_after_seconds)
         self.watch_chunk_seconds = watch_chunk_seconds
+        #: RBAC refused a watch on PodDisruptionBudgets once: `wait_for_pdb` polls from then on.
+        self._pdb_watch_forbidden = False
 
     # -- plumbing -------------------------------------------------------------------------------
     def _call(self, call: ApiCall, fn: Callable[[], Any]) -> bytes:
@@ -179,15 +183,6 @@ class KubeApi:
                    lambda: self.client.core.delete_namespaced_pod(
                        pod.name, pod.namespace, body=body, grace_period_seconds=grace_seconds,
                        dry_run=self.dry_run, _preload_content=False, _request_timeout=self._timeout))
-
-    def get_pdb(self, namespace: str, name: str) -> PodDisruptionBudget | None:
-        try:
-            data = self._call(ApiCall("get", "poddisruptionbudgets", group="policy", namespace=namespace, name=name),
-                              lambda: self.client.policy.read_namespaced_pod_disruption_budget(
-                                  name, namespace, _preload_content=False, _request_timeout=self._timeout))
-        except NotFound:
-            return None
-        return _decoded(data, "PodDisruptionBudget", f"PodDisruptionBudget {namespace}/{name}")
 
     def get_lease(self, namespace: str, name: str) -> Lease | None:
         try:
@@ -345,14 +340,28 @@ class KubeApi:
         return (pods[0] if pods else None), head.metadata.resource_version
 
     def _watch(self, pod: Pod, resource_version: str, seconds: float) -> WaitResult | str | None:
-        """One watch: its verdict, or why it broke (a str), or None when it ended quietly."""
-        call = ApiCall("watch", "pods", namespace=pod.namespace, name=pod.name)
-        try:
-            resp = self.client.core.list_namespaced_pod(
+        """One watch of the pod: its verdict, or why it broke (a str), or None when it ended quietly."""
+        def verdict(ev: _WatchEvent) -> WaitResult | None:
+            obj = _decoded(bytes(ev.object), "Pod", f"pod {pod.key}")
+            if (pod.uid and obj.uid != pod.uid) or ev.type == "DELETED":
+                return WaitResult("deleted")
+            return WaitResult("bound", obj.spec.node_name) if obj.spec.node_name else None
+
+        return self._watch_one(
+            ApiCall("watch", "pods", namespace=pod.namespace, name=pod.name), seconds, verdict,
+            lambda: self.client.core.list_namespaced_pod(
                 pod.namespace, field_selector=f"metadata.name={pod.name}", watch=True,
                 resource_version=resource_version or None, timeout_seconds=max(1, int(seconds)),
                 allow_watch_bookmarks=True, _preload_content=False,
-                _request_timeout=(self._timeout[0], seconds + 10))
+                _request_timeout=(self._timeout[0], seconds + 10)))
+
+    def _watch_one(self, call: ApiCall, seconds: float, verdict: Callable[[_WatchEvent], Any],
+                   open_watch: Callable[[], Any]) -> Any:
+        """One watch stream (`open_watch` starts it): the first verdict `verdict` gives for an event
+        (ADDED, MODIFIED, DELETED), or why the watch broke (a str), or None when it ended quietly.
+        `_WatchForbidden` when RBAC forbids the watch."""
+        try:
+            resp = open_watch()
         except ApiException as exc:
             if exc.status == 403:
                 err = access_error(exc, call, self.client)
@@ -372,20 +381,16 @@ class KubeApi:
                     ev = _watch_event.decode(line)
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     return "the server sent an unreadable watch event"
-                if ev.type == "ERROR":  # e.g. 410 Gone: start over from a fresh GET
+                if ev.type == "ERROR":  # e.g. 410 Gone: start over from a fresh read
                     try:
                         return f"the server ended the watch: {_status_body.decode(ev.object).message}"
                     except (msgspec.DecodeError, msgspec.ValidationError):
                         return "the server ended the watch with an error"
                 if ev.type == "BOOKMARK":
                     continue
-                obj = _decoded(bytes(ev.object), "Pod", f"pod {pod.key}")
-                if pod.uid and obj.uid != pod.uid:
-                    return WaitResult("deleted")
-                if ev.type == "DELETED":
-                    return WaitResult("deleted")
-                if obj.spec.node_name:
-                    return WaitResult("bound", obj.spec.node_name)
+                found = verdict(ev)
+                if found is not None:
+                    return found
         except Exception as exc:  # a stream cut mid-way: start over
             if access_error(exc, call, self.client) is None and not is_transient(exc):
                 raise
@@ -396,6 +401,72 @@ class KubeApi:
             resp.close()
             resp.release_conn()
         return None
+
+    def wait_for_pdb(self, namespace: str, name: str, timeout_seconds: float) -> PodDisruptionBudget | None:
+        """Until the PDB allows a disruption (`status.disruptionsAllowed > 0`), is gone (None), or
+        the timeout (the PDB as last read): list it by name (its state and a current
+        resourceVersion), then watch it from there, so that the disruption controller's update
+        wakes kresched at once; a broken watch is started again from a fresh list, and one RBAC
+        forbids falls back to reading the PDB about once a second."""
+        deadline = time.monotonic() + timeout_seconds
+        failures = 0
+        while True:
+            pdb, version = self._read_pdb(namespace, name)
+            if pdb is None or pdb.status is None or pdb.status.disruptions_allowed > 0:
+                return pdb
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return pdb
+            if self._pdb_watch_forbidden:
+                time.sleep(min(self.retry.wait_seconds(2, None), left))
+                continue
+            try:
+                outcome = self._watch_one(
+                    ApiCall("watch", "poddisruptionbudgets", group="policy", namespace=namespace, name=name), left,
+                    lambda ev: _pdb_verdict(ev, f"PodDisruptionBudget {namespace}/{name}"),
+                    lambda rv=version, secs=left: self.client.policy.list_namespaced_pod_disruption_budget(
+                        namespace, field_selector=f"metadata.name={name}", watch=True,
+                        resource_version=rv or None, timeout_seconds=max(1, int(secs)),
+                        allow_watch_bookmarks=True, _preload_content=False,
+                        _request_timeout=(self._timeout[0], secs + 10)))
+            except _WatchForbidden:
+                self._pdb_watch_forbidden = True
+                continue
+            except (ClusterAccessError, ApiFailure) as exc:
+                outcome = exc.message
+            if isinstance(outcome, tuple):
+                return outcome[0]
+            if outcome is None:  # the watch ran its course: read again, and watch again
+                failures = 0
+                continue
+            failures += 1  # broken: pause, more each time in a row, then read and watch again
+            time.sleep(min(self.retry.wait_seconds(failures, None), max(deadline - time.monotonic(), 0)))
+
+    def _read_pdb(self, namespace: str, name: str) -> tuple[PodDisruptionBudget | None, str]:
+        """The PDB (by name) and the list's resourceVersion to watch it from."""
+        data = self._call(ApiCall("list", "poddisruptionbudgets", group="policy", namespace=namespace, name=name),
+                          lambda: self.client.policy.list_namespaced_pod_disruption_budget(
+                              namespace, field_selector=f"metadata.name={name}", _preload_content=False,
+                              _request_timeout=self._timeout))
+        try:
+            head = _list_head.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ApiFailure(f"cannot read PodDisruptionBudget {namespace}/{name}: unreadable list from the "
+                             f"API server: {exc}") from None
+        try:
+            pdbs = decode_json(data, f"PodDisruptionBudget {namespace}/{name}", item_kind="PodDisruptionBudget").pdbs
+        except InputError as exc:
+            raise ClusterAccessError(f"the API server sent an object kresched cannot use: {exc.message}") from None
+        return (pdbs[0] if pdbs else None), head.metadata.resource_version
+
+
+def _pdb_verdict(ev: _WatchEvent, what: str) -> tuple[PodDisruptionBudget | None] | None:
+    """A PDB watch event's verdict for `wait_for_pdb`: (None,) gone, (the PDB,) allowing a
+    disruption (or without a status to judge by), None to keep watching."""
+    if ev.type == "DELETED":
+        return (None,)
+    pdb = _decoded(bytes(ev.object), "PodDisruptionBudget", what)
+    return (pdb,) if pdb.status is None or pdb.status.disruptions_allowed > 0 else None
 
 
 #: A watch event is one object: etcd keeps objects under 1.5 MiB, so 16 MiB without a newline is no

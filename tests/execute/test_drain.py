@@ -26,6 +26,7 @@ from tests.fakeapi.controllers import bind_to
 ROOT = Path(__file__).resolve().parents[2]
 EMPTY_DIR = [{"name": "scratch", "emptyDir": {}}]
 PDB_PATH = "/apis/policy/v1/namespaces/shop/poddisruptionbudgets/web"
+PDBS_PATH = "/apis/policy/v1/namespaces/shop/poddisruptionbudgets"
 NODE_A_PODS = {"fieldSelector": "spec.nodeName=node-a"}
 
 
@@ -106,20 +107,17 @@ def test_with_the_flags_the_drain_evicts_all_but_daemonset_and_mirror_pods(fake_
 
 # -- PodDisruptionBudgets ------------------------------------------------------------------------------
 
-def test_a_budget_of_one_drains_three_pods_one_at_a_time_polling_the_pdb_until_it_recovers(fake_api, cli):
+def test_a_budget_of_one_drains_three_pods_one_at_a_time_watching_the_pdb_until_it_recovers(fake_api, cli):
     seed(fake_api, web(3), pdbs=(web_pdb(max_unavailable=1),))
     fake_api.controllers.replicasets.enabled = True
     fake_api.controllers.pdbs.enabled = True
-    polls = []
 
-    def poll(request: Any) -> None:
-        # Every second read of the PDB, the cluster catches up first: the evicted pod's replacement
-        # is created, scheduled on node-b, started, and the disruption controller gives the budget back.
-        polls.append(request)
-        if len(polls) % 2 == 0:
-            fake_api.advance(0)
+    def catch_up(request: Any) -> None:
+        # While kresched watches the PDB, the cluster catches up: the evicted pod's replacement is
+        # created, scheduled on node-b, started, and the disruption controller gives the budget back.
+        fake_api.advance(0)
 
-    fake_api.faults.script([call(poll)], path=PDB_PATH, repeat=True)
+    fake_api.faults.script([call(catch_up)], path=PDBS_PATH, query={"watch": "true"}, repeat=True)
     run = drain(cli, "node-a", "--yes", "--timeout", "20s")
 
     assert run.code == ExitCode.OK, run.stderr
@@ -127,14 +125,17 @@ def test_a_budget_of_one_drains_three_pods_one_at_a_time_polling_the_pdb_until_i
     assert [(e["pod"], e["pdb"], e["blocked"], e["landsOn"]) for e in preflight["evict"]] == [
         ("shop/web-0", "shop/web", None, "node-b"), ("shop/web-1", "shop/web", None, "node-b"),
         ("shop/web-2", "shop/web", None, "node-b")]
-    # In order; each 429 is followed by reads of the PDB (not by evictions) until it allows one.
-    sequence = [(r.method, r.path.rsplit("/", 2)[-2] if r.method == "POST" else "pdb", r.status)
-                for r in fake_api.requests if r.path.endswith("/eviction") or r.path == PDB_PATH]
+    # In order; each 429 is followed by one read of the PDB and one watch from that read, whose
+    # event (the budget given back) sends the eviction again at once: no polling, no fixed pause.
+    sequence = [(r.method, r.path.rsplit("/", 2)[-2] if r.method == "POST" else
+                 "watch pdb" if r.query.get("watch") == "true" else "list pdb", r.status)
+                for r in fake_api.requests if r.path.endswith("/eviction") or r.path in (PDB_PATH, PDBS_PATH)]
     assert sequence == [
         ("POST", "web-0", 201),
-        ("POST", "web-1", 429), ("GET", "pdb", 200), ("GET", "pdb", 200), ("POST", "web-1", 201),
-        ("POST", "web-2", 429), ("GET", "pdb", 200), ("GET", "pdb", 200), ("POST", "web-2", 201),
+        ("POST", "web-1", 429), ("GET", "list pdb", 200), ("GET", "watch pdb", 200), ("POST", "web-1", 201),
+        ("POST", "web-2", 429), ("GET", "list pdb", 200), ("GET", "watch pdb", 200), ("POST", "web-2", 201),
     ]
+    assert all(r.query.get("fieldSelector") == "metadata.name=web" for r in fake_api.requests if r.path == PDBS_PATH)
     blocked = run.events("pdb-blocked")
     assert [b["pod"] for b in blocked] == ["shop/web-1", "shop/web-2"]
     # The API server's words, from the status the eviction of web-0 left (it only took the budget).
@@ -145,6 +146,29 @@ def test_a_budget_of_one_drains_three_pods_one_at_a_time_polling_the_pdb_until_i
     fake_api.advance(0)
     assert len(fake_api.controllers.replicasets.created) == 3
     assert [p["spec"]["nodeName"] for p in fake_api.store.list(PODS)] == ["node-b"] * 3
+
+
+def test_where_rbac_forbids_watching_the_pdb_the_drain_reads_it_until_it_recovers(fake_api, cli):
+    seed(fake_api, web(2), pdbs=(web_pdb(max_unavailable=1),))
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.pdbs.enabled = True
+    fake_api.forbid("watch", "poddisruptionbudgets.policy")
+    reads = []
+
+    def catch_up(request: Any) -> None:
+        if request.query.get("watch") != "true":
+            reads.append(request)
+        if len(reads) == 3:  # the budget comes back after a few reads
+            fake_api.advance(0)
+
+    fake_api.faults.script([call(catch_up)], path=PDBS_PATH, repeat=True)
+    run = drain(cli, "node-a", "--yes", "--timeout", "20s")
+
+    assert run.code == ExitCode.OK, run.stderr
+    assert run.summary["evicted"] == ["shop/web-0", "shop/web-1"]
+    watches = [r for r in fake_api.requests if r.path == PDBS_PATH and r.query.get("watch") == "true"]
+    assert [r.status for r in watches] == [403]  # refused once, then never asked again
+    assert len([r for r in fake_api.requests if r.path == PDBS_PATH and r.query.get("watch") != "true"]) >= 3
 
 
 def test_a_budget_that_never_recovers_times_out_saying_what_is_blocked_and_why(fake_api, cli):
@@ -165,9 +189,9 @@ def test_a_budget_that_never_recovers_times_out_saying_what_is_blocked_and_why(f
     preflight = run.events("preflight")[0]
     assert {e["pod"]: e["blocked"] for e in preflight["evict"]}["shop/web-0"] == (
         "PodDisruptionBudget shop/web allows no more disruptions (needs 3 healthy pods, has 3)")
-    # One eviction request, then the PDB polled with backoff (not hammered) until the timeout.
+    # One eviction request, then the PDB watched (not hammered) until the timeout.
     assert [e for e in evictions(fake_api) if e[0].startswith("web")] == [("web-0", 429)]
-    assert len(fake_api.calls(PDB_PATH)) >= 3
+    assert any(r.query.get("watch") == "true" for r in fake_api.requests if r.path == PDBS_PATH)
     [gave_up] = run.events("gave-up")
     assert gave_up["queued"] == ["shop/web-1", "shop/web-2"]
     assert cordoned(fake_api)
@@ -381,7 +405,7 @@ def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_interrupted_drain_starts_no_new_eviction_and_leaves_the_node_cordoned(fake_api, fake_kubeconfig, signum):
-    # Budget 1 and nothing gives it back: web-0 goes, web-1 is refused and its PDB polled.
+    # Budget 1 and nothing gives it back: web-0 goes, web-1 is refused and its PDB watched.
     seed(fake_api, web(3), pdbs=(web_pdb(max_unavailable=1),))
     env = {**os.environ, "KRESCHED_BACKOFF_SCALE": "0.01", "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
@@ -389,7 +413,8 @@ def test_an_interrupted_drain_starts_no_new_eviction_and_leaves_the_node_cordone
          "--kubeconfig", str(fake_kubeconfig)],
         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        wait_for(lambda: len(fake_api.calls(PDB_PATH)) >= 2 or proc.poll() is not None)
+        wait_for(lambda: any(r.query.get("watch") == "true" for r in fake_api.calls(PDBS_PATH))
+                 or proc.poll() is not None)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=15)
