@@ -132,6 +132,25 @@ class LiveClient:
     def storage(self) -> k8s.StorageV1Api:
         return k8s.StorageV1Api(self.api_client)
 
+    def list_page(self, path: str, limit: int, token: str | None) -> Any:
+        """One page of the list at `path` (`/api/v1/pods`), JSON, as the urllib3 response, unread.
+
+        The generated `*Api` classes are not used for lists: importing one imports the pydantic
+        models of its whole API group (half a second of CPU for the groups a plan lists), and a
+        raw read needs none of them. Authentication, TLS and proxies are the `ApiClient`'s, as
+        for every other call; a non-2xx answer raises `ApiException` as the generated methods do."""
+        query: list[tuple[str, Any]] = [("limit", limit)]
+        if token:
+            query.append(("continue", token))
+        api = self.api_client
+        request = api.param_serialize("GET", path, query_params=query, header_params={"Accept": "application/json"},
+                                      auth_settings=["BearerToken"])
+        response = api.call_api(*request, _request_timeout=self.request_timeout)
+        if not 200 <= response.status <= 299:
+            response.read()
+            raise ApiException.from_response(http_resp=response, body=None, data=None)
+        return response.response
+
     def close(self) -> None:
         self.api_client.close()
 
@@ -593,36 +612,28 @@ class _ListSpec:
     kind: str
     path: str
     call: ApiCall
-    method: Callable[[LiveClient], Callable[..., Any]]
 
 
 #: What a plan needs, in the order it is read (small and cluster-scoped first).
 _LISTS = (
-    _ListSpec("Namespace", "/api/v1/namespaces", ApiCall("list", "namespaces"), lambda c: c.core.list_namespace),
+    _ListSpec("Namespace", "/api/v1/namespaces", ApiCall("list", "namespaces")),
     _ListSpec("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses",
-              ApiCall("list", "priorityclasses", "scheduling.k8s.io"), lambda c: c.scheduling.list_priority_class),
-    _ListSpec("Node", "/api/v1/nodes", ApiCall("list", "nodes"), lambda c: c.core.list_node),
+              ApiCall("list", "priorityclasses", "scheduling.k8s.io")),
+    _ListSpec("Node", "/api/v1/nodes", ApiCall("list", "nodes")),
     _ListSpec("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets",
-              ApiCall("list", "poddisruptionbudgets", "policy"),
-              lambda c: c.policy.list_pod_disruption_budget_for_all_namespaces),
+              ApiCall("list", "poddisruptionbudgets", "policy")),
     # What scoring needs: the selectors of the system default spreading constraints.
-    _ListSpec("Service", "/api/v1/services", ApiCall("list", "services"),
-              lambda c: c.core.list_service_for_all_namespaces),
-    _ListSpec("ReplicationController", "/api/v1/replicationcontrollers", ApiCall("list", "replicationcontrollers"),
-              lambda c: c.core.list_replication_controller_for_all_namespaces),
-    _ListSpec("ReplicaSet", "/apis/apps/v1/replicasets", ApiCall("list", "replicasets", "apps"),
-              lambda c: c.apps.list_replica_set_for_all_namespaces),
-    _ListSpec("StatefulSet", "/apis/apps/v1/statefulsets", ApiCall("list", "statefulsets", "apps"),
-              lambda c: c.apps.list_stateful_set_for_all_namespaces),
+    _ListSpec("Service", "/api/v1/services", ApiCall("list", "services")),
+    _ListSpec("ReplicationController", "/api/v1/replicationcontrollers", ApiCall("list", "replicationcontrollers")),
+    _ListSpec("ReplicaSet", "/apis/apps/v1/replicasets", ApiCall("list", "replicasets", "apps")),
+    _ListSpec("StatefulSet", "/apis/apps/v1/statefulsets", ApiCall("list", "statefulsets", "apps")),
     _ListSpec("StorageClass", "/apis/storage.k8s.io/v1/storageclasses",
-              ApiCall("list", "storageclasses", "storage.k8s.io"), lambda c: c.storage.list_storage_class),
+              ApiCall("list", "storageclasses", "storage.k8s.io")),
     _ListSpec("CSINode", "/apis/storage.k8s.io/v1/csinodes",
-              ApiCall("list", "csinodes", "storage.k8s.io"), lambda c: c.storage.list_csi_node),
-    _ListSpec("PersistentVolume", "/api/v1/persistentvolumes", ApiCall("list", "persistentvolumes"),
-              lambda c: c.core.list_persistent_volume),
-    _ListSpec("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ApiCall("list", "persistentvolumeclaims"),
-              lambda c: c.core.list_persistent_volume_claim_for_all_namespaces),
-    _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods"), lambda c: c.core.list_pod_for_all_namespaces),
+              ApiCall("list", "csinodes", "storage.k8s.io")),
+    _ListSpec("PersistentVolume", "/api/v1/persistentvolumes", ApiCall("list", "persistentvolumes")),
+    _ListSpec("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ApiCall("list", "persistentvolumeclaims")),
+    _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods")),
 )
 
 
@@ -762,7 +773,6 @@ def _fetch(client: LiveClient, spec: _ListSpec, page_size: int, token: str | Non
     for attempt in policy.retrying(is_transient):
         with attempt:
             remaining = left - (time.monotonic() - started)
-            return read_within(client, spec.call, lambda: spec.method(client)(
-                limit=page_size, _continue=token, _preload_content=False, _request_timeout=client.request_timeout),
-                min(client.request_deadline, max(remaining, 0.0)))
+            return read_within(client, spec.call, lambda: client.list_page(spec.path, page_size, token),
+                               min(client.request_deadline, max(remaining, 0.0)))
     raise AssertionError("unreachable")
