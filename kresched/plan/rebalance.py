@@ -425,14 +425,6 @@ def _reaches_other_namespaces(pod: Pod, required: bool = False) -> bool:
             if term.namespace_selector is not None or any(ns != pod.namespace for ns in term.namespaces):
                 return True
     return False
-    for group in (aff.pod_affinity, aff.pod_anti_affinity):
-        if group is None:
-            continue
-        for t in group.preferred_during_scheduling_ignored_during_execution:
-            term = t.pod_affinity_term
-            if term.namespace_selector is not None or any(ns != pod.namespace for ns in term.namespaces):
-                return True
-    return False
 
 
 #: Per objective that walks every pod: whether it may propose the pod at all (cheap, exact).
