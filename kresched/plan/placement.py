@@ -8,10 +8,12 @@ answer the scheduler's way (`schedulePod`):
    first; else the zone-interleaved node order, stopping at `numFeasibleNodesToFind`;
 2. one feasible node: that node, unscored (as upstream);
 3. else PreScore, Score, NormalizeScore and weights of the default profile's score plugins
-   (`sched.score`), and the nodes sharing the top total: the scheduler picks one of them at
-   random, so a landing is a node (the first by name) plus its tied `candidates`.
+   (`sched.score`), and the nodes sharing the top total: the scheduler takes the first of them
+   its filters found (`select_host`), an order its parallel filters can shuffle, so a landing is
+   that node plus every tied one (`candidates`).
 
-Also `bound_to` and `replacement_of`, the simulated pod copies. Pure.
+Node-local raw scores are kept per pod shape (`ScoreMemos`) while a node's NodeInfo is the same
+object. Also `bound_to` and `replacement_of`, the simulated pod copies. Pure.
 """
 
 from __future__ import annotations
