@@ -85,7 +85,7 @@ def _targets(path: Path) -> tuple[str, str]:
 
 def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callable[[str], None]) -> list[ProcessCase]:
     from kresched.bench.generate import ensure_cluster
-    from kresched.bench.pending import ensure_pending
+    from kresched.bench.pending import NATURAL_PENDING, ensure_natural, ensure_pending
 
     base = ensure_cluster(directory, size, log)
     pod, node = _targets(base)
@@ -104,6 +104,10 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
         ProcessCase("rebalance", "`rebalance --dry-run` (every objective, the whole cluster)",
                     [*k, "rebalance", "--dry-run", *snap], base),
     ]
+    natural = ensure_natural(directory, size, NATURAL_PENDING[size], log)
+    out.append(ProcessCase("plan.all-pending.natural",
+                           f"`plan --all-pending`, {NATURAL_PENDING[size]} more pending pods of ordinary workloads",
+                           [*k, "plan", "--all-pending", "--snapshot", str(natural), "-o", "json"], natural))
     for n in pending:
         variant = ensure_pending(directory, size, n, log)
         out.append(ProcessCase(f"plan.pending.{n}", f"`plan`, {n} pending critical pod(s) needing evictions",

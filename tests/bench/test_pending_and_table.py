@@ -7,7 +7,7 @@ from pathlib import Path
 import msgspec
 
 from kresched.bench.generate import ClusterSize, generate
-from kresched.bench.pending import with_pending
+from kresched.bench.pending import ensure_natural, natural_path, with_pending
 from kresched.bench.process import render_processes
 from kresched.plan.planner import pending_pods_to_plan, plan_pending
 from kresched.sources.snapshot import load_snapshot
@@ -50,6 +50,27 @@ def test_a_pending_variant_is_deterministic(tmp_path: Path) -> None:
     with_pending(base, 3, a, seed=1)
     with_pending(base, 3, b, seed=1)
     assert a.read_bytes() == b.read_bytes()
+
+
+def test_a_natural_variant_adds_n_pending_pods_of_several_outcomes_and_keeps_the_cluster(
+        tmp_path: Path, monkeypatch) -> None:
+    import kresched.bench.pending as pending
+
+    base = _tiny(tmp_path)
+    monkeypatch.setattr(pending, "ensure_cluster", lambda directory, size, log: base)
+    out = ensure_natural(tmp_path, "tiny", 25, lambda m: None)
+    assert out == natural_path(tmp_path, "tiny", 25)
+    before = load_snapshot(str(base))
+    state = load_snapshot(str(out))
+    added = [p for p in state.pending_pods() if p.namespace == "surge"]
+    assert len(added) == 25
+    assert len({p.key for p in added}) == 25
+    assert len(state.pods) == len(before.pods) + 25
+    assert all(p.controller is not None for p in added), "each has its ReplicaSet"
+    outcomes = {p.outcome for p in plan_pending(state, pending_pods_to_plan(state, all_pending=True))
+                if p.pod.namespace == "surge"}
+    assert "infeasible" in outcomes, "the shape no node can hold"
+    assert outcomes - {"infeasible"}, "and others that some node can (by evictions, or as it is)"
 
 
 def test_the_process_table_gives_each_case_as_a_ratio_to_the_floor_of_its_own_file() -> None:
