@@ -412,8 +412,9 @@ class Snapshot:
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
         return [n for n in self.node_infos if n.pods_with_required_anti_affinity]
 
-    def pods_by_namespace(self) -> dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]]:
-        """Each namespace's pods, grouped by the NodeInfo they are on; built once, on first use.
+    def pods_by_namespace(self) -> dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]]:
+        """Each namespace's pods, grouped by the NodeInfo they are on (node name → (NodeInfo, its
+        pods of the namespace)); built once, on first use.
 
         Lets the InterPodAffinity and PodTopologySpread PreFilters visit only the namespaces their
         terms select instead of every pod. Valid as long as the NodeInfos of this snapshot are not
@@ -479,34 +480,38 @@ PODS_BY_NAMESPACE = "kresched/pods-by-namespace"
 
 
 class _PodsByNamespace:
-    """`Snapshot.pods_by_namespace` as a `SnapshotIndex`: carried down simulations like the plugins'."""
+    """`Snapshot.pods_by_namespace` as a `SnapshotIndex`: carried down simulations like the plugins'.
+    Per namespace, node name → (NodeInfo, its pods of the namespace), in the order nodes were
+    added (a replaced node goes last)."""
 
     __slots__ = ("groups",)
 
-    def __init__(self, groups: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]]) -> None:
+    def __init__(self, groups: dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]]) -> None:
         self.groups = groups
 
     @classmethod
     def build(cls, snap: Snapshot) -> _PodsByNamespace:
-        groups: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]] = {}
+        groups: dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]] = {}
         for info in snap.node_infos:
             for ns, pods in _group_by_namespace(info).items():
-                groups.setdefault(ns, []).append((info, pods))
+                groups.setdefault(ns, {})[info.name] = (info, pods)
         return cls(groups)
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> _PodsByNamespace:
         return _PodsByNamespace(_regroup(self.groups, old, new))
 
 
-def _regroup(index: dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]], old: NodeInfo, info: NodeInfo
-             ) -> dict[str, list[tuple[NodeInfo, tuple[Pod, ...]]]]:
-    """`pods_by_namespace` after `info` replaced `old`: only the namespaces of their pods re-grouped."""
+def _regroup(index: dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]], old: NodeInfo, info: NodeInfo
+             ) -> dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]]:
+    """`pods_by_namespace` after `info` replaced `old`: only the namespaces of their pods re-grouped
+    (each a dict copy, not a walk over its nodes)."""
     index = dict(index)
     groups = _group_by_namespace(info)
     for ns in {p.metadata.namespace for p in old.pods} | groups.keys():
-        entries = [e for e in index.get(ns, ()) if e[0].name != info.name]
+        entries = dict(index.get(ns, ()))
+        entries.pop(info.name, None)
         if ns in groups:
-            entries.append((info, groups[ns]))
+            entries[info.name] = (info, groups[ns])
         if entries:
             index[ns] = entries
         else:

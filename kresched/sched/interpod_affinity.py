@@ -413,7 +413,7 @@ def _incoming_counts(affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[Af
         if not aff and not anti:
             continue
         aff_selectors = [t.selector for t in aff]
-        for info, pods in groups:
+        for info, pods in groups.values():
             labels = info.node.metadata.labels
             if aff:
                 pairs = [(t.topology_key, labels[t.topology_key]) for t in aff if t.topology_key in labels]
@@ -499,7 +499,7 @@ def _add_incoming_terms(scores: _ScoreMap, terms: Sequence[_WeightedTerm], snaps
         here = [(w, t) for w, t in terms if t.selects_namespace(ns, _NO_LABELS)]
         if not here:
             continue
-        for info, pods in groups:
+        for info, pods in groups.values():
             labels = info.node.metadata.labels
             if not labels:
                 continue

@@ -250,7 +250,7 @@ class PodTopologySpread:
                     counts[i].setdefault(value, 0)
                     value_of_node[i][info.name] = value
 
-        groups = snapshot.pods_by_namespace().get(pod.metadata.namespace, ())
+        groups = snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).values()
         for i, c in enumerate(constraints):
             if not c.counts_existing:
                 continue
@@ -446,7 +446,7 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
     host_counts: list[dict[str, int]] = [{} for _ in constraints]
     if any(c.counts_existing for c in constraints):
         eligible = _node_inclusion(pod)
-        for info, pods in snapshot.pods_by_namespace().get(pod.metadata.namespace, ()):
+        for info, pods in snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).values():
             node = info.node
             labels = node.metadata.labels
             has_keys = not require_all or all(k in labels for k in keys)
