@@ -10,7 +10,8 @@ first), each a rule that proposes a pod, and one simulation that decides whether
 2. **preferences** — another node satisfies more of the pod's preferred node affinity, preferred
    pod (anti-)affinity or ScheduleAnyway spread: the raw scores of NodeAffinity and
    InterPodAffinity (higher is better) minus PodTopologySpread's (lower is better), by at least
-   `preference_margin` points.
+   `preference_margin` points. A pod that could not gain that much on any node — an exact bound
+   per plugin (`preference_bound`), no node scored — is not simulated (nor listed in `skipped`).
 3. **utilisation** — the descheduler's LowNodeUtilization: request-utilisation per resource
    (cpu, memory, pods) against allocatable; a node is *underutilised* when every resource is below
    `thresholds` (and it is schedulable), *overutilised* when any is above `target_thresholds`.
