@@ -39,7 +39,7 @@ from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.retry import TRANSIENT_RETRY, RetryPolicy
-from kresched.sources.decode import decode_json, decode_object
+from kresched.sources.decode import Objects, decode_json, decode_object
 from kresched.sources.live import (
     ApiCall,
     LiveClient,
@@ -332,12 +332,8 @@ class KubeApi:
                           lambda: self.client.core.list_namespaced_pod(
                               pod.namespace, field_selector=f"metadata.name={pod.name}", _preload_content=False,
                               _request_timeout=self._timeout))
-        try:
-            head = _list_head.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise ApiFailure(f"cannot read pod {pod.key}: unreadable list from the API server: {exc}") from None
-        pods = _decoded_list(data, f"pod {pod.key}")
-        return (pods[0] if pods else None), head.metadata.resource_version
+        pods, version = _one_listed(data, "Pod", f"pod {pod.key}")
+        return (pods.pods[0] if pods.pods else None), version
 
     def _watch(self, pod: Pod, resource_version: str, seconds: float) -> WaitResult | str | None:
         """One watch of the pod: its verdict, or why it broke (a str), or None when it ended quietly."""
@@ -448,16 +444,22 @@ class KubeApi:
                           lambda: self.client.policy.list_namespaced_pod_disruption_budget(
                               namespace, field_selector=f"metadata.name={name}", _preload_content=False,
                               _request_timeout=self._timeout))
-        try:
-            head = _list_head.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise ApiFailure(f"cannot read PodDisruptionBudget {namespace}/{name}: unreadable list from the "
-                             f"API server: {exc}") from None
-        try:
-            pdbs = decode_json(data, f"PodDisruptionBudget {namespace}/{name}", item_kind="PodDisruptionBudget").pdbs
-        except InputError as exc:
-            raise ClusterAccessError(f"the API server sent an object kresched cannot use: {exc.message}") from None
-        return (pdbs[0] if pdbs else None), head.metadata.resource_version
+        pdbs, version = _one_listed(data, "PodDisruptionBudget", f"PodDisruptionBudget {namespace}/{name}")
+        return (pdbs.pdbs[0] if pdbs.pdbs else None), version
+
+
+def _one_listed(data: bytes, kind: str, what: str) -> tuple[Objects, str]:
+    """A list by name (`fieldSelector=metadata.name=...`): its objects and its resourceVersion, the
+    current one to watch from."""
+    try:
+        head = _list_head.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ApiFailure(f"cannot read {what}: unreadable list from the API server: {exc}") from None
+    try:
+        objects = decode_json(data, what, item_kind=kind)
+    except InputError as exc:
+        raise ClusterAccessError(f"the API server sent an object kresched cannot use: {exc.message}") from None
+    return objects, head.metadata.resource_version
 
 
 def _pdb_verdict(ev: _WatchEvent, what: str) -> tuple[PodDisruptionBudget | None] | None:

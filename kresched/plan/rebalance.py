@@ -461,8 +461,6 @@ class _Planner:
         #: replacement's shape (`shape`): pods never change in a plan, only where they run.
         self.eligible: dict[str, bool] = {}
         self.shapes: dict[str, bytes] = {}
-        #: Node → (its NodeInfo, its pods by namespace), for `_pod_affinity_bound`.
-        self.by_namespace: dict[str, tuple[NodeInfo, dict[str, list[Pod]]]] = {}
         #: (objective, node) → (its NodeInfo, the pods on it `movable` last found).
         self.movable_on: dict[tuple[str, str], tuple[NodeInfo, list[Pod]]] = {}
         #: Pod key → (the stamp it was checked at, `violation_of`): see `violations`.
@@ -556,10 +554,12 @@ class _Planner:
     def try_move(self, pod: Pod, node: str, objective: str, reason: str,
                  simulated: tuple[Landing, Snapshot, Pod] | None = None) -> bool:
         """Simulate moving `pod` off `node` for `objective` (unless `simulated` is that simulation,
-        `land`'s answer on the cluster as it is); apply it when it helps."""
-        why = self.precheck(pod, node, objective)
-        if why is not None:
-            return why != "" and self._refuse(pod, node, objective, why)
+        `land`'s answer on the cluster as it is, made after `precheck` let it through); apply it
+        when it helps."""
+        if simulated is None:
+            why = self.precheck(pod, node, objective)
+            if why is not None:
+                return why != "" and self._refuse(pod, node, objective, why)
         check = self.ledger.check(pod)
         landing, without, replacement = simulated or self.land(pod, node)
         if landing.node is None:
@@ -737,13 +737,8 @@ class _Planner:
         assert aff.pod_anti_affinity is not None
         own = [(t.weight, t.pod_affinity_term.label_selector)
                for t in aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution]
-        grouped = self.by_namespace.get(node)
-        if grouped is None or grouped[0] is not info:
-            groups: dict[str, list[Pod]] = {}
-            for p in info.pods:
-                groups.setdefault(p.metadata.namespace, []).append(p)
-            grouped = self.by_namespace[node] = (info, groups)
-        taken = sum(w for p in grouped[1].get(pod.namespace, ()) if p is not pod
+        _, neighbours = self.snap.pods_by_namespace()[pod.namespace][node]  # the pod itself is there
+        taken = sum(w for p in neighbours if p is not pod
                     for w, sel in own if sel is not None and label_selector_matches(sel, p.metadata.labels))
         for other in info.pods_with_affinity:
             anti = other.spec.affinity.pod_anti_affinity if other.spec.affinity is not None else None

@@ -13,9 +13,10 @@ three maps from topology pair (key, value) to a count, as upstream's `preFilterS
 per-node Filter, which only looks pairs up: O(terms + node labels) per node. Must not scan pods
 in `filter`.
 
-PreFilter is the only cluster-wide pass: existing pods' anti-affinity is read from the nodes that
-`Snapshot.have_pods_with_required_anti_affinity` lists, and the incoming pod's own terms are
-matched only against the pods of the namespaces they select (`Snapshot.pods_by_namespace`).
+PreFilter is the only cluster-wide pass: existing pods' required anti-affinity terms come from an
+index by signature and namespace carried through simulations (`_ExistingAntiAffinityIndex`: each
+distinct term matched once), and the incoming pod's own terms are matched only against the pods of
+the namespaces they select (`Snapshot.pods_by_namespace`).
 Existing pods' parsed anti-affinity terms are cached on the pod object (as upstream's `PodInfo`
 caches `RequiredAntiAffinityTerms`): they depend on nothing but the pod.
 

@@ -406,11 +406,11 @@ class _ScoreDomains:
     """PreScore's walk over the scored nodes: which are ignored (lack a key, own constraints only),
     and per constraint (not hostname) the topology values among the others, each counting 0."""
 
-    __slots__ = ("ignored", "ignored_at", "scored", "values")
+    __slots__ = ("ignored", "ignored_at", "is_host", "keys", "scored", "values")
 
     def __init__(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, nodes: Iterable[NodeInfo]) -> None:
-        keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
-        is_host = [c.topology_key == HOSTNAME_LABEL for c in constraints]
+        self.keys = keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
+        self.is_host = is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
         self.values: list[dict[str, int]] = [{} for _ in constraints]
         ignored_at: list[bool] = []
         ignored: list[str] = []
@@ -436,8 +436,7 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
     matching pods to its domain, if that domain is one of the scored nodes'. Nodes without a pod of
     the namespace add nothing, so only they are walked. The same walk counts, for hostname
     constraints, the pods on each node of `indexed`."""
-    keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
-    is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
+    keys, is_host = domains.keys, domains.is_host
     counts = [dict(v) for v in domains.values]
     # `topologyNormalizingWeight`: log(domains + 2); a hostname constraint has one domain per
     # node that is not ignored.
@@ -511,11 +510,12 @@ class ScoreGainBound:
     feasible: an upper bound, exact when it says 0. For callers that want to know whether moving a
     pod could ever gain on its ScheduleAnyway spreading without scoring every node.
 
-    One PreScore over every node (the most domains, so the largest weights any feasible set
-    gives); then per node O(constraints). Raw scores are `round(Σ count × weight + maxSkew − 1)`
-    with the same weights on both nodes, so the gain is at most `Σ (count there − least count of
-    any domain) × weight`, plus 1 for the rounding; when some node is ignored (lacks a topology
-    key), it scores 0 and the gain is at most the node's whole score."""
+    PreScore's counts over every node (the most domains, so the largest weights any feasible set
+    gives; the node walk is kept per snapshot lineage); then per node O(constraints). Raw scores
+    are `round(Σ count × weight + maxSkew − 1)` with the same weights on both nodes, so the gain is
+    at most `Σ (count there − least count of any domain) × weight`, plus 1 for the rounding; when
+    some node is ignored (lacks a topology key), it scores 0 and the gain is at most the node's
+    whole score."""
 
     def __init__(self, pod: Pod, snapshot: Snapshot) -> None:
         self._state: _ScoreState | None = None
@@ -553,7 +553,7 @@ class ScoreGainBound:
             else:
                 counts = state.counts[i]
                 here = counts.get(value, 0) - gone
-                least = min(min((n for v, n in counts.items() if v != value), default=here), here)
+                least = min((n for v, n in counts.items() if v != value), default=here)
             least = min(least, here)
             diff += (here - least) * state.weights[i]
             whole += here * state.weights[i] + (c.max_skew - 1)
