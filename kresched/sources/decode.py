@@ -186,8 +186,10 @@ def paused_gc() -> Iterator[None]:
 MAX_DEPTH = 512
 
 
-def _too_deep(origin: str) -> InputError:
-    return InputError(f"{origin}: objects and lists nested more than {MAX_DEPTH} levels deep; "
+def _too_deep(origin: str, mark: Any = None) -> InputError:
+    """`mark`: a YAML position (`line`, `column`, from 0), where the input went too deep."""
+    where = f" (at line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return InputError(f"{origin}: objects and lists nested more than {MAX_DEPTH} levels deep{where}; "
                       "no Kubernetes object is")
 
 
@@ -449,14 +451,22 @@ def check_yaml_depth(text: str | bytes, origin: str) -> None:
     at the first node nested deeper than `MAX_DEPTH`, before the composer, which does recurse,
     ever sees the document. Aliases are single events here: an alias bomb costs nothing."""
     depth = 0
-    for event in yaml.parse(text, Loader=_Loader):
+    events = yaml.parse(text, Loader=_Loader)
+    while True:
+        try:
+            event = next(events, None)
+        except yaml.MarkedYAMLError as exc:
+            # libyaml from 0.2.5 (PyYAML 6.0.4's wheels) stops at 1,000 levels in its scanner,
+            # which reads ahead of the events: the same input, refused a little further on.
+            if "maximum nesting depth" not in (exc.problem or ""):
+                raise
+            raise _too_deep(origin, exc.problem_mark) from None
+        if event is None:
+            return
         if isinstance(event, _OPEN):
             depth += 1
             if depth > MAX_DEPTH:
-                mark = event.start_mark
-                where = f" (at line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-                raise InputError(f"{origin}: objects and lists nested more than {MAX_DEPTH} levels deep{where}; "
-                                 "no Kubernetes object is")
+                raise _too_deep(origin, event.start_mark)
         elif isinstance(event, _CLOSE):
             depth -= 1
 
