@@ -273,9 +273,10 @@ class Planner:
         #: Per NodeInfo (by identity): (it, the ledger's version, `_budget_state`).
         self._budgets: dict[int, tuple[NodeInfo, int, tuple[int, ...]]] = {}
         #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
-        #: name → (NodeInfo, PDB budgets, option or reason). See `_tier_options`.
+        #: name → (NodeInfo, the ledger version and PDB budgets it saw, option or reason). See `_tier_options`.
         self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
-        self._options_memo: dict[tuple[bytes, int], dict[str, tuple[NodeInfo, tuple[int, ...], NodeOption | str]]] = {}
+        self._options_memo: dict[tuple[bytes, int],
+                                 dict[str, tuple[NodeInfo, int, tuple[int, ...], NodeOption | str]]] = {}
         self.memoize = memoize
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
@@ -392,13 +393,19 @@ class Planner:
         if self.memoize and resources_only(self.plugins, cycle):
             memo = self._options_memo.setdefault((fit_shape(pod), tier), {})
         heap: list[tuple[tuple, int, NodeInfo, object, int]] = []
+        version = self.work.ledger.version
         for i, (info, cands) in enumerate(candidates):
-            hit = memo.get(info.name) if memo is not None and not nominated.get(info.name) else None
-            if hit is not None and hit[0] is info and hit[1] == self._budget_state(info):
-                if isinstance(hit[2], NodeOption):
-                    heap.append((hit[2].key, i, info, hit[2], _EXACT))
+            name = info.name
+            hit = memo.get(name) if memo is not None and not nominated.get(name) else None
+            # Valid for the same NodeInfo while the ledger is as it was, or its budgets are.
+            if hit is not None and hit[0] is info and (hit[1] == version or hit[2] == self._budget_state(info)):
+                if hit[1] != version:
+                    memo[name] = hit = (info, version, hit[2], hit[3])  # type: ignore[index]
+                result = hit[3]
+                if isinstance(result, NodeOption):
+                    heap.append((result.key, i, info, result, _EXACT))
                 else:
-                    infeasible[info.name] = hit[2]
+                    infeasible[name] = result
                 continue
             heap.append((_quickbound_to(pod, info, cands), i, info, cands, _QUICK))
         heapq.heapify(heap)
@@ -407,7 +414,7 @@ class Planner:
 
         def remember(info: NodeInfo, result: NodeOption | str) -> None:
             if memo is not None and not nominated.get(info.name):
-                memo[info.name] = (info, self._budget_state(info), result)
+                memo[info.name] = (info, self.work.ledger.version, self._budget_state(info), result)
 
         while heap:
             lb, i, info, payload, state = heapq.heappop(heap)

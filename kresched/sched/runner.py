@@ -259,27 +259,35 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     dynamic = [pl for pl in plugins if pl.name not in NODE_STATIC_PLUGINS] if static is not None else plugins
     if memo is not None and not resources_only(plugins, cycle):
         memo = None
-    for info in infos:
-        # Only nominated pods at least as important as this one hold room against it.
-        others = [p for p in nominated.get(info.name, ()) if p.key != pod.key and p.priority >= pod.priority]
-        hit = memo.get(info.name) if memo is not None and not others else None
-        if hit is not None and hit[0] is info:
-            st = hit[1]
-        elif static is not None and not others:
-            st = static.status(cycle, pod, info)
-            if st.is_success:
-                st = run_filters(dynamic, cycle, pod, info)
-            if memo is not None:
-                memo[info.name] = (info, st)
-        else:
+    # Only nominated pods at least as important as this one hold room against it.
+    held = {n: others for n, ps in nominated.items()
+            if (others := [p for p in ps if p.key != pod.key and p.priority >= pod.priority])}
+    memo_get = memo.get if memo is not None else None
+    feasible, failed = diag.feasible, diag.node_to_status
+    for info in infos:  # the hot loop of every plan: a memo hit is two lookups
+        name = info.name
+        others = held.get(name) if held else None
+        if others:
             st = run_filters_with_nominated(plugins, cycle, pod, info, others)
-        if st.is_success:
-            diag.feasible.append(info.name)
-            if len(diag.feasible) >= limit:
-                diag.sampled = len(diag.feasible) + len(diag.node_to_status) < len(infos)
+        else:
+            hit = memo_get(name) if memo_get is not None else None
+            if hit is not None and hit[0] is info:
+                st = hit[1]
+            elif static is not None:
+                st = static.status(cycle, pod, info)
+                if not st.code:
+                    st = run_filters(dynamic, cycle, pod, info)
+                if memo is not None:
+                    memo[name] = (info, st)
+            else:
+                st = run_filters(plugins, cycle, pod, info)
+        if not st.code:  # Code.SUCCESS
+            feasible.append(name)
+            if len(feasible) >= limit:
+                diag.sampled = len(feasible) + len(failed) < len(infos)
                 break
         else:
-            diag.node_to_status[info.name] = st
+            failed[name] = st
     diag.feasible_set = frozenset(diag.feasible)
     return diag, cycle
 
