@@ -309,12 +309,14 @@ class ClusterFacts:
     """What a run's simulations never change: node order, image spread and the selectors of the
     default spreading constraints. Shared by every Snapshot derived from the first one."""
 
-    __slots__ = ("_image_nodes", "_nodes", "controllers", "num_nodes", "scheduling_order", "services")
+    __slots__ = ("_image_nodes", "_image_sizes", "_nodes", "controllers", "num_nodes", "scheduling_order",
+                 "services")
 
     def __init__(self, state: ClusterState, infos: list[NodeInfo]) -> None:
         self.num_nodes = len(infos)
         self.scheduling_order = _zone_interleaved(infos)
         self._image_nodes: dict[str, int] | None = None
+        self._image_sizes: dict[str, tuple[Node, dict[str, int]]] = {}
         self._nodes = [i.node for i in infos]
         #: Service selectors by namespace (None selectors left out, as `GetPodServices` skips them).
         self.services: dict[str, list[dict[str, str]]] = {}
@@ -343,6 +345,19 @@ class ClusterFacts:
                             counts[n] = counts.get(n, 0) + 1
             self._image_nodes = counts
         return self._image_nodes.get(name, 0)
+
+    def image_sizes(self, node: Node) -> dict[str, int]:
+        """The images `node` reports, name → size in bytes (a later entry's size wins for a name
+        listed twice, as ImageLocality's map does); kept per node while it is the same object."""
+        hit = self._image_sizes.get(node.metadata.name)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        sizes: dict[str, int] = {}
+        for image in node.status.images:
+            for n in image.names:
+                sizes[n] = image.size_bytes
+        self._image_sizes[node.metadata.name] = (node, sizes)
+        return sizes
 
 
 def _zone_interleaved(infos: list[NodeInfo]) -> tuple[str, ...]:

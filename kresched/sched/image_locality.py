@@ -37,27 +37,34 @@ class ImageLocality:
     node_local: ClassVar[bool] = True
 
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
-        # Upstream has no PreScore; the cluster-wide facts it reads in Score are kept here.
-        cycle.write(_STATE_KEY, snapshot.cluster)
+        # Upstream has no PreScore; what Score reads of the cluster and the pod is kept here: the
+        # cluster's facts, how many containers, and per image its normalized name and spread
+        # (`nodes with it / all nodes`).
+        cluster = snapshot.cluster
+        containers = (*pod.spec.init_containers, *pod.spec.containers)
+        images = []
+        for c in containers:
+            name = normalized_image_name(c.image)
+            spread = float(cluster.image_nodes(name)) / float(cluster.num_nodes) if cluster.num_nodes else 0.0
+            images.append((name, spread))
+        cycle.write(_STATE_KEY, (cluster, len(containers), tuple(images)))
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        cluster = cycle.read(_STATE_KEY)
-        containers = (*pod.spec.init_containers, *pod.spec.containers)
-        if cluster is None or not containers:
+        state = cycle.read(_STATE_KEY)
+        if state is None:
             return 0
-        sizes: dict[str, int] = {}
-        for image in node_info.node.status.images:
-            for name in image.names:
-                sizes[name] = image.size_bytes
+        cluster, num_containers, images = state
+        if not num_containers:
+            return 0
+        sizes = cluster.image_sizes(node_info.node)
         total = 0
         if sizes:
-            for c in containers:
-                name = normalized_image_name(c.image)
+            for name, spread in images:
                 size = sizes.get(name)
                 if size is not None:
-                    total += int(float(size) * (float(cluster.image_nodes(name)) / float(cluster.num_nodes)))
-        return calculate_priority(total, len(containers))
+                    total += int(float(size) * spread)
+        return calculate_priority(total, num_containers)
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         return None

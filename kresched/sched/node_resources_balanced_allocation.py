@@ -45,6 +45,16 @@ class NodeResourcesBalancedAllocation:
         if r.milli_cpu == 0 and r.memory == 0:
             return 0
         alloc = node_info.node.allocatable
+        cpu_cap, mem_cap = alloc.milli_cpu, alloc.memory
+        if cpu_cap and mem_cap:  # the usual node: `balanced_resource_score` for two fractions, inline
+            used_cpu, used_mem = node_info.requested_milli_cpu, node_info.requested_memory
+            with_pod = int((1 - abs((min(float(used_cpu + r.milli_cpu) / float(cpu_cap), 1.0)
+                                     - min(float(used_mem + r.memory) / float(mem_cap), 1.0)) / 2))
+                           * float(MAX_NODE_SCORE))
+            without_pod = int((1 - abs((min(float(used_cpu) / float(cpu_cap), 1.0)
+                                        - min(float(used_mem) / float(mem_cap), 1.0)) / 2)) * float(MAX_NODE_SCORE))
+            half = MAX_NODE_SCORE // 2
+            return half + go_div(half + with_pod - without_pod, 2)
         requested: list[int] = []
         allocated: list[int] = []
         allocatable: list[int] = []

@@ -524,6 +524,30 @@ def test_balanced_allocation_uses_actual_requests_not_the_defaults() -> None:
     assert _scores(NodeResourcesBalancedAllocation(), _pod(containers=_REQ_1_2), nodes, existing) == [68, 68]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 2**40), st.integers(1, 2**50), st.integers(0, 2**41), st.integers(0, 2**51),
+       st.integers(0, 2**40), st.integers(0, 2**50))
+def test_balanced_allocation_on_a_node_with_cpu_and_memory_is_the_general_formula(
+        cpu_cap: int, mem_cap: int, used_cpu: int, used_mem: int, want_cpu: int, want_mem: int) -> None:
+    # The usual node (both capacities set) is scored inline; it must be `balancedResourceScore` of
+    # the two fractions, as every other node is, including usage past the capacity.
+    from kresched.sched.node_resources_balanced_allocation import balanced_resource_score
+    from kresched.sched.framework import go_div
+
+    node = msgspec.structs.replace(make_node("n"), status=msgspec.structs.replace(
+        make_node("n").status, allocatable={"cpu": f"{cpu_cap}m", "memory": str(mem_cap), "pods": "110"}))
+    info = NodeInfo(node)
+    info.requested_milli_cpu, info.requested_memory = used_cpu, used_mem
+    pod = make_pod("p", cpu=f"{max(want_cpu, 1)}m", memory=str(want_mem))
+    r = pod.requests
+    caps = [cpu_cap, mem_cap]
+    with_pod = balanced_resource_score([used_cpu + r.milli_cpu, used_mem + r.memory], caps)
+    without_pod = balanced_resource_score([used_cpu, used_mem], caps)
+    half = MAX_NODE_SCORE // 2
+    assert NodeResourcesBalancedAllocation().score(CycleState(), pod, info) == \
+        half + go_div(half + with_pod - without_pod, 2)
+
+
 # -- ImageLocality ----------------------------------------------------------------------------------
 
 _IL = "TestImageLocalityPriority/"
