@@ -531,8 +531,8 @@ def test_balanced_allocation_on_a_node_with_cpu_and_memory_is_the_general_formul
         cpu_cap: int, mem_cap: int, used_cpu: int, used_mem: int, want_cpu: int, want_mem: int) -> None:
     # The usual node (both capacities set) is scored inline; it must be `balancedResourceScore` of
     # the two fractions, as every other node is, including usage past the capacity.
-    from kresched.sched.node_resources_balanced_allocation import balanced_resource_score
     from kresched.sched.framework import go_div
+    from kresched.sched.node_resources_balanced_allocation import balanced_resource_score
 
     node = msgspec.structs.replace(make_node("n"), status=msgspec.structs.replace(
         make_node("n").status, allocatable={"cpu": f"{cpu_cap}m", "memory": str(mem_cap), "pods": "110"}))
