@@ -30,9 +30,10 @@ from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_mess
 from kresched.sched.score import (
     NodeScore,
     ScoreMemos,
+    ScoreTable,
     Selection,
     default_score_plugins,
-    prioritize_nodes,
+    score_nodes,
     select_host,
 )
 from kresched.sched.static import StaticFilters
@@ -52,7 +53,12 @@ class Landing:
     candidates: tuple[str, ...] = ()
     likely: bool = False
     reason: str | None = None
-    scores: tuple[NodeScore, ...] = ()
+    #: Every scored node's scores (none when one node was feasible): `scores`.
+    table: ScoreTable | None = None
+
+    @property
+    def scores(self) -> tuple[NodeScore, ...]:
+        return self.table.rows() if self.table is not None else ()
 
 
 class Placer:
@@ -81,16 +87,16 @@ class Placer:
     def landing(self, pod: Pod, snapshot: Snapshot, diag: Diagnosis, cycle: CycleState) -> Landing:
         """The choice among `diag.feasible` (non-empty) for a pod filtered with `cycle`."""
         sel = self.select(pod, snapshot, diag.feasible, cycle, diag.sampled)
-        return Landing(sel.node, sel.candidates, sel.sampled, None, sel.scores)
+        return Landing(sel.node, sel.candidates, sel.sampled, None, sel.table)
 
     def select(self, pod: Pod, snapshot: Snapshot, feasible: Sequence[str], cycle: CycleState,
                sampled: bool = False) -> Selection:
         """Score `feasible` (unless it is one node) and take the top."""
         if len(feasible) == 1:
-            return Selection(feasible[0], (feasible[0],), (), sampled)
+            return Selection(feasible[0], (feasible[0],), None, sampled)
         infos = [snapshot.by_name[n] for n in feasible]
         memo = self.score_memos.for_pod(pod) if self.score_memos is not None else None
-        return select_host(prioritize_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo), sampled)
+        return select_host(score_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo), sampled)
 
 
 def bound_to(pod: Pod, node: str) -> Pod:

@@ -29,10 +29,12 @@ __all__ = [
     "PluginScore",
     "ScoreMemo",
     "ScoreMemos",
+    "ScoreTable",
     "Selection",
     "default_score_plugins",
     "num_feasible_nodes_to_find",
     "prioritize_nodes",
+    "score_nodes",
     "score_shape",
     "select_host",
 ]
@@ -94,17 +96,56 @@ class NodeScore:
     total: int
 
 
+class ScoreTable:
+    """What `prioritize_nodes` found, per node in the order scored: the total, and the columns
+    behind it (per plugin, raw and normalized scores and the weight). The `NodeScore` rows are
+    built on first use: choosing a node needs only the totals."""
+
+    __slots__ = ("_columns", "_rows", "names", "totals")
+
+    def __init__(self, names: list[str], totals: list[int],
+                 columns: list[tuple[str, int, list[int], list[int]]]) -> None:
+        self.names = names
+        self.totals = totals
+        self._columns = columns
+        self._rows: tuple[NodeScore, ...] | None = None
+
+    def rows(self) -> tuple[NodeScore, ...]:
+        if self._rows is None:
+            # Equal PluginScores (most nodes share a few values per plugin) are one object.
+            interned: dict[tuple[str, int, int, int], PluginScore] = {}
+            per_plugin: list[list[PluginScore]] = []
+            for name, weight, raw, norm in self._columns:
+                column = []
+                for r, n in zip(raw, norm, strict=True):
+                    key = (name, r, n, n * weight)
+                    ps = interned.get(key)
+                    if ps is None:
+                        ps = interned[key] = PluginScore(*key)
+                    column.append(ps)
+                per_plugin.append(column)
+            rows = zip(*per_plugin, strict=True) if per_plugin else ((),) * len(self.names)
+            self._rows = tuple(NodeScore(n, tuple(row), t)
+                               for n, row, t in zip(self.names, rows, self.totals, strict=True))
+        return self._rows
+
+
 @dataclass(frozen=True, slots=True)
 class Selection:
     """Where the scheduler puts a pod that fits: `node` (the first tied node in its search order),
     every node tied with it at the top score (`candidates`, by name; see `select_host`),
-    the scores of every node it scored, and whether it would have scored only a sample of the
-    feasible nodes (`sampled`: then the answer is the likely one, not a certainty)."""
+    the scores of every node it scored (`table`; none when one node was feasible), and whether it
+    would have scored only a sample of the feasible nodes (`sampled`: then the answer is the likely
+    one, not a certainty)."""
 
     node: str
     candidates: tuple[str, ...]
-    scores: tuple[NodeScore, ...] = ()
+    table: ScoreTable | None = None
     sampled: bool = False
+
+    @property
+    def scores(self) -> tuple[NodeScore, ...]:
+        return self.table.rows() if self.table is not None else ()
 
 
 class ScoreMemo:
@@ -114,28 +155,31 @@ class ScoreMemo:
     place: they replace it). Replicas simulated one after another then score only the nodes that
     changed. Holds the NodeInfos it saw: keep it no longer than the simulations that use it."""
 
-    __slots__ = ("_by_plugin", "_facts")
+    __slots__ = ("_facts", "_rows")
 
     def __init__(self) -> None:
-        self._by_plugin: dict[str, dict[str, tuple[NodeInfo, int]]] = {}
+        #: Per list of plugins (by name): node name → (NodeInfo, each plugin's raw score).
+        self._rows: dict[tuple[str, ...], dict[str, tuple[NodeInfo, tuple[int, ...]]]] = {}
         self._facts: object = None
 
-    def raw(self, plugin: ScorePlugin, cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
-            snapshot: Snapshot) -> list[int]:
+    def raw(self, plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
+            snapshot: Snapshot) -> list[list[int]]:
+        """Per plugin of `plugins` (node-local ones), its raw scores of `nodes`."""
         if snapshot.facts is not self._facts:  # other cluster-wide facts (image counts): start over
-            self._by_plugin.clear()
+            self._rows.clear()
             self._facts = snapshot.facts
-        cache = self._by_plugin.setdefault(plugin.name, {})
-        out = []
+        cache = self._rows.setdefault(tuple(pl.name for pl in plugins), {})
+        get = cache.get
+        rows = []
         for info in nodes:
-            hit = cache.get(info.name)
+            hit = get(info.name)
             if hit is not None and hit[0] is info:
-                out.append(hit[1])
+                rows.append(hit[1])
             else:
-                score = plugin.score(cycle, pod, info)
-                cache[info.name] = (info, score)
-                out.append(score)
-        return out
+                row = tuple([pl.score(cycle, pod, info) for pl in plugins])
+                cache[info.name] = (info, row)
+                rows.append(row)
+        return [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in plugins]
 
 
 def score_shape(pod: Pod) -> bytes:
@@ -179,6 +223,12 @@ def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleSta
     each plugin's list, multiply by the weight, add up. `cycle` is the pod's filtering cycle state;
     PreScore writes its own keys into it. With `memo` (for pods of one shape only), node-local
     plugins' raw scores are reused where the NodeInfo did not change."""
+    return list(score_nodes(plugins, cycle, pod, nodes, snapshot, memo).rows())
+
+
+def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, pod: Pod,
+                nodes: list[NodeInfo], snapshot: Snapshot, memo: ScoreMemo | None = None) -> ScoreTable:
+    """`prioritize_nodes` as a `ScoreTable` (the totals now, the per-node rows when asked for)."""
     active: list[tuple[ScorePlugin, int]] = []
     for pl, weight in plugins:
         st = pl.pre_score(cycle, pod, nodes, snapshot)
@@ -186,39 +236,28 @@ def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleSta
             cycle.skip_score.add(pl.name)
             continue
         active.append((pl, weight))
+    raws: dict[str, list[int]] = {}
+    if memo is not None:
+        local = [pl for pl, _ in active if getattr(pl, "node_local", False)]
+        if local:
+            raws = dict(zip([pl.name for pl in local], memo.raw(local, cycle, pod, nodes, snapshot), strict=True))
     columns: list[tuple[str, int, list[int], list[int]]] = []
+    totals = [0] * len(nodes)
     for pl, weight in active:
-        if memo is not None and getattr(pl, "node_local", False):
-            raw = memo.raw(pl, cycle, pod, nodes, snapshot)
-        else:
+        raw = raws.get(pl.name)
+        if raw is None:
             raw = [pl.score(cycle, pod, info) for info in nodes]
         normalized = list(raw)
         pl.normalize_score(cycle, pod, normalized)
-        for s in normalized:
-            if not 0 <= s <= MAX_NODE_SCORE:
-                raise AssertionError(f"plugin {pl.name} returned the normalized score {s}, outside 0..{MAX_NODE_SCORE}")
+        if normalized and (min(normalized) < 0 or max(normalized) > MAX_NODE_SCORE):
+            bad = next(s for s in normalized if not 0 <= s <= MAX_NODE_SCORE)
+            raise AssertionError(f"plugin {pl.name} returned the normalized score {bad}, outside 0..{MAX_NODE_SCORE}")
         columns.append((pl.name, weight, raw, normalized))
-    # Per node, one PluginScore per plugin: equal ones (most nodes share a few values per plugin)
-    # are one immutable object, and the totals are summed column by column.
-    interned: dict[tuple[str, int, int, int], PluginScore] = {}
-    per_plugin: list[list[PluginScore]] = []
-    totals = [0] * len(nodes)
-    for name, weight, raw, norm in columns:
-        column = []
-        for i, (r, n) in enumerate(zip(raw, norm, strict=True)):
-            w = n * weight
-            totals[i] += w
-            key = (name, r, n, w)
-            ps = interned.get(key)
-            if ps is None:
-                ps = interned[key] = PluginScore(name, r, n, w)
-            column.append(ps)
-        per_plugin.append(column)
-    rows = zip(*per_plugin, strict=True) if per_plugin else ((),) * len(nodes)
-    return [NodeScore(info.name, tuple(row), total) for info, row, total in zip(nodes, rows, totals, strict=True)]
+        totals = [t + n * weight for t, n in zip(totals, normalized, strict=True)]
+    return ScoreTable([info.name for info in nodes], totals, columns)
 
 
-def select_host(scores: Sequence[NodeScore], sampled: bool = False) -> Selection:
+def select_host(scores: Sequence[NodeScore] | ScoreTable, sampled: bool = False) -> Selection:
     """The nodes with the highest total, and the one the scheduler takes.
 
     v1.36 pops the top of a heap whose tie-breaker (`Randomizer`) is set only when extenders
@@ -226,9 +265,15 @@ def select_host(scores: Sequence[NodeScore], sampled: bool = False) -> Selection
     wins. That order is the search order, but the filters run in parallel and can swap
     neighbours, so the node is the likely one and every tied node is a candidate. `scores` must
     be in the search order (`find_nodes_that_fit(sample=True)` gives it)."""
-    if not scores:
+    if isinstance(scores, ScoreTable):
+        table = scores
+    else:
+        table = ScoreTable([s.node for s in scores], [s.total for s in scores], [])
+        table._rows = tuple(scores)
+    if not table.names:
         raise ValueError("no node to select")
-    best = max(s.total for s in scores)
-    first = next(s.node for s in scores if s.total == best)
-    tied = tuple(sorted(s.node for s in scores if s.total == best))
-    return Selection(first, tied, tuple(scores), sampled)
+    totals = table.totals
+    best = max(totals)
+    first = table.names[totals.index(best)]
+    tied = tuple(sorted(n for n, t in zip(table.names, totals, strict=True) if t == best))
+    return Selection(first, tied, table, sampled)
