@@ -66,7 +66,7 @@ from kresched.plan.candidates import protected_reason
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
-from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
     full_scheduler_message,
     importance_key,
@@ -307,13 +307,17 @@ class Planner:
                                 "does not evict for it")
         potential = [snap.by_name[n] for n, st in sorted(diag.node_to_status.items())
                      if st.code == Code.UNSCHEDULABLE]
-        if diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE:
+        # A node the filters found only Unschedulable passed the node-static filters (they run
+        # first and reject as UnschedulableAndUnresolvable); after a PreFilter's Unschedulable no
+        # node was filtered, so each is asked.
+        unfiltered = diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE
+        if unfiltered:
             potential = list(snap.node_infos)
         #: Why a node is out whatever the tier (reasons no eviction changes, nothing evictable).
         infeasible: dict[str, Reason] = {}
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
         for info in potential:
-            st = self.static.status(cycle, pod, info)
+            st = self.static.status(cycle, pod, info) if unfiltered else SUCCESS
             if not st.is_success:
                 infeasible[info.name] = f"{', '.join(st.reasons)} (no eviction changes that)"
                 continue
@@ -398,7 +402,9 @@ class Planner:
             name = info.name
             hit = memo.get(name) if memo is not None and not nominated.get(name) else None
             # Valid for the same NodeInfo while the ledger is as it was, or its budgets are.
-            if hit is not None and hit[0] is info and (hit[1] == version or hit[2] == self._budget_state(info)):
+            # (Budgets `()`: no PDB covers the node's candidates, then or ever, for this NodeInfo.)
+            if hit is not None and hit[0] is info and (hit[1] == version or not hit[2]
+                                                       or hit[2] == self._budget_state(info)):
                 if hit[1] != version:
                     memo[name] = hit = (info, version, hit[2], hit[3])  # type: ignore[index]
                 result = hit[3]
