@@ -737,7 +737,7 @@ class _Planner:
         assert aff.pod_anti_affinity is not None
         own = [(t.weight, t.pod_affinity_term.label_selector)
                for t in aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution]
-        _, neighbours = self.snap.pods_by_namespace()[pod.namespace][node]  # the pod itself is there
+        neighbours = self.snap.pods_by_namespace()[pod.namespace][node]  # the pod itself is there
         taken = sum(w for p in neighbours if p is not pod
                     for w, sel in own if sel is not None and label_selector_matches(sel, p.metadata.labels))
         for other in info.pods_with_affinity:

@@ -309,8 +309,8 @@ class ClusterFacts:
     """What a run's simulations never change: node order, image spread and the selectors of the
     default spreading constraints. Shared by every Snapshot derived from the first one."""
 
-    __slots__ = ("_image_nodes", "_image_sizes", "_nodes", "controllers", "num_nodes", "scheduling_order",
-                 "services")
+    __slots__ = ("_image_nodes", "_image_sizes", "_nodes", "controllers", "num_nodes", "positions",
+                 "scheduling_order", "services")
 
     def __init__(self, state: ClusterState, infos: list[NodeInfo]) -> None:
         self.num_nodes = len(infos)
@@ -318,6 +318,8 @@ class ClusterFacts:
         self._image_nodes: dict[str, int] | None = None
         self._image_sizes: dict[str, tuple[Node, dict[str, int]]] = {}
         self._nodes = [i.node for i in infos]
+        #: Node name → its place in the snapshot's NodeInfos (simulations replace, never reorder).
+        self.positions = {i.name: k for k, i in enumerate(infos)}
         #: Service selectors by namespace (None selectors left out, as `GetPodServices` skips them).
         self.services: dict[str, list[dict[str, str]]] = {}
         #: (kind, namespace, name) → the selector of a ReplicationController (a map), ReplicaSet or
@@ -427,9 +429,9 @@ class Snapshot:
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
         return [n for n in self.node_infos if n.pods_with_required_anti_affinity]
 
-    def pods_by_namespace(self) -> dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]]:
-        """Each namespace's pods, grouped by the NodeInfo they are on (node name → (NodeInfo, its
-        pods of the namespace)); built once, on first use.
+    def pods_by_namespace(self) -> dict[str, dict[str, tuple[Pod, ...]]]:
+        """Each namespace's pods, grouped by node (node name → its pods of the namespace; the
+        NodeInfo is `by_name[name]`); built once, on first use.
 
         Lets the InterPodAffinity and PodTopologySpread PreFilters visit only the namespaces their
         terms select instead of every pod. Valid as long as the NodeInfos of this snapshot are not
@@ -470,7 +472,12 @@ class Snapshot:
 
     def with_node_info(self, info: NodeInfo) -> Snapshot:
         """A snapshot where `info` replaces the NodeInfo of the same node (others shared)."""
-        infos = [info if n.name == info.name else n for n in self.node_infos]
+        k = self.facts.positions.get(info.name) if self.facts is not None else None
+        if k is not None and k < len(self.node_infos) and self.node_infos[k].name == info.name:
+            infos = list(self.node_infos)
+            infos[k] = info
+        else:
+            infos = [info if n.name == info.name else n for n in self.node_infos]
         by_name = dict(self.by_name)
         by_name[info.name] = info
         snap = Snapshot(infos, by_name, self.namespace_labels, self.facts, self.storage)
@@ -496,37 +503,41 @@ PODS_BY_NAMESPACE = "kresched/pods-by-namespace"
 
 class _PodsByNamespace:
     """`Snapshot.pods_by_namespace` as a `SnapshotIndex`: carried down simulations like the plugins'.
-    Per namespace, node name → (NodeInfo, its pods of the namespace), in the order nodes were
-    added (a replaced node goes last)."""
+    Per namespace, node name → its pods of the namespace, in the order nodes were added (a node
+    whose pods of the namespace changed goes last)."""
 
     __slots__ = ("groups",)
 
-    def __init__(self, groups: dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]]) -> None:
+    def __init__(self, groups: dict[str, dict[str, tuple[Pod, ...]]]) -> None:
         self.groups = groups
 
     @classmethod
     def build(cls, snap: Snapshot) -> _PodsByNamespace:
-        groups: dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]] = {}
+        groups: dict[str, dict[str, tuple[Pod, ...]]] = {}
         for info in snap.node_infos:
             for ns, pods in _group_by_namespace(info).items():
-                groups.setdefault(ns, {})[info.name] = (info, pods)
+                groups.setdefault(ns, {})[info.name] = pods
         return cls(groups)
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> _PodsByNamespace:
         return _PodsByNamespace(_regroup(self.groups, old, new))
 
 
-def _regroup(index: dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]], old: NodeInfo, info: NodeInfo
-             ) -> dict[str, dict[str, tuple[NodeInfo, tuple[Pod, ...]]]]:
-    """`pods_by_namespace` after `info` replaced `old`: only the namespaces of their pods re-grouped
-    (each a dict copy, not a walk over its nodes)."""
+def _regroup(index: dict[str, dict[str, tuple[Pod, ...]]], old: NodeInfo, info: NodeInfo
+             ) -> dict[str, dict[str, tuple[Pod, ...]]]:
+    """`pods_by_namespace` after `info` replaced `old`: only the namespaces whose pods on the node
+    changed are re-grouped (each a dict copy, not a walk over its nodes)."""
+    before = _group_by_namespace(old)
+    after = _group_by_namespace(info)
+    changed = [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))]
+    if not changed:
+        return index
     index = dict(index)
-    groups = _group_by_namespace(info)
-    for ns in {p.metadata.namespace for p in old.pods} | groups.keys():
+    for ns in changed:
         entries = dict(index.get(ns, ()))
         entries.pop(info.name, None)
-        if ns in groups:
-            entries[info.name] = (info, groups[ns])
+        if ns in after:
+            entries[info.name] = after[ns]
         if entries:
             index[ns] = entries
         else:
@@ -539,6 +550,10 @@ def _group_by_namespace(info: NodeInfo) -> dict[str, tuple[Pod, ...]]:
     for p in info.pods:
         groups.setdefault(p.metadata.namespace, []).append(p)
     return {ns: tuple(pods) for ns, pods in groups.items()}
+
+
+def _same_pods(a: tuple[Pod, ...] | None, b: tuple[Pod, ...] | None) -> bool:
+    return a is not None and b is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 class SnapshotIndex(Protocol):

@@ -400,6 +400,7 @@ def _incoming_counts(affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[Af
     if not affinity and not anti_affinity:
         return affinity_counts, anti_counts
     index = snapshot.pods_by_namespace()
+    by_name = snapshot.by_name
     terms = (*affinity, *anti_affinity)
     if any(t.selects_all_namespaces for t in terms):
         namespaces: Iterable[str] = index.keys()
@@ -414,8 +415,8 @@ def _incoming_counts(affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[Af
         if not aff and not anti:
             continue
         aff_selectors = [t.selector for t in aff]
-        for info, pods in groups.values():
-            labels = info.node.metadata.labels
+        for name, pods in groups.items():
+            labels = by_name[name].node.metadata.labels
             if aff:
                 pairs = [(t.topology_key, labels[t.topology_key]) for t in aff if t.topology_key in labels]
                 if pairs:
@@ -496,12 +497,13 @@ def _score_incoming_term(pod: Pod, term: PodAffinityTerm, namespace_labels: Mapp
 def _add_incoming_terms(scores: _ScoreMap, terms: Sequence[_WeightedTerm], snapshot: Snapshot) -> None:
     """The incoming pod's preferred terms against every existing pod (`processExistingPod`'s first
     two `processTerms`), namespace by namespace, matching pods counted per node."""
+    by_name = snapshot.by_name
     for ns, groups in snapshot.pods_by_namespace().items():
         here = [(w, t) for w, t in terms if t.selects_namespace(ns, _NO_LABELS)]
         if not here:
             continue
-        for info, pods in groups.values():
-            labels = info.node.metadata.labels
+        for name, pods in groups.items():
+            labels = by_name[name].node.metadata.labels
             if not labels:
                 continue
             for w, t in here:

@@ -250,13 +250,13 @@ class PodTopologySpread:
                     counts[i].setdefault(value, 0)
                     value_of_node[i][info.name] = value
 
-        groups = snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).values()
+        groups = snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).items()
         for i, c in enumerate(constraints):
             if not c.counts_existing:
                 continue
             sel, values, per_value = c.selector, value_of_node[i], counts[i]
-            for info, pods in groups:
-                value = values.get(info.name)
+            for name, pods in groups:
+                value = values.get(name)
                 if value is None:
                     continue
                 n = sum(1 for p in pods
@@ -445,7 +445,9 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
     host_counts: list[dict[str, int]] = [{} for _ in constraints]
     if any(c.counts_existing for c in constraints):
         eligible = _node_inclusion(pod)
-        for info, pods in snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).values():
+        by_name = snapshot.by_name
+        for name, pods in snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).items():
+            info = by_name[name]
             node = info.node
             labels = node.metadata.labels
             has_keys = not require_all or all(k in labels for k in keys)

@@ -22,8 +22,8 @@ def _node(name: str) -> Node:
     return msgspec.convert({"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}}}, Node)
 
 
-def _canonical(index: dict[str, dict[str, tuple[NodeInfo, tuple[Any, ...]]]]) -> dict[str, dict[str, list[str]]]:
-    return {ns: {name: [info.name, *sorted(p.key for p in pods)] for name, (info, pods) in entries.items()}
+def _canonical(index: dict[str, dict[str, tuple[Any, ...]]]) -> dict[str, dict[str, list[str]]]:
+    return {ns: {name: sorted(p.key for p in pods) for name, pods in entries.items()}
             for ns, entries in index.items()}
 
 
