@@ -254,8 +254,10 @@ class Planner:
     """Plans pods one after another on a working copy of the cluster (see `plan_pending`)."""
 
     def __init__(self, state: ClusterState, options: PlanOptions = PlanOptions(),
-                 plugins: Sequence[FilterPlugin] | None = None, memoize: bool = True) -> None:
-        """`memoize=False` turns off the per-shape reuse (the results are the same; tests prove it)."""
+                 plugins: Sequence[FilterPlugin] | None = None, memoize: bool = True, prune: bool = True) -> None:
+        """`memoize=False` turns off the per-shape reuse, `prune=False` the branch and bound (every
+        candidate node's option is found): the choices are the same; tests prove it."""
+        self.prune = prune
         self.state = state
         self.options = options
         self.plugins = list(plugins) if plugins is not None else default_plugins()
@@ -270,6 +272,8 @@ class Planner:
                                          dict[int, list[Pod]]]] = {}
         #: Per (candidate list, tier): (the list, the node's budgets, `_eligible`).
         self._eligible_memo: dict[tuple[int, int], tuple[list[Pod], tuple[int, ...], list[Pod]]] = {}
+        #: Per candidate list: (it, `_latest_start_of_lowest` of it).
+        self._latest: dict[int, tuple[list[Pod], float]] = {}
         #: Per NodeInfo (by identity): (it, the ledger's version, `_budget_state`).
         self._budgets: dict[int, tuple[NodeInfo, int, tuple[int, ...]]] = {}
         #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
@@ -413,7 +417,7 @@ class Planner:
                 else:
                     infeasible[name] = result
                 continue
-            heap.append((_quickbound_to(pod, info, cands), i, info, cands, _QUICK))
+            heap.append((_quickbound_to(pod, info, cands, self._latest_start(cands)), i, info, cands, _QUICK))
         heapq.heapify(heap)
         options: list[NodeOption] = []
         top: list[tuple] = []
@@ -424,7 +428,7 @@ class Planner:
 
         while heap:
             lb, i, info, payload, state = heapq.heappop(heap)
-            if len(top) == 2 and lb > top[1]:
+            if self.prune and len(top) == 2 and lb > top[1]:
                 for rest_lb, _, rest, _, _ in [(lb, i, info, payload, state), *heap]:
                     infeasible[rest.name] = _CannotBeat(rest_lb, top[0])  # worded only if shown
                 break
@@ -460,6 +464,13 @@ class Planner:
         if tier < 3 and any(v.pdb.violation for v in victims_or_status):
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
+
+    def _latest_start(self, cands: list[Pod]) -> float:
+        """`_latest_start_of_lowest` of a candidate list (kept, as the lists are, per node and priority)."""
+        hit = self._latest.get(id(cands))
+        if hit is None or hit[0] is not cands:
+            hit = self._latest[id(cands)] = (cands, _latest_start_of_lowest(cands))
+        return hit[1]
 
     def _memo_for(self, pod: Pod) -> dict[str, tuple[NodeInfo, Status]] | None:
         return self._filter_memo.setdefault(fit_shape(pod), {}) if self.memoize else None
@@ -685,13 +696,14 @@ def _requests_share_short(pod: Pod, info: NodeInfo) -> float:
 _QUICK, _REFINED, _EXACT = 0, 1, 2
 
 
-def _quickbound_to(pod: Pod, info: NodeInfo, candidates: list[Pod]) -> tuple:
+def _quickbound_to(pod: Pod, info: NodeInfo, candidates: list[Pod], latest: float) -> tuple:
     """A bound of `option_key` valid for any victims among `candidates` (most important first, so
     the lowest priority is the last one's), in O(1)-ish: no lower a highest priority than the lowest
     candidate's, no lower a sum than that (or, with negative priorities, than all the negative ones
-    together), one victim."""
+    together), one victim; and, `latest` being `_latest_start_of_lowest(candidates)`, no earlier a
+    start of the most important victims than that (see `_lowerbound_to`)."""
     lowest = candidates[-1].effective_priority
-    return (0, 0, lowest, lowest + _PRIORITY_OFFSET, 1, -math.inf, _requests_share_short(pod, info), 0, info.name)
+    return (0, 0, lowest, lowest + _PRIORITY_OFFSET, 1, -latest, _requests_share_short(pod, info), 0, info.name)
 
 
 def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) -> tuple:
@@ -699,10 +711,22 @@ def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) ->
     no fewer than 0 violations and shortened graces; a highest priority no lower than the lowest
     eligible one; a priority sum no lower than that of the `k_min` lowest (every offset term is
     ≥ 0, so more victims never lower it); at least `k_min` victims; any start time; a requests
-    share no smaller than what P lacks on the node."""
+    share no smaller than what P lacks on the node.
+
+    The start: where a victim set's key equals this bound up to the victims' count, all its
+    victims have the lowest eligible priority (its highest is that, its sum the least), so its most
+    important victims' earliest start is no later than the latest start among the eligible pods of
+    that priority: the bound's `-start` component is that one's."""
     prios = sorted(p.effective_priority for p in eligible)
     low = sum(prios[:k_min]) + k_min * _PRIORITY_OFFSET
-    return (0, 0, prios[0], low, k_min, -math.inf, _requests_share_short(pod, info), 0, info.name)
+    return (0, 0, prios[0], low, k_min, -_latest_start_of_lowest(eligible), _requests_share_short(pod, info), 0,
+            info.name)
+
+
+def _latest_start_of_lowest(pods: Sequence[Pod]) -> float:
+    """The latest start (`start_seconds`) among `pods` of their lowest priority."""
+    lowest = min(p.effective_priority for p in pods)
+    return max(p.start_seconds for p in pods if p.effective_priority == lowest)
 
 
 def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod]) -> int | None:

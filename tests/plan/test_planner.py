@@ -326,6 +326,21 @@ def test_node_choice_criterion(criterion: int, winner: str, pods: list[Pod], pdb
     assert runner.reason.startswith(f"{name}: ")
 
 
+def test_a_node_whose_latest_low_pod_started_last_wins_though_its_oldest_is_older_than_every_other() -> None:
+    # The branch and bound's start bound is the *latest* start among a node's lowest-priority
+    # candidates: a bound from the earliest would prune node a (its a1 is the oldest pod of all)
+    # once b and c were found, and miss its young a2.
+    day = "2026-01-0{}T00:00:00Z".format
+    pods = [run("a1", "a", cpu=1, start_time=day(1)), run("a2", "a", cpu=1, start_time=day(8)),
+            run("a3", "a", cpu=1, priority=100, start_time=day(1)),
+            run("b1", "b", cpu=1, start_time=day(5)), run("b2", "b", cpu=1, priority=100),
+            run("c1", "c", cpu=1, start_time=day(4)), run("c2", "c", cpu=1, priority=100),
+            pend(cpu=1)]
+    plan = plan_for([node("a", cpu=3), node("b", cpu=2), node("c", cpu=2)], pods)
+    assert (plan.node, names(plan)) == ("a", ["a2"])
+    assert plan.decided_by == "a later start of its most important victims than b"
+
+
 def test_the_criteria_are_the_designs_in_its_order() -> None:
     assert [name for name, _ in CRITERIA] == [
         "PDB violations", "grace periods shortened", "highest victim priority", "sum of victim priorities",

@@ -270,3 +270,28 @@ def test_reusing_results_across_replicas_changes_no_plan(cluster: tuple[ClusterS
     slow = Planner(state, options, memoize=False)
     for p in copies:
         assert plan_dict(fast.plan(p, commit=True)) == plan_dict(slow.plan(p, commit=True))
+
+
+def _decision(plan: Plan) -> tuple:
+    """What the branch and bound must find exactly: the node, tier and victims, and the runner-up
+    that decided it (the first runner-up with a tier)."""
+    runner = next(((r.node, r.tier, r.reason, r.victims) for r in plan.runners_up if r.tier is not None), None)
+    return plan.outcome, plan.node, plan.tier, [v.pod.key for v in plan.victims], plan.decided_by, runner
+
+
+@PROFILE
+@given(clusters(), OPTIONS, st.integers(1, 3))
+def test_the_branch_and_bound_decides_as_a_search_of_every_node(cluster: tuple[ClusterState, Pod],
+                                                                 options: PlanOptions, replicas: int) -> None:
+    """Pruning nodes whose bound cannot beat the second-best option (`_quickbound_to`,
+    `_lowerbound_to`) changes neither the choice nor the runner-up that decided it, also for
+    replicas planned one after another."""
+    state, pod = cluster
+    copies = [pod] + [msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
+        pod.metadata, name=f"pending-{i}", uid=f"uid-pending-{i}")) for i in range(1, replicas)]
+    state = ClusterState.build(state.nodes, [*state.pods, *copies[1:]], state.pdbs, state.priority_classes,
+                               state.namespaces)
+    pruned = Planner(state, options)
+    full = Planner(state, options, prune=False)
+    for p in copies:
+        assert _decision(pruned.plan(p, commit=True)) == _decision(full.plan(p, commit=True))
