@@ -107,6 +107,12 @@ class NodeResourcesFit:
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         alloc = node_info.node.allocatable
+        cpu_cap, mem_cap = alloc.milli_cpu, alloc.memory
+        if cpu_cap and mem_cap:  # the usual node: both `least_requested_score`s inline
+            cpu = node_info.nonzero_milli_cpu + pod.nonzero_milli_cpu
+            mem = node_info.nonzero_memory + pod.nonzero_memory
+            return ((0 if cpu > cpu_cap else (cpu_cap - cpu) * MAX_NODE_SCORE // cpu_cap)
+                    + (0 if mem > mem_cap else (mem_cap - mem) * MAX_NODE_SCORE // mem_cap)) // 2
         total = weights = 0
         for requested, allocatable in (
             (node_info.nonzero_milli_cpu + pod.nonzero_milli_cpu, alloc.milli_cpu),

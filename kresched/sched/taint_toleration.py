@@ -96,10 +96,13 @@ class TaintToleration:
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """How many PreferNoSchedule taints of the node the pod does not tolerate."""
+        taints = node_info.node.spec.taints
+        if not taints:
+            return 0
         tolerations = cycle.read(_PRESCORE_KEY)
         if tolerations is None:
             tolerations = pod.spec.tolerations
-        return sum(1 for t in node_info.node.spec.taints
+        return sum(1 for t in taints
                    if t.effect == "PreferNoSchedule" and not tolerations_tolerate_taint(tolerations, t))
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:

@@ -527,7 +527,7 @@ def test_balanced_allocation_uses_actual_requests_not_the_defaults() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 2**40), st.integers(1, 2**50), st.integers(0, 2**41), st.integers(0, 2**51),
        st.integers(0, 2**40), st.integers(0, 2**50))
-def test_balanced_allocation_on_a_node_with_cpu_and_memory_is_the_general_formula(
+def test_balanced_allocation_and_least_allocated_on_a_node_with_cpu_and_memory_are_the_general_formulas(
         cpu_cap: int, mem_cap: int, used_cpu: int, used_mem: int, want_cpu: int, want_mem: int) -> None:
     # The usual node (both capacities set) is scored inline; it must be `balancedResourceScore` of
     # the two fractions, as every other node is, including usage past the capacity.
@@ -546,6 +546,13 @@ def test_balanced_allocation_on_a_node_with_cpu_and_memory_is_the_general_formul
     half = MAX_NODE_SCORE // 2
     assert NodeResourcesBalancedAllocation().score(CycleState(), pod, info) == \
         half + go_div(half + with_pod - without_pod, 2)
+    # NodeResourcesFit's LeastAllocated likewise: the mean of `leastRequestedScore` over both.
+    from kresched.sched.node_resources_fit import least_requested_score
+
+    info.nonzero_milli_cpu, info.nonzero_memory = used_cpu, used_mem
+    assert NodeResourcesFit().score(CycleState(), pod, info) == (
+        least_requested_score(used_cpu + pod.nonzero_milli_cpu, cpu_cap)
+        + least_requested_score(used_mem + pod.nonzero_memory, mem_cap)) // 2
 
 
 # -- ImageLocality ----------------------------------------------------------------------------------
