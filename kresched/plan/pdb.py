@@ -134,6 +134,8 @@ class PdbLedger:
         self.remaining: dict[str, int] = {k: b.allowed for k, b in budgets.items()}
         #: How many times `commit` changed `remaining` (what depends on budgets can be kept until then).
         self.version = 0
+        #: The PDB each of those changes spent from, in order (`changed_since`).
+        self._log: list[str] = []
 
 
     def covering(self, pod: Pod) -> tuple[str, ...]:
@@ -253,3 +255,8 @@ class PdbLedger:
             if c.spends and c.pdb is not None:
                 self.remaining[c.pdb] = self.remaining.get(c.pdb, 0) - 1
                 self.version += 1
+                self._log.append(c.pdb)
+
+    def changed_since(self, version: int) -> list[str]:
+        """The PDBs whose budgets changed after `version` (with repeats)."""
+        return self._log[version:]

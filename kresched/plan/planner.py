@@ -274,8 +274,11 @@ class Planner:
         self._eligible_memo: dict[tuple[int, int], tuple[list[Pod], tuple[int, ...], list[Pod]]] = {}
         #: Per candidate list: (it, `_latest_start_of_lowest` of it).
         self._latest: dict[int, tuple[list[Pod], float]] = {}
-        #: Per NodeInfo (by identity): (it, the ledger's version, `_budget_state`).
-        self._budgets: dict[int, tuple[NodeInfo, int, tuple[int, ...]]] = {}
+        #: Per NodeInfo (by identity): (it, `_budget_state`), valid at the ledger's version
+        #: `_budgets_version`; `_budget_users` finds the entries a PDB's change invalidates.
+        self._budgets: dict[int, tuple[NodeInfo, tuple[int, ...]]] = {}
+        self._budgets_version = 0
+        self._budget_users: dict[str, set[int]] = {}
         #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
         #: name → (NodeInfo, the ledger version and PDB budgets it saw, option or reason). See `_tier_options`.
         self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
@@ -309,20 +312,22 @@ class Planner:
             return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
                         message="preemptionPolicy is Never: the pod may not displace other pods, so kresched "
                                 "does not evict for it")
-        potential = [snap.by_name[n] for n, st in sorted(diag.node_to_status.items())
-                     if st.code == Code.UNSCHEDULABLE]
-        # A node the filters found only Unschedulable passed the node-static filters (they run
-        # first and reject as UnschedulableAndUnresolvable); after a PreFilter's Unschedulable no
-        # node was filtered, so each is asked.
+        # In name order (the snapshot's). A node the filters found only Unschedulable passed the
+        # node-static filters (they run first and reject as UnschedulableAndUnresolvable); after a
+        # PreFilter's Unschedulable no node was filtered, so each is asked.
         unfiltered = diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE
         if unfiltered:
             potential = list(snap.node_infos)
+        else:
+            statuses, unschedulable = diag.node_to_status, Code.UNSCHEDULABLE
+            potential = [info for info in snap.node_infos
+                         if (st := statuses.get(info.name)) is not None and st.code is unschedulable]
         #: Why a node is out whatever the tier (reasons no eviction changes, nothing evictable).
         infeasible: dict[str, Reason] = {}
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
         for info in potential:
             st = self.static.status(cycle, pod, info) if unfiltered else SUCCESS
-            if not st.is_success:
+            if st is not SUCCESS and not st.is_success:
                 infeasible[info.name] = f"{', '.join(st.reasons)} (no eviction changes that)"
                 continue
             cands = self._candidates(info, priority)
@@ -477,19 +482,27 @@ class Planner:
 
     def _budget_state(self, info: NodeInfo) -> tuple[int, ...]:
         """The budgets left on the PDBs covering `info`'s evictable pods (what its options depend on
-        besides the NodeInfo itself)."""
+        besides the NodeInfo itself). Kept per NodeInfo; when the ledger changes, only the entries
+        of nodes covered by a PDB that changed are dropped."""
         ledger = self.work.ledger
+        if ledger.version != self._budgets_version:
+            for key in ledger.changed_since(self._budgets_version):
+                for ident in self._budget_users.pop(key, ()):
+                    self._budgets.pop(ident, None)
+            self._budgets_version = ledger.version
         cached = self._budgets.get(id(info))
-        if cached is not None and cached[0] is info and cached[1] == ledger.version:
-            return cached[2]
+        if cached is not None and cached[0] is info:
+            return cached[1]
         hit = self._evictable[id(info)]
         keys = hit[3]
         if keys is None:  # found on first use: most nodes never get this far
             keys = tuple(sorted({k for p in hit[2] for k in ledger.covering(p)}))
             self._evictable[id(info)] = (*hit[:3], keys, hit[4])
         remaining = ledger.remaining
-        state = tuple(remaining.get(k, 0) for k in keys)
-        self._budgets[id(info)] = (info, ledger.version, state)
+        state = tuple([remaining.get(k, 0) for k in keys])
+        self._budgets[id(info)] = (info, state)
+        for k in keys:
+            self._budget_users.setdefault(k, set()).add(id(info))
         return state
 
     def _select_victims(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod],

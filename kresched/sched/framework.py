@@ -309,12 +309,14 @@ class ClusterFacts:
     """What a run's simulations never change: node order, image spread and the selectors of the
     default spreading constraints. Shared by every Snapshot derived from the first one."""
 
-    __slots__ = ("_image_nodes", "_image_sizes", "_nodes", "controllers", "num_nodes", "positions",
-                 "scheduling_order", "services")
+    __slots__ = ("_image_nodes", "_image_sizes", "_nodes", "controllers", "num_nodes", "order_positions",
+                 "positions", "scheduling_order", "services")
 
     def __init__(self, state: ClusterState, infos: list[NodeInfo]) -> None:
         self.num_nodes = len(infos)
         self.scheduling_order = _zone_interleaved(infos)
+        #: Node name → its place in `scheduling_order`.
+        self.order_positions = {n: k for k, n in enumerate(self.scheduling_order)}
         self._image_nodes: dict[str, int] | None = None
         self._image_sizes: dict[str, tuple[Node, dict[str, int]]] = {}
         self._nodes = [i.node for i in infos]
@@ -398,6 +400,7 @@ class Snapshot:
                                                                  compare=False)
     #: How many linked ancestors this snapshot keeps alive (bounded by `_MAX_LINEAGE`).
     _depth: int = field(default=0, init=False, repr=False, compare=False)
+    _ordered: list[NodeInfo] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_state(cls, state: ClusterState) -> Snapshot:
@@ -410,6 +413,14 @@ class Snapshot:
         if self.facts is None:  # a hand-built snapshot (tests)
             self.facts = ClusterFacts(ClusterState(), self.node_infos)
         return self.facts
+
+    def in_scheduling_order(self) -> list[NodeInfo]:
+        """The NodeInfos in the scheduler's search order (`ClusterFacts.scheduling_order`); built
+        on first use, carried over by `with_node_info`. Do not change the list."""
+        if self._ordered is None:
+            by_name = self.by_name
+            self._ordered = [by_name[n] for n in self.cluster.scheduling_order if n in by_name]
+        return self._ordered
 
     def is_pvc_used_by_pods(self, key: str) -> bool:
         """`StorageInfos().IsPVCUsedByPods`: a pod on some node uses the claim `namespace/name`
@@ -482,6 +493,11 @@ class Snapshot:
         by_name[info.name] = info
         snap = Snapshot(infos, by_name, self.namespace_labels, self.facts, self.storage)
         old = self.by_name.get(info.name)
+        if self._ordered is not None and old is not None and self.facts is not None:
+            j = self.facts.order_positions.get(info.name)
+            if j is not None and j < len(self._ordered) and self._ordered[j] is old:
+                snap._ordered = list(self._ordered)
+                snap._ordered[j] = info
         if old is not None:
             snap._indexes = {k: idx.replaced(old, info) for k, idx in self._indexes.items()}
             if self._depth < _MAX_LINEAGE and (not _INDEX_KEYS or any(k not in snap._indexes for k in _INDEX_KEYS)):

@@ -8,6 +8,7 @@ pass (`RunFilterPluginsWithNominatedPods`), `find_nodes_that_fit` and `fit_error
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -237,8 +238,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         return diag, cycle
     infos = snapshot.node_infos
     if sample:
-        by_name = snapshot.by_name
-        infos = [by_name[n] for n in snapshot.cluster.scheduling_order if n in by_name]
+        infos = snapshot.in_scheduling_order()
     if names is not None:
         infos = [i for i in infos if i.name in names]
         plugs = cycle.read(NARROWING_PLUGINS) or ()
@@ -294,10 +294,14 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
 
 def reasons_histogram(statuses: Iterable[Status], absent: Status | None = None, absent_count: int = 0) -> str:
     """`<count> <reason>` for every reason, sorted as strings (counts included), joined by `, `."""
+    # Statuses are shared objects (memoised verdicts): count each object once, then its reasons.
+    statuses = list(statuses)
+    per_status = Counter(map(id, statuses))
+    distinct = dict(zip(map(id, statuses), statuses, strict=True))
     counts: dict[str, int] = {}
-    for st in statuses:
-        for r in st.reasons:
-            counts[r] = counts.get(r, 0) + 1
+    for ident, n in per_status.items():
+        for r in distinct[ident].reasons:
+            counts[r] = counts.get(r, 0) + n
     if absent is not None and absent_count > 0:
         for r in absent.reasons:
             counts[r] = counts.get(r, 0) + absent_count
