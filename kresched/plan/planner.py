@@ -325,12 +325,16 @@ class Planner:
         #: Why a node is out whatever the tier (reasons no eviction changes, nothing evictable).
         infeasible: dict[str, Reason] = {}
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
+        evictable = self._evictable
         for info in potential:
             st = self.static.status(cycle, pod, info) if unfiltered else SUCCESS
             if st is not SUCCESS and not st.is_success:
                 infeasible[info.name] = f"{', '.join(st.reasons)} (no eviction changes that)"
                 continue
-            cands = self._candidates(info, priority)
+            hit = evictable.get(id(info))  # `_candidates`, its kept answer read here (every node, every pod)
+            cands = hit[4].get(priority) if hit is not None and hit[0] is info else None
+            if cands is None:
+                cands = self._candidates(info, priority)
             if not cands:
                 infeasible[info.name] = "no pod here may be evicted for it (none of lower priority that is " \
                                         "not DaemonSet, mirror, terminating or critical)"
@@ -407,13 +411,17 @@ class Planner:
             memo = self._options_memo.setdefault((fit_shape(pod), tier), {})
         heap: list[tuple[tuple, int, NodeInfo, object, int]] = []
         version = self.work.ledger.version
+        self._sync_budgets()
+        budgets = self._budgets  # `_budget_state`'s answers, read here without a call per node
         for i, (info, cands) in enumerate(candidates):
             name = info.name
             hit = memo.get(name) if memo is not None and not nominated.get(name) else None
             # Valid for the same NodeInfo while the ledger is as it was, or its budgets are.
             # (Budgets `()`: no PDB covers the node's candidates, then or ever, for this NodeInfo.)
-            if hit is not None and hit[0] is info and (hit[1] == version or not hit[2]
-                                                       or hit[2] == self._budget_state(info)):
+            if hit is not None and hit[0] is info and (
+                    hit[1] == version or not hit[2]
+                    or hit[2] == (((b := budgets.get(id(info))) is not None and b[0] is info and b[1])
+                                  or self._budget_state(info))):
                 if hit[1] != version:
                     memo[name] = hit = (info, version, hit[2], hit[3])  # type: ignore[index]
                 result = hit[3]
@@ -480,16 +488,21 @@ class Planner:
     def _memo_for(self, pod: Pod) -> dict[str, tuple[NodeInfo, Status]] | None:
         return self._filter_memo.setdefault(fit_shape(pod), {}) if self.memoize else None
 
-    def _budget_state(self, info: NodeInfo) -> tuple[int, ...]:
-        """The budgets left on the PDBs covering `info`'s evictable pods (what its options depend on
-        besides the NodeInfo itself). Kept per NodeInfo; when the ledger changes, only the entries
-        of nodes covered by a PDB that changed are dropped."""
+    def _sync_budgets(self) -> None:
+        """Drop the kept budget states of nodes covered by a PDB the ledger changed since."""
         ledger = self.work.ledger
         if ledger.version != self._budgets_version:
             for key in ledger.changed_since(self._budgets_version):
                 for ident in self._budget_users.pop(key, ()):
                     self._budgets.pop(ident, None)
             self._budgets_version = ledger.version
+
+    def _budget_state(self, info: NodeInfo) -> tuple[int, ...]:
+        """The budgets left on the PDBs covering `info`'s evictable pods (what its options depend on
+        besides the NodeInfo itself). Kept per NodeInfo; when the ledger changes, only the entries
+        of nodes covered by a PDB that changed are dropped."""
+        ledger = self.work.ledger
+        self._sync_budgets()
         cached = self._budgets.get(id(info))
         if cached is not None and cached[0] is info:
             return cached[1]
