@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
@@ -70,6 +70,31 @@ __all__ = [
     "VolumeSource",
     "Workload",
 ]
+
+
+if TYPE_CHECKING:
+    from functools import cached_property
+else:
+    class cached_property:
+        """`functools.cached_property` without its lock (Python 3.11 takes an RLock on every first
+        read; kresched's objects are read from one thread, and hundreds of thousands of pods each
+        compute a few of these). The value goes into the instance's `__dict__`, so later reads never
+        reach the descriptor."""
+
+        def __init__(self, func: Callable[[Any], Any]) -> None:
+            self.func = func
+            self.attrname = func.__name__
+            self.__doc__ = func.__doc__
+
+        def __set_name__(self, owner: type, name: str) -> None:
+            self.attrname = name
+
+        def __get__(self, instance: Any, owner: type | None = None) -> Any:
+            if instance is None:
+                return self
+            value = instance.__dict__[self.attrname] = self.func(instance)
+            return value
+
 
 CRITICAL_POD_ANNOTATION = "scheduler.alpha.kubernetes.io/critical-pod"
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
@@ -654,6 +679,22 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
             and not self.is_terminating
             and not self.spec.scheduling_gates
         )
+
+    @cached_property
+    def pod_affinity_kinds(self) -> tuple[bool, bool]:
+        """(has pod affinity or anti-affinity terms, required or preferred; has required
+        anti-affinity terms): what puts it in `NodeInfo.PodsWithAffinity` and
+        `PodsWithRequiredAntiAffinity`."""
+        aff = self.spec.affinity
+        if aff is None:
+            return False, False
+        pa, anti = aff.pod_affinity, aff.pod_anti_affinity
+        required_anti = bool(anti and anti.required_during_scheduling_ignored_during_execution)
+        has = bool((pa and (pa.required_during_scheduling_ignored_during_execution
+                            or pa.preferred_during_scheduling_ignored_during_execution))
+                   or (anti and (anti.required_during_scheduling_ignored_during_execution
+                                 or anti.preferred_during_scheduling_ignored_during_execution)))
+        return has, required_anti
 
     @cached_property
     def host_ports(self) -> tuple[tuple[str, str, int], ...]:

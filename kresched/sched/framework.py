@@ -167,13 +167,14 @@ class NodeInfo:
         self.nonzero_milli_cpu = 0
         self.nonzero_memory = 0
         # The bulk of Snapshot.from_state: 150,000 pods on a large cluster, so sums are kept in
-        # locals; pods with ports or affinity (few) take the general path.
+        # locals; pods with ports, extended resources or pod affinity terms (few) take the
+        # general path.
         cpu = mem = eph = nz_cpu = nz_mem = 0
         for p in pods:
             if not _counts_for_node(p):
                 continue
             r = p.requests
-            if r.scalar or p.spec.affinity is not None or p.host_ports:
+            if r.scalar or p.host_ports or (p.spec.affinity is not None and p.pod_affinity_kinds[0]):
                 self.add_pod(p)
                 continue
             self.pods.append(p)
@@ -217,17 +218,8 @@ class NodeInfo:
             self.used_ports[port] += sign
             if self.used_ports[port] <= 0:
                 del self.used_ports[port]
-        aff = pod.spec.affinity
-        if aff is not None:
-            has_affinity = bool(
-                (aff.pod_affinity and (aff.pod_affinity.required_during_scheduling_ignored_during_execution
-                                       or aff.pod_affinity.preferred_during_scheduling_ignored_during_execution))
-                or (aff.pod_anti_affinity
-                    and (aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution
-                         or aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution))
-            )
-            required_anti = bool(aff.pod_anti_affinity
-                                 and aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
+        if pod.spec.affinity is not None:
+            has_affinity, required_anti = pod.pod_affinity_kinds
             if has_affinity:
                 _update(self.pods_with_affinity, pod, sign)
             if required_anti:
