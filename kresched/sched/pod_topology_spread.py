@@ -81,7 +81,7 @@ Deliberate differences:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -319,24 +319,38 @@ class PodTopologySpread:
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """`Score`: Σ over the constraints whose topology key the node has of
         `matching pods in its domain × weight + (maxSkew − 1)`, rounded; 0 for an ignored node."""
+        return self.score_all(cycle, pod, [node_info])[0]
+
+    def score_all(self, cycle: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """`score` of each of `nodes` (the framework scores the feasible nodes in one call)."""
         state: _ScoreState | None = cycle.read(_PRESCORE_KEY)
-        if state is None or node_info.name in state.ignored:
-            return 0
-        labels = node_info.node.metadata.labels
-        total = 0.0
-        for i, c in enumerate(state.constraints):
-            value = labels.get(c.topology_key)
-            if value is None:
+        if state is None:
+            return [0] * len(nodes)
+        ignored, indexed, namespace = state.ignored, state.indexed, state.namespace
+        terms = [(c, c.topology_key, state.is_host[i], state.host_counts[i], state.counts[i], state.weights[i],
+                  float(c.max_skew - 1)) for i, c in enumerate(state.constraints)]
+        out = []
+        for node_info in nodes:
+            name = node_info.name
+            if name in ignored:
+                out.append(0)
                 continue
-            if state.is_host[i]:
-                if state.indexed.get(node_info.name) is node_info:
-                    cnt = state.host_counts[i].get(node_info.name, 0)
+            labels = node_info.node.metadata.labels
+            total = 0.0
+            for c, key, is_host, host_counts, counts, weight, skew in terms:
+                value = labels.get(key)
+                if value is None:
+                    continue
+                if is_host:
+                    if indexed.get(name) is node_info:
+                        cnt = host_counts.get(name, 0)
+                    else:
+                        cnt = _count_matching(node_info, c, namespace)
                 else:
-                    cnt = _count_matching(node_info, c, state.namespace)
-            else:
-                cnt = state.counts[i].get(value, 0)
-            total += float(cnt) * state.weights[i] + float(c.max_skew - 1)
-        return go_round(total)
+                    cnt = counts.get(value, 0)
+                total += float(cnt) * weight + skew
+            out.append(go_round(total))
+        return out
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         """`NormalizeScore`: fewer matching pods score higher; ignored nodes 0."""

@@ -246,7 +246,9 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
     for pl, weight in active:
         raw = raws.get(pl.name)
         if raw is None:
-            raw = [pl.score(cycle, pod, info) for info in nodes]
+            score_all = getattr(pl, "score_all", None)  # a plugin may score every node in one call
+            raw = score_all(cycle, pod, nodes) if score_all is not None else \
+                [pl.score(cycle, pod, info) for info in nodes]
         normalized = list(raw)
         pl.normalize_score(cycle, pod, normalized)
         if normalized and (min(normalized) < 0 or max(normalized) > MAX_NODE_SCORE):
