@@ -53,10 +53,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from itertools import accumulate
+from typing import Literal, NamedTuple
 
 import msgspec
 
@@ -272,8 +273,8 @@ class Planner:
                                          dict[int, list[Pod]]]] = {}
         #: Per (candidate list, tier): (the list, the node's budgets, `_eligible`).
         self._eligible_memo: dict[tuple[int, int], tuple[list[Pod], tuple[int, ...], list[Pod]]] = {}
-        #: Per candidate list: (it, `_latest_start_of_lowest` of it).
-        self._latest: dict[int, tuple[list[Pod], float]] = {}
+        #: Per candidate list and tier: (the list, `_CandidatesSummary` of what the tier may evict of it).
+        self._summaries: dict[tuple[int, int], tuple[list[Pod], _CandidatesSummary]] = {}
         #: Per NodeInfo (by identity): (it, `_budget_state`), valid at the ledger's version
         #: `_budgets_version`; `_budget_users` finds the entries a PDB's change invalidates.
         self._budgets: dict[int, tuple[NodeInfo, tuple[int, ...]]] = {}
@@ -284,6 +285,8 @@ class Planner:
         self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
         self._options_memo: dict[tuple[bytes, int],
                                  dict[str, tuple[NodeInfo, int, tuple[int, ...], NodeOption | str]]] = {}
+        #: Per (shape, tier): node name → (NodeInfo, `_quickbound_to`), which depends on nothing else.
+        self._quick_memo: dict[tuple[bytes, int], dict[str, tuple[NodeInfo, tuple]]] = {}
         self.memoize = memoize
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
@@ -406,9 +409,11 @@ class Planner:
         for a pod depends only on the NodeInfo and the budgets of the PDBs covering its candidates;
         it is kept per pod shape and tier, and reused for the next pod of the same shape (replicas)
         while both are unchanged — it then enters the heap with its exact key."""
-        memo = None
+        memo = quick = None
         if self.memoize and resources_only(self.plugins, cycle):
-            memo = self._options_memo.setdefault((fit_shape(pod), tier), {})
+            shape = fit_shape(pod)
+            memo = self._options_memo.setdefault((shape, tier), {})
+            quick = self._quick_memo.setdefault((shape, tier), {})
         heap: list[tuple[tuple, int, NodeInfo, object, int]] = []
         version = self.work.ledger.version
         self._sync_budgets()
@@ -430,7 +435,14 @@ class Planner:
                 else:
                     infeasible[name] = result
                 continue
-            heap.append((_quickbound_to(pod, info, cands, self._latest_start(cands)), i, info, cands, _QUICK))
+            q = quick.get(name) if quick is not None else None
+            if q is not None and q[0] is info:
+                bound = q[1]
+            else:
+                bound = _quickbound_to(pod, info, self._summary(cands, tier))
+                if quick is not None:
+                    quick[name] = (info, bound)
+            heap.append((bound, i, info, cands, _QUICK))
         heapq.heapify(heap)
         options: list[NodeOption] = []
         top: list[tuple] = []
@@ -478,11 +490,19 @@ class Planner:
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
-    def _latest_start(self, cands: list[Pod]) -> float:
-        """`_latest_start_of_lowest` of a candidate list (kept, as the lists are, per node and priority)."""
-        hit = self._latest.get(id(cands))
+    def _summary(self, cands: list[Pod], tier: int) -> _CandidatesSummary:
+        """`_CandidatesSummary` of the candidates `tier` may evict whatever the budgets left: in
+        tiers 1 and 2 not those the eviction API always refuses, in tier 1 only those with a grace
+        period within the limit (kept, as the candidate lists are, per node and priority)."""
+        hit = self._summaries.get((id(cands), tier))
         if hit is None or hit[0] is not cands:
-            hit = self._latest[id(cands)] = (cands, _latest_start_of_lowest(cands))
+            pool = cands
+            if tier < 3:
+                max_grace = self.options.max_grace_seconds
+                refused = self.work.ledger.always_refused
+                pool = [p for p in cands if not (tier == 1 and p.grace_seconds > max_grace) and not refused(p)] \
+                    or cands  # none: `_eligible` finds none either, and says so
+            hit = self._summaries[(id(cands), tier)] = (cands, _CandidatesSummary.of(pool))
         return hit[1]
 
     def _memo_for(self, pod: Pod) -> dict[str, tuple[NodeInfo, Status]] | None:
@@ -722,14 +742,44 @@ def _requests_share_short(pod: Pod, info: NodeInfo) -> float:
 _QUICK, _REFINED, _EXACT = 0, 1, 2
 
 
-def _quickbound_to(pod: Pod, info: NodeInfo, candidates: list[Pod], latest: float) -> tuple:
-    """A bound of `option_key` valid for any victims among `candidates` (most important first, so
-    the lowest priority is the last one's), in O(1)-ish: no lower a highest priority than the lowest
-    candidate's, no lower a sum than that (or, with negative priorities, than all the negative ones
-    together), one victim; and, `latest` being `_latest_start_of_lowest(candidates)`, no earlier a
-    start of the most important victims than that (see `_lowerbound_to`)."""
-    lowest = candidates[-1].effective_priority
-    return (0, 0, lowest, lowest + _PRIORITY_OFFSET, 1, -latest, _requests_share_short(pod, info), 0, info.name)
+class _CandidatesSummary(NamedTuple):
+    """What `_quickbound_to` reads of a node's candidate list."""
+    lowest: int  # the lowest priority (the list is most important first)
+    latest: float  # `_latest_start_of_lowest`
+    cpu: list[int]  # the running totals of the cpu requests (milli), largest first
+    memory: list[int]  # the same of the memory requests
+
+    @classmethod
+    def of(cls, cands: list[Pod]) -> _CandidatesSummary:
+        return cls(cands[-1].effective_priority, _latest_start_of_lowest(cands),
+                   list(accumulate(sorted((p.requests.milli_cpu for p in cands), reverse=True))),
+                   list(accumulate(sorted((p.requests.memory for p in cands), reverse=True))))
+
+
+def _quickbound_to(pod: Pod, info: NodeInfo, summary: _CandidatesSummary) -> tuple:
+    """A bound of `option_key` valid for any victims among the pods `summary` sums up (the node's
+    candidates the tier may evict), in O(log n): no lower a highest priority than the lowest of
+    theirs; at least `k` victims, where `k` is the fewest of them whose cpu requests cover what P
+    lacks of it on the node (the largest first, as `_min_victims` counts), the same for memory, and
+    the pod slots it lacks; a priority sum no lower than `k` victims of the lowest priority (every
+    term is ≥ 0); and no earlier a start of the most important victims than `summary.latest` (see
+    `_lowerbound_to`: where the key ties up to the victims' count, they all have the lowest
+    priority)."""
+    alloc = info.node.allocatable
+    req = pod.requests
+    k = 1
+    short = req.milli_cpu - (alloc.milli_cpu - info.requested_milli_cpu)
+    if short > 0:
+        k = max(k, bisect_left(summary.cpu, short) + 1)
+    short = req.memory - (alloc.memory - info.requested_memory)
+    if short > 0:
+        k = max(k, bisect_left(summary.memory, short) + 1)
+    if alloc.allowed_pods:
+        k = max(k, len(info.pods) + 1 - alloc.allowed_pods)
+    k = min(k, len(summary.cpu))  # more than all of them: no victims will do, any bound is one
+    lowest = summary.lowest
+    return (0, 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -summary.latest, _requests_share_short(pod, info), 0,
+            info.name)
 
 
 def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) -> tuple:

@@ -343,6 +343,20 @@ def test_a_node_whose_latest_low_pod_started_last_wins_though_its_oldest_is_olde
     assert plan.decided_by == "a later start of its most important victims than b"
 
 
+def test_a_node_one_victim_frees_wins_though_its_lowest_pods_started_earlier_than_others() -> None:
+    # The quick bound counts the fewest candidates whose requests cover what the pod lacks (the
+    # largest first): b and c each need one victim too (their big, old b2/c2), so a bound of two
+    # there would prune node a — whose one victim started later than theirs — once b and c were found.
+    day = "2026-01-0{}T00:00:00Z".format
+    pods = [run("a1", "a", cpu=2, start_time=day(5)),
+            run("b1", "b", cpu=1, start_time=day(8)), run("b2", "b", cpu=2, start_time=day(2)),
+            run("c1", "c", cpu=1, start_time=day(7)), run("c2", "c", cpu=2, start_time=day(3)),
+            pend(cpu=2)]
+    plan = plan_for([node("a", cpu=2), node("b", cpu=3), node("c", cpu=3)], pods)
+    assert (plan.node, names(plan)) == ("a", ["a1"])
+    assert plan.decided_by == "a later start of its most important victims than c"
+
+
 def test_the_criteria_are_the_designs_in_its_order() -> None:
     assert [name for name, _ in CRITERIA] == [
         "PDB violations", "grace periods shortened", "highest victim priority", "sum of victim priorities",
