@@ -7,19 +7,25 @@ through the same entry point as the `kresched` script, and reports what it impor
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.clirun import run_cli
+
 #: Only the live path (`sources.live`, `execute.kube`) needs these.
 LIVE_ONLY = ("kubernetes", "urllib3", "tenacity", "http.client", "ssl", "kresched.sources.live",
              "kresched.execute.kube")
 
+#: `main()` leaves with `os._exit` once its output is flushed; here that raises instead, so that
+#: the modules imported by then can be read.
 _RUN = """
-import json, sys
+import json, os, sys
 out, sys.argv = sys.argv[1], ["kresched", *sys.argv[2:]]
+os._exit = sys.exit
 from kresched.cli import main
 try:
     main()
@@ -46,3 +52,20 @@ def test_a_snapshot_run_never_imports_the_kubernetes_client_or_the_http_stack(ar
     modules = json.loads(out.read_text())
     loaded = [m for m in modules if any(m == name or m.startswith(name + ".") for name in LIVE_ONLY)]
     assert not loaded, f"kresched {' '.join(args)} imported {loaded[:10]}"
+
+
+@pytest.mark.parametrize("args", [
+    ["plan", "--snapshot", "demo"],
+    ["drain", "worker-b3", "--snapshot", "demo", "--ignore-daemonsets", "--dry-run"],
+    ["plan", "--snapshot", "demo", "-o", "yaml"],
+], ids=lambda a: " ".join(a[:1] + a[-2:]))
+def test_a_process_says_all_it_says_in_process_though_it_leaves_without_teardown(
+        args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # `main()` flushes its streams and leaves with `os._exit` (the loaded cluster is not freed
+    # object by object): nothing it wrote may be lost on the way, tables included, nor its exit code.
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE")}
+    run = subprocess.run([sys.executable, "-m", "kresched", *args], capture_output=True, text=True, timeout=120,
+                         env={**env, "COLUMNS": "120"})
+    inproc = run_cli(monkeypatch, *args, env={"COLUMNS": "120"})
+    assert (run.returncode, run.stdout, run.stderr) == (inproc.exit_code, inproc.stdout, inproc.stderr)
+    assert len(run.stdout.splitlines()) > 5

@@ -22,6 +22,7 @@ import typer.core
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from kresched import __version__
+from kresched.cli import common as _common
 from kresched.cli import drain as _drain
 from kresched.cli import explain as _explain
 from kresched.cli import manifests as _manifests
@@ -222,17 +223,24 @@ GC_THRESHOLDS = (10_000, 10, 100)
 
 def _run(prog_name: str) -> None:
     gc.set_threshold(*GC_THRESHOLDS)
+    _common.KEEP_LOADED = []
     try:
         app(prog_name=prog_name)
     except SystemExit as exc:
+        if not isinstance(exc.code, (int, type(None))):
+            raise  # a message for the interpreter to print
+        code = exc.code or 0
+        flushed = True
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # said by the interpreter's own exit, as ever
+                flushed = False
         live = sys.modules.get("kresched.sources.live")
-        if live is not None and live.requests_still_running():
-            # A request abandoned at its deadline still blocks in a daemon thread: finalising the
-            # interpreter under it can abort the process. Everything is said and flushed: leave.
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
+        # Everything is said and flushed: leave, without the interpreter's teardown of what was
+        # loaded (`common.KEEP_LOADED`). And a request abandoned at its deadline may still block
+        # in a daemon thread: finalising the interpreter under it can abort the process.
+        if flushed or (live is not None and live.requests_still_running()):
             os._exit(code)
         raise
 
