@@ -251,6 +251,17 @@ def test_plan_dict_always_has_exactly_the_contracts_keys(cluster: tuple[ClusterS
     assert_contract(plan_dict(plan), plan)
 
 
+def _with_copies(state: ClusterState, pod: Pod, n: int,
+                 other_workloads: bool = False) -> tuple[ClusterState, list[Pod]]:
+    """`pod` and `n - 1` pending copies of it (of other workloads alternately: other labels), and
+    the state with the copies added."""
+    copies = [pod] + [msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
+        pod.metadata, name=f"pending-{i}", uid=f"uid-pending-{i}",
+        labels={"app": f"other-{i % 2}"} if other_workloads else pod.metadata.labels)) for i in range(1, n)]
+    return ClusterState.build(state.nodes, [*state.pods, *copies[1:]], state.pdbs, state.priority_classes,
+                              state.namespaces), copies
+
+
 @PROFILE
 @given(clusters(), OPTIONS, st.integers(2, 4))
 def test_reusing_results_across_replicas_changes_no_plan(cluster: tuple[ClusterState, Pod], options: PlanOptions,
@@ -258,14 +269,9 @@ def test_reusing_results_across_replicas_changes_no_plan(cluster: tuple[ClusterS
     """The planner reuses a node's filter verdict and option for the next pod of the same shape
     while the node and its PDB budgets are unchanged; planning replicas one after another must give
     exactly the plans a planner that recomputes everything gives."""
-    state, pod = cluster
     # Replicas, and pods of other workloads with the same requests (other labels): both share a
     # fit shape, so the second and later ones plan from reused results.
-    copies = [pod] + [msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
-        pod.metadata, name=f"pending-{i}", uid=f"uid-pending-{i}", labels={"app": f"other-{i % 2}"}))
-        for i in range(1, replicas)]
-    state = ClusterState.build(state.nodes, [*state.pods, *copies[1:]], state.pdbs, state.priority_classes,
-                               state.namespaces)
+    state, copies = _with_copies(*cluster, replicas, other_workloads=True)
     fast = Planner(state, options)
     slow = Planner(state, options, memoize=False)
     for p in copies:
@@ -286,11 +292,7 @@ def test_the_branch_and_bound_decides_as_a_search_of_every_node(cluster: tuple[C
     """Pruning nodes whose bound cannot beat the second-best option (`_quickbound_to`,
     `_lowerbound_to`) changes neither the choice nor the runner-up that decided it, also for
     replicas planned one after another."""
-    state, pod = cluster
-    copies = [pod] + [msgspec.structs.replace(pod, metadata=msgspec.structs.replace(
-        pod.metadata, name=f"pending-{i}", uid=f"uid-pending-{i}")) for i in range(1, replicas)]
-    state = ClusterState.build(state.nodes, [*state.pods, *copies[1:]], state.pdbs, state.priority_classes,
-                               state.namespaces)
+    state, copies = _with_copies(*cluster, replicas)
     pruned = Planner(state, options)
     full = Planner(state, options, prune=False)
     for p in copies:
