@@ -54,6 +54,20 @@ def test_a_snapshot_run_never_imports_the_kubernetes_client_or_the_http_stack(ar
     assert not loaded, f"kresched {' '.join(args)} imported {loaded[:10]}"
 
 
+def test_a_json_run_never_imports_pyyaml(tmp_path: Path) -> None:
+    snapshot = tmp_path / "cluster.json"
+    with snapshot.open("w") as f:
+        subprocess.run([sys.executable, "-m", "kresched", "snapshot", "-f", "demo", "-o", "json"], stdout=f,
+                       check=True, timeout=120)
+    out = tmp_path / "modules.json"
+    run = subprocess.run([sys.executable, "-c", _RUN, str(out), "plan", "--snapshot", str(snapshot), "-o", "json"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["plans"]
+    modules = json.loads(out.read_text())
+    assert "yaml" not in modules
+
+
 @pytest.mark.parametrize("args", [
     ["plan", "--snapshot", "demo"],
     ["drain", "worker-b3", "--snapshot", "demo", "--ignore-daemonsets", "--dry-run"],

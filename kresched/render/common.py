@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-import yaml
 
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
@@ -18,6 +17,8 @@ def to_json(data: Any) -> str:
 
 
 def to_yaml(data: Any) -> str:
+    import yaml  # only `-o yaml` needs it
+
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 

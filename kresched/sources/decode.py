@@ -13,6 +13,7 @@ straight into its struct: never into generic dicts.
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
 from collections.abc import Iterator
@@ -21,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-import yaml
 
 from kresched.errors import InputError
 from kresched.model.lease import Lease
@@ -406,25 +406,28 @@ def _one_line(text: str) -> str:
 
 # -- YAML -----------------------------------------------------------------------------------------
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def _yaml() -> tuple[Any, type]:
+    """PyYAML and kresched's safe loader, imported on first use: a JSON run never needs them. The
+    loader keeps timestamps as strings, as Kubernetes' own YAML decoding does."""
+    import yaml
 
-
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loader that keeps timestamps as strings, as Kubernetes' own YAML decoding does."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for ch, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = type("_Loader", (base,), {})
+    loader.yaml_implicit_resolvers = {
+        ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for ch, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    return yaml, loader
 
 
 def decode_yaml(text: str | bytes, origin: str) -> Objects:
     """Multi-document YAML: each document a List or a single object."""
     out = Objects()
+    yaml, loader = _yaml()
     try:
         check_yaml_depth(text, origin)
-        docs = list(yaml.load_all(text, Loader=_Loader))
+        docs = list(yaml.load_all(text, Loader=loader))
     except yaml.YAMLError as exc:
         raise InputError(f"{origin}: malformed YAML: {_yaml_error(exc)}") from None
     except RecursionError:
@@ -442,16 +445,15 @@ def decode_yaml(text: str | bytes, origin: str) -> Objects:
     return out
 
 
-_OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-
-
 def check_yaml_depth(text: str | bytes, origin: str) -> None:
     """Walk the event stream (libyaml's parser is a state machine: it does not recurse) and stop
     at the first node nested deeper than `MAX_DEPTH`, before the composer, which does recurse,
     ever sees the document. Aliases are single events here: an alias bomb costs nothing."""
+    yaml, loader = _yaml()
+    opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     depth = 0
-    events = yaml.parse(text, Loader=_Loader)
+    events = yaml.parse(text, Loader=loader)
     while True:
         try:
             event = next(events, None)
@@ -463,16 +465,17 @@ def check_yaml_depth(text: str | bytes, origin: str) -> None:
             raise _too_deep(origin, exc.problem_mark) from None
         if event is None:
             return
-        if isinstance(event, _OPEN):
+        if isinstance(event, opening):
             depth += 1
             if depth > MAX_DEPTH:
                 raise _too_deep(origin, event.start_mark)
-        elif isinstance(event, _CLOSE):
+        elif isinstance(event, closing):
             depth -= 1
 
 
-def _yaml_error(exc: yaml.YAMLError) -> str:
+def _yaml_error(exc: Exception) -> str:
     """PyYAML's multi-line report as `<problem> at line L, column C`."""
+    yaml, _ = _yaml()
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         mark = exc.problem_mark
         problem = _one_line(exc.problem or "")
