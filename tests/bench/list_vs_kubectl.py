@@ -101,6 +101,10 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+#: What a child read, kept to its end (see `main`).
+_KEEP: list[object] = []
+
+
 def _child(which: str, kubeconfig: str) -> None:
     """One client's whole listing, in this (child) process."""
     if which == "kresched":
@@ -108,6 +112,7 @@ def _child(which: str, kubeconfig: str) -> None:
 
         state = load_live(connect(kubeconfig))
         assert state.pods
+        _KEEP.append(state)
         return
     from kubernetes import client, config
 
@@ -123,6 +128,7 @@ def _child(which: str, kubeconfig: str) -> None:
         token = None
         while True:
             page = fn(limit=500, _continue=token)
+            _KEEP.append(page)
             token = page.metadata._continue
             if not token:
                 break
@@ -139,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.child:
         _child(args.child, args.kubeconfig)
-        return 0
+        # As a kresched command and the floor leave (`cli._run`): without freeing what was read.
+        sys.stdout.flush()
+        os._exit(0)
     if args.repeat < 1:
         p.error("--repeat must be at least 1")
     report = measure(args.size, args.repeat, args.dir, lambda m: print(m, file=sys.stderr, flush=True))
