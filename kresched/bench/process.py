@@ -115,6 +115,11 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
     return out
 
 
+#: The fewest runs of a floor process: its CPU varies by a fifth from run to run on a VM (the
+#: page faults of a fresh heap), and every ratio of its file divides by its best.
+FLOOR_RUNS = 5
+
+
 def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...], repeat: int,
                       log: Callable[[str], None]) -> dict[str, Any]:
     """Every case on every size, `repeat` times each (the best run), with the floor of each file."""
@@ -130,7 +135,7 @@ def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...
         for path in dict.fromkeys(c.path for c in cases):
             log(f"{size}: floor of {path.name}")
             entry["floors"][path.name] = _best([run_process(["kresched.bench.process", "floor", str(path)])
-                                                  for _ in range(repeat)])
+                                                  for _ in range(max(repeat, FLOOR_RUNS))])
         for c in cases:
             runs = []
             for i in range(repeat):
