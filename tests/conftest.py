@@ -6,6 +6,7 @@ fixture; `pytest --update-golden` rewrites the files instead, to be reviewed in 
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,16 @@ import pytest
 pytest_plugins = ["tests.fakeapi.fixtures"]
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Started in the background by a shell without job control (`nohup ... &` in a script), the
+    # suite inherits SIGINT ignored, and so would every kresched it starts: kresched keeps an
+    # ignored SIGINT ignored, as it should, and the Ctrl-C tests would wait for nothing. They test
+    # an operator's terminal: give the suite the interpreter's usual handler (its children then
+    # start with the default disposition).
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
