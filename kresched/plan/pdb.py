@@ -200,10 +200,6 @@ class PdbLedger:
         self._kinds[pod.key] = kind
         return kind
 
-    def always_refused(self, pod: Pod) -> bool:
-        """Whether the eviction API refuses `pod` whatever the budgets (several PDBs cover it)."""
-        return self._kind(pod)[1] == "refused"
-
     def would_violate(self, pod: Pod) -> bool:
         """`check(pod).violation`, without building the check."""
         key, kind = self._kind(pod)

@@ -491,16 +491,15 @@ class Planner:
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
     def _summary(self, cands: list[Pod], tier: int) -> _CandidatesSummary:
-        """`_CandidatesSummary` of the candidates `tier` may evict whatever the budgets left: in
-        tiers 1 and 2 not those the eviction API always refuses, in tier 1 only those with a grace
-        period within the limit (kept, as the candidate lists are, per node and priority)."""
+        """`_CandidatesSummary` of the candidates `tier` may evict whatever the budgets left: in tier
+        1 only those with a grace period within the limit (kept, as the candidate lists are, per
+        node and priority)."""
         hit = self._summaries.get((id(cands), tier))
         if hit is None or hit[0] is not cands:
             pool = cands
-            if tier < 3:
+            if tier == 1:
                 max_grace = self.options.max_grace_seconds
-                refused = self.work.ledger.always_refused
-                pool = [p for p in cands if not (tier == 1 and p.grace_seconds > max_grace) and not refused(p)] \
+                pool = [p for p in cands if p.grace_seconds <= max_grace] \
                     or cands  # none: `_eligible` finds none either, and says so
             hit = self._summaries[(id(cands), tier)] = (cands, _CandidatesSummary.of(pool))
         return hit[1]
