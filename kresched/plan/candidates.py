@@ -5,15 +5,9 @@ Owns the candidate-victim rules of the design ("The plan", step 2). Pure.
 
 from __future__ import annotations
 
-from kresched.model.objects import (
-    CRITICAL_POD_ANNOTATION,
-    CRITICAL_PRIORITY_CLASSES,
-    MIRROR_POD_ANNOTATION,
-    SYSTEM_CRITICAL_PRIORITY,
-    Pod,
-)
+from kresched.model.objects import Pod
 
-__all__ = ["is_candidate_victim", "is_protected", "not_evictable_reason", "protected_reason"]
+__all__ = ["is_candidate_victim", "not_evictable_reason", "protected_reason"]
 
 
 def not_evictable_reason(victim: Pod, preemptor_priority: int) -> str | None:
@@ -38,20 +32,6 @@ def protected_reason(victim: Pod) -> str | None:
     if victim.is_critical:
         return "critical pod"
     return None
-
-
-def is_protected(victim: Pod) -> bool:
-    """`protected_reason(victim) is not None`, in one pass over the pod (planning asks it of
-    every pod of every candidate node)."""
-    md = victim.metadata
-    ann = md.annotations
-    if md.deletion_timestamp is not None or (ann and (MIRROR_POD_ANNOTATION in ann or CRITICAL_POD_ANNOTATION in ann)):
-        return True
-    spec = victim.spec
-    if (spec.priority or 0) >= SYSTEM_CRITICAL_PRIORITY or spec.priority_class_name in CRITICAL_PRIORITY_CLASSES:
-        return True
-    c = victim.controller
-    return c is not None and c.kind == "DaemonSet"
 
 
 def is_candidate_victim(victim: Pod, preemptor_priority: int) -> bool:

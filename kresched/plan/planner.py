@@ -63,7 +63,7 @@ import msgspec
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node, Pod, Taint
-from kresched.plan.candidates import is_protected
+from kresched.plan.candidates import protected_reason
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
@@ -360,7 +360,7 @@ class Planner:
         priority first, the ones below `priority` are a suffix."""
         hit = self._evictable.get(id(info))
         if hit is None or hit[0] is not info:
-            ranked = sorted([p for p in info.pods if not is_protected(p)], key=importance_key)
+            ranked = sorted([p for p in info.pods if protected_reason(p) is None], key=importance_key)
             hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
         by_priority = hit[4]
         cands = by_priority.get(priority)

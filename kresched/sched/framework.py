@@ -638,7 +638,8 @@ class ScorePlugin(Protocol):
     `cycle`, or return a Skip status so that the plugin does not score this pod); `score` answers for
     one node; `normalize_score` rewrites the scores of all nodes in place (a no-op for plugins
     without ScoreExtensions). Normalized scores are within 0..MAX_NODE_SCORE; the framework then
-    multiplies them by the plugin's weight.
+    multiplies them by the plugin's weight. A plugin may also have `score_all(cycle, pod, nodes)`,
+    `score` of each node in one call (`sched.score.score_nodes` uses it when there).
     """
 
     name: ClassVar[str]

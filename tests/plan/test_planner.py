@@ -16,7 +16,6 @@ import msgspec
 import pytest
 
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
-from kresched.plan.candidates import is_protected, protected_reason
 from kresched.plan.planner import CRITERIA, Plan, Planner, PlanOptions, pending_pods_to_plan, plan_pending, plan_pod
 from kresched.render.plan import plan_dict
 from tests.builders import make_node, make_pdb, make_pod, make_state
@@ -132,7 +131,6 @@ def test_an_infeasible_plan_carries_the_scheduler_message() -> None:
                  id="a pod with the legacy critical-pod annotation is never a victim"),
 ])
 def test_candidate_victims(victim: Pod, evictable: bool) -> None:
-    assert is_protected(victim) == (protected_reason(victim) is not None)
     plan = plan_for([node("a", cpu=2)], [victim, pend(cpu=2)])
     if evictable:
         assert (plan.outcome, names(plan)) == ("evict", ["v"])
