@@ -15,6 +15,7 @@ A deleted object is recorded with the resourceVersion of its deletion, as in a r
 from __future__ import annotations
 
 import copy
+import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -275,7 +276,12 @@ def _from_dict(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _from_file(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    for doc in yaml.safe_load_all(path.read_text()):
+    text = path.read_text()
+    try:  # a snapshot is JSON: pure-Python YAML would take minutes over a generated cluster
+        docs: Iterable[Any] = [json.loads(text)]
+    except ValueError:
+        docs = yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    for doc in docs:
         if doc:
             yield from _from_dict(doc)
 
