@@ -699,14 +699,18 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     @cached_property
     def host_ports(self) -> tuple[tuple[str, str, int], ...]:
         """(hostIP, protocol, hostPort) the pod needs; hostNetwork makes containerPort a host port."""
+        spec = self.spec
+        containers = spec.containers
+        if spec.init_containers:
+            containers = (*[c for c in spec.init_containers if c.restart_policy == "Always"], *containers)
+        host_network = spec.host_network
         out = []
-        sidecars = [c for c in self.spec.init_containers if c.restart_policy == "Always"]
-        for c in (*sidecars, *self.spec.containers):
-            for p in c.ports:
-                port = p.host_port or (p.container_port if self.spec.host_network else 0)
+        for c in containers:
+            for p in c.ports:  # usually none, or container ports only (read for every pod of a cluster)
+                port = p.host_port or (p.container_port if host_network else 0)
                 if port > 0:
                     out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", port))
-        return tuple(out)
+        return tuple(out) if out else ()
 
     def condition(self, type_: str) -> Condition | None:
         for c in self.status.conditions:

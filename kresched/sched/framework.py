@@ -120,9 +120,8 @@ def unresolvable(*reasons: str, details: Iterable[str] = ()) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, tuple(reasons), details=tuple(details))
 
 
-def _counts_for_node(pod: Pod) -> bool:
-    # The scheduler's cache drops terminal pods: they hold no resources or ports.
-    return pod.status.phase not in ("Succeeded", "Failed")
+#: The scheduler's cache drops terminal pods: they hold no resources or ports.
+_TERMINAL = frozenset(("Succeeded", "Failed"))
 
 
 class NodeInfo:
@@ -171,7 +170,7 @@ class NodeInfo:
         # general path.
         cpu = mem = eph = nz_cpu = nz_mem = 0
         for p in pods:
-            if not _counts_for_node(p):
+            if p.status.phase in _TERMINAL:
                 continue
             r = p.requests
             if r.scalar or p.host_ports or (p.spec.affinity is not None and p.pod_affinity_kinds[0]):
