@@ -89,3 +89,15 @@ def test_the_process_table_gives_each_case_as_a_ratio_to_the_floor_of_its_own_fi
     assert lines[3] == "| plan --pod | 3.00 (1.5×) | 5.00 (2.0×) | 512 |"
     assert lines[4] == "| plan, 10 | 8.00 (2.0×) | 10.00 (2.0×) | 512 |"
     assert lines[5].startswith("| drain | failed (exit 1")
+
+
+def test_the_process_table_gives_the_user_cpu_as_a_ratio_too_the_kernels_share_varies_most() -> None:
+    def run(cpu: float, user: float) -> dict:
+        return {"cpu": cpu, "user": user, "wall": cpu, "peakMiB": 512.0, "rc": 0, "stderr": []}
+
+    report = {"repeat": 1, "pending": [], "sizes": {"large": {
+        "nodes": 5000, "pods": 150000, "floors": {"l.json": run(9.0, 5.0)},
+        "cases": {"plan.pod": {**run(13.5, 6.0), "title": "plan --pod", "file": "l.json"}}}}}
+    lines = render_processes(report).splitlines()
+    assert lines[2] == "| floor: read + typed decode, GC off | 9.00 (user 5.00) | 9.00 | 512 |"
+    assert lines[3] == "| plan --pod | 13.50 (1.5×; user 1.2×) | 13.50 (1.5×) | 512 |"
