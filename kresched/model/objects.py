@@ -710,7 +710,7 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
                 port = p.host_port or (p.container_port if host_network else 0)
                 if port > 0:
                     out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", port))
-        return tuple(out) if out else ()
+        return tuple(out)
 
     def condition(self, type_: str) -> Condition | None:
         for c in self.status.conditions:
