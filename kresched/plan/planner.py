@@ -52,9 +52,10 @@ mirror or critical pods.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import Literal, NamedTuple
@@ -249,6 +250,8 @@ class _Working:
     #: Pods placed by earlier plans of this run (by key), and victims removed.
     placed: set[str] = field(default_factory=set)
     evicted: set[str] = field(default_factory=set)
+    #: The nodes whose NodeInfo `_apply` replaced, in order (with repeats): what changed since.
+    changes: list[str] = field(default_factory=list)
 
 
 class Planner:
@@ -280,13 +283,11 @@ class Planner:
         self._budgets: dict[int, tuple[NodeInfo, tuple[int, ...]]] = {}
         self._budgets_version = 0
         self._budget_users: dict[str, set[int]] = {}
-        #: Per pod shape: node name → (NodeInfo, its filter status); and per (shape, tier): node
-        #: name → (NodeInfo, the ledger version and PDB budgets it saw, option or reason). See `_tier_options`.
+        #: Per pod shape: node name → (NodeInfo, its filter status).
         self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
-        self._options_memo: dict[tuple[bytes, int],
-                                 dict[str, tuple[NodeInfo, int, tuple[int, ...], NodeOption | str]]] = {}
-        #: Per (shape, tier): node name → (NodeInfo, `_quickbound_to`), which depends on nothing else.
-        self._quick_memo: dict[tuple[bytes, int], dict[str, tuple[NodeInfo, tuple]]] = {}
+        #: Per (pod shape, tier): its candidate nodes, kept across pods (`_TierIndex`).
+        self._indexes: dict[tuple[bytes, int], _TierIndex] = {}
+        self._stamps = itertools.count(1)
         self.memoize = memoize
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
@@ -319,6 +320,8 @@ class Planner:
         # node-static filters (they run first and reject as UnschedulableAndUnresolvable); after a
         # PreFilter's Unschedulable no node was filtered, so each is asked.
         unfiltered = diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE
+        if self.memoize and not unfiltered and resources_only(self.plugins, cycle):
+            return self._plan_indexed(pod, priority, taint, notes, commit, diag, cycle, nominated)
         if unfiltered:
             potential = list(snap.node_infos)
         else:
@@ -339,8 +342,7 @@ class Planner:
             if cands is None:
                 cands = self._candidates(info, priority)
             if not cands:
-                infeasible[info.name] = "no pod here may be evicted for it (none of lower priority that is " \
-                                        "not DaemonSet, mirror, terminating or critical)"
+                infeasible[info.name] = _NOTHING_EVICTABLE
                 continue
             candidates.append((info, cands))
         tier_reasons: dict[str, Reason] = {}
@@ -350,9 +352,12 @@ class Planner:
             tier_reasons = {}
             options = self._tier_options(pod, cycle, candidates, tier, nominated, tier_reasons)
             if options:
-                return self._decide(pod, priority, taint, tier, options, {**infeasible, **tier_reasons}, notes,
-                                    commit, nominated)
-        return self._infeasible(pod, priority, taint, {**infeasible, **tier_reasons}, notes, diag, cycle, nominated)
+                return self._decide(pod, priority, taint, tier, options,
+                                    heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
+                                    nominated)
+        reasons = {**infeasible, **tier_reasons}
+        return self._infeasible(pod, priority, taint, heapq.nsmallest(10, reasons.items()), len(reasons), notes, diag,
+                                cycle, nominated)
 
     def _candidates(self, info: NodeInfo, priority: int) -> list[Pod]:
         """`info`'s pods that may be evicted for a pod of `priority` (`candidates.is_candidate_victim`),
@@ -398,87 +403,220 @@ class Planner:
                       tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason]) -> list[NodeOption]:
         """Every feasible option of `tier` that could be the best or the runner-up.
 
-        Branch and bound, lazily: each node enters the heap with a quick bound (`_quick_bound`,
+        Branch and bound, lazily: each node enters the heap with a quick bound (`_quickbound_to`,
         O(1) from the cached candidate ranking); when it reaches the top, its exact tier-eligible
-        pods and bound (`_lower_bound`) are computed and it goes back in; when it reaches the top
+        pods and bound (`_lowerbound_to`) are computed and it goes back in; when it reaches the top
         again, its victims are selected. The search stops once no node left can beat the second
         best option, so both the chosen node and its runner-up (which `decided_by` names) are
-        what a search of every node would find.
-
-        When NodeResourcesFit is the only pod-dependent filter (`resources_only`), a node's option
-        for a pod depends only on the NodeInfo and the budgets of the PDBs covering its candidates;
-        it is kept per pod shape and tier, and reused for the next pod of the same shape (replicas)
-        while both are unchanged — it then enters the heap with its exact key."""
-        memo = quick = None
-        if self.memoize and resources_only(self.plugins, cycle):
-            shape = fit_shape(pod)
-            memo = self._options_memo.setdefault((shape, tier), {})
-            quick = self._quick_memo.setdefault((shape, tier), {})
-        heap: list[tuple[tuple, int, NodeInfo, object, int]] = []
-        version = self.work.ledger.version
-        self._sync_budgets()
-        budgets = self._budgets  # `_budget_state`'s answers, read here without a call per node
-        for i, (info, cands) in enumerate(candidates):
-            name = info.name
-            hit = memo.get(name) if memo is not None and not nominated.get(name) else None
-            # Valid for the same NodeInfo while the ledger is as it was, or its budgets are.
-            # (Budgets `()`: no PDB covers the node's candidates, then or ever, for this NodeInfo.)
-            if hit is not None and hit[0] is info and (
-                    hit[1] == version or not hit[2]
-                    or hit[2] == (((b := budgets.get(id(info))) is not None and b[0] is info and b[1])
-                                  or self._budget_state(info))):
-                if hit[1] != version:
-                    memo[name] = hit = (info, version, hit[2], hit[3])  # type: ignore[index]
-                result = hit[3]
-                if isinstance(result, NodeOption):
-                    heap.append((result.key, i, info, result, _EXACT))
-                else:
-                    infeasible[name] = result
-                continue
-            q = quick.get(name) if quick is not None else None
-            if q is not None and q[0] is info:
-                bound = q[1]
-            else:
-                bound = _quickbound_to(pod, info, self._summary(cands, tier))
-                if quick is not None:
-                    quick[name] = (info, bound)
-            heap.append((bound, i, info, cands, _QUICK))
+        what a search of every node would find. (`_search` is the same search over a `_TierIndex`.)"""
+        heap: list[tuple[tuple, int, NodeInfo, list[Pod], int]] = [
+            (_quickbound_to(pod, info, self._summary(cands, tier)), i, info, cands, _QUICK)
+            for i, (info, cands) in enumerate(candidates)]
         heapq.heapify(heap)
         options: list[NodeOption] = []
         top: list[tuple] = []
-
-        def remember(info: NodeInfo, result: NodeOption | str) -> None:
-            if memo is not None and not nominated.get(info.name):
-                memo[info.name] = (info, self.work.ledger.version, self._budget_state(info), result)
-
         while heap:
-            lb, i, info, payload, state = heapq.heappop(heap)
+            lb, i, info, pods, state = heapq.heappop(heap)
             if self.prune and len(top) == 2 and lb > top[1]:
-                for rest_lb, _, rest, _, _ in [(lb, i, info, payload, state), *heap]:
+                for rest_lb, _, rest, _, _ in [(lb, i, info, pods, state), *heap]:
                     infeasible[rest.name] = _CannotBeat(rest_lb, top[0])  # worded only if shown
                 break
             if state == _QUICK:
-                eligible = self._eligible(info, payload, tier)  # type: ignore[arg-type]
+                eligible = self._eligible(info, pods, tier)
                 k_min = _min_victims(pod, info, eligible)
                 if k_min is None:
-                    infeasible[info.name] = why = _why_not_enough(tier, self.options.max_grace_seconds)
-                    remember(info, why)
+                    infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
                 else:
                     heapq.heappush(heap, (_lowerbound_to(pod, info, eligible, k_min), i, info, eligible, _REFINED))
                 continue
-            if state == _EXACT:
-                opt = payload  # type: ignore[assignment]
-            else:
-                opt_or_why = self._option(pod, cycle, info, payload, tier, nominated.get(info.name, ()))  # type: ignore[arg-type]
-                remember(info, opt_or_why)
-                if isinstance(opt_or_why, str):
-                    infeasible[info.name] = opt_or_why
-                    continue
-                opt = opt_or_why
-            assert isinstance(opt, NodeOption)
+            opt = self._option(pod, cycle, info, pods, tier, nominated.get(info.name, ()))
+            if isinstance(opt, str):
+                infeasible[info.name] = opt
+                continue
             options.append(opt)
             top = sorted([*top, opt.key])[:2]
         return options
+
+    # -- the same search, kept across pods of one shape ---------------------------------------------
+    def _plan_indexed(self, pod: Pod, priority: int, taint: bool, notes: tuple[str, ...], commit: bool,
+                      diag: Diagnosis, cycle: CycleState, nominated: dict[str, list[Pod]]) -> Plan:
+        """The tiers for a pod whose only pod-dependent filter is NodeResourcesFit (`resources_only`),
+        over a `_TierIndex` per (shape, tier): the search `_tier_options` makes, with what it knows
+        of each node kept for the next pod of the shape, so a pod costs what changed since the last
+        one (nodes whose NodeInfo `_apply` replaced, nodes under a PDB whose budget it spent, nodes
+        something is nominated to) and the nodes it pops, not every node."""
+        shape = fit_shape(pod)
+        statuses = diag.node_to_status
+        for tier in (1, 2, 3):
+            index = self._synced_index(shape, tier, pod, priority, statuses, nominated)
+            options, out = self._search(index, pod, cycle, tier, nominated)
+            if options:
+                return self._decide(pod, priority, taint, tier, options, out(5), notes, commit, nominated)
+        return self._infeasible(pod, priority, taint, out(10), len(index.entries), notes, diag, cycle, nominated)
+
+    def _synced_index(self, shape: bytes, tier: int, pod: Pod, priority: int, statuses: dict[str, Status],
+                      nominated: dict[str, list[Pod]]) -> _TierIndex:
+        """The (shape, tier) index, brought up to date for `pod` (one of that shape; `statuses` its
+        filter statuses): the nodes changed since it was last used are looked at again."""
+        work = self.work
+        ledger = work.ledger
+        index = self._indexes.get((shape, tier))
+        if index is None:
+            index = self._indexes[(shape, tier)] = _TierIndex()
+            names: Iterable[str] = [info.name for info in work.snapshot.node_infos]
+        else:
+            changed = set(work.changes[index.changes:])
+            if index.ledger != ledger.version:
+                for key in ledger.changed_since(index.ledger):
+                    changed.update(index.budget_users.pop(key, ()))
+            changed.update(self._nominated)  # what holds room there changes with every pod placed
+            names = changed
+        index.changes, index.ledger = len(work.changes), ledger.version
+        for name in names:
+            self._refresh(index, name, pod, priority, tier, statuses, bool(nominated.get(name)))
+        if len(index.heap) > 2 * len(index.entries) + 64:  # mostly stale items: start it afresh
+            index.heap = [(e.key, n, e.stamp) for n, e in index.entries.items() if e.key is not None]
+            heapq.heapify(index.heap)
+        return index
+
+    def _refresh(self, index: _TierIndex, name: str, pod: Pod, priority: int, tier: int,
+                 statuses: dict[str, Status], held: bool) -> None:
+        """Node `name` as `pod` finds it now: out of the index unless its filter status is
+        Unschedulable (eviction may help); else its candidates, and its kept option or reason while
+        the NodeInfo and the budgets of its PDBs are the same (not while something nominated there
+        holds room: then it is searched afresh, as `_tier_options` does) or its quick bound."""
+        info = self.work.snapshot.by_name.get(name)
+        st = statuses.get(name)
+        if info is None or st is None or st.code is not Code.UNSCHEDULABLE:
+            index.entries.pop(name, None)
+            return
+        entry = index.entries.get(name)
+        if entry is None or entry.info is not info:
+            entry = index.entries[name] = _Entry(info, self._candidates(info, priority))
+        if not entry.cands:
+            key = None
+        else:
+            if entry.result is not None and entry.budgets and entry.budgets != self._budget_state(info):
+                entry.result = None  # budgets only go down: it never holds again
+            if entry.result is not None and not held:
+                key = entry.result.key if isinstance(entry.result, NodeOption) else None
+            else:
+                if entry.quick is None:
+                    entry.quick = _quickbound_to(pod, info, self._summary(entry.cands, tier))
+                key = entry.quick
+        if key != entry.key or entry.stamp == 0:
+            entry.key, entry.stamp = key, next(self._stamps)
+            if key is not None:
+                heapq.heappush(index.heap, (key, name, entry.stamp))
+
+    def _search(self, index: _TierIndex, pod: Pod, cycle: CycleState, tier: int,
+                nominated: dict[str, list[Pod]]) -> tuple[list[NodeOption], Callable[[int], list[tuple[str, Reason]]]]:
+        """`_tier_options` over the index: its heap holds every node's quick bound or kept option;
+        refined bounds go into a heap of this search's own. What it finds of a node is kept (unless
+        something nominated there holds room). Returns the options, and a function giving the first
+        `k` nodes by name that are out, with why."""
+        heap, entries = index.heap, index.entries
+        mine: list[tuple[tuple, str, list[Pod]]] = []  # refined bounds, with the eligible pods
+        options: list[NodeOption] = []
+        top: list[tuple] = []
+        back: list[tuple[tuple, str, int]] = []  # the index's items to put back once done
+        refined: dict[str, tuple] = {}
+        why: dict[str, str] = {}
+        pruned = False
+        while True:
+            while heap and ((e := entries.get(heap[0][1])) is None or e.stamp != heap[0][2]):
+                heapq.heappop(heap)  # stale: the node changed since
+            if heap and (not mine or heap[0][0] < mine[0][0]):
+                lb, name, stamp = heapq.heappop(heap)
+                entry = entries[name]
+                held = nominated.get(name, ())
+                if entry.key is not entry.quick:  # a kept option
+                    if self.prune and len(top) == 2 and lb > top[1]:
+                        heapq.heappush(heap, (lb, name, stamp))
+                        pruned = True
+                        break
+                    back.append((lb, name, stamp))
+                    assert isinstance(entry.result, NodeOption)
+                    options.append(entry.result)
+                    top = sorted([*top, lb])[:2]
+                    continue
+                if self.prune and len(top) == 2 and lb > top[1]:
+                    heapq.heappush(heap, (lb, name, stamp))
+                    pruned = True
+                    break
+                eligible = self._eligible(entry.info, entry.cands, tier)
+                k_min = _min_victims(pod, entry.info, eligible)
+                if k_min is None:
+                    why[name] = reason = _why_not_enough(tier, self.options.max_grace_seconds)
+                    if not held:
+                        self._keep(index, name, entry, reason)
+                    else:
+                        back.append((lb, name, stamp))
+                else:
+                    back.append((lb, name, stamp))
+                    refined[name] = bound = _lowerbound_to(pod, entry.info, eligible, k_min)
+                    heapq.heappush(mine, (bound, name, eligible))
+                continue
+            if not mine:
+                break
+            lb, name, eligible = mine[0]
+            if self.prune and len(top) == 2 and lb > top[1]:
+                pruned = True
+                break
+            heapq.heappop(mine)
+            del refined[name]
+            entry = entries[name]
+            held = nominated.get(name, ())
+            opt = self._option(pod, cycle, entry.info, eligible, tier, held)
+            if not held:
+                self._keep(index, name, entry, opt)
+                if isinstance(opt, NodeOption):
+                    back.append((opt.key, name, entry.stamp))
+            if isinstance(opt, str):
+                why[name] = opt
+                continue
+            options.append(opt)
+            top = sorted([*top, opt.key])[:2]
+        for item in back:
+            if entries[item[1]].stamp == item[2]:
+                heapq.heappush(heap, item)
+        chosen = {o.node for o in options}
+        best = top[0] if top else None
+
+        def out(k: int) -> list[tuple[str, Reason]]:
+            found: list[tuple[str, Reason]] = []
+            for info in self.work.snapshot.node_infos:
+                name = info.name
+                entry = entries.get(name)
+                if entry is None or name in chosen:
+                    continue
+                reason: Reason
+                if name in why:
+                    reason = why[name]
+                elif not entry.cands:
+                    reason = _NOTHING_EVICTABLE
+                elif isinstance(entry.result, str) and entry.key is None:
+                    reason = entry.result
+                else:
+                    assert pruned, name  # else every node in the heaps was looked at
+                    assert best is not None
+                    reason = _CannotBeat(refined.get(name, entry.key), best)
+                found.append((name, reason))
+                if len(found) == k:
+                    break
+            return found
+
+        return options, out
+
+    def _keep(self, index: _TierIndex, name: str, entry: _Entry, result: NodeOption | str) -> None:
+        """Keep what the search found of a node, valid while its NodeInfo and budgets are the same."""
+        entry.result = result
+        entry.budgets = budgets = self._budget_state(entry.info)
+        if budgets:
+            for key in self._evictable[id(entry.info)][3] or ():
+                index.budget_users.setdefault(key, set()).add(name)
+        entry.key = result.key if isinstance(result, NodeOption) else None
+        entry.stamp = next(self._stamps)
 
     def _option(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
                 nominated: Sequence[Pod]) -> NodeOption | str:
@@ -582,12 +720,13 @@ class Planner:
 
     # -- the choice ---------------------------------------------------------------------------
     def _decide(self, pod: Pod, priority: int, taint: bool, tier: int, options: list[NodeOption],
-                infeasible: dict[str, Reason], notes: tuple[str, ...], commit: bool,
+                out: list[tuple[str, Reason]], notes: tuple[str, ...], commit: bool,
                 nominated: dict[str, list[Pod]]) -> Plan:
+        """The plan with the best of `options`; `out`: the first nodes by name that are out, and why."""
         options.sort(key=lambda o: o.key)
         best = options[0]
         runners = tuple(RunnerUp(o.node, tier, _lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
-            tuple(RunnerUp(n, None, str(r)) for n, r in sorted(infeasible.items())[:5])
+            tuple(RunnerUp(n, None, str(r)) for n, r in out[:5])
         decided = f"{_lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
         info = self.work.snapshot.by_name[best.node]
         victims = self._second_order(pod, best, taint, nominated)
@@ -604,20 +743,21 @@ class Planner:
             self._apply(plan)
         return plan
 
-    def _infeasible(self, pod: Pod, priority: int, taint: bool, infeasible: dict[str, Reason],
+    def _infeasible(self, pod: Pod, priority: int, taint: bool, out: list[tuple[str, Reason]], count: int,
                     notes: tuple[str, ...], diag: Diagnosis, cycle: CycleState,
                     nominated: dict[str, list[Pod]]) -> Plan:
+        """No tier has an option: `out`, the first nodes by name and why none helps, of `count`."""
         # No node was feasible, so the search visited every node: the scheduler's own message,
         # with what its PostFilter (preemption) adds.
         stopped = post_filter_error(diag)
         pmsg = None if stopped is not None else \
             preemption_message(self.plugins, pod, self.work.snapshot, diag, cycle, nominated)[0]
         parts = [full_scheduler_message(fit_error_message(diag), pmsg, stopped)]
-        if infeasible:
-            parts.append(f"no eviction helps on any of {len(infeasible)} candidate node(s)")
+        if count:
+            parts.append(f"no eviction helps on any of {count} candidate node(s)")
         else:
             parts.append("no node is a candidate: every node fails for reasons no eviction changes")
-        runners = tuple(RunnerUp(n, None, str(r)) for n, r in sorted(infeasible.items())[:10])
+        runners = tuple(RunnerUp(n, None, str(r)) for n, r in out[:10])
         return Plan(pod, priority, "infeasible", None, None, taint, message="; ".join(parts), runners_up=runners,
                     notes=notes)
 
@@ -669,11 +809,13 @@ class Planner:
         info.add_pod(bound_to(plan.pod, plan.node))
         w.placed.add(plan.pod.key)
         w.snapshot = w.snapshot.with_node_info(info)
+        w.changes.append(plan.node)
         for v in plan.victims:
             if v.lands_on is not None:
                 target = w.snapshot.by_name[v.lands_on].clone()
                 target.add_pod(bound_to(replacement_of(v.pod), v.lands_on))
                 w.snapshot = w.snapshot.with_node_info(target)
+                w.changes.append(v.lands_on)
         w.ledger.commit(v.pod for v in plan.victims)
 
 
@@ -738,7 +880,45 @@ def _requests_share_short(pod: Pod, info: NodeInfo) -> float:
     return max(0.0, round(share, 9) - 1e-9)
 
 
-_QUICK, _REFINED, _EXACT = 0, 1, 2
+_QUICK, _REFINED = 0, 1
+
+_NOTHING_EVICTABLE = ("no pod here may be evicted for it (none of lower priority that is not DaemonSet, mirror, "
+                      "terminating or critical)")
+
+
+class _Entry:
+    """A candidate node of a `_TierIndex`: its NodeInfo and candidates (empty: nothing may be
+    evicted), its quick bound, what a search found (`result`, an option or why there is none) with
+    the budgets it saw, and the key of its live heap item (`stamp`; None: not in the heap)."""
+
+    __slots__ = ("budgets", "cands", "info", "key", "quick", "result", "stamp")
+
+    def __init__(self, info: NodeInfo, cands: list[Pod]) -> None:
+        self.info = info
+        self.cands = cands
+        self.quick: tuple | None = None
+        self.result: NodeOption | str | None = None
+        self.budgets: tuple[int, ...] = ()
+        self.key: tuple | None = None
+        self.stamp = 0
+
+
+class _TierIndex:
+    """What the branch and bound of one tier knows of the nodes for pods of one fit shape: every
+    node where eviction may help (`entries`, by name), a heap of their keys (items `(key, name,
+    stamp)`, stale when the stamp is not the entry's), where it stopped in the working snapshot's
+    change log and the ledger's, and which nodes a PDB's budget concerns (`budget_users`)."""
+
+    __slots__ = ("budget_users", "changes", "entries", "heap", "ledger")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, _Entry] = {}
+        self.heap: list[tuple[tuple, str, int]] = []
+        self.changes = 0
+        self.ledger = 0
+        self.budget_users: dict[str, set[str]] = {}
+
+
 
 
 class _CandidatesSummary(NamedTuple):

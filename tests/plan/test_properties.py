@@ -278,6 +278,29 @@ def test_reusing_results_across_replicas_changes_no_plan(cluster: tuple[ClusterS
         assert plan_dict(fast.plan(p, commit=True)) == plan_dict(slow.plan(p, commit=True))
 
 
+@PROFILE
+@given(clusters(), OPTIONS, st.lists(st.tuples(st.sampled_from((None, "n0", "n1")), st.sampled_from((0, 250, 1000)),
+                                               st.sampled_from((0, 0, 1000))), min_size=2, max_size=6))
+def test_the_search_kept_per_shape_follows_nominations_spent_budgets_and_other_shapes(
+        cluster: tuple[ClusterState, Pod], options: PlanOptions, queue: list[tuple[str | None, int, int]]) -> None:
+    """The planner keeps its search per pod shape and tier across pods and looks again only at the
+    nodes that changed: nodes a plan placed pods on, nodes under a PDB whose budget a plan spent,
+    and nodes a pending pod is nominated to (whose room it holds until it is placed). A queue of
+    copies — some nominated to a node, some asking for more CPU or of a higher priority (other
+    shapes) — plans as a
+    planner that recomputes everything plans it."""
+    state, pod = cluster
+    copies = [make_pod(f"q-{i}", cpu=f"{pod.requests.milli_cpu + more_cpu}m", memory=str(pod.requests.memory),
+                       priority=pod.priority + more_priority, nominated_node=node or "")
+              for i, (node, more_cpu, more_priority) in enumerate(queue)]
+    state = ClusterState.build(state.nodes, [*state.pods, *copies], state.pdbs, state.priority_classes,
+                               state.namespaces)
+    fast = Planner(state, options)
+    slow = Planner(state, options, memoize=False)
+    for p in copies:
+        assert plan_dict(fast.plan(p, commit=True)) == plan_dict(slow.plan(p, commit=True))
+
+
 def _decision(plan: Plan) -> tuple:
     """What the branch and bound must find exactly: the node, tier and victims, and the runner-up
     that decided it (the first runner-up with a tier)."""
