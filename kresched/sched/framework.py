@@ -296,11 +296,14 @@ def zone_key(node: Node) -> str:
     return f"{region}:\x00:{zone}"
 
 
+_NO_NODES: frozenset[str] = frozenset()
+
+
 class ClusterFacts:
     """What a run's simulations never change: node order, image spread and the selectors of the
     default spreading constraints. Shared by every Snapshot derived from the first one."""
 
-    __slots__ = ("_image_nodes", "_image_sizes", "_nodes", "controllers", "num_nodes", "order_positions",
+    __slots__ = ("_image_holders", "_image_sizes", "_nodes", "controllers", "num_nodes", "order_positions",
                  "positions", "scheduling_order", "services")
 
     def __init__(self, state: ClusterState, infos: list[NodeInfo]) -> None:
@@ -308,7 +311,7 @@ class ClusterFacts:
         self.scheduling_order = _zone_interleaved(infos)
         #: Node name → its place in `scheduling_order`.
         self.order_positions = {n: k for k, n in enumerate(self.scheduling_order)}
-        self._image_nodes: dict[str, int] | None = None
+        self._image_holders: dict[str, set[str]] | None = None
         self._image_sizes: dict[str, tuple[Node, dict[str, int]]] = {}
         self._nodes = [i.node for i in infos]
         #: Node name → its place in the snapshot's NodeInfos (simulations replace, never reorder).
@@ -329,17 +332,18 @@ class ClusterFacts:
 
     def image_nodes(self, name: str) -> int:
         """On how many nodes `name` is present (`ImageStateSummary.NumNodes`)."""
-        if self._image_nodes is None:
-            counts: dict[str, int] = {}
+        return len(self.image_holders(name))
+
+    def image_holders(self, name: str) -> set[str] | frozenset[str]:
+        """The names of the nodes that report image `name` (do not change the set)."""
+        if self._image_holders is None:
+            holders: dict[str, set[str]] = {}
             for node in self._nodes:
-                seen: set[str] = set()
                 for image in node.status.images:
                     for n in image.names:
-                        if n not in seen:
-                            seen.add(n)
-                            counts[n] = counts.get(n, 0) + 1
-            self._image_nodes = counts
-        return self._image_nodes.get(name, 0)
+                        holders.setdefault(n, set()).add(node.metadata.name)
+            self._image_holders = holders
+        return self._image_holders.get(name, _NO_NODES)
 
     def image_sizes(self, node: Node) -> dict[str, int]:
         """The images `node` reports, name → size in bytes (a later entry's size wins for a name

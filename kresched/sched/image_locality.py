@@ -15,6 +15,7 @@ Pure; stateless.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from kresched.model.objects import Pod
@@ -32,29 +33,28 @@ _STATE_KEY = f"PreScore{NAME}"
 
 class ImageLocality:
     name: ClassVar[str] = NAME
-    #: Score reads only the pod, the NodeInfo and the cluster's image counts, which simulations never
-    #: change: `sched.score.ScoreMemo` may reuse it while the NodeInfo is the same object.
-    node_local: ClassVar[bool] = True
 
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
         # Upstream has no PreScore; what Score reads of the cluster and the pod is kept here: the
-        # cluster's facts, how many containers, and per image its normalized name and spread
-        # (`nodes with it / all nodes`).
+        # cluster's facts, how many containers, per image its normalized name and spread
+        # (`nodes with it / all nodes`), and the nodes holding any of them (elsewhere it is 0).
         cluster = snapshot.cluster
         containers = (*pod.spec.init_containers, *pod.spec.containers)
         images = []
+        holders: set[str] = set()
         for c in containers:
             name = normalized_image_name(c.image)
-            spread = float(cluster.image_nodes(name)) / float(cluster.num_nodes) if cluster.num_nodes else 0.0
-            images.append((name, spread))
-        cycle.write(_STATE_KEY, (cluster, len(containers), tuple(images)))
+            have = cluster.image_holders(name)
+            holders.update(have)
+            images.append((name, float(len(have)) / float(cluster.num_nodes) if cluster.num_nodes else 0.0))
+        cycle.write(_STATE_KEY, (cluster, len(containers), tuple(images), holders))
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         state = cycle.read(_STATE_KEY)
         if state is None:
             return 0
-        cluster, num_containers, images = state
+        cluster, num_containers, images, _ = state
         if not num_containers:
             return 0
         sizes = cluster.image_sizes(node_info.node)
@@ -65,6 +65,18 @@ class ImageLocality:
                 if size is not None:
                     total += int(float(size) * spread)
         return calculate_priority(total, num_containers)
+
+    def score_all(self, cycle: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """`score` of each of `nodes`: 0 without computing it on a node that has none of the images
+        (the sum is then 0, below the lower threshold)."""
+        state = cycle.read(_STATE_KEY)
+        if state is None or not state[1]:
+            return [0] * len(nodes)
+        holders = state[3]
+        if not holders:
+            return [0] * len(nodes)
+        score = self.score
+        return [score(cycle, pod, info) if info.name in holders else 0 for info in nodes]
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         return None

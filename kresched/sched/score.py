@@ -165,7 +165,7 @@ class ScoreMemo:
     def raw(self, plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
             snapshot: Snapshot) -> list[list[int]]:
         """Per plugin of `plugins` (node-local ones), its raw scores of `nodes`."""
-        if snapshot.facts is not self._facts:  # other cluster-wide facts (image counts): start over
+        if snapshot.facts is not self._facts:  # another cluster's snapshot: start over
             self._rows.clear()
             self._facts = snapshot.facts
         cache = self._rows.setdefault(tuple(pl.name for pl in plugins), {})
@@ -183,16 +183,16 @@ class ScoreMemo:
 
 
 def score_shape(pod: Pod) -> bytes:
-    """Everything the node-local score plugins (and their PreScore) read of a pod: its tolerations,
-    preferred node affinity, requests (as given and with the non-zero defaults) and images. Pods
-    with equal shapes may share a `ScoreMemo`."""
-    spec = pod.spec
-    aff = spec.affinity
+    """Everything the node-local score plugins (and their PreScore) read of a pod: its preferred
+    node affinity and requests (as given and with the non-zero defaults). Pods with equal shapes
+    may share a `ScoreMemo` — pods of different workloads with the same requests do. (TaintToleration
+    and ImageLocality, node-local too, score every node in one call instead, `score_all`: 0 on
+    most nodes, found without a per-node call.)"""
+    aff = pod.spec.affinity
     r = pod.requests
     return msgspec.json.encode((
-        spec.tolerations, aff.node_affinity if aff is not None else None,
+        aff.node_affinity if aff is not None else None,
         (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), pod.nonzero_milli_cpu, pod.nonzero_memory,
-        [c.image for c in spec.init_containers], [c.image for c in spec.containers],
     ))
 
 

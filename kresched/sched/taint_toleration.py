@@ -24,7 +24,7 @@ them unless the gate is on, so a pod that carries one comes from a cluster where
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
 from kresched.model.objects import Pod, Taint, Toleration
@@ -66,9 +66,6 @@ class TaintToleration:
     """
 
     name: ClassVar[str] = NAME
-    #: Score reads only the pod and the NodeInfo: `sched.score.ScoreMemo` may reuse it while the
-    #: NodeInfo is the same object.
-    node_local: ClassVar[bool] = True
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
         # Upstream's PreFilter only skips pods whose in-place resize is deferred (bound pods).
@@ -104,6 +101,11 @@ class TaintToleration:
             tolerations = pod.spec.tolerations
         return sum(1 for t in taints
                    if t.effect == "PreferNoSchedule" and not tolerations_tolerate_taint(tolerations, t))
+
+    def score_all(self, cycle: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """`score` of each of `nodes` (most nodes have no taint: 0)."""
+        score = self.score
+        return [score(cycle, pod, info) if info.node.spec.taints else 0 for info in nodes]
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
