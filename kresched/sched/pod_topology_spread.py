@@ -85,6 +85,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+import msgspec
+
 from kresched.model.objects import LabelSelector, LabelSelectorRequirement, Node, Pod, TopologySpreadConstraint
 from kresched.sched.framework import (
     MAX_NODE_SCORE,
@@ -97,6 +99,7 @@ from kresched.sched.framework import (
     Snapshot,
     Status,
     go_div,
+    regrouped,
     unresolvable,
     unschedulable,
 )
@@ -142,6 +145,9 @@ class SpreadConstraint:
     min_domains: int
     honor_node_affinity: bool
     honor_node_taints: bool
+    #: The selector as data (JSON): constraints with equal keys match the same pods (the key of
+    #: the match counts kept per snapshot).
+    selector_key: bytes
 
 
 class _State:
@@ -460,36 +466,92 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
     if any(c.counts_existing for c in constraints):
         eligible = _node_inclusion(pod)
         by_name = snapshot.by_name
-        for name, pods in snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).items():
-            info = by_name[name]
-            node = info.node
-            labels = node.metadata.labels
-            has_keys = not require_all or all(k in labels for k in keys)
-            feasible = indexed.get(info.name) is info
-            matching: dict[int, int] = {}  # by selector: the system defaults share theirs
-            for i, c in enumerate(constraints):
-                if not c.counts_existing:
+        matching = snapshot.index(_MATCH_COUNTS, _MatchCounts.build)
+        for i, c in enumerate(constraints):
+            if not c.counts_existing:
+                continue
+            per_node = matching.counts(snapshot, pod.metadata.namespace, c)
+            if is_host[i]:
+                here = host_counts[i]
+                for name, n in per_node.items():
+                    if indexed.get(name) is by_name[name]:
+                        here[name] = n
+                continue
+            there = counts[i]
+            key = c.topology_key
+            for name, n in per_node.items():
+                node = by_name[name].node
+                labels = node.metadata.labels
+                if require_all and not all(k in labels for k in keys):
                     continue
-                if is_host[i]:
-                    if not feasible:
-                        continue
-                else:
-                    if not has_keys or not eligible(c, node):
-                        continue
-                    value = labels.get(c.topology_key, "")
-                    if value not in counts[i]:
-                        continue
-                sel = c.selector
-                n = matching.get(id(sel))
-                if n is None:
-                    n = matching[id(sel)] = sum(1 for p in pods if p.metadata.deletion_timestamp is None
-                                                and sel(p.metadata.labels))
-                if is_host[i]:
-                    host_counts[i][info.name] = n
-                else:
-                    counts[i][value] += n
+                if not eligible(c, node):
+                    continue
+                value = labels.get(key, "")
+                if value in there:
+                    there[value] += n
     return _ScoreState(pod.metadata.namespace, constraints, is_host, counts, weights, domains.ignored,
                        domains.ignored_at, indexed, host_counts)
+
+
+#: `Snapshot.index` key of `_MatchCounts`.
+_MATCH_COUNTS = NAME + "/match-counts"
+
+
+class _MatchCounts:
+    """Per namespace and selector (`SpreadConstraint.selector_key`): node name → how many of the
+    namespace's pods there the selector matches, terminating ones left out (nodes with none left
+    out). A selector's counts are found on first use (a walk of the namespace's pods), then carried
+    down simulations: a replaced node is counted again for the namespaces whose pods on it changed.
+
+    Kept counts are shared by snapshots whose pods of the namespace are the same, and a snapshot
+    adding a selector's counts adds them for those too (valid: same pods, same counts)."""
+
+    __slots__ = ("by_namespace",)
+
+    def __init__(self, by_namespace: dict[str, dict[bytes, tuple[Callable[[Mapping[str, str]], bool],
+                                                                  dict[str, int]]]]) -> None:
+        self.by_namespace = by_namespace
+
+    @classmethod
+    def build(cls, snapshot: Snapshot) -> _MatchCounts:
+        return cls({})
+
+    def counts(self, snapshot: Snapshot, namespace: str, c: SpreadConstraint) -> dict[str, int]:
+        """Node name → matching pods of `namespace` on it, for `c`'s selector (do not change it)."""
+        kept = self.by_namespace.setdefault(namespace, {})
+        hit = kept.get(c.selector_key)
+        if hit is None:
+            sel = c.selector
+            hit = kept[c.selector_key] = (sel, {
+                name: n for name, pods in snapshot.pods_by_namespace().get(namespace, {}).items()
+                if (n := _matching(pods, sel))})
+        return hit[1]
+
+    def replaced(self, old: NodeInfo, new: NodeInfo) -> _MatchCounts:
+        changed, after = regrouped(old, new)
+        if not changed:
+            return self
+        by_namespace = dict(self.by_namespace)
+        for ns in changed:
+            kept = by_namespace.get(ns)
+            if kept is None:
+                continue
+            pods = after.get(ns, ())
+            fresh = {}
+            for key, (sel, per_node) in kept.items():
+                n = _matching(pods, sel)
+                if per_node.get(new.name, 0) != n:
+                    per_node = {k: v for k, v in per_node.items() if k != new.name}
+                    if n:
+                        per_node[new.name] = n
+                fresh[key] = (sel, per_node)
+            by_namespace[ns] = fresh
+        return _MatchCounts(by_namespace)
+
+
+def _matching(pods: Iterable[Pod], sel: Callable[[Mapping[str, str]], bool]) -> int:
+    """`countPodsMatchSelector`: pods not terminating that `sel` matches."""
+    return sum(1 for p in pods if p.metadata.deletion_timestamp is None and sel(p.metadata.labels))
 
 
 #: `Snapshot.index` key of `_AllNodeDomains`.
@@ -607,6 +669,7 @@ def build_constraints(pod: Pod, when: str = "DoNotSchedule") -> tuple[SpreadCons
             min_domains=1 if c.min_domains is None else c.min_domains,
             honor_node_affinity=(c.node_affinity_policy or "Honor") == "Honor",
             honor_node_taints=(c.node_taints_policy or "Ignore") == "Honor",
+            selector_key=msgspec.json.encode(selector),
         ))
     return tuple(out)
 
@@ -647,6 +710,7 @@ def _build_default_constraints(pod: Pod, cluster: ClusterFacts) -> tuple[SpreadC
     if not selector.match_labels and not selector.match_expressions:
         return ()
     match = compile_label_selector(selector)
+    key = msgspec.json.encode(selector)
     return tuple(SpreadConstraint(
         max_skew=c.max_skew,
         topology_key=c.topology_key,
@@ -655,6 +719,7 @@ def _build_default_constraints(pod: Pod, cluster: ClusterFacts) -> tuple[SpreadC
         min_domains=1,
         honor_node_affinity=True,
         honor_node_taints=False,
+        selector_key=key,
     ) for c in SYSTEM_DEFAULT_CONSTRAINTS)
 
 

@@ -10,9 +10,10 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kresched.model.objects import Node
-from kresched.sched import framework
+from kresched.model.objects import LabelSelector, Node
+from kresched.sched import framework, pod_topology_spread
 from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.interpod_affinity import compile_label_selector
 from tests.builders import make_pod
 
 _NAMESPACE = st.sampled_from(["a", "b", "c"])
@@ -69,3 +70,55 @@ def _check_chain(n_nodes: int, pods: list[tuple[int, str]], ops: list[tuple[bool
     for k in order:
         assert _canonical(chain[k].pods_by_namespace()) == want[k]
     assert [_canonical(s.pods_by_namespace()) for s in chain] == want
+
+
+def _spread(app: str) -> pod_topology_spread.SpreadConstraint:
+    selector = LabelSelector(match_labels={"app": app})
+    return pod_topology_spread.SpreadConstraint(
+        max_skew=1, topology_key="kubernetes.io/hostname", selector=compile_label_selector(selector),
+        counts_existing=True, min_domains=1, honor_node_affinity=True, honor_node_taints=False,
+        selector_key=msgspec.json.encode(selector))
+
+
+_APP = st.sampled_from(["web", "db"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.lists(st.tuples(st.integers(0, 3), _NAMESPACE, _APP), max_size=8),
+       st.lists(st.tuples(st.booleans(), st.integers(0, 7), _NAMESPACE, _APP), max_size=8),
+       st.lists(st.tuples(st.integers(0, 8), _NAMESPACE, _APP), max_size=6), st.randoms(use_true_random=False))
+def test_spreading_match_counts_derived_down_a_chain_are_a_fresh_count(
+        n_nodes: int, pods: list[tuple[int, str, str]], ops: list[tuple[bool, int, str, str]],
+        asked_early: list[tuple[int, str, str]], rnd: Any) -> None:
+    """PodTopologySpread's per-selector counts of matching pods per node, carried down simulations
+    and asked for first at any snapshot of the chain (earlier answers are shared with later
+    snapshots where the namespace's pods did not change), are what counting that snapshot's pods
+    gives."""
+    nodes = [_node(f"n{i}") for i in range(n_nodes)]
+    existing = [make_pod(f"p{k}", ns, node=f"n{i % n_nodes}", labels={"app": app})
+                for k, (i, ns, app) in enumerate(pods)]
+    infos = [NodeInfo(n, [p for p in existing if p.spec.node_name == n.metadata.name]) for n in nodes]
+    snapshot = Snapshot(infos, {i.name: i for i in infos})
+    chain = [snapshot]
+    early = {k: (ns, app) for k, ns, app in asked_early}
+
+    def counts(snap: Snapshot, ns: str, app: str) -> dict[str, int]:
+        index = snap.index(pod_topology_spread._MATCH_COUNTS, pod_topology_spread._MatchCounts.build)
+        return dict(index.counts(snap, ns, _spread(app)))
+
+    for k, (add, i, ns, app) in enumerate(ops):
+        if len(chain) - 1 in early:
+            counts(chain[-1], *early[len(chain) - 1])
+        info = snapshot.node_infos[i % n_nodes].clone()
+        if add:
+            info.add_pod(make_pod(f"q{k}", ns, node=info.name, labels={"app": app}))
+        elif info.pods:
+            info.remove_pod(info.pods[i % len(info.pods)])
+        snapshot = snapshot.with_node_info(info)
+        chain.append(snapshot)
+    asks = [(k, ns, app) for k in range(len(chain)) for ns in ("a", "b", "c") for app in ("web", "db")]
+    rnd.shuffle(asks)
+    for k, ns, app in asks:
+        want = {i.name: n for i in chain[k].node_infos
+                if (n := sum(1 for p in i.pods if p.namespace == ns and p.labels.get("app") == app))}
+        assert counts(chain[k], ns, app) == want
