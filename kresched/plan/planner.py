@@ -427,7 +427,8 @@ class Planner:
                 if k_min is None:
                     infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
                 else:
-                    heapq.heappush(heap, (_lowerbound_to(pod, info, eligible, k_min), i, info, eligible, _REFINED))
+                    bound = _lowerbound_to(pod, info, eligible, k_min, tier, self.options.max_grace_seconds)
+                    heapq.heappush(heap, (bound, i, info, eligible, _REFINED))
                 continue
             opt = self._option(pod, cycle, info, pods, tier, nominated.get(info.name, ()))
             if isinstance(opt, str):
@@ -496,10 +497,13 @@ class Planner:
         if not entry.cands:
             key = None
         else:
-            if entry.result is not None and entry.budgets and entry.budgets != self._budget_state(info):
-                entry.result = None  # budgets only go down: it never holds again
+            if (entry.result is not None or entry.refined is not None) and entry.budgets \
+                    and entry.budgets != self._budget_state(info):
+                entry.result = entry.refined = None  # budgets only go down: it never holds again
             if entry.result is not None and not held:
                 key = entry.result.key if isinstance(entry.result, NodeOption) else None
+            elif entry.refined is not None and not held:
+                key = entry.refined[0]
             else:
                 if entry.quick is None:
                     entry.quick = _quickbound_to(pod, info, self._summary(entry.cands, tier))
@@ -530,20 +534,22 @@ class Planner:
                 lb, name, stamp = heapq.heappop(heap)
                 entry = entries[name]
                 held = nominated.get(name, ())
-                if entry.key is not entry.quick:  # a kept option
-                    if self.prune and len(top) == 2 and lb > top[1]:
-                        heapq.heappush(heap, (lb, name, stamp))
-                        pruned = True
-                        break
+                if self.prune and len(top) == 2 and lb > top[1]:
+                    heapq.heappush(heap, (lb, name, stamp))
+                    pruned = True
+                    break
+                if entry.key is not entry.quick and entry.result is not None:  # a kept option
                     back.append((lb, name, stamp))
                     assert isinstance(entry.result, NodeOption)
                     options.append(entry.result)
                     top = sorted([*top, lb])[:2]
                     continue
-                if self.prune and len(top) == 2 and lb > top[1]:
-                    heapq.heappush(heap, (lb, name, stamp))
-                    pruned = True
-                    break
+                if entry.key is not entry.quick:  # a kept refined bound: its turn to be selected
+                    assert entry.refined is not None
+                    back.append((lb, name, stamp))
+                    heapq.heappush(mine, (lb, name, entry.refined[1]))
+                    refined[name] = lb
+                    continue
                 eligible = self._eligible(entry.info, entry.cands, tier)
                 k_min = _min_victims(pod, entry.info, eligible)
                 if k_min is None:
@@ -552,10 +558,15 @@ class Planner:
                         self._keep(index, name, entry, reason)
                     else:
                         back.append((lb, name, stamp))
-                else:
+                    continue
+                bound = _lowerbound_to(pod, entry.info, eligible, k_min, tier, self.options.max_grace_seconds)
+                if held:
                     back.append((lb, name, stamp))
-                    refined[name] = bound = _lowerbound_to(pod, entry.info, eligible, k_min)
                     heapq.heappush(mine, (bound, name, eligible))
+                    refined[name] = bound
+                else:  # kept, and back in the index's heap to compete with the rest
+                    self._keep(index, name, entry, None, (bound, eligible))
+                    heapq.heappush(heap, (bound, name, entry.stamp))
                 continue
             if not mine:
                 break
@@ -564,7 +575,7 @@ class Planner:
                 pruned = True
                 break
             heapq.heappop(mine)
-            del refined[name]
+            refined.pop(name, None)
             entry = entries[name]
             held = nominated.get(name, ())
             opt = self._option(pod, cycle, entry.info, eligible, tier, held)
@@ -608,14 +619,16 @@ class Planner:
 
         return options, out
 
-    def _keep(self, index: _TierIndex, name: str, entry: _Entry, result: NodeOption | str) -> None:
-        """Keep what the search found of a node, valid while its NodeInfo and budgets are the same."""
-        entry.result = result
+    def _keep(self, index: _TierIndex, name: str, entry: _Entry, result: NodeOption | str | None,
+              refined: tuple[tuple, list[Pod]] | None = None) -> None:
+        """Keep what the search found of a node — its option or why it has none, or else its
+        refined bound and eligible pods — valid while its NodeInfo and budgets are the same."""
+        entry.result, entry.refined = result, refined
         entry.budgets = budgets = self._budget_state(entry.info)
         if budgets:
             for key in self._evictable[id(entry.info)][3] or ():
                 index.budget_users.setdefault(key, set()).add(name)
-        entry.key = result.key if isinstance(result, NodeOption) else None
+        entry.key = result.key if isinstance(result, NodeOption) else refined[0] if refined is not None else None
         entry.stamp = next(self._stamps)
 
     def _option(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
@@ -891,13 +904,15 @@ class _Entry:
     evicted), its quick bound, what a search found (`result`, an option or why there is none) with
     the budgets it saw, and the key of its live heap item (`stamp`; None: not in the heap)."""
 
-    __slots__ = ("budgets", "cands", "info", "key", "quick", "result", "stamp")
+    __slots__ = ("budgets", "cands", "info", "key", "quick", "refined", "result", "stamp")
 
     def __init__(self, info: NodeInfo, cands: list[Pod]) -> None:
         self.info = info
         self.cands = cands
         self.quick: tuple | None = None
         self.result: NodeOption | str | None = None
+        #: The refined bound and the tier's eligible pods, while no option is found yet.
+        self.refined: tuple[tuple, list[Pod]] | None = None
         self.budgets: tuple[int, ...] = ()
         self.key: tuple | None = None
         self.stamp = 0
@@ -961,12 +976,12 @@ def _quickbound_to(pod: Pod, info: NodeInfo, summary: _CandidatesSummary) -> tup
             info.name)
 
 
-def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) -> tuple:
+def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int, tier: int, max_grace: int) -> tuple:
     """A key no victim set on this node can beat (component by component, so lexicographically):
-    no fewer than 0 violations and shortened graces; a highest priority no lower than the lowest
-    eligible one; a priority sum no lower than that of the `k_min` lowest (every offset term is
-    ≥ 0, so more victims never lower it); at least `k_min` victims; any start time; a requests
-    share no smaller than what P lacks on the node.
+    no fewer than 0 violations; no fewer shortened graces than `_min_shortened`; a highest priority
+    no lower than the lowest eligible one; a priority sum no lower than that of the `k_min` lowest
+    (every offset term is ≥ 0, so more victims never lower it); at least `k_min` victims; any start
+    time; a requests share no smaller than what P lacks on the node.
 
     The start: where a victim set's key equals this bound up to the victims' count, all its
     victims have the lowest eligible priority (its highest is that, its sum the least), so its most
@@ -974,8 +989,21 @@ def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int) ->
     that priority: the bound's `-start` component is that one's."""
     prios = sorted(p.effective_priority for p in eligible)
     low = sum(prios[:k_min]) + k_min * _PRIORITY_OFFSET
-    return (0, 0, prios[0], low, k_min, -_latest_start_of_lowest(eligible), _requests_share_short(pod, info), 0,
-            info.name)
+    shortened = _min_shortened(pod, info, eligible, max_grace) if tier > 1 else 0
+    return (0, shortened, prios[0], low, k_min, -_latest_start_of_lowest(eligible), _requests_share_short(pod, info),
+            0, info.name)
+
+
+def _min_shortened(pod: Pod, info: NodeInfo, eligible: list[Pod], max_grace: int) -> int:
+    """A lower bound on how many victims among `eligible` have a grace period above `max_grace`
+    (each one's is shortened): what the others cannot free even all evicted, the fewest of those
+    pods must (`_min_victims` with the others gone first). In tier 1 there are none; in tiers 2 and
+    3, on the nodes where tier 1 found nothing, at least one, so the search does not select victims
+    on every node before one with fewer shortened graces is ruled out."""
+    long = [p for p in eligible if p.grace_seconds > max_grace]
+    if not long:
+        return 0
+    return _min_victims(pod, info, long, [p for p in eligible if p.grace_seconds <= max_grace], least=0) or 0
 
 
 def _latest_start_of_lowest(pods: Sequence[Pod]) -> float:
@@ -984,14 +1012,16 @@ def _latest_start_of_lowest(pods: Sequence[Pod]) -> float:
     return max(p.start_seconds for p in pods if p.effective_priority == lowest)
 
 
-def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod]) -> int | None:
-    """A lower bound on how many of `eligible` must go for P's requests to fit; None when even all
-    of them are not enough (then no victim set on this node can work)."""
+def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod], gone: Sequence[Pod] = (),
+                 least: int = 1) -> int | None:
+    """A lower bound (at least `least`) on how many of `eligible` must go for P's requests to fit,
+    `gone` (other pods of the node) evicted too; None when even all of them are not enough (then no
+    victim set on this node can work)."""
     if not eligible:
         return None
     alloc = info.node.allocatable
     req = pod.requests
-    need = 1
+    need = least
     checks = [
         (req.milli_cpu, alloc.milli_cpu - info.requested_milli_cpu, lambda p: p.requests.milli_cpu),
         (req.memory, alloc.memory - info.requested_memory, lambda p: p.requests.memory),
@@ -1002,6 +1032,8 @@ def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod]) -> int | None:
         checks.append((amount, alloc.scalar.get(name, 0) - info.requested_scalar.get(name, 0),
                        lambda p, n=name: p.requests.scalar.get(n, 0)))
     for want, free, get in checks:
+        if gone:
+            free += sum(get(p) for p in gone)
         if want <= 0 or want <= free:
             continue
         sizes = sorted((get(p) for p in eligible), reverse=True)
@@ -1014,8 +1046,8 @@ def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod]) -> int | None:
         if free + gained < want:
             return None
         need = max(need, count)
-    if alloc.allowed_pods and len(info.pods) + 1 > alloc.allowed_pods:
-        over = len(info.pods) + 1 - alloc.allowed_pods
+    if alloc.allowed_pods and len(info.pods) - len(gone) + 1 > alloc.allowed_pods:
+        over = len(info.pods) - len(gone) + 1 - alloc.allowed_pods
         if over > len(eligible):
             return None
         need = max(need, over)

@@ -803,3 +803,39 @@ def test_equal_priorities_are_planned_oldest_first() -> None:
 def test_pods_that_are_not_pending_are_not_planned(pod: Pod) -> None:
     state = make_state([node("a")], [pod, pend("waiting", priority=2_000_000_000)])
     assert [p.name for p in pending_pods_to_plan(state, all_pending=True)] == ["waiting"]
+
+
+def test_a_node_looked_at_for_one_pod_is_looked_at_afresh_once_a_plan_spends_its_pdb() -> None:
+    """The search kept per pod shape remembers a node it bounded but did not need (n2: its pod of
+    app g sits under a spent PDB, so two of its app-h pods would have to go). The first pending
+    pod's plan evicts a0, spending the app-h PDB's last unit: for the second pod n2's app-h pods are
+    protected too, and the plan says so, as a planner that recomputes everything says it."""
+    nodes = [make_node(n, cpu="2", pods=110) for n in ("n0", "n1", "n2")]
+    pods = [
+        make_pod("a0", node="n0", cpu="1", priority=100, labels={"app": "h"}, grace=5),
+        make_pod("f0", node="n0", cpu="1", priority=5000, grace=5),
+        make_pod("a1", node="n1", cpu="1", priority=100, labels={"app": "y"}, grace=5),
+        make_pod("f1", node="n1", cpu="1", priority=5000, grace=5),
+        # Started later than a0 and a1: n2's quick bound comes first, its refined bound (two
+        # victims) after their options, so the first pod's search keeps it unselected.
+        make_pod("g2", node="n2", cpu="1", priority=100, labels={"app": "g"}, grace=5,
+                 start_time="2026-01-05T00:00:00Z"),
+        make_pod("h2a", node="n2", cpu="500m", priority=100, labels={"app": "h"}, grace=5,
+                 start_time="2026-01-05T00:00:00Z"),
+        make_pod("h2b", node="n2", cpu="500m", priority=100, labels={"app": "h"}, grace=5,
+                 start_time="2026-01-05T00:00:00Z"),
+    ]
+    pending = [make_pod(f"p{i}", cpu="1", priority=1000) for i in (1, 2)]
+    pdbs = [make_pdb("g", selector={"app": "g"}, disruptions_allowed=0),
+            make_pdb("h", selector={"app": "h"}, disruptions_allowed=1)]
+    state = make_state(nodes, [*pods, *pending], pdbs)
+    options = PlanOptions(max_grace_seconds=30)
+    kept, fresh = Planner(state, options), Planner(state, options, memoize=False)
+    first = kept.plan(pending[0], commit=True)
+    assert (first.node, [v.pod.name for v in first.victims]) == ("n0", ["a0"])
+    assert plan_dict(first) == plan_dict(fresh.plan(pending[0], commit=True))
+    second = kept.plan(pending[1], commit=True)
+    assert (second.node, [v.pod.name for v in second.victims]) == ("n1", ["a1"])
+    assert plan_dict(second) == plan_dict(fresh.plan(pending[1], commit=True))
+    assert [(r.node, r.reason) for r in second.runners_up if r.node == "n2"] == [
+        ("n2", "tier 1: pods with grace ≤ 30s and PDB budget left cannot free enough")]
