@@ -40,8 +40,8 @@ from kresched.model.selectors import label_selector_matches
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
-from kresched.sched.framework import NodeInfo, Snapshot, Status
-from kresched.sched.runner import default_plugins
+from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.runner import FilterMemo, default_plugins, memo_of
 from kresched.sched.static import StaticFilters
 
 __all__ = [
@@ -330,7 +330,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
     plugins = default_plugins()
     static = StaticFilters(plugins)
     placer = Placer(plugins, static)
-    memos: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+    memos: dict[bytes, FilterMemo] = {}
     nominated = nominated_pods(state)
     out: dict[str, DrainPod] = {}
     for d in sorted(evicted, key=lambda d: (-d.pod.effective_priority, d.pod.key)):
@@ -342,7 +342,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
             out[d.pod.key] = d
             continue
         replacement = replacement_of(d.pod)
-        memo = memos.setdefault(pod_shape(replacement), {})
+        memo = memo_of(memos, pod_shape(replacement))
         landing = placer.land(replacement, sim, nominated, memo)
         if landing.node is None:
             out[d.pod.key] = replace(d, pending_reason=landing.reason)

@@ -77,7 +77,15 @@ from kresched.sched.preemption import (
     select_victims_by_resources,
     select_victims_on_node,
 )
-from kresched.sched.runner import Diagnosis, default_plugins, find_nodes_that_fit, fit_error_message, resources_only
+from kresched.sched.runner import (
+    Diagnosis,
+    FilterMemo,
+    default_plugins,
+    find_nodes_that_fit,
+    fit_error_message,
+    memo_of,
+    resources_only,
+)
 from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
@@ -284,7 +292,7 @@ class Planner:
         self._budgets_version = 0
         self._budget_users: dict[str, set[int]] = {}
         #: Per pod shape: node name → (NodeInfo, its filter status).
-        self._filter_memo: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+        self._filter_memo: dict[bytes, FilterMemo] = {}
         #: Per (pod shape, tier): its candidate nodes, kept across pods (`_TierIndex`).
         self._indexes: dict[tuple[bytes, int], _TierIndex] = {}
         self._stamps = itertools.count(1)
@@ -655,8 +663,8 @@ class Planner:
             hit = self._summaries[(id(cands), tier)] = (cands, _CandidatesSummary.of(pool))
         return hit[1]
 
-    def _memo_for(self, pod: Pod) -> dict[str, tuple[NodeInfo, Status]] | None:
-        return self._filter_memo.setdefault(fit_shape(pod), {}) if self.memoize else None
+    def _memo_for(self, pod: Pod) -> FilterMemo | None:
+        return memo_of(self._filter_memo, fit_shape(pod)) if self.memoize else None
 
     def _sync_budgets(self) -> None:
         """Drop the kept budget states of nodes covered by a PDB the ledger changed since."""

@@ -60,7 +60,7 @@ from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
 from kresched.plan.planner import RESERVATION_TAINT
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread, taint_toleration
 from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot, Status
-from kresched.sched.runner import default_plugins
+from kresched.sched.runner import FilterMemo, default_plugins, memo_of
 from kresched.sched.static import StaticFilters
 
 __all__ = [
@@ -451,7 +451,7 @@ class _Planner:
         self.placer = Placer(plugins, StaticFilters(plugins), memoize=prune)
         self.ledger = PdbLedger(state)
         #: Per replacement shape: its filter verdicts (`_land`).
-        self.memos: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+        self.memos: dict[bytes, FilterMemo] = {}
         self.moves: list[Move] = []
         self.skipped: list[Skip] = []
         self.limits: dict[tuple[str, str | None], LimitHit] = {}
@@ -548,7 +548,7 @@ class _Planner:
     def _land(self, replacement: Pod, snap: Snapshot) -> Landing:
         """`Placer.land` with the filter verdicts of the replacement's shape (replicas share them:
         each simulation filters only the nodes that changed since the last)."""
-        memo = self.memos.setdefault(pod_shape(replacement), {}) if self.prune else None
+        memo = memo_of(self.memos, pod_shape(replacement)) if self.prune else None
         return self.placer.land(replacement, snap, None, memo)
 
     def try_move(self, pod: Pod, node: str, objective: str, reason: str,

@@ -9,9 +9,10 @@ pass (`RunFilterPluginsWithNominatedPods`), `find_nodes_that_fit` and `fit_error
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, islice
+from operator import attrgetter, is_not
 
 from kresched.model.objects import Pod
 from kresched.sched.framework import (
@@ -30,9 +31,11 @@ __all__ = [
     "NO_NODES_AVAILABLE",
     "NO_NODE_AVAILABLE",
     "Diagnosis",
+    "FilterMemo",
     "default_plugins",
     "find_nodes_that_fit",
     "fit_error_message",
+    "memo_of",
     "reasons_histogram",
     "resources_only",
     "run_filters",
@@ -204,6 +207,45 @@ def run_filters_with_nominated(plugins: Sequence[FilterPlugin], cycle: CycleStat
     return run_filters(plugins, cycle, pod, node_info)
 
 
+class FilterMemo(dict[str, tuple[NodeInfo, Status]]):
+    """`find_nodes_that_fit`'s memo for the pods of one shape: node name → (NodeInfo, its filter
+    status), and the last sampled search (`walk`), which the next one starts from."""
+
+    __slots__ = ("walk",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.walk: _Walk | None = None
+
+
+def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
+    """The `FilterMemo` of pod shape `shape` in `memos`, added if missing."""
+    memo = memos.get(shape)
+    if memo is None:
+        memo = memos[shape] = FilterMemo()
+    return memo
+
+
+class _Walk:
+    """A sampled search of one pod shape (`find_nodes_that_fit(sample=True)` with a `FilterMemo`):
+    the NodeInfos it visited, in the search order; what it found feasible (in that order) and
+    each failed node's status; whether it stopped before the last node; and the positions it
+    filtered with nominated pods holding room (looked at again whatever changed)."""
+
+    __slots__ = ("facts", "failed", "feasible", "held", "infos", "limit", "sampled", "total")
+
+    def __init__(self, facts: object, infos: list[NodeInfo], feasible: list[str], failed: dict[str, Status],
+                 held: set[int], limit: int, total: int, sampled: bool) -> None:
+        self.facts = facts
+        self.infos = infos
+        self.feasible = feasible
+        self.failed = failed
+        self.held = held
+        self.limit = limit
+        self.total = total
+        self.sampled = sampled
+
+
 def resources_only(plugins: Sequence[FilterPlugin], cycle: CycleState) -> bool:
     """After PreFilter: NodeResourcesFit is the only filter whose verdict depends on the pods on a
     node (every other pod-dependent plugin returned Skip). Then a node's verdict for this pod is a
@@ -265,32 +307,104 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             if (others := [p for p in ps if p.key != pod.key and p.priority >= pod.priority])}
     memo_get = memo.get if memo is not None else None
     feasible, failed = diag.feasible, diag.node_to_status
-    for info in infos:  # the hot loop of every plan: a memo hit is two lookups
-        name = info.name
-        others = held.get(name) if held else None
+
+    active = [pl for pl in dynamic if pl.name not in cycle.skip]  # `run_filters` without the skipped
+
+    def status(info: NodeInfo, others: list[Pod] | None) -> Status:
+        """The node's status, but for a memo hit (which the loop below reads itself)."""
         if others:
-            st = run_filters_with_nominated(plugins, cycle, pod, info, others)
-        else:
-            hit = memo_get(name) if memo_get is not None else None
-            if hit is not None and hit[0] is info:
-                st = hit[1]
-            elif static is not None:
-                st = static.status(cycle, pod, info)
-                if not st.code:
-                    st = run_filters(dynamic, cycle, pod, info)
-                if memo is not None:
-                    memo[name] = (info, st)
+            return run_filters_with_nominated(plugins, cycle, pod, info, others)
+        if static is None:
+            return run_filters(plugins, cycle, pod, info)
+        st = static.status(cycle, pod, info)
+        if not st.code:
+            for pl in active:
+                st = pl.filter(cycle, pod, info)
+                if not st.is_success:
+                    st = st.with_plugin(pl.name)
+                    break
             else:
-                st = run_filters(plugins, cycle, pod, info)
-        if not st.code:  # Code.SUCCESS
-            feasible.append(name)
-            if len(feasible) >= limit:
-                diag.sampled = len(feasible) + len(failed) < len(infos)
-                break
-        else:
-            failed[name] = st
+                st = SUCCESS
+        if memo is not None:
+            memo[info.name] = (info, st)
+        return st
+
+    walked = sample and names is None and isinstance(memo, FilterMemo)
+    start = 0
+    if walked:
+        assert isinstance(memo, FilterMemo)
+        start = _resume(memo.walk, snapshot, infos, held, limit, status, diag)
+    if start >= 0:
+        for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
+            name = info.name
+            others = held.get(name) if held else None
+            hit = memo_get(name) if memo_get is not None and not others else None
+            st = hit[1] if hit is not None and hit[0] is info else status(info, others)
+            if not st.code:  # Code.SUCCESS
+                feasible.append(name)
+                if len(feasible) >= limit:
+                    diag.sampled = len(feasible) + len(failed) < len(infos)
+                    break
+            else:
+                failed[name] = st
+    if walked:
+        assert isinstance(memo, FilterMemo)
+        cut = len(feasible) + len(failed)
+        positions = snapshot.cluster.order_positions
+        # Positions are the search order's only when every node of the cluster is in the snapshot.
+        memo.walk = None if len(positions) != len(infos) else _Walk(
+            snapshot.facts, infos[:cut], list(feasible), dict(failed),
+            {j for n in held if (j := positions.get(n, cut)) < cut}, limit, len(infos), diag.sampled)
     diag.feasible_set = frozenset(diag.feasible)
     return diag, cycle
+
+
+def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held: dict[str, list[Pod]], limit: int,
+            status: Callable[[NodeInfo, list[Pod] | None], Status], diag: Diagnosis) -> int:
+    """Start a sampled search where the last one of the pod's shape (`walk`, on this cluster)
+    left off: only the nodes it visited whose NodeInfo is not the same object now, and those
+    filtered with nominated pods (then or now), are filtered again. Fills `diag` and returns -1
+    when that settles it; else the position to search on from (0: from the first node, when
+    there is nothing to start from), with `diag` holding what comes before it."""
+    positions = snapshot.cluster.order_positions
+    if walk is None or walk.facts is not snapshot.facts or walk.total != len(infos) or walk.limit != limit \
+            or len(positions) != len(infos):
+        return 0
+    visited = walk.infos
+    cut = len(visited)
+    again = set(compress(range(cut), map(is_not, infos, visited)))
+    again |= walk.held
+    for name in held:
+        j = positions.get(name, cut)
+        if j < cut:
+            again.add(j)
+    failed = walk.failed
+    flipped = False
+    for j in again:
+        info = infos[j]
+        name = info.name
+        st = status(info, held.get(name))
+        visited[j] = info
+        if st.code:
+            flipped |= name not in failed
+            failed[name] = st
+        elif failed.pop(name, None) is not None:
+            flipped = True
+    if not flipped:
+        diag.feasible.extend(walk.feasible)
+        diag.node_to_status.update(failed)
+        diag.sampled = walk.sampled
+        return -1
+    ok = [info.name for info in visited if info.name not in failed]
+    if len(ok) < limit:
+        diag.feasible.extend(ok)
+        diag.node_to_status.update(failed)
+        return cut
+    end = positions[ok[limit - 1]] + 1
+    diag.feasible.extend(ok[:limit])
+    diag.node_to_status.update((n, st) for n, st in failed.items() if positions[n] < end)
+    diag.sampled = end < len(infos)
+    return -1
 
 
 _REASONS = attrgetter("reasons")

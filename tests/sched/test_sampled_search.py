@@ -1,0 +1,60 @@
+"""`find_nodes_that_fit(sample=True)` with a `FilterMemo`: a pod shape's search starts from where
+its last one left off (only the nodes whose NodeInfo changed, and those nominated pods hold room
+on, are filtered again) and must find what a search from the first node finds — the same
+feasible nodes in the same order, the same failed nodes with the same statuses, and whether it
+stopped early — as the cluster changes under it.
+
+The clusters have 120–160 nodes, so that `numFeasibleNodesToFind` (100 here) cuts the search
+short, and a change before the cut moves it either way.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kresched.sched.framework import Snapshot
+from kresched.sched.runner import Diagnosis, FilterMemo, default_plugins, find_nodes_that_fit, memo_of
+from kresched.sched.static import StaticFilters, fit_shape
+from tests.builders import make_node, make_pod, make_state
+
+
+def _found(diag: Diagnosis) -> tuple:
+    return (diag.feasible, diag.sampled,
+            {n: (s.code, s.reasons, s.plugin, s.insufficient) for n, s in diag.node_to_status.items()})
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=40)
+@given(st.data())
+def test_a_search_started_where_the_last_one_of_its_shape_stopped_finds_what_a_full_search_finds(
+        data: st.DataObject) -> None:
+    n_nodes = data.draw(st.integers(120, 160))
+    nodes = [make_node(f"n{i:03}", cpu="2", pods=data.draw(st.sampled_from((110, 110, 3))),
+                       labels={"topology.kubernetes.io/zone": f"z{i % 3}"}) for i in range(n_nodes)]
+    pods = [make_pod(f"r{i}", node=f"n{i:03}", cpu=data.draw(st.sampled_from(("500m", "1", "1500m"))))
+            for i in range(n_nodes) if data.draw(st.booleans())]
+    shapes = [make_pod(f"pending-{cpu}", cpu=cpu, priority=100) for cpu in ("500m", "1", "2")]
+    state = make_state(nodes, [*pods, *shapes])
+    snap = Snapshot.from_state(state)
+    plugins = default_plugins()
+    static = StaticFilters(plugins)
+    memos: dict[bytes, FilterMemo] = {}
+    names = [n.metadata.name for n in nodes]
+    for step in range(data.draw(st.integers(2, 8))):
+        # Some nodes change: a pod added (taking room) or the first one removed (freeing it).
+        for k in range(data.draw(st.integers(0, 6))):
+            name = data.draw(st.sampled_from(names))
+            info = snap.by_name[name].clone()
+            if info.pods and data.draw(st.booleans()):
+                info.remove_pod(info.pods[0])
+            else:
+                info.add_pod(make_pod(f"s{step}-{k}", node=name, cpu=data.draw(st.sampled_from(("250m", "1")))))
+            snap = snap.with_node_info(info)
+        # Now and then a pod nominated to a node holds room there (priority above the pending pods').
+        nominated = {name: [make_pod(f"nom-{step}-{name}", cpu="1", priority=1000, nominated_node=name)]
+                     for name in data.draw(st.lists(st.sampled_from(names), max_size=2))}
+        pod = data.draw(st.sampled_from(shapes))
+        got, _ = find_nodes_that_fit(plugins, pod, snap, nominated, static, memo_of(memos, fit_shape(pod)),
+                                     sample=True)
+        want, _ = find_nodes_that_fit(plugins, pod, snap, nominated, static, None, sample=True)
+        assert _found(got) == _found(want)
