@@ -333,29 +333,28 @@ class PodTopologySpread:
         if state is None:
             return [0] * len(nodes)
         ignored, indexed, namespace = state.ignored, state.indexed, state.namespace
-        terms = [(c, c.topology_key, state.is_host[i], state.host_counts[i], state.counts[i], state.weights[i],
-                  float(c.max_skew - 1)) for i, c in enumerate(state.constraints)]
-        out = []
-        for node_info in nodes:
-            name = node_info.name
-            if name in ignored:
-                out.append(0)
-                continue
-            labels = node_info.node.metadata.labels
-            total = 0.0
-            for c, key, is_host, host_counts, counts, weight, skew in terms:
-                value = labels.get(key)
-                if value is None:
-                    continue
-                if is_host:
-                    if indexed.get(name) is node_info:
-                        cnt = host_counts.get(name, 0)
-                    else:
-                        cnt = _count_matching(node_info, c, namespace)
-                else:
-                    cnt = counts.get(value, 0)
-                total += float(cnt) * weight + skew
-            out.append(go_round(total))
+        labels = [info.node.metadata.labels for info in nodes]
+        # A constraint at a time, each node's terms added in the constraints' order (the same
+        # float sums as upstream's loop); None: the node lacks the key, the term is left out.
+        totals = [0.0] * len(nodes)
+        for i, c in enumerate(state.constraints):
+            key, weight, skew = c.topology_key, state.weights[i], float(c.max_skew - 1)
+            if state.is_host[i]:
+                host = state.host_counts[i]
+                terms = [None if key not in lab else float(
+                    host.get(info.name, 0) if indexed.get(info.name) is info else _count_matching(info, c, namespace)
+                ) * weight + skew for info, lab in zip(nodes, labels, strict=True)]
+            else:
+                counts = state.counts[i]
+                terms = [None if (v := lab.get(key)) is None else float(counts.get(v, 0)) * weight + skew
+                         for lab in labels]
+            totals = [t if x is None else t + x for t, x in zip(totals, terms, strict=True)]
+        if all(c.max_skew >= 1 for c in state.constraints):  # every total ≥ 0: `go_round` inline
+            out = [int(t) + (t - int(t) >= 0.5) for t in totals]
+        else:
+            out = [go_round(t) for t in totals]
+        if ignored:
+            out = [0 if info.name in ignored else n for info, n in zip(nodes, out, strict=True)]
         return out
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
@@ -369,13 +368,14 @@ class PodTopologySpread:
             scores[:] = [0] * len(scores)
             return
         lo, hi = min(valid), max(0, max(valid))
-        for i, s in enumerate(scores):
-            if ignored[i]:
-                scores[i] = 0
-            elif hi == 0:
-                scores[i] = MAX_NODE_SCORE
-            else:
-                scores[i] = go_div(MAX_NODE_SCORE * (hi + lo - s), hi)
+        if hi == 0:
+            scores[:] = [0 if skip else MAX_NODE_SCORE for skip in ignored]
+        elif lo >= 0:  # every dividend ≥ 0: `go_div` is `//`
+            scores[:] = [0 if skip else MAX_NODE_SCORE * (hi + lo - s) // hi
+                         for s, skip in zip(scores, ignored, strict=True)]
+        else:
+            scores[:] = [0 if skip else go_div(MAX_NODE_SCORE * (hi + lo - s), hi)
+                         for s, skip in zip(scores, ignored, strict=True)]
 
 
 class _ScoreState:
@@ -431,23 +431,21 @@ class _ScoreDomains:
     def __init__(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, nodes: Iterable[NodeInfo]) -> None:
         self.keys = keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
         self.is_host = is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
-        self.values: list[dict[str, int]] = [{} for _ in constraints]
-        ignored_at: list[bool] = []
-        ignored: list[str] = []
-        for info in nodes:
-            labels = info.node.metadata.labels
-            if require_all and not all(k in labels for k in keys):
-                ignored_at.append(True)
-                ignored.append(info.name)
-                continue
-            ignored_at.append(False)
-            for i, c in enumerate(constraints):
-                if not is_host[i]:
-                    self.values[i].setdefault(labels.get(c.topology_key, ""), 0)
-        self.ignored_at = tuple(ignored_at)
-        self.ignored = frozenset(ignored)
+        labels = [info.node.metadata.labels for info in nodes]
+        if require_all:
+            self.ignored_at = tuple([not all(k in lab for k in keys) for lab in labels])
+            self.ignored = frozenset(info.name for info, skip in zip(nodes, self.ignored_at, strict=True) if skip)
+            if self.ignored:
+                labels = [lab for lab, skip in zip(labels, self.ignored_at, strict=True) if not skip]
+        else:
+            self.ignored_at = (False,) * len(labels)
+            self.ignored = frozenset()
+        # Each topology value of the nodes not ignored, counting 0, in the order first met.
+        self.values: list[dict[str, int]] = [
+            {} if is_host[i] else dict.fromkeys([lab.get(c.topology_key, "") for lab in labels], 0)
+            for i, c in enumerate(constraints)]
         #: How many nodes are not ignored.
-        self.scored = len(ignored_at) - len(ignored)
+        self.scored = len(labels)
 
 
 def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_all: bool, domains: _ScoreDomains,
