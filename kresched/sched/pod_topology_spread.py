@@ -502,13 +502,24 @@ class _MatchCounts:
     down simulations: a replaced node is counted again for the namespaces whose pods on it changed.
 
     Kept counts are shared by snapshots whose pods of the namespace are the same, and a snapshot
-    adding a selector's counts adds them for those too (valid: same pods, same counts)."""
+    adding a selector's counts adds them for those too (valid: same pods, same counts). A snapshot
+    that finds them afresh also hands them up its nearest `_LINKED` ancestors (`_teach`): each
+    differs from its child on one node, counted again. So the simulations of one working snapshot
+    (whose namespaces differ from it where a victim left) count a selector once, on the first.
+    """
 
-    __slots__ = ("by_namespace",)
+    __slots__ = ("by_namespace", "depth", "parent", "step")
 
     def __init__(self, by_namespace: dict[str, dict[bytes, tuple[Callable[[Mapping[str, str]], bool],
-                                                                  dict[str, int]]]]) -> None:
+                                                                  dict[str, int]]]],
+                 parent: _MatchCounts | None = None, step: tuple[str, dict[str, tuple[Pod, ...]]] = ("", {}),
+                 depth: int = 0) -> None:
         self.by_namespace = by_namespace
+        #: The ancestor this one was carried down from (None past `_LINKED` steps), the node that
+        #: changed (and its pods there before, of the namespaces that changed), how many links up.
+        self.parent = parent
+        self.step = step
+        self.depth = depth
 
     @classmethod
     def build(cls, snapshot: Snapshot) -> _MatchCounts:
@@ -523,10 +534,30 @@ class _MatchCounts:
             hit = kept[c.selector_key] = (sel, {
                 name: n for name, pods in snapshot.pods_by_namespace().get(namespace, {}).items()
                 if (n := _matching(pods, sel))})
+            self._teach(namespace, c.selector_key, sel, hit[1])
         return hit[1]
 
+    def _teach(self, namespace: str, key: bytes, sel: Callable[[Mapping[str, str]], bool],
+               per_node: dict[str, int]) -> None:
+        """Give the linked ancestors lacking them the counts `per_node` found here, each step's
+        node counted again with its pods before the step."""
+        child = self
+        while (parent := child.parent) is not None:
+            kept = parent.by_namespace.setdefault(namespace, {})
+            if key in kept:
+                return
+            name, before = child.step
+            if namespace in before:  # the namespace's pods on the node changed at this step
+                n = _matching(before[namespace], sel)
+                if per_node.get(name, 0) != n:
+                    per_node = {k: v for k, v in per_node.items() if k != name}
+                    if n:
+                        per_node[name] = n
+            kept[key] = (sel, per_node)
+            child = parent
+
     def replaced(self, old: NodeInfo, new: NodeInfo) -> _MatchCounts:
-        changed, after = regrouped(old, new)
+        changed, before, after = regrouped(old, new)
         if not changed:
             return self
         by_namespace = dict(self.by_namespace)
@@ -544,7 +575,13 @@ class _MatchCounts:
                         per_node[new.name] = n
                 fresh[key] = (sel, per_node)
             by_namespace[ns] = fresh
-        return _MatchCounts(by_namespace)
+        if self.depth >= _LINKED:
+            return _MatchCounts(by_namespace)
+        return _MatchCounts(by_namespace, self, (new.name, {ns: before.get(ns, ()) for ns in changed}), self.depth + 1)
+
+
+#: How many ancestors a `_MatchCounts` hands counts found afresh up to (and keeps alive).
+_LINKED = 8
 
 
 def _matching(pods: Iterable[Pod], sel: Callable[[Mapping[str, str]], bool]) -> int:
