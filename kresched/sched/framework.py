@@ -134,6 +134,7 @@ class NodeInfo:
     """
 
     __slots__ = (
+        "_by_namespace",
         "_volume_pods",
         "node",
         "name",
@@ -162,6 +163,7 @@ class NodeInfo:
         self.pods_with_affinity: list[Pod] = []
         self.pods_with_required_anti_affinity: list[Pod] = []
         self._volume_pods: tuple[Pod, ...] | None = None
+        self._by_namespace: dict[str, tuple[Pod, ...]] | None = None  # `_group_by_namespace`, kept
         #: `NonZeroRequested`: what the scoring plugins count, with the defaults for containers
         #: that request no cpu or memory (`Pod.nonzero_milli_cpu`).
         self.nonzero_milli_cpu = 0
@@ -192,7 +194,7 @@ class NodeInfo:
 
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
-        self._volume_pods = None
+        self._volume_pods = self._by_namespace = None
         self._account(pod, 1)
 
     def remove_pod(self, pod: Pod) -> None:
@@ -200,7 +202,7 @@ class NodeInfo:
         for i, p in enumerate(self.pods):
             if p.key == pod.key:
                 del self.pods[i]
-                self._volume_pods = None
+                self._volume_pods = self._by_namespace = None
                 self._account(p, -1)
                 return
         raise ValueError(f"pod {pod.key} is not on node {self.name}")
@@ -240,6 +242,7 @@ class NodeInfo:
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
         c._volume_pods = self._volume_pods
+        c._by_namespace = self._by_namespace
         return c
 
     def pods_with_volumes(self) -> tuple[Pod, ...]:
@@ -577,10 +580,14 @@ _REGROUPED: list[tuple[NodeInfo, NodeInfo, tuple[list[str], dict[str, tuple[Pod,
 
 
 def _group_by_namespace(info: NodeInfo) -> dict[str, tuple[Pod, ...]]:
-    groups: dict[str, list[Pod]] = {}
-    for p in info.pods:
-        groups.setdefault(p.metadata.namespace, []).append(p)
-    return {ns: tuple(pods) for ns, pods in groups.items()}
+    """The node's pods by namespace, in the node's order (kept on the NodeInfo; do not change it)."""
+    found = info._by_namespace
+    if found is None:
+        groups: dict[str, list[Pod]] = {}
+        for p in info.pods:
+            groups.setdefault(p.metadata.namespace, []).append(p)
+        found = info._by_namespace = {ns: tuple(pods) for ns, pods in groups.items()}
+    return found
 
 
 def _same_pods(a: tuple[Pod, ...] | None, b: tuple[Pod, ...] | None) -> bool:
