@@ -144,11 +144,11 @@ class PdbLedger:
         hit = self._covering.get(pod.key)
         if hit is None:
             by_label, scan = self._index(pod.namespace)
-            maybe = set(scan)
-            for item in pod.labels.items():
-                maybe.update(by_label.get(item, ()))
+            labels = pod.labels
+            # A namespace has a few PDBs and a pod many labels: look the PDBs' pairs up in the labels.
+            maybe = {*scan, *(i for (k, v), found in by_label.items() if labels.get(k) == v for i in found)}
             pdbs = self._by_ns.get(pod.namespace, ())
-            hit = tuple(pdbs[i].key for i in sorted(maybe) if label_selector_matches(pdbs[i].spec.selector, pod.labels))
+            hit = tuple(pdbs[i].key for i in sorted(maybe) if label_selector_matches(pdbs[i].spec.selector, labels))
             self._covering[pod.key] = hit
         return hit
 

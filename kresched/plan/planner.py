@@ -285,7 +285,7 @@ class Planner:
         #: Per (candidate list, tier): (the list, the node's budgets, `_eligible`).
         self._eligible_memo: dict[tuple[int, int], tuple[list[Pod], tuple[int, ...], list[Pod]]] = {}
         #: Per candidate list and tier: (the list, `_CandidatesSummary` of what the tier may evict of it).
-        self._summaries: dict[tuple[int, int], tuple[list[Pod], _CandidatesSummary]] = {}
+        self._summaries: dict[tuple[int, bool], tuple[list[Pod], _CandidatesSummary]] = {}
         #: Per NodeInfo (by identity): (it, `_budget_state`), valid at the ledger's version
         #: `_budgets_version`; `_budget_users` finds the entries a PDB's change invalidates.
         self._budgets: dict[int, tuple[NodeInfo, tuple[int, ...]]] = {}
@@ -653,14 +653,15 @@ class Planner:
         """`_CandidatesSummary` of the candidates `tier` may evict whatever the budgets left: in tier
         1 only those with a grace period within the limit (kept, as the candidate lists are, per
         node and priority)."""
-        hit = self._summaries.get((id(cands), tier))
+        key = (id(cands), tier == 1)  # tiers 2 and 3 sum up the same pods
+        hit = self._summaries.get(key)
         if hit is None or hit[0] is not cands:
             pool = cands
             if tier == 1:
                 max_grace = self.options.max_grace_seconds
                 pool = [p for p in cands if p.grace_seconds <= max_grace] \
                     or cands  # none: `_eligible` finds none either, and says so
-            hit = self._summaries[(id(cands), tier)] = (cands, _CandidatesSummary.of(pool))
+            hit = self._summaries[key] = (cands, _CandidatesSummary.of(pool))
         return hit[1]
 
     def _memo_for(self, pod: Pod) -> FilterMemo | None:
