@@ -19,6 +19,7 @@ pods, each needing evictions (`kresched.bench.pending`), so that the growth with
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -133,7 +134,7 @@ def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...
         spec = SIZES[size]
         entry: dict[str, Any] = {"nodes": spec.nodes, "pods": spec.pods, "floors": {}, "cases": {}}
         report["sizes"][size] = entry
-        cases = cases_for(directory, size, pending, log)
+        cases = _cases_apart(directory, size, pending)
         for path in dict.fromkeys(c.path for c in cases):
             log(f"{size}: floor of {path.name}")
             entry["floors"][path.name] = _best([run_process(["kresched.bench.process", "floor", str(path)])
@@ -147,6 +148,18 @@ def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...
             result.update(title=c.title, file=c.path.name)
             entry["cases"][c.key] = result
     return report
+
+
+def _cases_apart(directory: Path, size: str, pending: tuple[int, ...]) -> list[ProcessCase]:
+    """`cases_for` in a process of its own (a fresh interpreter), so that the clusters it writes
+    and loads are never in this one: a child's peak memory (`ru_maxrss`) counts its parent's
+    resident memory at the fork, and would show a loaded cluster in every measured process."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(cases_for, (directory, size, pending, _log))
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
 
 
 def _compile_kresched() -> None:

@@ -523,10 +523,11 @@ class Planner:
 
     def _search(self, index: _TierIndex, pod: Pod, cycle: CycleState, tier: int,
                 nominated: dict[str, list[Pod]]) -> tuple[list[NodeOption], Callable[[int], list[tuple[str, Reason]]]]:
-        """`_tier_options` over the index: its heap holds every node's quick bound or kept option;
-        refined bounds go into a heap of this search's own. What it finds of a node is kept (unless
-        something nominated there holds room). Returns the options, and a function giving the first
-        `k` nodes by name that are out, with why."""
+        """`_tier_options` over the index: its heap holds every node's quick bound, kept refined
+        bound or kept option, and what the search finds of a node (a refined bound, an option, why
+        there is none) is kept there — unless something nominated there holds room: then its
+        refined bound goes into a heap of this search's own and nothing is kept. Returns the
+        options, and a function giving the first `k` nodes by name that are out, with why."""
         heap, entries = index.heap, index.entries
         mine: list[tuple[tuple, str, list[Pod]]] = []  # refined bounds, with the eligible pods
         options: list[NodeOption] = []
@@ -910,8 +911,9 @@ _NOTHING_EVICTABLE = ("no pod here may be evicted for it (none of lower priority
 
 class _Entry:
     """A candidate node of a `_TierIndex`: its NodeInfo and candidates (empty: nothing may be
-    evicted), its quick bound, what a search found (`result`, an option or why there is none) with
-    the budgets it saw, and the key of its live heap item (`stamp`; None: not in the heap)."""
+    evicted), its quick bound, what a search found (`result`, an option or why there is none; or
+    `refined`, its refined bound and eligible pods) with the budgets it saw, and its heap item's
+    key and `stamp` (key None: not in the heap)."""
 
     __slots__ = ("budgets", "cands", "info", "key", "quick", "refined", "result", "stamp")
 
