@@ -39,9 +39,18 @@ __all__ = ["app", "main", "kubectl_main", "kubectl_complete_main", "normalize_ar
 
 # The click Typer runs on: its own vendored copy in recent releases, the click package before.
 click: Any = getattr(typer.core, "_click", None) or importlib.import_module("click")
-#: Ctrl-C at a prompt: Typer's own `Abort` where it has one, else click's.
-_ABORT: Any = getattr(importlib.import_module("typer.exceptions"), "Abort", None) or getattr(
-    click.exceptions, "Abort", KeyboardInterrupt)
+
+
+def _typer_abort() -> Any:
+    """Ctrl-C at a prompt: Typer's own `Abort` where it has one (0.28+), else click's."""
+    try:
+        from typer.exceptions import Abort
+    except ImportError:
+        return getattr(click.exceptions, "Abort", KeyboardInterrupt)
+    return Abort
+
+
+_ABORT: Any = _typer_abort()
 
 #: Options every reading command has, which kubectl lets come before the verb: those taking a value…
 _LEADING_WITH_VALUE = {"--snapshot", "-f", "--kubeconfig", "--context", "--namespace", "-n", "--output", "-o"}
