@@ -562,21 +562,10 @@ def regrouped(old: NodeInfo, new: NodeInfo
               ) -> tuple[list[str], dict[str, tuple[Pod, ...]], dict[str, tuple[Pod, ...]]]:
     """For an index carried from `old` to `new` (`SnapshotIndex.replaced`): the namespaces whose pods
     on the node are not the same objects in the same order, and `old`'s and `new`'s pods by
-    namespace. The last answer is kept: every index carried down one step asks it of the same two
-    NodeInfos."""
-    last = _REGROUPED[0]
-    if last is not None and last[0] is old and last[1] is new:
-        return last[2]
+    namespace (each NodeInfo groups its pods once)."""
     before = _group_by_namespace(old)
     after = _group_by_namespace(new)
-    found = [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))], before, after
-    _REGROUPED[0] = (old, new, found)
-    return found
-
-
-#: `regrouped`'s last (old, new, answer).
-_REGROUPED: list[tuple[NodeInfo, NodeInfo, tuple[list[str], dict[str, tuple[Pod, ...]],
-                                                   dict[str, tuple[Pod, ...]]]] | None] = [None]
+    return [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))], before, after
 
 
 def _group_by_namespace(info: NodeInfo) -> dict[str, tuple[Pod, ...]]:

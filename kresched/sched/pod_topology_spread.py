@@ -679,10 +679,7 @@ def _count_matching(info: NodeInfo, c: SpreadConstraint, namespace: str) -> int:
     """`countPodsMatchSelector` over the pods on one node."""
     if not c.counts_existing:
         return 0
-    sel = c.selector
-    return sum(1 for p in info.pods
-               if p.metadata.deletion_timestamp is None and p.metadata.namespace == namespace
-               and sel(p.metadata.labels))
+    return _matching((p for p in info.pods if p.metadata.namespace == namespace), c.selector)
 
 
 # -- the constraints ------------------------------------------------------------------------------
