@@ -314,6 +314,20 @@ def test_extended_resources_and_the_pod_limit_get_their_own_hints(cli: Run, tmp_
     assert json.loads(web.stdout)["preemptionMessage"] is None  # evicting one pod makes room
 
 
+def test_a_pod_nominated_to_a_node_counts_in_its_hints_as_it_does_in_the_filter(cli: Run, tmp_path: Path) -> None:
+    # node-n: 1 CPU used by a low-priority pod, 2 CPU held by a more important pod nominated there.
+    # The 2-CPU pod fits the node alone, but not with the nominated pod: 1 CPU short.
+    source = write(tmp_path, [make_node("node-n", cpu="4")], [
+        make_pod("low", "shop", node="node-n", cpu="1", priority=LOW),
+        make_pod("first", "shop", cpu="2", priority=HIGH, nominated_node="node-n"),
+        make_pod("web", "shop", cpu="2", priority=MID),
+    ])
+    res = cli("explain", "--pod", "shop/web", "--snapshot", source, "--no-color", "-o", "wide", width=250)
+    assert table_rows(res.stdout) == [[
+        "node-n", "unschedulable", "NodeResourcesFit", "Insufficient cpu",
+        "needs 1 more CPU: evicting lower-priority pods could free 1 CPU"]]
+
+
 def test_top_and_all_nodes_choose_how_many_nodes_are_listed(cli: Run, tmp_path: Path) -> None:
     source = write(tmp_path, [make_node(f"node-{i:02}", cpu="1") for i in range(12)],
                    [make_pod("big", cpu="2", priority=MID)])

@@ -24,8 +24,16 @@ from kresched.plan.candidates import is_candidate_victim
 from kresched.plan.placement import Placer, replacement_of
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT
+from kresched.sched.node_resources_fit import NAME as NODE_RESOURCES_FIT
+from kresched.sched.node_resources_fit import fits_request
 from kresched.sched.preemption import full_scheduler_message, post_filter_error, preemption_message
-from kresched.sched.runner import NO_NODES_AVAILABLE, default_plugins, find_nodes_that_fit, fit_error_message
+from kresched.sched.runner import (
+    NO_NODES_AVAILABLE,
+    default_plugins,
+    find_nodes_that_fit,
+    fit_error_message,
+    holding_room,
+)
 from kresched.sched.score import NodeScore
 
 __all__ = ["Explanation", "NodeVerdict", "explain_pod", "format_amount", "nominated_pods", "volume_state_notes"]
@@ -40,6 +48,8 @@ class NodeVerdict:
     node: str
     status: Status
     hints: tuple[str, ...] = ()
+    #: When NodeResourcesFit rejected the node: what it lacks, with the numbers.
+    short: tuple[InsufficientResource, ...] = ()
 
     @property
     def fits(self) -> bool:
@@ -113,8 +123,11 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
                            ("the cluster has no nodes: nothing can run until one joins",))
     nominated = nominated_pods(state, exclude=pod)
     diag, cycle = find_nodes_that_fit(plugins, pod, snapshot, nominated)
-    verdicts = [NodeVerdict(i.name, diag.status_of(i.name), _hints(pod, i, diag.status_of(i.name)))
-                for i in snapshot.node_infos]
+    verdicts = []
+    for info in snapshot.node_infos:
+        st = diag.status_of(info.name)
+        short = _shortfall(pod, info, st, nominated.get(info.name, ()))
+        verdicts.append(NodeVerdict(info.name, st, _hints(pod, info, st, short), short))
     verdicts.sort(key=lambda v: _distance(pod, v, snapshot.by_name[v.node]))
     counts: dict[str, int] = {}
     for v in verdicts:
@@ -241,11 +254,11 @@ def _distance(pod: Pod, v: NodeVerdict, info: NodeInfo) -> tuple[int, int, float
     if st.is_success:
         rank = 0
     elif st.code == Code.UNSCHEDULABLE:
-        rank = 1 if all(_freeable(pod, info, ir.resource) >= max(ir.missing, 1) for ir in st.insufficient) else 2
+        rank = 1 if all(_freeable(pod, info, ir.resource) >= max(ir.missing, 1) for ir in v.short) else 2
     else:
         rank = 3
     shortfall = 0.0
-    for ir in st.insufficient:
+    for ir in v.short:
         shortfall += max(ir.missing, 0) / (ir.capacity or 1)
     return (rank, len(st.reasons), shortfall, v.node)
 
@@ -283,12 +296,28 @@ def _freeable(pod: Pod, info: NodeInfo, resource: str) -> int:
     return sum(p.requests.get(resource) for p in lower)
 
 
-def _hints(pod: Pod, info: NodeInfo, st: Status) -> tuple[str, ...]:
+def _shortfall(pod: Pod, info: NodeInfo, st: Status, nominated: Sequence[Pod]) -> tuple[InsufficientResource, ...]:
+    """What the node lacks for the pod when NodeResourcesFit rejected it, as the filter saw the
+    node: with the nominated pods that hold room there first (`run_filters_with_nominated`)."""
+    if st.plugin != NODE_RESOURCES_FIT:
+        return ()
+    others = holding_room(pod, nominated)
+    if others:
+        held = info.clone()
+        for p in others:
+            held.add_pod(p)
+        short = fits_request(pod.requests, held)
+        if short:
+            return tuple(short)
+    return tuple(fits_request(pod.requests, info))
+
+
+def _hints(pod: Pod, info: NodeInfo, st: Status, short: Sequence[InsufficientResource]) -> tuple[str, ...]:
     if st.is_success:
         return ()
     plugin = st.plugin
-    if plugin == "NodeResourcesFit":
-        return tuple(_resource_hint(pod, info, ir) for ir in st.insufficient)
+    if plugin == NODE_RESOURCES_FIT:
+        return tuple(_resource_hint(pod, info, ir) for ir in short)
     if plugin == "TaintToleration":
         return tuple(f"tolerate taint {d}" for d in st.details) or ("tolerate the node's NoSchedule/NoExecute taints",)
     if plugin == "NodeAffinity":

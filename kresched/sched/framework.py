@@ -85,14 +85,15 @@ class Status:
     """A plugin's answer for one node: a code, node-independent reasons, and structured details.
 
     `reasons` are the strings the scheduler counts into `0/N nodes are available: ...`.
-    `insufficient` (NodeResourcesFit) and `details` (e.g. the taint not tolerated, the label
-    missing) let `explain` say what would make the pod fit; they never change the message.
+    `details` (e.g. the taint not tolerated, the label missing) let `explain` say what would make
+    the pod fit; they never change the message. (NodeResourcesFit's numbers are not kept here:
+    its rejections are one object per code and reasons, and `explain` reads the numbers from
+    `node_resources_fit.fits_request`.)
     """
 
     code: Code = Code.SUCCESS
     reasons: tuple[str, ...] = ()
     plugin: str = ""
-    insufficient: tuple[InsufficientResource, ...] = ()
     details: tuple[str, ...] = ()
 
     @property
@@ -107,7 +108,7 @@ class Status:
     def with_plugin(self, plugin: str) -> Status:
         if self.plugin == plugin:
             return self
-        return Status(self.code, self.reasons, plugin, self.insufficient, self.details)
+        return Status(self.code, self.reasons, plugin, self.details)
 
 
 SUCCESS = Status()

@@ -12,11 +12,12 @@ its pods' requests. For one node, in upstream's order:
    `Insufficient <name>`. A resource the node does not have at all has allocatable 0.
    Zero requests are ignored.
 
-Every insufficient resource is one reason, with its numbers in `Status.insufficient`
-(`InsufficientResource{resource, requested, used, capacity, unresolvable}`). The code is
-UnschedulableAndUnresolvable when, for some insufficient resource, the request alone exceeds the
-node's whole allocatable (no eviction can help), else Unschedulable. `Too many pods` is never
-unresolvable, as upstream.
+Every insufficient resource is one reason; `fits_request` gives its numbers
+(`InsufficientResource{resource, requested, used, capacity, unresolvable}`), which `explain` reads.
+The code is UnschedulableAndUnresolvable when, for some insufficient resource, the request alone
+exceeds the node's whole allocatable (no eviction can help), else Unschedulable. `Too many pods` is
+never unresolvable, as upstream. A rejection is one `Status` object per code and reasons
+(`rejection`): most nodes a search looks at are rejected, and a rejection is then only counted.
 
 PreFilter never skips (upstream computes the request there; kresched has it on the Pod).
 
@@ -62,6 +63,7 @@ __all__ = [
     "NAME",
     "NodeResourcesFit",
     "fits_request",
+    "rejection",
 ]
 
 NAME = "NodeResourcesFit"
@@ -84,16 +86,10 @@ class NodeResourcesFit:
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        if fits_usage(pod.requests, node_info.node.allocatable, len(node_info.pods), node_info.requested_milli_cpu,
-                      node_info.requested_memory, node_info.requested_ephemeral_storage,
-                      node_info.requested_scalar):
+        usage = _usage(node_info)
+        if fits_usage(pod.requests, *usage):
             return SUCCESS
-        short = fits_request(pod.requests, node_info)
-        if not short:
-            return SUCCESS
-        code = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(r.unresolvable for r in short)
-                else Code.UNSCHEDULABLE)
-        return Status(code, tuple(r.reason for r in short), NAME, insufficient=tuple(short))
+        return _rejection(_short(pod.requests, *usage))
 
     def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
         return None
@@ -138,23 +134,69 @@ def least_requested_score(requested: int, capacity: int) -> int:
 def fits_request(request: Resources, node_info: NodeInfo) -> list[InsufficientResource]:
     """`fitsRequest`: the resources `node_info` lacks for a pod requesting `request`; empty when
     the pod fits. The order is upstream's: pods, cpu, memory, ephemeral-storage, then scalars."""
-    out: list[InsufficientResource] = []
-    allocatable = node_info.node.allocatable
-    pods_on_node = len(node_info.pods)
-    if pods_on_node + 1 > allocatable.allowed_pods:
-        out.append(InsufficientResource("pods", 1, pods_on_node, allocatable.allowed_pods))
-    if request.milli_cpu > 0:
-        _check(out, "cpu", request.milli_cpu, node_info.requested_milli_cpu, allocatable.milli_cpu)
-    if request.memory > 0:
-        _check(out, "memory", request.memory, node_info.requested_memory, allocatable.memory)
-    if request.ephemeral_storage > 0:
-        _check(out, "ephemeral-storage", request.ephemeral_storage, node_info.requested_ephemeral_storage,
-               allocatable.ephemeral_storage)
+    return [InsufficientResource(name, want, used, capacity, unresolvable=name != "pods" and want > capacity)
+            for name, want, used, capacity in _short(request, *_usage(node_info))]
+
+
+def rejection(request: Resources, node_info: NodeInfo) -> Status:
+    """The filter's Status for a pod requesting `request` on `node_info` (SUCCESS where it fits)."""
+    return _rejection(_short(request, *_usage(node_info)))
+
+
+def _usage(node_info: NodeInfo) -> tuple[Resources, int, int, int, int, dict[str, int]]:
+    """What `fits_usage` and `_short` read of a node: its allocatable, pod count and requests."""
+    return (node_info.node.allocatable, len(node_info.pods), node_info.requested_milli_cpu, node_info.requested_memory,
+            node_info.requested_ephemeral_storage, node_info.requested_scalar)
+
+
+def _short(request: Resources, allocatable: Resources, pods: int, milli_cpu: int, memory: int,
+           ephemeral_storage: int, scalar: dict[str, int]) -> list[tuple[str, int, int, int]]:
+    """(resource, requested, used, capacity) of each resource a node whose pods number `pods` and
+    request the given totals lacks for `request` (`fitsRequest`, in its order)."""
+    out: list[tuple[str, int, int, int]] = []
+    if pods + 1 > allocatable.allowed_pods:
+        out.append(("pods", 1, pods, allocatable.allowed_pods))
+    # Zero requests are never checked (upstream skips them), hence the `> 0` guards.
+    if request.milli_cpu > 0 and request.milli_cpu > allocatable.milli_cpu - milli_cpu:
+        out.append(("cpu", request.milli_cpu, milli_cpu, allocatable.milli_cpu))
+    if request.memory > 0 and request.memory > allocatable.memory - memory:
+        out.append(("memory", request.memory, memory, allocatable.memory))
+    if request.ephemeral_storage > 0 and request.ephemeral_storage > allocatable.ephemeral_storage - ephemeral_storage:
+        out.append(("ephemeral-storage", request.ephemeral_storage, ephemeral_storage,
+                    allocatable.ephemeral_storage))
     if request.scalar:
         for name in sorted(n for n, amount in request.scalar.items() if amount > 0):
-            _check(out, name, request.scalar[name], node_info.requested_scalar.get(name, 0),
-                   allocatable.scalar.get(name, 0))
+            want, used, capacity = request.scalar[name], scalar.get(name, 0), allocatable.scalar.get(name, 0)
+            if want > capacity - used:
+                out.append((name, want, used, capacity))
     return out
+
+
+#: `_rejection`'s Status objects, per (resources short, unresolvable).
+_REJECTIONS: dict[tuple[tuple[str, ...], bool], Status] = {}
+
+
+def _rejection(short: list[tuple[str, int, int, int]]) -> Status:
+    """The Status for the resources `short` (`_short`'s list), one object per code and reasons;
+    SUCCESS when nothing is short."""
+    if not short:
+        return SUCCESS
+    names = []
+    unresolvable = False
+    for name, want, _, capacity in short:
+        names.append(name)
+        if want > capacity and name != "pods":
+            unresolvable = True
+    key = (tuple(names), unresolvable)
+    st = _REJECTIONS.get(key)
+    if st is None:
+        st = _REJECTIONS[key] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE,
+                                       tuple([_reason(n) for n in names]), NAME)
+    return st
+
+
+def _reason(resource: str) -> str:
+    return ERR_REASON_TOO_MANY_PODS if resource == "pods" else ERR_REASON_INSUFFICIENT.format(resource)
 
 
 def fits_usage(request: Resources, allocatable: Resources, pods: int, milli_cpu: int, memory: int,
@@ -174,6 +216,3 @@ def fits_usage(request: Resources, allocatable: Resources, pods: int, milli_cpu:
                for name, amount in request.scalar.items())
 
 
-def _check(out: list[InsufficientResource], name: str, amount: int, used: int, capacity: int) -> None:
-    if amount > capacity - used:
-        out.append(InsufficientResource(name, amount, used, capacity, unresolvable=amount > capacity))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
-from kresched.sched.node_resources_fit import fits_request, fits_usage
+from kresched.sched.node_resources_fit import fits_usage, rejection
 from kresched.sched.runner import (
     NO_NODES_AVAILABLE,
     Diagnosis,
@@ -204,10 +204,7 @@ def select_victims_by_resources(
         info = node_info.clone()
         for v in victims_in:
             info.remove_pod(v)
-        short = fits_request(req, info)
-        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(x.unresolvable for x in short) else Code.UNSCHEDULABLE
-        return VictimSelection((), 0, Status(code, tuple(x.reason for x in short), "NodeResourcesFit",
-                                             insufficient=tuple(short)))
+        return VictimSelection((), 0, rejection(req, info))
     bad, good = violating(victims_in)
     victims: list[Pod] = []
     num_violating = 0

@@ -35,6 +35,7 @@ __all__ = [
     "default_plugins",
     "find_nodes_that_fit",
     "fit_error_message",
+    "holding_room",
     "memo_of",
     "reasons_histogram",
     "resources_only",
@@ -191,11 +192,17 @@ def remove_pod(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, pod
             pl.remove_pod(cycle, pod, pod_to_remove, info)
 
 
+def holding_room(pod: Pod, nominated: Iterable[Pod]) -> list[Pod]:
+    """The pods of `nominated` (nominated to one node) that hold room there against `pod`: the
+    others at least as important."""
+    return [p for p in nominated if p.key != pod.key and p.priority >= pod.priority]
+
+
 def run_filters_with_nominated(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod,
                                node_info: NodeInfo, nominated: Iterable[Pod] = ()) -> Status:
     """`RunFilterPluginsWithNominatedPods`: pods nominated to this node with priority ≥ the pod's
     count as if already running; the pod must fit both with and without them."""
-    others = [p for p in nominated if p.key != pod.key and p.priority >= pod.priority]
+    others = holding_room(pod, nominated)
     if others:
         info = node_info.clone()
         state = cycle.clone()
@@ -293,7 +300,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         limit = num_feasible_nodes_to_find(len(infos))
         nom = snapshot.by_name.get(pod.status.nominated_node_name) if pod.status.nominated_node_name else None
         if nom is not None and (names is None or nom.name in names):
-            others = [p for p in nominated.get(nom.name, ()) if p.key != pod.key and p.priority >= pod.priority]
+            others = holding_room(pod, nominated.get(nom.name, ()))
             if run_filters_with_nominated(plugins, cycle, pod, nom, others).is_success:
                 diag.feasible = [nom.name]
                 diag.feasible_set = frozenset(diag.feasible)
@@ -304,7 +311,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         memo = None
     # Only nominated pods at least as important as this one hold room against it.
     held = {n: others for n, ps in nominated.items()
-            if (others := [p for p in ps if p.key != pod.key and p.priority >= pod.priority])}
+            if (others := holding_room(pod, ps))}
     memo_get = memo.get if memo is not None else None
     feasible, failed = diag.feasible, diag.node_to_status
 

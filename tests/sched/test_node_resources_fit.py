@@ -36,8 +36,9 @@ GI = 2**30
 FOO = "example.com/foo"
 
 
-def _short(code: Code, *insufficient: InsufficientResource) -> Status:
-    return Status(code, tuple(r.reason for r in insufficient), NAME, insufficient=insufficient)
+def _short(code: Code, *insufficient: InsufficientResource) -> tuple[Code, tuple[InsufficientResource, ...]]:
+    """A rejection: its code, and what `fits_request` finds short (the Status has the reasons)."""
+    return code, insufficient
 
 
 def _running(name: str, **kw: Any) -> Pod:
@@ -114,9 +115,17 @@ def _running(name: str, **kw: Any) -> Pod:
                      id="a finished pod holds no resources"),
     ],
 )
-def test_filter(node_kw: dict[str, Any], running: list[Pod], pod: Pod, want: Status) -> None:
+def test_filter(node_kw: dict[str, Any], running: list[Pod], pod: Pod,
+                want: Status | tuple[Code, tuple[InsufficientResource, ...]]) -> None:
     info = NodeInfo(make_node("node-a", **node_kw), running)
-    assert NodeResourcesFit().filter(CycleState(), pod, info) == want
+    got = NodeResourcesFit().filter(CycleState(), pod, info)
+    if want is SUCCESS:
+        assert got == SUCCESS
+        assert fits_request(pod.requests, info) == []
+    else:
+        code, short = want
+        assert got == Status(code, tuple(r.reason for r in short), NAME)
+        assert fits_request(pod.requests, info) == list(short)
 
 
 def test_reasons_are_upstreams_strings() -> None:

@@ -21,7 +21,7 @@ from tests.builders import make_node, make_pod, make_state
 
 def _found(diag: Diagnosis) -> tuple:
     return (diag.feasible, diag.sampled,
-            {n: (s.code, s.reasons, s.plugin, s.insufficient) for n, s in diag.node_to_status.items()})
+            {n: (s.code, s.reasons, s.plugin, s.details) for n, s in diag.node_to_status.items()})
 
 
 @settings(derandomize=True, database=None, deadline=None, max_examples=40)
