@@ -282,8 +282,10 @@ class Planner:
         #: given pod only depends on its priority.
         self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...] | None,
                                          dict[int, list[Pod]]]] = {}
-        #: Per (candidate list, tier): (the list, the node's budgets, `_eligible`).
-        self._eligible_memo: dict[tuple[int, int], tuple[list[Pod], tuple[int, ...], list[Pod]]] = {}
+        #: Per NodeInfo (by identity) and tier: (it, its budgets, the positions of the eligible
+        #: pods among its evictable ones, those pods, `_eligible` per candidate count).
+        self._eligible_memo: dict[tuple[int, int], tuple[NodeInfo, tuple[int, ...], list[int], list[Pod],
+                                                         dict[int, list[Pod]]]] = {}
         #: Per candidate list and tier: (the list, `_CandidatesSummary` of what the tier may evict of it).
         self._summaries: dict[tuple[int, bool], tuple[list[Pod], _CandidatesSummary]] = {}
         #: Per NodeInfo (by identity): (it, `_budget_state`), valid at the ledger's version
@@ -392,19 +394,25 @@ class Planner:
     # -- tiers ----------------------------------------------------------------------------
     def _eligible(self, info: NodeInfo, cands: list[Pod], tier: int) -> list[Pod]:
         """The candidates `tier` may evict: tiers 1–2 none whose eviction the PDBs refuse, tier 1
-        none with a grace period above the limit. Kept per candidate list (a node's, for one
-        priority) and tier while the budgets of the node's PDBs stay as they are."""
+        none with a grace period above the limit. Found once per node and tier for all its
+        evictable pods while the budgets of its PDBs stay as they are: `cands` (those below one
+        priority) is a suffix of them, so its eligible pods are a suffix of theirs."""
         if tier == 3:
             return cands
         budgets = self._budget_state(info)
-        key = (id(cands), tier)
+        key = (id(info), tier)
         hit = self._eligible_memo.get(key)
-        if hit is not None and hit[0] is cands and hit[1] == budgets:
-            return hit[2]
-        ledger = self.work.ledger
-        max_grace = self.options.max_grace_seconds
-        out = [p for p in cands if not (tier == 1 and p.grace_seconds > max_grace) and not ledger.would_violate(p)]
-        self._eligible_memo[key] = (cands, budgets, out)
+        ranked = self._evictable[id(info)][2]
+        if hit is None or hit[0] is not info or hit[1] != budgets:
+            ledger = self.work.ledger
+            max_grace = self.options.max_grace_seconds
+            keep = [i for i, p in enumerate(ranked)
+                    if not (tier == 1 and p.grace_seconds > max_grace) and not ledger.would_violate(p)]
+            hit = self._eligible_memo[key] = (info, budgets, keep, [ranked[i] for i in keep], {})
+        by_count = hit[4]
+        out = by_count.get(len(cands))
+        if out is None:
+            out = by_count[len(cands)] = hit[3][bisect_left(hit[2], len(ranked) - len(cands)):]
         return out
 
     def _tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
@@ -418,7 +426,7 @@ class Planner:
         best option, so both the chosen node and its runner-up (which `decided_by` names) are
         what a search of every node would find. (`_search` is the same search over a `_TierIndex`.)"""
         heap: list[tuple[tuple, int, NodeInfo, list[Pod], int]] = [
-            (_quickbound_to(pod, info, self._summary(cands, tier)), i, info, cands, _QUICK)
+            (_quickbound_to(pod, info, self._summary(cands, tier), tier), i, info, cands, _QUICK)
             for i, (info, cands) in enumerate(candidates)]
         heapq.heapify(heap)
         options: list[NodeOption] = []
@@ -514,7 +522,7 @@ class Planner:
                 key = entry.refined[0]
             else:
                 if entry.quick is None:
-                    entry.quick = _quickbound_to(pod, info, self._summary(entry.cands, tier))
+                    entry.quick = _quickbound_to(pod, info, self._summary(entry.cands, tier), tier)
                 key = entry.quick
         if key != entry.key or entry.stamp == 0:
             entry.key, entry.stamp = key, next(self._stamps)
@@ -658,11 +666,11 @@ class Planner:
         hit = self._summaries.get(key)
         if hit is None or hit[0] is not cands:
             pool = cands
+            max_grace = self.options.max_grace_seconds
             if tier == 1:
-                max_grace = self.options.max_grace_seconds
                 pool = [p for p in cands if p.grace_seconds <= max_grace] \
                     or cands  # none: `_eligible` finds none either, and says so
-            hit = self._summaries[key] = (cands, _CandidatesSummary.of(pool))
+            hit = self._summaries[key] = (cands, _CandidatesSummary.of(pool, max_grace))
         return hit[1]
 
     def _memo_for(self, pod: Pod) -> FilterMemo | None:
@@ -953,15 +961,22 @@ class _CandidatesSummary(NamedTuple):
     latest: float  # `_latest_start_of_lowest`
     cpu: list[int]  # the running totals of the cpu requests (milli), largest first
     memory: list[int]  # the same of the memory requests
+    #: The cpu and memory requests, and the count, of the pods whose grace period is within the
+    #: limit (what victims can free without one shortened).
+    ok_cpu: int
+    ok_memory: int
+    ok_count: int
 
     @classmethod
-    def of(cls, cands: list[Pod]) -> _CandidatesSummary:
+    def of(cls, cands: list[Pod], max_grace: int) -> _CandidatesSummary:
+        ok = [p.requests for p in cands if p.grace_seconds <= max_grace]
         return cls(cands[-1].effective_priority, _latest_start_of_lowest(cands),
                    list(accumulate(sorted((p.requests.milli_cpu for p in cands), reverse=True))),
-                   list(accumulate(sorted((p.requests.memory for p in cands), reverse=True))))
+                   list(accumulate(sorted((p.requests.memory for p in cands), reverse=True))),
+                   sum(r.milli_cpu for r in ok), sum(r.memory for r in ok), len(ok))
 
 
-def _quickbound_to(pod: Pod, info: NodeInfo, summary: _CandidatesSummary) -> tuple:
+def _quickbound_to(pod: Pod, info: NodeInfo, summary: _CandidatesSummary, tier: int) -> tuple:
     """A bound of `option_key` valid for any victims among the pods `summary` sums up (the node's
     candidates the tier may evict), in O(log n): no lower a highest priority than the lowest of
     theirs; at least `k` victims, where `k` is the fewest of them whose cpu requests cover what P
@@ -969,22 +984,28 @@ def _quickbound_to(pod: Pod, info: NodeInfo, summary: _CandidatesSummary) -> tup
     the pod slots it lacks; a priority sum no lower than `k` victims of the lowest priority (every
     term is ≥ 0); and no earlier a start of the most important victims than `summary.latest` (see
     `_lowerbound_to`: where the key ties up to the victims' count, they all have the lowest
-    priority)."""
+    priority). In tiers 2 and 3, at least one grace period shortened where the pods whose grace
+    period is within the limit, all evicted, would not make room (tier 1 evicts no other)."""
     alloc = info.node.allocatable
     req = pod.requests
     k = 1
+    shortened = 0
     short = req.milli_cpu - (alloc.milli_cpu - info.requested_milli_cpu)
     if short > 0:
         k = max(k, bisect_left(summary.cpu, short) + 1)
+        shortened = int(short > summary.ok_cpu)
     short = req.memory - (alloc.memory - info.requested_memory)
     if short > 0:
         k = max(k, bisect_left(summary.memory, short) + 1)
+        shortened |= short > summary.ok_memory
     if alloc.allowed_pods:
-        k = max(k, len(info.pods) + 1 - alloc.allowed_pods)
+        over = len(info.pods) + 1 - alloc.allowed_pods
+        k = max(k, over)
+        shortened |= over > summary.ok_count
     k = min(k, len(summary.cpu))  # more than all of them: no victims will do, any bound is one
     lowest = summary.lowest
-    return (0, 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -summary.latest, _requests_share_short(pod, info), 0,
-            info.name)
+    return (0, shortened if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -summary.latest,
+            _requests_share_short(pod, info), 0, info.name)
 
 
 def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int, tier: int, max_grace: int) -> tuple:
