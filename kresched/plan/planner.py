@@ -760,7 +760,7 @@ class Planner:
             tuple(RunnerUp(n, None, str(r)) for n, r in out[:5])
         decided = f"{_lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
         info = self.work.snapshot.by_name[best.node]
-        victims = self._second_order(pod, best, taint, nominated)
+        victims, after = self._second_order(pod, best, taint, nominated)
         blocked = best.violations > 0 and not self.options.allow_pdb_violation
         tier_text = {1: f"tier 1: no PDB violated, every grace period ≤ {self.options.max_grace_seconds}s",
                      2: "tier 2: no PDB violated",
@@ -771,7 +771,7 @@ class Planner:
         plan = Plan(pod, priority, "evict", best.node, tier, taint, victims, msg, decided, runners, blocked,
                     tuple(info.pods), notes)
         if commit:
-            self._apply(plan)
+            self._apply(plan, after)
         return plan
 
     def _infeasible(self, pod: Pod, priority: int, taint: bool, out: list[tuple[str, Reason]], count: int,
@@ -794,11 +794,12 @@ class Planner:
 
     # -- second-order effects --------------------------------------------------------------------
     def _second_order(self, pod: Pod, best: NodeOption, taint: bool,
-                      nominated: dict[str, list[Pod]]) -> tuple[Victim, ...]:
+                      nominated: dict[str, list[Pod]]) -> tuple[tuple[Victim, ...], _After]:
         """Where each victim's replacement lands after P is placed, most important victim first,
         each seeing where the earlier ones went. During the operation the reserved node carries
         the reservation taint (when P tolerates it). Pods nominated to a node hold room there for
-        replacements of lower or equal priority, as they do for P."""
+        replacements of lower or equal priority, as they do for P. Also the simulated cluster
+        once they have landed (`_After`), which `_apply` makes the working one."""
         snap = self.work.snapshot
         node = snap.by_name[best.node].clone()
         for v in best.victims:
@@ -825,29 +826,45 @@ class Planner:
             info.add_pod(bound_to(replacement, landing.node))
             sim = sim.with_node_info(info)
             out.append(replace(v, lands_on=landing.node, candidates=landing.candidates, likely=landing.likely))
-        return tuple(out)
+        return tuple(out), _After(sim, snap.by_name[best.node].node if taint else None)
 
-    def _apply(self, plan: Plan) -> None:
+    def _apply(self, plan: Plan, after: _After | None = None) -> None:
         """Later plans see this pod placed on its node, its victims gone (seed 001, ex. 1–4) and
-        the victims' replacements where they land, taking room there."""
+        the victims' replacements where they land, taking room there: the cluster `_second_order`
+        simulated (`after`), without the reservation taint."""
         if plan.node is None:
             return
         w = self.work
-        info = w.snapshot.by_name[plan.node].clone()
-        for v in plan.victims:
-            info.remove_pod(v.pod)
-            w.evicted.add(v.pod.key)
-        info.add_pod(bound_to(plan.pod, plan.node))
         w.placed.add(plan.pod.key)
-        w.snapshot = w.snapshot.with_node_info(info)
-        w.changes.append(plan.node)
-        for v in plan.victims:
-            if v.lands_on is not None:
-                target = w.snapshot.by_name[v.lands_on].clone()
-                target.add_pod(bound_to(replacement_of(v.pod), v.lands_on))
-                w.snapshot = w.snapshot.with_node_info(target)
-                w.changes.append(v.lands_on)
+        w.evicted.update(v.pod.key for v in plan.victims)
+        if after is not None:
+            snap = after.snapshot
+            if after.untainted is not None:
+                snap = snap.with_node_info(_with_node(snap.by_name[plan.node], after.untainted))
+            w.snapshot = snap
+            w.changes.append(plan.node)
+            w.changes.extend(v.lands_on for v in plan.victims if v.lands_on is not None)
+        else:
+            info = w.snapshot.by_name[plan.node].clone()
+            for v in plan.victims:
+                info.remove_pod(v.pod)
+            info.add_pod(bound_to(plan.pod, plan.node))
+            w.snapshot = w.snapshot.with_node_info(info)
+            w.changes.append(plan.node)
+            for v in plan.victims:
+                if v.lands_on is not None:
+                    target = w.snapshot.by_name[v.lands_on].clone()
+                    target.add_pod(bound_to(replacement_of(v.pod), v.lands_on))
+                    w.snapshot = w.snapshot.with_node_info(target)
+                    w.changes.append(v.lands_on)
         w.ledger.commit(v.pod for v in plan.victims)
+
+
+class _After(NamedTuple):
+    """The cluster once a plan is carried out, as `_second_order` simulated it: its snapshot, and
+    the reserved node's Node before the reservation taint (None: it was not tainted)."""
+    snapshot: Snapshot
+    untainted: Node | None
 
 
 #: `math.MaxInt32 + 1`: what each victim adds to the priority sum, so that every term is ≥ 0.
