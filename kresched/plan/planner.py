@@ -57,7 +57,6 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
 from typing import Literal, NamedTuple
 
 import msgspec
@@ -286,8 +285,8 @@ class Planner:
         #: pods among its evictable ones, those pods, `_eligible` per candidate count).
         self._eligible_memo: dict[tuple[int, int], tuple[NodeInfo, tuple[int, ...], list[int], list[Pod],
                                                          dict[int, list[Pod]]]] = {}
-        #: Per candidate list and tier: (the list, `_CandidatesSummary` of what the tier may evict of it).
-        self._summaries: dict[tuple[int, bool], tuple[list[Pod], _CandidatesSummary]] = {}
+        #: Per NodeInfo (by identity): (it, `_Suffixes` of its evictable pods).
+        self._suffixes: dict[int, tuple[NodeInfo, _Suffixes]] = {}
         #: Per NodeInfo (by identity): (it, `_budget_state`), valid at the ledger's version
         #: `_budgets_version`; `_budget_users` finds the entries a PDB's change invalidates.
         self._budgets: dict[int, tuple[NodeInfo, tuple[int, ...]]] = {}
@@ -426,7 +425,7 @@ class Planner:
         best option, so both the chosen node and its runner-up (which `decided_by` names) are
         what a search of every node would find. (`_search` is the same search over a `_TierIndex`.)"""
         heap: list[tuple[tuple, int, NodeInfo, list[Pod], int]] = [
-            (_quickbound_to(pod, info, self._summary(cands, tier), tier), i, info, cands, _QUICK)
+            (self._quick(pod, info, cands, tier), i, info, cands, _QUICK)
             for i, (info, cands) in enumerate(candidates)]
         heapq.heapify(heap)
         options: list[NodeOption] = []
@@ -522,7 +521,7 @@ class Planner:
                 key = entry.refined[0]
             else:
                 if entry.quick is None:
-                    entry.quick = _quickbound_to(pod, info, self._summary(entry.cands, tier), tier)
+                    entry.quick = self._quick(pod, info, entry.cands, tier)
                 key = entry.quick
         if key != entry.key or entry.stamp == 0:
             entry.key, entry.stamp = key, next(self._stamps)
@@ -658,20 +657,14 @@ class Planner:
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
-    def _summary(self, cands: list[Pod], tier: int) -> _CandidatesSummary:
-        """`_CandidatesSummary` of the candidates `tier` may evict whatever the budgets left: in tier
-        1 only those with a grace period within the limit (kept, as the candidate lists are, per
-        node and priority)."""
-        key = (id(cands), tier == 1)  # tiers 2 and 3 sum up the same pods
-        hit = self._summaries.get(key)
-        if hit is None or hit[0] is not cands:
-            pool = cands
-            max_grace = self.options.max_grace_seconds
-            if tier == 1:
-                pool = [p for p in cands if p.grace_seconds <= max_grace] \
-                    or cands  # none: `_eligible` finds none either, and says so
-            hit = self._summaries[key] = (cands, _CandidatesSummary.of(pool, max_grace))
-        return hit[1]
+    def _quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple:
+        """`_quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
+        node's `_Suffixes`."""
+        hit = self._suffixes.get(id(info))
+        if hit is None or hit[0] is not info:
+            hit = self._suffixes[id(info)] = (info, _Suffixes.of(self._evictable[id(info)][2],
+                                                                 self.options.max_grace_seconds))
+        return _quickbound_to(pod, info, hit[1], len(hit[1].ok_count) - 1 - len(cands), tier)
 
     def _memo_for(self, pod: Pod) -> FilterMemo | None:
         return memo_of(self._filter_memo, fit_shape(pod)) if self.memoize else None
@@ -972,56 +965,97 @@ class _TierIndex:
 
 
 
-class _CandidatesSummary(NamedTuple):
-    """What `_quickbound_to` reads of a node's candidate list."""
-    lowest: int  # the lowest priority (the list is most important first)
-    latest: float  # `_latest_start_of_lowest`
-    cpu: list[int]  # the running totals of the cpu requests (milli), largest first
-    memory: list[int]  # the same of the memory requests
-    #: The cpu and memory requests, and the count, of the pods whose grace period is within the
-    #: limit (what victims can free without one shortened).
-    ok_cpu: int
-    ok_memory: int
-    ok_count: int
+class _Suffixes(NamedTuple):
+    """A node's evictable pods, most important first — so the candidates for any priority are a
+    suffix, from position `cut` on — summed up once for `_quickbound_to`, for every suffix: the
+    lowest priority and the latest start among pods of it (the same in every suffix: its pods are
+    in all of them); each pod's cpu and memory request with its position, largest first; the same
+    of the pods within the grace limit, with their requests' totals and count from `cut` on
+    (lists indexed by `cut`, one past the last pod included)."""
+    lowest: int
+    latest: float
+    by_cpu: list[tuple[int, int]]
+    by_memory: list[tuple[int, int]]
+    ok_lowest: int
+    ok_latest: float
+    ok_by_cpu: list[tuple[int, int]]
+    ok_by_memory: list[tuple[int, int]]
+    ok_cpu: list[int]
+    ok_memory: list[int]
+    ok_count: list[int]
 
     @classmethod
-    def of(cls, cands: list[Pod], max_grace: int) -> _CandidatesSummary:
-        ok = [p.requests for p in cands if p.grace_seconds <= max_grace]
-        return cls(cands[-1].effective_priority, _latest_start_of_lowest(cands),
-                   list(accumulate(sorted((p.requests.milli_cpu for p in cands), reverse=True))),
-                   list(accumulate(sorted((p.requests.memory for p in cands), reverse=True))),
-                   sum(r.milli_cpu for r in ok), sum(r.memory for r in ok), len(ok))
+    def of(cls, ranked: list[Pod], max_grace: int) -> _Suffixes:
+        n = len(ranked)
+        ok_cpu, ok_memory, ok_count = [0] * (n + 1), [0] * (n + 1), [0] * (n + 1)
+        ok: list[Pod] = []
+        within = [p.grace_seconds <= max_grace for p in ranked]
+        for i in range(n - 1, -1, -1):
+            r = ranked[i].requests
+            if within[i]:
+                ok.append(ranked[i])
+                ok_cpu[i], ok_memory[i], ok_count[i] = ok_cpu[i + 1] + r.milli_cpu, ok_memory[i + 1] + r.memory, \
+                    ok_count[i + 1] + 1
+            else:
+                ok_cpu[i], ok_memory[i], ok_count[i] = ok_cpu[i + 1], ok_memory[i + 1], ok_count[i + 1]
+        by_cpu = sorted(((p.requests.milli_cpu, i) for i, p in enumerate(ranked)), reverse=True)
+        by_memory = sorted(((p.requests.memory, i) for i, p in enumerate(ranked)), reverse=True)
+        lowest, latest = (ranked[-1].effective_priority, _latest_start_of_lowest(ranked)) if ranked else (0, 0.0)
+        ok_lowest, ok_latest = (ok[0].effective_priority, _latest_start_of_lowest(ok)) if ok else (0, 0.0)
+        return cls(lowest, latest, by_cpu, by_memory, ok_lowest, ok_latest,
+                   [x for x in by_cpu if within[x[1]]], [x for x in by_memory if within[x[1]]],
+                   ok_cpu, ok_memory, ok_count)
 
 
-def _quickbound_to(pod: Pod, info: NodeInfo, summary: _CandidatesSummary, tier: int) -> tuple:
-    """A bound of `option_key` valid for any victims among the pods `summary` sums up (the node's
-    candidates the tier may evict), in O(log n): no lower a highest priority than the lowest of
-    theirs; at least `k` victims, where `k` is the fewest of them whose cpu requests cover what P
-    lacks of it on the node (the largest first, as `_min_victims` counts), the same for memory, and
-    the pod slots it lacks; a priority sum no lower than `k` victims of the lowest priority (every
-    term is ≥ 0); and no earlier a start of the most important victims than `summary.latest` (see
-    `_lowerbound_to`: where the key ties up to the victims' count, they all have the lowest
-    priority). In tiers 2 and 3, at least one grace period shortened where the pods whose grace
-    period is within the limit, all evicted, would not make room (tier 1 evicts no other)."""
+def _fewest(by_size: list[tuple[int, int]], cut: int, short: int) -> int:
+    """How many of the pods from position `cut` on, the largest first, it takes for their sizes to
+    reach `short` (> 0); all of them when they do not."""
+    got = k = 0
+    for size, pos in by_size:
+        if pos >= cut:
+            got += size
+            k += 1
+            if got >= short:
+                return k
+    return k
+
+
+def _quickbound_to(pod: Pod, info: NodeInfo, sfx: _Suffixes, cut: int, tier: int) -> tuple:
+    """A bound of `option_key` valid for any victims among the node's candidates the tier may evict
+    (its evictable pods from `cut` on, `sfx`; in tier 1 only those within the grace limit, unless
+    none is), in O(victims): no lower a highest priority than the lowest of theirs; at least `k`
+    victims, where `k` is the fewest of them whose cpu requests cover what P lacks of it on the
+    node (the largest first, as `_min_victims` counts), the same for memory, and the pod slots it
+    lacks; a priority sum no lower than `k` victims of the lowest priority (every term is ≥ 0);
+    and no earlier a start of the most important victims than the latest start among the pods of
+    the lowest priority (see `_lowerbound_to`: where the key ties up to the victims' count, they
+    all have the lowest priority). In tiers 2 and 3, at least one grace period shortened where the
+    pods within the limit, all evicted, would not make room (tier 1 evicts no other)."""
+    if tier == 1 and sfx.ok_count[cut]:
+        lowest, latest, by_cpu, by_memory, n = sfx.ok_lowest, sfx.ok_latest, sfx.ok_by_cpu, sfx.ok_by_memory, \
+            sfx.ok_count[cut]
+    else:  # tiers 2 and 3; or tier 1 on a node where no candidate is within the limit (`_eligible`
+        # then finds none, and says so)
+        lowest, latest, by_cpu, by_memory, n = sfx.lowest, sfx.latest, sfx.by_cpu, sfx.by_memory, \
+            len(sfx.ok_count) - 1 - cut
     alloc = info.node.allocatable
     req = pod.requests
     k = 1
-    shortened = 0
+    shortened = False
     short = req.milli_cpu - (alloc.milli_cpu - info.requested_milli_cpu)
     if short > 0:
-        k = max(k, bisect_left(summary.cpu, short) + 1)
-        shortened = int(short > summary.ok_cpu)
+        k = max(k, _fewest(by_cpu, cut, short))
+        shortened = short > sfx.ok_cpu[cut]
     short = req.memory - (alloc.memory - info.requested_memory)
     if short > 0:
-        k = max(k, bisect_left(summary.memory, short) + 1)
-        shortened |= short > summary.ok_memory
+        k = max(k, _fewest(by_memory, cut, short))
+        shortened |= short > sfx.ok_memory[cut]
     if alloc.allowed_pods:
         over = len(info.pods) + 1 - alloc.allowed_pods
         k = max(k, over)
-        shortened |= over > summary.ok_count
-    k = min(k, len(summary.cpu))  # more than all of them: no victims will do, any bound is one
-    lowest = summary.lowest
-    return (0, shortened if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -summary.latest,
+        shortened |= over > sfx.ok_count[cut]
+    k = min(k, n)  # more than all of them (the pod slots): no victims will do, any bound is one
+    return (0, int(shortened) if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -latest,
             _requests_share_short(pod, info), 0, info.name)
 
 
