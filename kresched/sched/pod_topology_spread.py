@@ -316,10 +316,7 @@ class PodTopologySpread:
         if not constraints:
             return Status(Code.SKIP)
         domains = _ScoreDomains(constraints, require_all, nodes)
-        # The hostname counts are kept for the feasible nodes that are the snapshot's own NodeInfo
-        # (so indexed); `score` counts any other node itself.
-        indexed = {info.name: info for info in nodes if snapshot.by_name.get(info.name) is info}
-        cycle.write(_PRESCORE_KEY, _score_state(pod, constraints, require_all, domains, indexed, snapshot))
+        cycle.write(_PRESCORE_KEY, _score_state(pod, constraints, require_all, domains, snapshot))
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -332,7 +329,7 @@ class PodTopologySpread:
         state: _ScoreState | None = cycle.read(_PRESCORE_KEY)
         if state is None:
             return [0] * len(nodes)
-        ignored, indexed, namespace = state.ignored, state.indexed, state.namespace
+        ignored, by_name, namespace = state.ignored, state.by_name, state.namespace
         labels = [info.node.metadata.labels for info in nodes]
         # A constraint at a time, each node's terms added in the constraints' order (the same
         # float sums as upstream's loop); None: the node lacks the key, the term is left out.
@@ -342,7 +339,7 @@ class PodTopologySpread:
             if state.is_host[i]:
                 host = state.host_counts[i]
                 terms = [None if key not in lab else float(
-                    host.get(info.name, 0) if indexed.get(info.name) is info else _count_matching(info, c, namespace)
+                    host.get(info.name, 0) if by_name.get(info.name) is info else _count_matching(info, c, namespace)
                 ) * weight + skew for info, lab in zip(nodes, labels, strict=True)]
             else:
                 counts = state.counts[i]
@@ -381,12 +378,12 @@ class PodTopologySpread:
 class _ScoreState:
     """Upstream's `preScoreState`. Read-only once written, so `clone()` shares it (as upstream)."""
 
-    __slots__ = ("constraints", "counts", "host_counts", "ignored", "ignored_at", "indexed", "is_host", "namespace",
+    __slots__ = ("by_name", "constraints", "counts", "host_counts", "ignored", "ignored_at", "is_host", "namespace",
                  "weights")
 
     def __init__(self, namespace: str, constraints: tuple[SpreadConstraint, ...], is_host: tuple[bool, ...],
                  counts: list[dict[str, int]], weights: tuple[float, ...], ignored: frozenset[str],
-                 ignored_at: tuple[bool, ...], indexed: dict[str, NodeInfo],
+                 ignored_at: tuple[bool, ...], by_name: Mapping[str, NodeInfo],
                  host_counts: list[dict[str, int]]) -> None:
         self.namespace = namespace
         self.constraints = constraints
@@ -401,10 +398,11 @@ class _ScoreState:
         self.ignored = ignored
         #: The same, aligned with the nodes given to PreScore (NormalizeScore gets scores only).
         self.ignored_at = ignored_at
-        #: The feasible NodeInfos that are the snapshot's own, by name: `host_counts` holds their
-        #: counts (a node absent from it has no matching pod).
-        self.indexed = indexed
-        #: Per hostname constraint: node name → matching pods on it (`countPodsMatchSelector`).
+        #: The snapshot's NodeInfos by name: `host_counts` holds the counts of those (a node absent
+        #: from it has no matching pod); `score` counts any other NodeInfo itself.
+        self.by_name = by_name
+        #: Per hostname constraint: node name → matching pods on it (`countPodsMatchSelector`;
+        #: shared with `_MatchCounts`: do not change it).
         self.host_counts = host_counts
 
     def clone(self) -> _ScoreState:
@@ -449,11 +447,11 @@ class _ScoreDomains:
 
 
 def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_all: bool, domains: _ScoreDomains,
-                 indexed: Mapping[str, NodeInfo], snapshot: Snapshot) -> _ScoreState:
+                 snapshot: Snapshot) -> _ScoreState:
     """PreScore's counts over `domains` (the scored nodes' walk): every node of the cluster adds its
     matching pods to its domain, if that domain is one of the scored nodes'. Nodes without a pod of
-    the namespace add nothing, so only they are walked. The same walk counts, for hostname
-    constraints, the pods on each node of `indexed`."""
+    the namespace add nothing, so only they are walked. For hostname constraints, the counts per
+    node of the snapshot's NodeInfos, as kept (`_MatchCounts`)."""
     keys, is_host = domains.keys, domains.is_host
     counts = [dict(v) for v in domains.values]
     # `topologyNormalizingWeight`: log(domains + 2); a hostname constraint has one domain per
@@ -470,10 +468,7 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
                 continue
             per_node = matching.counts(snapshot, pod.metadata.namespace, c)
             if is_host[i]:
-                here = host_counts[i]
-                for name, n in per_node.items():
-                    if indexed.get(name) is by_name[name]:
-                        here[name] = n
+                host_counts[i] = per_node
                 continue
             there = counts[i]
             key = c.topology_key
@@ -488,7 +483,7 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
                 if value in there:
                     there[value] += n
     return _ScoreState(pod.metadata.namespace, constraints, is_host, counts, weights, domains.ignored,
-                       domains.ignored_at, indexed, host_counts)
+                       domains.ignored_at, snapshot.by_name, host_counts)
 
 
 #: `Snapshot.index` key of `_MatchCounts`.
@@ -641,7 +636,7 @@ class ScoreGainBound:
             return
         index: _AllNodeDomains = snapshot.index(_ALL_NODE_DOMAINS, _AllNodeDomains.build)
         domains = index.get(constraints, require_all, snapshot)
-        self._state = _score_state(pod, constraints, require_all, domains, snapshot.by_name, snapshot)
+        self._state = _score_state(pod, constraints, require_all, domains, snapshot)
         self._scored = domains.scored
 
     def gain(self, node: NodeInfo, removed: Pod | None = None) -> int:
