@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add, mul
 
 import msgspec
 
@@ -254,8 +256,11 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
         if normalized and (min(normalized) < 0 or max(normalized) > MAX_NODE_SCORE):
             bad = next(s for s in normalized if not 0 <= s <= MAX_NODE_SCORE)
             raise AssertionError(f"plugin {pl.name} returned the normalized score {bad}, outside 0..{MAX_NODE_SCORE}")
+        if len(normalized) != len(nodes):
+            raise AssertionError(f"plugin {pl.name} scored {len(normalized)} of {len(nodes)} nodes")
         columns.append((pl.name, weight, raw, normalized))
-        totals = [t + n * weight for t, n in zip(totals, normalized, strict=True)]
+        # Element-wise totals + normalized × weight, in C (the lists are as long as `nodes`).
+        totals = list(map(add, totals, normalized if weight == 1 else map(mul, normalized, repeat(weight))))
     return ScoreTable([info.name for info in nodes], totals, columns)
 
 
