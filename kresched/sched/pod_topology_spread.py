@@ -315,7 +315,8 @@ class PodTopologySpread:
         constraints, require_all = _score_constraints(pod, snapshot)
         if not constraints:
             return Status(Code.SKIP)
-        domains = _ScoreDomains(constraints, require_all, nodes)
+        everywhere: _AllNodeDomains = snapshot.index(_ALL_NODE_DOMAINS, _AllNodeDomains.build)
+        domains = _ScoreDomains(constraints, require_all, nodes, everywhere.get(constraints, require_all, snapshot))
         cycle.write(_PRESCORE_KEY, _score_state(pod, constraints, require_all, domains, snapshot))
         return SUCCESS
 
@@ -422,28 +423,39 @@ def _score_constraints(pod: Pod, snapshot: Snapshot) -> tuple[tuple[SpreadConstr
 
 class _ScoreDomains:
     """PreScore's walk over the scored nodes: which are ignored (lack a key, own constraints only),
-    and per constraint (not hostname) the topology values among the others, each counting 0."""
+    and per constraint (not hostname) the topology values among the others, each counting 0.
+    With `everywhere` (the same over every node of the cluster), a walk for a constraint stops
+    once it has met every value the cluster has (the order first met is then the same)."""
 
     __slots__ = ("ignored", "ignored_at", "is_host", "keys", "scored", "values")
 
-    def __init__(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, nodes: Iterable[NodeInfo]) -> None:
+    def __init__(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, nodes: Sequence[NodeInfo],
+                 everywhere: _ScoreDomains | None = None) -> None:
         self.keys = keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
         self.is_host = is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
-        labels = [info.node.metadata.labels for info in nodes]
+        labels: list[Mapping[str, str]] | None = None
         if require_all:
+            labels = [info.node.metadata.labels for info in nodes]
             self.ignored_at = tuple([not all(k in lab for k in keys) for lab in labels])
             self.ignored = frozenset(info.name for info, skip in zip(nodes, self.ignored_at, strict=True) if skip)
             if self.ignored:
                 labels = [lab for lab, skip in zip(labels, self.ignored_at, strict=True) if not skip]
         else:
-            self.ignored_at = (False,) * len(labels)
+            self.ignored_at = (False,) * len(nodes)
             self.ignored = frozenset()
         # Each topology value of the nodes not ignored, counting 0, in the order first met.
-        self.values: list[dict[str, int]] = [
-            {} if is_host[i] else dict.fromkeys([lab.get(c.topology_key, "") for lab in labels], 0)
-            for i, c in enumerate(constraints)]
+        self.values: list[dict[str, int]] = []
+        for i, c in enumerate(constraints):
+            values: dict[str, int] = {}
+            if not is_host[i]:
+                every = len(everywhere.values[i]) if everywhere is not None else -1
+                for lab in labels if labels is not None else (info.node.metadata.labels for info in nodes):
+                    values.setdefault(lab.get(c.topology_key, ""), 0)
+                    if len(values) == every:
+                        break
+            self.values.append(values)
         #: How many nodes are not ignored.
-        self.scored = len(labels)
+        self.scored = len(labels) if labels is not None else len(nodes)
 
 
 def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_all: bool, domains: _ScoreDomains,
