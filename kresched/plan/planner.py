@@ -419,14 +419,19 @@ class Planner:
         """Every feasible option of `tier` that could be the best or the runner-up.
 
         Branch and bound, lazily: each node enters the heap with a quick bound (`_quickbound_to`,
-        O(1) from the cached candidate ranking); when it reaches the top, its exact tier-eligible
+        from the node's `_Suffixes`; a node where not even all the candidates the tier may evict,
+        budgets aside, make room is out at once); when it reaches the top, its exact tier-eligible
         pods and bound (`_lowerbound_to`) are computed and it goes back in; when it reaches the top
         again, its victims are selected. The search stops once no node left can beat the second
-        best option, so both the chosen node and its runner-up (which `decided_by` names) are
-        what a search of every node would find. (`_search` is the same search over a `_TierIndex`.)"""
-        heap: list[tuple[tuple, int, NodeInfo, list[Pod], int]] = [
-            (self._quick(pod, info, cands, tier), i, info, cands, _QUICK)
-            for i, (info, cands) in enumerate(candidates)]
+        best option, so both the chosen node and its runner-up (which `decided_by` names) are what
+        a search of every node would find. (`_search` is the same search over a `_TierIndex`.)"""
+        heap: list[tuple[tuple, int, NodeInfo, list[Pod], int]] = []
+        for i, (info, cands) in enumerate(candidates):
+            quick = self._quick(pod, info, cands, tier)
+            if quick is None:
+                infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
+            else:
+                heap.append((quick, i, info, cands, _QUICK))
         heapq.heapify(heap)
         options: list[NodeOption] = []
         top: list[tuple] = []
@@ -522,6 +527,8 @@ class Planner:
             else:
                 if entry.quick is None:
                     entry.quick = self._quick(pod, info, entry.cands, tier)
+                    if entry.quick is None:  # not even all the tier's candidates, budgets aside, make room
+                        entry.result, entry.budgets = _why_not_enough(tier, self.options.max_grace_seconds), ()
                 key = entry.quick
         if key != entry.key or entry.stamp == 0:
             entry.key, entry.stamp = key, next(self._stamps)
@@ -657,7 +664,7 @@ class Planner:
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
-    def _quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple:
+    def _quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple | None:
         """`_quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
         node's `_Suffixes`."""
         hit = self._suffixes.get(id(info))
@@ -969,13 +976,15 @@ class _Suffixes(NamedTuple):
     """A node's evictable pods, most important first — so the candidates for any priority are a
     suffix, from position `cut` on — summed up once for `_quickbound_to`, for every suffix: the
     lowest priority and the latest start among pods of it (the same in every suffix: its pods are
-    in all of them); each pod's cpu and memory request with its position, largest first; the same
-    of the pods within the grace limit, with their requests' totals and count from `cut` on
-    (lists indexed by `cut`, one past the last pod included)."""
+    in all of them); each pod's cpu and memory request with its position, largest first, and their
+    totals from `cut` on; the same of the pods within the grace limit, with their count (lists
+    indexed by `cut`, one past the last pod included)."""
     lowest: int
     latest: float
     by_cpu: list[tuple[int, int]]
     by_memory: list[tuple[int, int]]
+    cpu: list[int]
+    memory: list[int]
     ok_lowest: int
     ok_latest: float
     ok_by_cpu: list[tuple[int, int]]
@@ -987,11 +996,13 @@ class _Suffixes(NamedTuple):
     @classmethod
     def of(cls, ranked: list[Pod], max_grace: int) -> _Suffixes:
         n = len(ranked)
+        cpu, memory = [0] * (n + 1), [0] * (n + 1)
         ok_cpu, ok_memory, ok_count = [0] * (n + 1), [0] * (n + 1), [0] * (n + 1)
         ok: list[Pod] = []
         within = [p.grace_seconds <= max_grace for p in ranked]
         for i in range(n - 1, -1, -1):
             r = ranked[i].requests
+            cpu[i], memory[i] = cpu[i + 1] + r.milli_cpu, memory[i + 1] + r.memory
             if within[i]:
                 ok.append(ranked[i])
                 ok_cpu[i], ok_memory[i], ok_count[i] = ok_cpu[i + 1] + r.milli_cpu, ok_memory[i + 1] + r.memory, \
@@ -1002,14 +1013,14 @@ class _Suffixes(NamedTuple):
         by_memory = sorted(((p.requests.memory, i) for i, p in enumerate(ranked)), reverse=True)
         lowest, latest = (ranked[-1].effective_priority, _latest_start_of_lowest(ranked)) if ranked else (0, 0.0)
         ok_lowest, ok_latest = (ok[0].effective_priority, _latest_start_of_lowest(ok)) if ok else (0, 0.0)
-        return cls(lowest, latest, by_cpu, by_memory, ok_lowest, ok_latest,
+        return cls(lowest, latest, by_cpu, by_memory, cpu, memory, ok_lowest, ok_latest,
                    [x for x in by_cpu if within[x[1]]], [x for x in by_memory if within[x[1]]],
                    ok_cpu, ok_memory, ok_count)
 
 
 def _fewest(by_size: list[tuple[int, int]], cut: int, short: int) -> int:
     """How many of the pods from position `cut` on, the largest first, it takes for their sizes to
-    reach `short` (> 0); all of them when they do not."""
+    reach `short` (> 0, no more than their total)."""
     got = k = 0
     for size, pos in by_size:
         if pos >= cut:
@@ -1020,7 +1031,7 @@ def _fewest(by_size: list[tuple[int, int]], cut: int, short: int) -> int:
     return k
 
 
-def _quickbound_to(pod: Pod, info: NodeInfo, sfx: _Suffixes, cut: int, tier: int) -> tuple:
+def _quickbound_to(pod: Pod, info: NodeInfo, sfx: _Suffixes, cut: int, tier: int) -> tuple | None:
     """A bound of `option_key` valid for any victims among the node's candidates the tier may evict
     (its evictable pods from `cut` on, `sfx`; in tier 1 only those within the grace limit, unless
     none is), in O(victims): no lower a highest priority than the lowest of theirs; at least `k`
@@ -1030,31 +1041,41 @@ def _quickbound_to(pod: Pod, info: NodeInfo, sfx: _Suffixes, cut: int, tier: int
     and no earlier a start of the most important victims than the latest start among the pods of
     the lowest priority (see `_lowerbound_to`: where the key ties up to the victims' count, they
     all have the lowest priority). In tiers 2 and 3, at least one grace period shortened where the
-    pods within the limit, all evicted, would not make room (tier 1 evicts no other)."""
-    if tier == 1 and sfx.ok_count[cut]:
+    pods within the limit, all evicted, would not make room (tier 1 evicts no other). None where
+    not even all those candidates, all evicted, make room for P's cpu, memory or pod slot (then no
+    victims of the tier do: `_min_victims` finds the same, with the budgets)."""
+    if tier == 1:
+        if not sfx.ok_count[cut]:
+            return None  # no candidate within the grace limit
         lowest, latest, by_cpu, by_memory, n = sfx.ok_lowest, sfx.ok_latest, sfx.ok_by_cpu, sfx.ok_by_memory, \
             sfx.ok_count[cut]
-    else:  # tiers 2 and 3; or tier 1 on a node where no candidate is within the limit (`_eligible`
-        # then finds none, and says so)
+        total_cpu, total_memory = sfx.ok_cpu[cut], sfx.ok_memory[cut]
+    else:
         lowest, latest, by_cpu, by_memory, n = sfx.lowest, sfx.latest, sfx.by_cpu, sfx.by_memory, \
             len(sfx.ok_count) - 1 - cut
+        total_cpu, total_memory = sfx.cpu[cut], sfx.memory[cut]
     alloc = info.node.allocatable
     req = pod.requests
     k = 1
     shortened = False
     short = req.milli_cpu - (alloc.milli_cpu - info.requested_milli_cpu)
     if short > 0:
+        if short > total_cpu:
+            return None
         k = max(k, _fewest(by_cpu, cut, short))
         shortened = short > sfx.ok_cpu[cut]
     short = req.memory - (alloc.memory - info.requested_memory)
     if short > 0:
+        if short > total_memory:
+            return None
         k = max(k, _fewest(by_memory, cut, short))
         shortened |= short > sfx.ok_memory[cut]
     if alloc.allowed_pods:
         over = len(info.pods) + 1 - alloc.allowed_pods
+        if over > n:
+            return None
         k = max(k, over)
         shortened |= over > sfx.ok_count[cut]
-    k = min(k, n)  # more than all of them (the pod slots): no victims will do, any bound is one
     return (0, int(shortened) if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -latest,
             _requests_share_short(pod, info), 0, info.name)
 

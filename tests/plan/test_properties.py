@@ -322,17 +322,19 @@ def test_the_branch_and_bound_decides_as_a_search_of_every_node(cluster: tuple[C
         assert _decision(pruned.plan(p, commit=True)) == _decision(full.plan(p, commit=True))
 
 
-def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_grace: int) -> tuple:
+def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_grace: int) -> tuple | None:
     """The quick bound the plain way, for the test below: the tier's pool of candidates (tier 1:
-    within the grace limit, or all when none is), its requests sorted largest first and summed."""
+    those within the grace limit), its requests sorted largest first and summed; None where the
+    whole pool cannot make room (`_min_victims` of the pool)."""
     from bisect import bisect_left
     from itertools import accumulate
 
-    from kresched.plan.planner import _PRIORITY_OFFSET, _latest_start_of_lowest, _requests_share_short
+    from kresched.plan.planner import _PRIORITY_OFFSET, _latest_start_of_lowest, _min_victims, _requests_share_short
 
-    pool = [p for p in cands if p.grace_seconds <= max_grace] if tier == 1 else cands
-    pool = pool or cands
     within = [p for p in cands if p.grace_seconds <= max_grace]
+    pool = within if tier == 1 else cands
+    if _min_victims(pod, info, pool) is None:
+        return None
     cpu = list(accumulate(sorted((p.requests.milli_cpu for p in pool), reverse=True)))
     memory = list(accumulate(sorted((p.requests.memory for p in pool), reverse=True)))
     alloc, req = info.node.allocatable, pod.requests
@@ -349,7 +351,6 @@ def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_gra
         over = len(info.pods) + 1 - alloc.allowed_pods
         k = max(k, over)
         shortened |= over > len(within)
-    k = min(k, len(pool))
     lowest = pool[-1].effective_priority
     return (0, shortened if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k,
             -_latest_start_of_lowest(pool), _requests_share_short(pod, info), 0, info.name)
@@ -360,7 +361,8 @@ def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_gra
 def test_the_quick_bound_from_a_nodes_suffix_sums_is_the_one_of_its_sorted_candidates(
         cluster: tuple[ClusterState, Pod], options: PlanOptions) -> None:
     """`Planner._quick` (the node's evictable pods summed up once for all priorities) gives the
-    bound the tier's candidates give sorted and summed up, for every priority and tier."""
+    bound the tier's candidates give sorted and summed up, and says None exactly where they cannot
+    make room at all, for every priority and tier."""
     state, pending = cluster
     planner = Planner(state, options)
     for info in planner.work.snapshot.node_infos:
