@@ -342,10 +342,9 @@ class PodTopologySpread:
                 terms = [None if key not in lab else float(
                     host.get(info.name, 0) if by_name.get(info.name) is info else _count_matching(info, c, namespace)
                 ) * weight + skew for info, lab in zip(nodes, labels, strict=True)]
-            else:
-                counts = state.counts[i]
-                terms = [None if (v := lab.get(key)) is None else float(counts.get(v, 0)) * weight + skew
-                         for lab in labels]
+            else:  # a few domains: each one's term once (a domain without a count: 0.0 × weight + skew)
+                term = {v: float(n) * weight + skew for v, n in state.counts[i].items()}
+                terms = [None if (v := lab.get(key)) is None else term.get(v, skew) for lab in labels]
             totals = [t if x is None else t + x for t, x in zip(totals, terms, strict=True)]
         if all(c.max_skew >= 1 for c in state.constraints):  # every total ≥ 0: `go_round` inline
             out = [int(t) + (t - int(t) >= 0.5) for t in totals]
