@@ -308,8 +308,8 @@ class ClusterFacts:
     """What a run's simulations never change: node order, image spread and the selectors of the
     default spreading constraints. Shared by every Snapshot derived from the first one."""
 
-    __slots__ = ("_image_holders", "_image_sizes", "_nodes", "controllers", "num_nodes", "order_positions",
-                 "positions", "scheduling_order", "services")
+    __slots__ = ("_image_holders", "_image_scores", "_image_sizes", "_nodes", "controllers", "num_nodes",
+                 "order_positions", "positions", "scheduling_order", "services")
 
     def __init__(self, state: ClusterState, infos: list[NodeInfo]) -> None:
         self.num_nodes = len(infos)
@@ -318,6 +318,7 @@ class ClusterFacts:
         self.order_positions = {n: k for k, n in enumerate(self.scheduling_order)}
         self._image_holders: dict[str, set[str]] | None = None
         self._image_sizes: dict[str, tuple[Node, dict[str, int]]] = {}
+        self._image_scores: dict[object, dict[str, tuple[object, int]]] = {}
         self._nodes = [i.node for i in infos]
         #: Node name → its place in the snapshot's NodeInfos (simulations replace, never reorder).
         self.positions = {i.name: k for k, i in enumerate(infos)}
@@ -349,6 +350,17 @@ class ClusterFacts:
                         holders.setdefault(n, set()).add(node.metadata.name)
             self._image_holders = holders
         return self._image_holders.get(name, _NO_NODES)
+
+    def image_scores(self, key: object) -> dict[str, tuple[object, int]]:
+        """Where ImageLocality keeps, per pod image set (`key`), each node's score (by name, with
+        the node status it read), for the 64 most recently used sets."""
+        scores = self._image_scores.pop(key, None)
+        if scores is None:
+            scores = {}
+            if len(self._image_scores) >= 64:
+                del self._image_scores[next(iter(self._image_scores))]  # the least recently used
+        self._image_scores[key] = scores
+        return scores
 
     def image_sizes(self, node: Node) -> dict[str, int]:
         """The images `node` reports, name → size in bytes (a later entry's size wins for a name

@@ -75,8 +75,21 @@ class ImageLocality:
         holders = state[3]
         if not holders:
             return [0] * len(nodes)
-        score = self.score
-        return [score(cycle, pod, info) if info.name in holders else 0 for info in nodes]
+        # A node's score reads only its images (its status) and the cluster's spread of them: kept
+        # per image set and node while the node reports the same status.
+        kept = state[0].image_scores(state[1:3])
+        out = []
+        for info in nodes:
+            name = info.name
+            if name not in holders:
+                out.append(0)
+                continue
+            status = info.node.status
+            hit = kept.get(name)
+            if hit is None or hit[0] is not status:
+                hit = kept[name] = (status, self.score(cycle, pod, info))
+            out.append(hit[1])
+        return out
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         return None
