@@ -83,6 +83,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import add
 from typing import ClassVar
 
 import msgspec
@@ -333,19 +334,22 @@ class PodTopologySpread:
         ignored, by_name, namespace = state.ignored, state.by_name, state.namespace
         labels = [info.node.metadata.labels for info in nodes]
         # A constraint at a time, each node's terms added in the constraints' order (the same
-        # float sums as upstream's loop); None: the node lacks the key, the term is left out.
-        totals = [0.0] * len(nodes)
+        # float sums as upstream's loop, which leaves out the term of a key the node lacks: here
+        # it is 0.0, and t + 0.0 is t).
+        totals: list[float] | None = None
         for i, c in enumerate(state.constraints):
             key, weight, skew = c.topology_key, state.weights[i], float(c.max_skew - 1)
             if state.is_host[i]:
                 host = state.host_counts[i]
-                terms = [None if key not in lab else float(
+                terms = [0.0 if key not in lab else float(
                     host.get(info.name, 0) if by_name.get(info.name) is info else _count_matching(info, c, namespace)
                 ) * weight + skew for info, lab in zip(nodes, labels, strict=True)]
             else:  # a few domains: each one's term once (a domain without a count: 0.0 × weight + skew)
                 term = {v: float(n) * weight + skew for v, n in state.counts[i].items()}
-                terms = [None if (v := lab.get(key)) is None else term.get(v, skew) for lab in labels]
-            totals = [t if x is None else t + x for t, x in zip(totals, terms, strict=True)]
+                terms = [0.0 if (v := lab.get(key)) is None else term.get(v, skew) for lab in labels]
+            totals = terms if totals is None else list(map(add, totals, terms))
+        if totals is None:
+            totals = [0.0] * len(nodes)
         if all(c.max_skew >= 1 for c in state.constraints):  # every total ≥ 0: `go_round` inline
             out = [int(t) + (t - int(t) >= 0.5) for t in totals]
         else:

@@ -172,15 +172,13 @@ class ScoreMemo:
             self._facts = snapshot.facts
         cache = self._rows.setdefault(tuple(pl.name for pl in plugins), {})
         get = cache.get
-        rows = []
-        for info in nodes:
-            hit = get(info.name)
-            if hit is not None and hit[0] is info:
-                rows.append(hit[1])
-            else:
-                row = tuple([pl.score(cycle, pod, info) for pl in plugins])
-                cache[info.name] = (info, row)
-                rows.append(row)
+        rows = [hit[1] if (hit := get(info.name)) is not None and hit[0] is info else None for info in nodes]
+        if None in rows:  # nodes new to the memo (or replaced since)
+            for j, row in enumerate(rows):
+                if row is None:
+                    info = nodes[j]
+                    rows[j] = row = tuple([pl.score(cycle, pod, info) for pl in plugins])
+                    cache[info.name] = (info, row)
         return [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in plugins]
 
 
