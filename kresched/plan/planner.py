@@ -482,18 +482,25 @@ class Planner:
         work = self.work
         ledger = work.ledger
         index = self._indexes.get((shape, tier))
-        if index is None:
+        if index is None:  # every node where eviction may help, each with its quick bound
             index = self._indexes[(shape, tier)] = _TierIndex()
-            names: Iterable[str] = [info.name for info in work.snapshot.node_infos]
-        else:
-            changed = set(work.changes[index.changes:])
-            if index.ledger != ledger.version:
-                for key in ledger.changed_since(index.ledger):
-                    changed.update(index.budget_users.pop(key, ()))
-            changed.update(self._nominated)  # what holds room there changes with every pod placed
-            names = changed
+            index.changes, index.ledger = len(work.changes), ledger.version
+            for info in work.snapshot.node_infos:
+                st = statuses.get(info.name)
+                if st is not None and st.code is Code.UNSCHEDULABLE:
+                    entry = index.entries[info.name] = _Entry(info, self._candidates(info, priority))
+                    entry.key, entry.stamp = self._first_key(entry, pod, tier), next(self._stamps)
+                    if entry.key is not None:
+                        index.heap.append((entry.key, info.name, entry.stamp))
+            heapq.heapify(index.heap)
+            return index
+        changed = set(work.changes[index.changes:])
+        if index.ledger != ledger.version:
+            for key in ledger.changed_since(index.ledger):
+                changed.update(index.budget_users.pop(key, ()))
+        changed.update(self._nominated)  # what holds room there changes with every pod placed
         index.changes, index.ledger = len(work.changes), ledger.version
-        for name in names:
+        for name in changed:
             self._refresh(index, name, pod, priority, tier, statuses, bool(nominated.get(name)))
         if len(index.heap) > 2 * len(index.entries) + 64:  # mostly stale items: start it afresh
             index.heap = [(e.key, n, e.stamp) for n, e in index.entries.items() if e.key is not None]
@@ -514,7 +521,8 @@ class Planner:
         entry = index.entries.get(name)
         if entry is None or entry.info is not info:
             entry = index.entries[name] = _Entry(info, self._candidates(info, priority))
-        if not entry.cands:
+            key = self._first_key(entry, pod, tier)
+        elif not entry.cands:
             key = None
         else:
             if (entry.result is not None or entry.refined is not None) and entry.budgets \
@@ -525,11 +533,7 @@ class Planner:
             elif entry.refined is not None and not held:
                 key = entry.refined[0]
             else:
-                if entry.quick is None:
-                    entry.quick = self._quick(pod, info, entry.cands, tier)
-                    if entry.quick is None:  # not even all the tier's candidates, budgets aside, make room
-                        entry.result, entry.budgets = _why_not_enough(tier, self.options.max_grace_seconds), ()
-                key = entry.quick
+                key = entry.quick if entry.quick is not None else self._first_key(entry, pod, tier)
         if key != entry.key or entry.stamp == 0:
             entry.key, entry.stamp = key, next(self._stamps)
             if key is not None:
@@ -663,6 +667,16 @@ class Planner:
         if tier < 3 and any(v.pdb.violation for v in victims_or_status):
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
+
+    def _first_key(self, entry: _Entry, pod: Pod, tier: int) -> tuple | None:
+        """A new entry's heap key: its quick bound; None where nothing may be evicted, or where not
+        even all the tier's candidates, budgets aside, make room (then that is its kept reason)."""
+        if not entry.cands:
+            return None
+        entry.quick = self._quick(pod, entry.info, entry.cands, tier)
+        if entry.quick is None:
+            entry.result, entry.budgets = _why_not_enough(tier, self.options.max_grace_seconds), ()
+        return entry.quick
 
     def _quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple | None:
         """`_quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
