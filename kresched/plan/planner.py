@@ -984,8 +984,6 @@ class _TierIndex:
         self.budget_users: dict[str, set[str]] = {}
 
 
-
-
 class _Suffixes(NamedTuple):
     """A node's evictable pods, most important first — so the candidates for any priority are a
     suffix, from position `cut` on — summed up once for `_quickbound_to`, for every suffix: the
@@ -1232,8 +1230,6 @@ def _fmt(i: int, key: tuple) -> str:
     if i == _START:
         return "not started" if x == -math.inf else "started"
     return f"{x:.2f}" if isinstance(x, float) else str(x)
-
-
 
 
 def _with_node(info: NodeInfo, node: Node) -> NodeInfo:
