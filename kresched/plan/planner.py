@@ -1045,8 +1045,8 @@ def _fewest(by_size: list[tuple[int, int]], cut: int, short: int) -> int:
 
 def _quickbound_to(pod: Pod, info: NodeInfo, sfx: _Suffixes, cut: int, tier: int) -> tuple | None:
     """A bound of `option_key` valid for any victims among the node's candidates the tier may evict
-    (its evictable pods from `cut` on, `sfx`; in tier 1 only those within the grace limit, unless
-    none is), in O(victims): no lower a highest priority than the lowest of theirs; at least `k`
+    (its evictable pods from `cut` on, `sfx`; in tier 1 only those within the grace limit), in
+    O(victims): no lower a highest priority than the lowest of theirs; at least `k`
     victims, where `k` is the fewest of them whose cpu requests cover what P lacks of it on the
     node (the largest first, as `_min_victims` counts), the same for memory, and the pod slots it
     lacks; a priority sum no lower than `k` victims of the lowest priority (every term is ≥ 0);
