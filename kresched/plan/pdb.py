@@ -141,15 +141,23 @@ class PdbLedger:
     def covering(self, pod: Pod) -> tuple[str, ...]:
         """Keys of the PDBs the eviction API finds for the pod: same namespace, a non-empty selector
         that matches its labels (in the namespace's PDB order)."""
-        hit = self._covering.get(pod.key)
+        key = pod.key
+        hit = self._covering.get(key)
         if hit is None:
-            by_label, scan = self._index(pod.namespace)
-            labels = pod.labels
+            namespace = pod.metadata.namespace
+            by_label, scan = self._label_index.get(namespace) or self._index(namespace)
+            labels = pod.metadata.labels
             # A namespace has a few PDBs and a pod many labels: look the PDBs' pairs up in the labels.
-            maybe = {*scan, *(i for (k, v), found in by_label.items() if labels.get(k) == v for i in found)}
-            pdbs = self._by_ns.get(pod.namespace, ())
-            hit = tuple(pdbs[i].key for i in sorted(maybe) if label_selector_matches(pdbs[i].spec.selector, labels))
-            self._covering[pod.key] = hit
+            maybe = [i for (k, v), found in by_label.items() if labels.get(k) == v for i in found]
+            if scan:
+                maybe += scan
+            if not maybe:
+                hit = ()
+            else:
+                pdbs = self._by_ns[namespace]
+                hit = tuple(pdbs[i].key for i in sorted(set(maybe))
+                            if label_selector_matches(pdbs[i].spec.selector, labels))
+            self._covering[key] = hit
         return hit
 
     def _index(self, namespace: str) -> tuple[dict[tuple[str, str], list[int]], list[int]]:

@@ -327,8 +327,9 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         if not st.code:
             for pl in active:
                 st = pl.filter(cycle, pod, info)
-                if not st.is_success:
-                    st = st.with_plugin(pl.name)
+                if st.code:  # not Code.SUCCESS
+                    if st.plugin != pl.name:
+                        st = st.with_plugin(pl.name)
                     break
             else:
                 st = SUCCESS
