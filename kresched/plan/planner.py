@@ -844,8 +844,8 @@ class Planner:
 
     def _apply(self, plan: Plan, after: _After | None = None) -> None:
         """Later plans see this pod placed on its node, its victims gone (seed 001, ex. 1–4) and
-        the victims' replacements where they land, taking room there: the cluster `_second_order`
-        simulated (`after`), without the reservation taint."""
+        the victims' replacements where they land, taking room there: for a plan that evicts, the
+        cluster `_second_order` simulated (`after`), without the reservation taint."""
         if plan.node is None:
             return
         w = self.work
@@ -858,19 +858,12 @@ class Planner:
             w.snapshot = snap
             w.changes.append(plan.node)
             w.changes.extend(v.lands_on for v in plan.victims if v.lands_on is not None)
-        else:
+        else:  # a pod that fits: nothing is evicted
+            assert not plan.victims, "an evicting plan is applied with the cluster its simulation built"
             info = w.snapshot.by_name[plan.node].clone()
-            for v in plan.victims:
-                info.remove_pod(v.pod)
             info.add_pod(bound_to(plan.pod, plan.node))
             w.snapshot = w.snapshot.with_node_info(info)
             w.changes.append(plan.node)
-            for v in plan.victims:
-                if v.lands_on is not None:
-                    target = w.snapshot.by_name[v.lands_on].clone()
-                    target.add_pod(bound_to(replacement_of(v.pod), v.lands_on))
-                    w.snapshot = w.snapshot.with_node_info(target)
-                    w.changes.append(v.lands_on)
         w.ledger.commit(v.pod for v in plan.victims)
 
 

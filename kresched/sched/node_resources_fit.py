@@ -86,9 +86,7 @@ class NodeResourcesFit:
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        # `_usage`, inline: this runs for every node a search looks at.
-        usage = (node_info.node.allocatable, len(node_info.pods), node_info.requested_milli_cpu,
-                 node_info.requested_memory, node_info.requested_ephemeral_storage, node_info.requested_scalar)
+        usage = _usage(node_info)
         if fits_usage(pod.requests, *usage):
             return SUCCESS
         return _rejection(_short(pod.requests, *usage))
@@ -136,7 +134,7 @@ def least_requested_score(requested: int, capacity: int) -> int:
 def fits_request(request: Resources, node_info: NodeInfo) -> list[InsufficientResource]:
     """`fitsRequest`: the resources `node_info` lacks for a pod requesting `request`; empty when
     the pod fits. The order is upstream's: pods, cpu, memory, ephemeral-storage, then scalars."""
-    return [InsufficientResource(name, want, used, capacity, unresolvable=name != "pods" and want > capacity)
+    return [InsufficientResource(name, want, used, capacity, unresolvable=_unresolvable(name, want, capacity))
             for name, want, used, capacity in _short(request, *_usage(node_info))]
 
 
@@ -187,18 +185,18 @@ def _rejection(short: list[tuple[str, int, int, int]]) -> Status:
     unresolvable = False
     for name, want, _, capacity in short:
         names.append(name)
-        if want > capacity and name != "pods":
-            unresolvable = True
+        unresolvable = unresolvable or _unresolvable(name, want, capacity)
     key = (tuple(names), unresolvable)
     st = _REJECTIONS.get(key)
     if st is None:
         st = _REJECTIONS[key] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE,
-                                       tuple([_reason(n) for n in names]), NAME)
+                                       tuple(InsufficientResource(*x).reason for x in short), NAME)
     return st
 
 
-def _reason(resource: str) -> str:
-    return ERR_REASON_TOO_MANY_PODS if resource == "pods" else ERR_REASON_INSUFFICIENT.format(resource)
+def _unresolvable(resource: str, requested: int, capacity: int) -> bool:
+    """No eviction helps: the request alone exceeds the node's allocatable (never `Too many pods`)."""
+    return requested > capacity and resource != "pods"
 
 
 def fits_usage(request: Resources, allocatable: Resources, pods: int, milli_cpu: int, memory: int,
