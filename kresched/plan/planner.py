@@ -275,18 +275,21 @@ class Planner:
         self.static = StaticFilters(self.plugins)
         self.placer = Placer(self.plugins, self.static, memoize=memoize)
         self.dynamic = [p for p in self.plugins if p.name not in NODE_STATIC_PLUGINS]
-        self.work = _Working(Snapshot.from_state(state), PdbLedger(state))
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
         #: critical) with their effective priorities, lowest first. Which of them may go for a
         #: given pod only depends on its priority.
         self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...] | None,
                                          dict[int, list[Pod]]]] = {}
+        #: Per NodeInfo (by identity): (it, `_Suffixes` of its evictable pods).
+        self._suffixes: dict[int, tuple[NodeInfo, _Suffixes]] = {}
+        # The cluster's nodes are ranked as they are built (`_rank`), while their pods are in the
+        # CPU's caches: a third cheaper than a pass over every pod later, and planning is for pods
+        # that need evictions.
+        self.work = _Working(Snapshot.from_state(state, self._rank), PdbLedger(state))
         #: Per NodeInfo (by identity) and tier: (it, its budgets, the positions of the eligible
         #: pods among its evictable ones, those pods, `_eligible` per candidate count).
         self._eligible_memo: dict[tuple[int, int], tuple[NodeInfo, tuple[int, ...], list[int], list[Pod],
                                                          dict[int, list[Pod]]]] = {}
-        #: Per NodeInfo (by identity): (it, `_Suffixes` of its evictable pods).
-        self._suffixes: dict[int, tuple[NodeInfo, _Suffixes]] = {}
         #: Per NodeInfo (by identity): (it, `_budget_state`), valid at the ledger's version
         #: `_budgets_version`; `_budget_users` finds the entries a PDB's change invalidates.
         self._budgets: dict[int, tuple[NodeInfo, tuple[int, ...]]] = {}
@@ -374,13 +377,19 @@ class Planner:
         priority first, the ones below `priority` are a suffix."""
         hit = self._evictable.get(id(info))
         if hit is None or hit[0] is not info:
-            ranked = sorted([p for p in info.pods if protected_reason(p) is None], key=importance_key)
-            hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
+            hit = self._rank(info)
         by_priority = hit[4]
         cands = by_priority.get(priority)
         if cands is None:
             cands = by_priority[priority] = hit[2][bisect_right(hit[1], -priority):]
         return cands
+
+    def _rank(self, info: NodeInfo) -> tuple[NodeInfo, list[int], list[Pod], None, dict[int, list[Pod]]]:
+        """`info`'s entries of `_evictable` and `_suffixes`, found together."""
+        ranked = sorted([p for p in info.pods if protected_reason(p) is None], key=importance_key)
+        hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
+        self._suffixes[id(info)] = (info, _Suffixes.of(ranked, self.options.max_grace_seconds))
+        return hit
 
     def _notes(self, pod: Pod) -> tuple[str, ...]:
         out = []
@@ -681,11 +690,8 @@ class Planner:
     def _quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple | None:
         """`_quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
         node's `_Suffixes`."""
-        hit = self._suffixes.get(id(info))
-        if hit is None or hit[0] is not info:
-            hit = self._suffixes[id(info)] = (info, _Suffixes.of(self._evictable[id(info)][2],
-                                                                 self.options.max_grace_seconds))
-        return _quickbound_to(pod, info, hit[1], len(hit[1].ok_count) - 1 - len(cands), tier)
+        sfx = self._suffixes[id(info)][1]  # (`_candidates` ranked `info`: `_rank`)
+        return _quickbound_to(pod, info, sfx, len(sfx.ok_count) - 1 - len(cands), tier)
 
     def _memo_for(self, pod: Pod) -> FilterMemo | None:
         return memo_of(self._filter_memo, fit_shape(pod)) if self.memoize else None

@@ -270,6 +270,12 @@ class NodeInfo:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
 
 
+def _visited(info: NodeInfo, visit: Callable[[NodeInfo], object] | None) -> NodeInfo:
+    if visit is not None:
+        visit(info)
+    return info
+
+
 def _uses_volumes(pod: Pod) -> bool:
     return bool(pod.claim_names) or any(
         v.gce_persistent_disk is not None or v.aws_elastic_block_store is not None or v.azure_disk is not None
@@ -415,8 +421,10 @@ class Snapshot:
     _ordered: list[NodeInfo] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def from_state(cls, state: ClusterState) -> Snapshot:
-        infos = [NodeInfo(n, state.pods_on(n.name)) for n in sorted(state.nodes, key=lambda n: n.name)]
+    def from_state(cls, state: ClusterState, visit: Callable[[NodeInfo], object] | None = None) -> Snapshot:
+        """`visit`, if given, sees each NodeInfo as soon as it is built: work on a node's pods done
+        then finds them in the CPU's caches (a later pass over 30k pods waits on memory)."""
+        infos = [_visited(NodeInfo(n, state.pods_on(n.name)), visit) for n in sorted(state.nodes, key=lambda n: n.name)]
         return cls(infos, {i.name: i for i in infos}, state.namespace_labels, ClusterFacts(state, infos),
                    state.storage)
 
