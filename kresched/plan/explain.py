@@ -123,12 +123,15 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
                            ("the cluster has no nodes: nothing can run until one joins",))
     nominated = nominated_pods(state, exclude=pod)
     diag, cycle = find_nodes_that_fit(plugins, pod, snapshot, nominated)
-    verdicts = []
+    ranked = []
     for info in snapshot.node_infos:
         st = diag.status_of(info.name)
         short = _shortfall(pod, info, st, nominated.get(info.name, ()))
-        verdicts.append(NodeVerdict(info.name, st, _hints(pod, info, st, short), short))
-    verdicts.sort(key=lambda v: _distance(pod, v, snapshot.by_name[v.node]))
+        freeable = _Freeable(pod, info)
+        v = NodeVerdict(info.name, st, _hints(pod, info, st, short, freeable), short)
+        ranked.append((_distance(v, freeable), v))
+    ranked.sort(key=lambda dv: dv[0])
+    verdicts = [v for _, v in ranked]
     counts: dict[str, int] = {}
     for v in verdicts:
         for r in v.status.reasons:
@@ -240,7 +243,7 @@ def _why_still_pending(pod: Pod, state: ClusterState) -> tuple[str, ...]:
 # -- ranking and hints --------------------------------------------------------------------------
 
 
-def _distance(pod: Pod, v: NodeVerdict, info: NodeInfo) -> tuple[int, int, float, str]:
+def _distance(v: NodeVerdict, freeable: _Freeable) -> tuple[int, int, float, str]:
     """The order nodes are listed in, nearest to fitting first:
 
     1. nodes where the pod fits;
@@ -254,7 +257,7 @@ def _distance(pod: Pod, v: NodeVerdict, info: NodeInfo) -> tuple[int, int, float
     if st.is_success:
         rank = 0
     elif st.code == Code.UNSCHEDULABLE:
-        rank = 1 if all(_freeable(pod, info, ir.resource) >= max(ir.missing, 1) for ir in v.short) else 2
+        rank = 1 if all(freeable(ir.resource) >= max(ir.missing, 1) for ir in v.short) else 2
     else:
         rank = 3
     shortfall = 0.0
@@ -288,12 +291,28 @@ def _more(resource: str, amount: int) -> str:
     return f"{format_amount(resource, amount)} more {unit}"
 
 
-def _freeable(pod: Pod, info: NodeInfo, resource: str) -> int:
-    """How much of `resource` the pods kresched may evict for `pod` hold on the node."""
-    lower = [p for p in info.pods if is_candidate_victim(p, pod.effective_priority)]
-    if resource == "pods":
-        return len(lower)
-    return sum(p.requests.get(resource) for p in lower)
+class _Freeable:
+    """How much of a resource the pods kresched may evict for `pod` hold on the node (`pods`: how
+    many there are); they are found once per node, on first use."""
+
+    __slots__ = ("_info", "_lower", "_pod", "_sums")
+
+    def __init__(self, pod: Pod, info: NodeInfo) -> None:
+        self._pod, self._info = pod, info
+        self._lower: list[Pod] | None = None
+        self._sums: dict[str, int] = {}
+
+    def __call__(self, resource: str) -> int:
+        lower = self._lower
+        if lower is None:
+            priority = self._pod.effective_priority
+            lower = self._lower = [p for p in self._info.pods if is_candidate_victim(p, priority)]
+        if resource == "pods":
+            return len(lower)
+        amount = self._sums.get(resource)
+        if amount is None:
+            amount = self._sums[resource] = sum(p.requests.get(resource) for p in lower)
+        return amount
 
 
 def _shortfall(pod: Pod, info: NodeInfo, st: Status, nominated: Sequence[Pod]) -> tuple[InsufficientResource, ...]:
@@ -312,12 +331,13 @@ def _shortfall(pod: Pod, info: NodeInfo, st: Status, nominated: Sequence[Pod]) -
     return tuple(fits_request(pod.requests, info))
 
 
-def _hints(pod: Pod, info: NodeInfo, st: Status, short: Sequence[InsufficientResource]) -> tuple[str, ...]:
+def _hints(pod: Pod, info: NodeInfo, st: Status, short: Sequence[InsufficientResource],
+           freeable: _Freeable) -> tuple[str, ...]:
     if st.is_success:
         return ()
     plugin = st.plugin
     if plugin == NODE_RESOURCES_FIT:
-        return tuple(_resource_hint(pod, info, ir) for ir in short)
+        return tuple(_resource_hint(ir, freeable) for ir in short)
     if plugin == "TaintToleration":
         return tuple(f"tolerate taint {d}" for d in st.details) or ("tolerate the node's NoSchedule/NoExecute taints",)
     if plugin == "NodeAffinity":
@@ -341,10 +361,10 @@ def _hints(pod: Pod, info: NodeInfo, st: Status, short: Sequence[InsufficientRes
     return ()
 
 
-def _resource_hint(pod: Pod, info: NodeInfo, ir: InsufficientResource) -> str:
+def _resource_hint(ir: InsufficientResource, freeable: _Freeable) -> str:
     name = ir.resource
     if name == "pods":
-        lower = _freeable(pod, info, "pods")
+        lower = freeable("pods")
         if lower:
             return (f"node is at its limit of {ir.capacity} pods: evicting 1 of its {lower} lower-priority pods "
                     "makes room")
@@ -355,12 +375,12 @@ def _resource_hint(pod: Pod, info: NodeInfo, ir: InsufficientResource) -> str:
         return (f"requests {_amount(name, ir.requested)} but the node has only {_amount(name, ir.capacity)} "
                 "allocatable: no eviction helps")
     missing = ir.missing
-    freeable = _freeable(pod, info, name)
+    held = freeable(name)
     text = f"needs {_more(name, missing)}"
-    if freeable >= missing:
-        return f"{text}: evicting lower-priority pods could free {_amount(name, freeable)}"
-    if freeable > 0:
-        return f"{text}: lower-priority pods hold only {_amount(name, freeable)}"
+    if held >= missing:
+        return f"{text}: evicting lower-priority pods could free {_amount(name, held)}"
+    if held > 0:
+        return f"{text}: lower-priority pods hold only {_amount(name, held)}"
     return f"{text}: no lower-priority pod here holds any"
 
 
