@@ -296,6 +296,23 @@ def test_the_table_shows_the_whole_message_when_preemption_fails_too(cli: Run, s
     assert [r[0] for r in table_rows(res.stdout)][:1] == ["node-b"]
 
 
+def test_nodes_whose_lower_priority_pods_hold_enough_come_before_those_that_hold_only_some(cli: Run,
+                                                                                         tmp_path: Path) -> None:
+    # Both nodes lack 2 CPU for `app`. On node-a its lower-priority pods hold 1 CPU (not enough),
+    # on node-z 3 CPU: node-z is nearer to fitting, although its name sorts last.
+    source = write(tmp_path, [make_node("node-a", cpu="4"), make_node("node-z", cpu="4")], [
+        make_pod("low-a", "ml", node="node-a", cpu="1", priority=LOW),
+        make_pod("mid-a", "ml", node="node-a", cpu="2", priority=MID),
+        make_pod("low-z", "ml", node="node-z", cpu="3", priority=LOW),
+        make_pod("app", "ml", cpu="3", priority=MID),
+    ])
+    res = cli("explain", "--pod", "ml/app", "--snapshot", source, "--no-color", "-o", "wide", width=250)
+    assert [[r[0], r[4]] for r in table_rows(res.stdout)] == [
+        ["node-z", "needs 2 more CPU: evicting lower-priority pods could free 3 CPU"],
+        ["node-a", "needs 2 more CPU: lower-priority pods hold only 1 CPU"],
+    ]
+
+
 def test_extended_resources_and_the_pod_limit_get_their_own_hints(cli: Run, tmp_path: Path) -> None:
     source = write(tmp_path, [make_node("node-g", cpu="4", pods=2)], [
         make_pod("low-0", "ml", node="node-g", cpu="100m", priority=LOW),

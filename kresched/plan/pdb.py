@@ -113,7 +113,7 @@ class PdbLedger:
             by_ns[pdb.namespace].append(pdb)
         self._by_ns = dict(by_ns)
         self._covering: dict[str, tuple[str, ...]] = {}
-        self._label_index: dict[str, tuple[dict[tuple[str, str], list[int]], list[int]]] = {}
+        self._label_index: dict[str, tuple[dict[tuple[str, str], list[int]], list[int], frozenset[int]]] = {}
         self._kinds: dict[str, tuple[str | None, str]] = {}
         budgets: dict[str, _Budget] = {}
         pods_by_ns: defaultdict[str, list[Pod]] = defaultdict(list)
@@ -145,7 +145,7 @@ class PdbLedger:
         hit = self._covering.get(key)
         if hit is None:
             namespace = pod.metadata.namespace
-            by_label, scan = self._label_index.get(namespace) or self._index(namespace)
+            by_label, scan, whole = self._label_index.get(namespace) or self._index(namespace)
             labels = pod.metadata.labels
             # A namespace has a few PDBs and a pod many labels: look the PDBs' pairs up in the labels.
             maybe = [i for (k, v), found in by_label.items() if labels.get(k) == v for i in found]
@@ -153,6 +153,8 @@ class PdbLedger:
                 maybe += scan
             if not maybe:
                 hit = ()
+            elif len(maybe) == 1 and maybe[0] in whole:  # the one pair of its selector matched
+                hit = (self._by_ns[namespace][maybe[0]].key,)
             else:
                 pdbs = self._by_ns[namespace]
                 hit = tuple(pdbs[i].key for i in sorted(set(maybe))
@@ -160,13 +162,15 @@ class PdbLedger:
             self._covering[key] = hit
         return hit
 
-    def _index(self, namespace: str) -> tuple[dict[tuple[str, str], list[int]], list[int]]:
+    def _index(self, namespace: str) -> tuple[dict[tuple[str, str], list[int]], list[int], frozenset[int]]:
         """The namespace's PDBs (by position) under one `matchLabels` pair each — a pod lacking that
-        label cannot match — and those with only `matchExpressions`, which must be checked."""
+        label cannot match — and those with only `matchExpressions`, which must be checked; and
+        the PDBs whose selector is that one pair alone (a pod with it is selected, nothing to check)."""
         hit = self._label_index.get(namespace)
         if hit is None:
             by_label: dict[tuple[str, str], list[int]] = {}
             scan: list[int] = []
+            whole: set[int] = set()
             for i, b in enumerate(self._by_ns.get(namespace, ())):
                 sel = b.spec.selector
                 if _is_empty(sel):
@@ -174,9 +178,11 @@ class PdbLedger:
                 assert sel is not None
                 if sel.match_labels:
                     by_label.setdefault(min(sel.match_labels.items()), []).append(i)
+                    if len(sel.match_labels) == 1 and not sel.match_expressions:
+                        whole.add(i)
                 else:
                     scan.append(i)
-            hit = self._label_index[namespace] = (by_label, scan)
+            hit = self._label_index[namespace] = (by_label, scan, frozenset(whole))
         return hit
 
     def budget(self, key: str) -> int:
@@ -201,7 +207,7 @@ class PdbLedger:
             policy = b.pdb.spec.unhealthy_pod_eviction_policy or "IfHealthyBudget"
             if st is not None and pod.name in st.disrupted_pods:
                 kind = (keys[0], "free")  # already counted by the API server
-            elif not pod.is_ready and (policy == "AlwaysAllow" or b.current_healthy >= b.desired_healthy > 0):
+            elif (policy == "AlwaysAllow" or b.current_healthy >= b.desired_healthy > 0) and not pod.is_ready:
                 kind = (keys[0], "free")  # an unhealthy pod the policy lets go
             else:
                 kind = (keys[0], "spends")

@@ -83,6 +83,14 @@ TERMINATING = "2026-01-01T00:00:00Z"
                  id="a selector of expressions only covers the pods it matches"),
     pytest.param([pdb(status=budget(0), spec={"selector": {"matchLabels": {"app": "db"}}})], pod(), "none",
                  id="a selector that does not match covers nothing"),
+    pytest.param([pdb(status=budget(0), spec={"selector": {"matchLabels": {**WEB, "tier": "front"}}})], pod(), "none",
+                 id="every pair of matchLabels must match, not only the first"),
+    pytest.param([pdb(status=budget(0), spec={"selector": {"matchLabels": WEB, "matchExpressions": [
+        {"key": "tier", "operator": "Exists"}]}})], pod(), "none",
+                 id="matchLabels and matchExpressions must both match"),
+    pytest.param([pdb(status=budget(0), spec={"selector": {"matchLabels": WEB, "matchExpressions": [
+        {"key": "tier", "operator": "Exists"}]}})], pod(labels={**WEB, "tier": "x"}), "refused",
+                 id="a pod matching both is covered"),
     pytest.param([pdb(status=budget(0), namespace="other")], pod(), "none",
                  id="a PDB in another namespace covers nothing"),
     pytest.param([pdb(status=budget(0, disruptedPods={"v": TERMINATING}))], pod(), "free",
