@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Annotated
 
 import typer
@@ -104,6 +105,10 @@ def plan(
 def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: PlanOptions) -> list[Plan]:
     """`plan_pending`, one pod at a time so that a terminal can show how far it got."""
     planner = Planner(state, options)
+    # The planner's view of the cluster (a NodeInfo per node, its ranked evictable pods) lives as
+    # long as the loaded cluster: frozen like it (`paused_gc`), the collections the plans trigger
+    # never scan it (at 5k nodes, a fifth of the collector's time in a queue of 1,400 pods).
+    gc.freeze()
     plans: list[Plan] = []
     with progress(opts, f"planning {len(pods)} pending pod(s)") as p:
         for i, pod in enumerate(pods):
