@@ -387,30 +387,38 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
         if j < cut:
             again.add(j)
     failed = walk.failed
-    flipped = False
+    lost: set[str] = set()  # feasible then, not now
+    gained: list[str] = []  # the other way round
     for j in again:
         info = infos[j]
         name = info.name
         st = status(info, held.get(name))
         visited[j] = info
         if st.code:
-            flipped |= name not in failed
+            if name not in failed:
+                lost.add(name)
             failed[name] = st
         elif failed.pop(name, None) is not None:
-            flipped = True
-    if not flipped:
+            gained.append(name)
+    if not lost and not gained:
         diag.feasible.extend(walk.feasible)
         diag.node_to_status.update(failed)
         diag.sampled = walk.sampled
         return -1
-    ok = [info.name for info in visited if info.name not in failed]
+    # The visited nodes not failed now, in the search order: every visited node was feasible or
+    # failed, so these are the walk's feasible ones but those lost, and those gained.
+    ok = [n for n in walk.feasible if n not in lost] if lost else list(walk.feasible)
+    if gained:
+        ok += gained
+        ok.sort(key=positions.__getitem__)
     if len(ok) < limit:
         diag.feasible.extend(ok)
         diag.node_to_status.update(failed)
         return cut
     end = positions[ok[limit - 1]] + 1
     diag.feasible.extend(ok[:limit])
-    diag.node_to_status.update((n, st) for n, st in failed.items() if positions[n] < end)
+    diag.node_to_status.update(failed if end == cut else
+                               ((n, st) for n, st in failed.items() if positions[n] < end))
     diag.sampled = end < len(infos)
     return -1
 
