@@ -107,7 +107,7 @@ def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: Plan
     planner = Planner(state, options)
     # The planner's view of the cluster (a NodeInfo per node, its ranked evictable pods) lives as
     # long as the loaded cluster: frozen like it (`paused_gc`), the collections the plans trigger
-    # never scan it (at 5k nodes, a fifth of the collector's time in a queue of 1,400 pods).
+    # never scan it (at 5k nodes, about a fifth of the collector's time in a queue of 1,400 pods).
     gc.freeze()
     plans: list[Plan] = []
     with progress(opts, f"planning {len(pods)} pending pod(s)") as p:
