@@ -9,7 +9,9 @@ system, what a loaded machine does not blur), wall, and peak resident memory; th
 `--repeat` runs. kresched is byte-compiled first, as an installed copy is. The floor is a process
 that only reads the same file and decodes it into kresched's typed structs with the GC off
 (`floor`, below), and leaves as kresched does, without freeing them; every case is reported as a
-ratio to it, on the same file.
+ratio to it, on the same file. kresched's pods compute some facts as they are built (validation,
+requests, QoS: `Pod.__post_init__`), so that work is in the floor; the first row (`bare`) is the
+same decode without it, so a reader sees what share of the floor it is.
 
 Cases: `plan --pod`, `explain --pod` (the first pending critical pod) and the drain pre-flight of
 the busiest worker on the generated cluster; `plan --all-pending` on it (its own ~100 pending
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ProcessCase", "floor", "measure_processes", "render_processes", "run_process"]
+__all__ = ["ProcessCase", "bare", "floor", "measure_processes", "render_processes", "run_process"]
 
 DEFAULT_PENDING = (1, 10, 100, 500)
 
@@ -71,6 +73,26 @@ def floor(path: Path) -> object:
         return msgspec.json.Decoder(_TypedList).decode(path.read_bytes())
 
 
+def bare(path: Path) -> object:
+    """The floor's decode with the pods built as plain structs: kresched's `Pod` fields and
+    options, without its `__post_init__` (the spec's validation, requests in integer units, QoS)."""
+    from typing import Union, get_args
+
+    import msgspec
+
+    from kresched.model.objects import Pod
+    from kresched.sources.decode import Known, paused_gc
+
+    cfg = Pod.__struct_config__
+    plain = msgspec.defstruct("Pod", [(f.name, f.type, f.default) for f in msgspec.structs.fields(Pod)],
+                              frozen=cfg.frozen, dict=cfg.dict, rename="camel", omit_defaults=cfg.omit_defaults,
+                              tag_field=cfg.tag_field, tag=cfg.tag)
+    kinds = tuple(plain if t is Pod else t for t in get_args(Known))
+    items = msgspec.defstruct("_BareList", [("kind", str, ""), ("items", list[Union[kinds]], [])])  # noqa: UP007
+    with paused_gc():
+        return msgspec.json.Decoder(items).decode(path.read_bytes())
+
+
 def _targets(path: Path) -> tuple[str, str]:
     """(the first pending critical pod as NS/NAME, the busiest untainted node), as the in-process
     cases pick them (`kresched.bench.cases.setup`, `drain.preflight`)."""
@@ -95,6 +117,8 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
     k = ["kresched"]
     snap = ["--snapshot", str(base), "-o", "json"]
     out = [
+        ProcessCase("bare", "the floor without the pods' construction (validation, requests, QoS)",
+                    ["kresched.bench.process", "bare", str(base)], base),
         ProcessCase("load", "kresched's load of the file (read, decode, cluster state), nothing else",
                     ["kresched.bench.process", "load", str(base)], base),
         ProcessCase("plan.pod", "`plan --pod` (1 pending critical pod)", [*k, "plan", pod, *snap], base),
@@ -239,8 +263,8 @@ def load(path: Path) -> object:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("floor", "load"):
-        sys.exit("usage: python -m kresched.bench.process floor|load PATH")
-    loaded = (floor if sys.argv[1] == "floor" else load)(Path(sys.argv[2]))
+    if len(sys.argv) != 3 or sys.argv[1] not in ("floor", "bare", "load"):
+        sys.exit("usage: python -m kresched.bench.process floor|bare|load PATH")
+    loaded = {"floor": floor, "bare": bare, "load": load}[sys.argv[1]](Path(sys.argv[2]))
     # Both leave as a kresched command does (`cli._run`): without freeing what was loaded.
     os._exit(0)
