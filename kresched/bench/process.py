@@ -10,7 +10,7 @@ system, what a loaded machine does not blur), wall, and peak resident memory; th
 that only reads the same file and decodes it into kresched's typed structs with the GC off
 (`floor`, below), and leaves as kresched does, without freeing them; every case is reported as a
 ratio to it, on the same file. kresched's pods compute some facts as they are built (validation,
-requests, QoS: `Pod.__post_init__`), so that work is in the floor; the first row (`bare`) is the
+requests, QoS: `Pod.__post_init__`), so that work is in the floor; the row after it (`bare`) is the
 same decode without it, so a reader sees what share of the floor it is.
 
 Cases: `plan --pod`, `explain --pod` (the first pending critical pod) and the drain pre-flight of
