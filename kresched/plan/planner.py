@@ -691,7 +691,7 @@ class Planner:
         """`_quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
         node's `_Suffixes`."""
         sfx = self._suffixes[id(info)][1]  # (`_candidates` ranked `info`: `_rank`)
-        return _quickbound_to(pod, info, sfx, len(sfx.ok_count) - 1 - len(cands), tier)
+        return _quickbound_to(pod, info, sfx, len(sfx.all.count) - 1 - len(cands), tier)
 
     def _memo_for(self, pod: Pod) -> FilterMemo | None:
         return memo_of(self._filter_memo, fit_shape(pod)) if self.memoize else None
@@ -983,12 +983,12 @@ class _TierIndex:
         self.budget_users: dict[str, set[str]] = {}
 
 
-class _Suffixes(NamedTuple):
-    """A node's evictable pods, most important first — so the candidates for any priority are a
-    suffix, from position `cut` on — summed up once for `_quickbound_to`, for every suffix: the
-    lowest priority and the latest start among pods of it (the same in every suffix: its pods are
-    in all of them); each pod's cpu and memory request with its position, largest first, and their
-    totals from `cut` on; the same of the pods within the grace limit, with their count (lists
+class _Pool(NamedTuple):
+    """Some of a node's evictable pods (all of them, or those within the grace limit), most
+    important first — so the candidates for any priority are a suffix, from position `cut` on —
+    summed up once for `_quickbound_to`, for every suffix: the lowest priority and the latest start
+    among pods of it (the same in every suffix: its pods are in all of them); each pod's cpu and
+    memory request with its position, largest first; and the totals and count from `cut` on (lists
     indexed by `cut`, one past the last pod included)."""
     lowest: int
     latest: float
@@ -996,37 +996,37 @@ class _Suffixes(NamedTuple):
     by_memory: list[tuple[int, int]]
     cpu: list[int]
     memory: list[int]
-    ok_lowest: int
-    ok_latest: float
-    ok_by_cpu: list[tuple[int, int]]
-    ok_by_memory: list[tuple[int, int]]
-    ok_cpu: list[int]
-    ok_memory: list[int]
-    ok_count: list[int]
+    count: list[int]
+
+    @classmethod
+    def of(cls, ranked: list[Pod], keep: list[bool]) -> _Pool:
+        """The pool of the pods of `ranked` that `keep` marks (positions are `ranked`'s)."""
+        n = len(ranked)
+        cpu, memory, count = [0] * (n + 1), [0] * (n + 1), [0] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            if keep[i]:
+                r = ranked[i].requests
+                cpu[i], memory[i], count[i] = cpu[i + 1] + r.milli_cpu, memory[i + 1] + r.memory, count[i + 1] + 1
+            else:
+                cpu[i], memory[i], count[i] = cpu[i + 1], memory[i + 1], count[i + 1]
+        pods = [p for p, k in zip(ranked, keep, strict=True) if k]
+        lowest, latest = (pods[-1].effective_priority, _latest_start_of_lowest(pods)) if pods else (0, 0.0)
+        return cls(lowest, latest,
+                   sorted(((p.requests.milli_cpu, i) for i, p in enumerate(ranked) if keep[i]), reverse=True),
+                   sorted(((p.requests.memory, i) for i, p in enumerate(ranked) if keep[i]), reverse=True),
+                   cpu, memory, count)
+
+
+class _Suffixes(NamedTuple):
+    """A node's evictable pods summed up for `_quickbound_to`: every one (`all`), and those whose
+    grace period is within the limit (`ok`, what tier 1 may evict)."""
+    all: _Pool
+    ok: _Pool
 
     @classmethod
     def of(cls, ranked: list[Pod], max_grace: int) -> _Suffixes:
-        n = len(ranked)
-        cpu, memory = [0] * (n + 1), [0] * (n + 1)
-        ok_cpu, ok_memory, ok_count = [0] * (n + 1), [0] * (n + 1), [0] * (n + 1)
-        ok: list[Pod] = []
-        within = [p.grace_seconds <= max_grace for p in ranked]
-        for i in range(n - 1, -1, -1):
-            r = ranked[i].requests
-            cpu[i], memory[i] = cpu[i + 1] + r.milli_cpu, memory[i + 1] + r.memory
-            if within[i]:
-                ok.append(ranked[i])
-                ok_cpu[i], ok_memory[i], ok_count[i] = ok_cpu[i + 1] + r.milli_cpu, ok_memory[i + 1] + r.memory, \
-                    ok_count[i + 1] + 1
-            else:
-                ok_cpu[i], ok_memory[i], ok_count[i] = ok_cpu[i + 1], ok_memory[i + 1], ok_count[i + 1]
-        by_cpu = sorted(((p.requests.milli_cpu, i) for i, p in enumerate(ranked)), reverse=True)
-        by_memory = sorted(((p.requests.memory, i) for i, p in enumerate(ranked)), reverse=True)
-        lowest, latest = (ranked[-1].effective_priority, _latest_start_of_lowest(ranked)) if ranked else (0, 0.0)
-        ok_lowest, ok_latest = (ok[0].effective_priority, _latest_start_of_lowest(ok)) if ok else (0, 0.0)
-        return cls(lowest, latest, by_cpu, by_memory, cpu, memory, ok_lowest, ok_latest,
-                   [x for x in by_cpu if within[x[1]]], [x for x in by_memory if within[x[1]]],
-                   ok_cpu, ok_memory, ok_count)
+        return cls(_Pool.of(ranked, [True] * len(ranked)), _Pool.of(ranked, [p.grace_seconds <= max_grace
+                                                                            for p in ranked]))
 
 
 def _fewest(by_size: list[tuple[int, int]], cut: int, short: int) -> int:
@@ -1055,39 +1055,34 @@ def _quickbound_to(pod: Pod, info: NodeInfo, sfx: _Suffixes, cut: int, tier: int
     pods within the limit, all evicted, would not make room (tier 1 evicts no other). None where
     not even all those candidates, all evicted, make room for P's cpu, memory or pod slot (then no
     victims of the tier do: `_min_victims` finds the same, with the budgets)."""
-    if tier == 1:
-        if not sfx.ok_count[cut]:
-            return None  # no candidate within the grace limit
-        lowest, latest, by_cpu, by_memory, n = sfx.ok_lowest, sfx.ok_latest, sfx.ok_by_cpu, sfx.ok_by_memory, \
-            sfx.ok_count[cut]
-        total_cpu, total_memory = sfx.ok_cpu[cut], sfx.ok_memory[cut]
-    else:
-        lowest, latest, by_cpu, by_memory, n = sfx.lowest, sfx.latest, sfx.by_cpu, sfx.by_memory, \
-            len(sfx.ok_count) - 1 - cut
-        total_cpu, total_memory = sfx.cpu[cut], sfx.memory[cut]
+    pool = sfx.ok if tier == 1 else sfx.all
+    n = pool.count[cut]
+    if tier == 1 and not n:
+        return None  # no candidate within the grace limit
     alloc = info.node.allocatable
     req = pod.requests
     k = 1
     shortened = False
     short = req.milli_cpu - (alloc.milli_cpu - info.requested_milli_cpu)
     if short > 0:
-        if short > total_cpu:
+        if short > pool.cpu[cut]:
             return None
-        k = max(k, _fewest(by_cpu, cut, short))
-        shortened = short > sfx.ok_cpu[cut]
+        k = max(k, _fewest(pool.by_cpu, cut, short))
+        shortened = short > sfx.ok.cpu[cut]
     short = req.memory - (alloc.memory - info.requested_memory)
     if short > 0:
-        if short > total_memory:
+        if short > pool.memory[cut]:
             return None
-        k = max(k, _fewest(by_memory, cut, short))
-        shortened |= short > sfx.ok_memory[cut]
+        k = max(k, _fewest(pool.by_memory, cut, short))
+        shortened |= short > sfx.ok.memory[cut]
     if alloc.allowed_pods:
         over = len(info.pods) + 1 - alloc.allowed_pods
         if over > n:
             return None
         k = max(k, over)
-        shortened |= over > sfx.ok_count[cut]
-    return (0, int(shortened) if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -latest,
+        shortened |= over > sfx.ok.count[cut]
+    lowest = pool.lowest
+    return (0, int(shortened) if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -pool.latest,
             _requests_share_short(pod, info), 0, info.name)
 
 
