@@ -222,13 +222,11 @@ def kubectl_main() -> None:
     _run("kubectl kresched")
 
 
-#: The cyclic GC's thresholds for a run (CPython's default is 700, 10, 10). Planning allocates
-#: millions of short-lived objects and almost no cycles, while the snapshot and its indexes are
-#: large and long-lived: with the defaults, full collections that walk them cost a fifth of a
-#: rebalance or a queue's plan on a 5k-node cluster. The loaded state itself is frozen
-#: (`sources.decode.paused_gc`). A young generation of 50,000 objects (not 10,000): a one-pod
-#: command at 1k nodes builds its view of the cluster with 2 collections instead of 12 and a
-#: middle one (0.05 -> 0.02 s of collecting).
+#: The cyclic GC's thresholds for a run (CPython's default is 700, 10, 10). Loading and planning
+#: run with the collector paused and what they built frozen (`sources.decode.paused_gc`: they
+#: make no cycles); these thresholds are for the rest (rendering, acting, waiting on the API
+#: server), which allocates many short-lived objects and few cycles, next to a large long-lived
+#: heap: with the defaults, collections were a fifth of a queue's plan on a 5k-node cluster.
 GC_THRESHOLDS = (50_000, 10, 100)
 
 

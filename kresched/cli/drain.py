@@ -38,6 +38,7 @@ from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.model.cluster import ClusterState
 from kresched.model.selectors import label_selector_matches
+from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
     from kresched.execute.drain import DrainResult
@@ -124,7 +125,7 @@ def drain_command(
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
     names = _node_names(state, nodes or [], nodes_selected, selector)
-    with progress(opts, f"simulating the drain of {', '.join(names)}"):
+    with progress(opts, f"simulating the drain of {', '.join(names)}"), paused_gc():
         plan = plan_drain(state, names, DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction,
                                                      pods_selected))
     if dry_run is DryRun.client:

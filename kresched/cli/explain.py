@@ -26,6 +26,7 @@ from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.plan.explain import explain_pod
 from kresched.render.explain import explanation_dict, explanation_table
+from kresched.sources.decode import paused_gc
 
 
 @command
@@ -57,7 +58,7 @@ def explain(
     assert ref is not None
     state = load_state(opts)
     target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
-    with progress(opts, f"explaining {target.key}"):
+    with progress(opts, f"explaining {target.key}"), paused_gc():
         result = explain_pod(state, target)
     emit(opts.output, explanation_dict(result),
          lambda: explanation_table(result, top=top, all_nodes=all_nodes, wide=opts.output is Output.wide))

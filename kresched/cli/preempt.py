@@ -37,6 +37,7 @@ from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
 from kresched.plan.planner import Plan, PlanOptions, plan_pod
 from kresched.render.plan import plan_dict, plan_view
+from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
     from kresched.execute.preempt import PreemptResult
@@ -93,7 +94,7 @@ def preempt_command(
         raise InputError(f"pod {target.key} is not Pending: it is bound to node {target.spec.node_name}")
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
-    with progress(opts, f"planning {target.key}"):
+    with progress(opts, f"planning {target.key}"), paused_gc():
         plan = plan_pod(state, target, options.plan)
     _show(plan, state, opts)
     if plan.outcome != "evict":

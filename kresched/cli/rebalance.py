@@ -33,6 +33,7 @@ from kresched.cli.common import (
 )
 from kresched.errors import ExitCode, InputError
 from kresched.plan.objectives import OBJECTIVES
+from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
     from kresched.execute.rebalance import RebalanceResult
@@ -150,7 +151,8 @@ def rebalance_command(
                           max_moves_per_node, max_moves_per_namespace)
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
-    plan = plan_rebalance(state, ropts)
+    with paused_gc():
+        plan = plan_rebalance(state, ropts)
     if dry_run is DryRun.client:
         emit(opts.output, rebalance_dict(plan), lambda: rebalance_view(plan))
         return ExitCode.OK
