@@ -36,22 +36,46 @@ with open(out, "w") as f:
 """
 
 
-@pytest.mark.parametrize("args", [
+#: A snapshot run of each verb that only computes, with machine output.
+JSON_RUNS = [
     ["plan", "--snapshot", "demo", "-o", "json"],
     ["explain", "metrics-server-5p9lfwkgvh-mkd72", "-n", "kube-system", "--snapshot", "demo", "-o", "json"],
     ["drain", "worker-b3", "--snapshot", "demo", "--ignore-daemonsets", "--dry-run", "-o", "json"],
     ["rebalance", "--snapshot", "demo", "--dry-run", "-o", "json"],
-], ids=lambda a: a[0])
-def test_a_snapshot_run_never_imports_the_kubernetes_client_or_the_http_stack(args: list[str],
-                                                                              tmp_path: Path) -> None:
+]
+
+
+def _imported(args: list[str], tmp_path: Path) -> list[str]:
+    """The modules `kresched ARGS` imported, run as the script runs it."""
     out = tmp_path / "modules.json"
     run = subprocess.run([sys.executable, "-c", _RUN, str(out), *args], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip(), "the command printed nothing"
-    modules = json.loads(out.read_text())
-    loaded = [m for m in modules if any(m == name or m.startswith(name + ".") for name in LIVE_ONLY)]
+    return json.loads(out.read_text())
+
+
+def _of(modules: list[str], packages: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in packages)]
+
+
+@pytest.mark.parametrize("args", JSON_RUNS, ids=lambda a: a[0])
+def test_a_snapshot_run_never_imports_the_kubernetes_client_or_the_http_stack(args: list[str],
+                                                                              tmp_path: Path) -> None:
+    loaded = _of(_imported(args, tmp_path), LIVE_ONLY)
     assert not loaded, f"kresched {' '.join(args)} imported {loaded[:10]}"
+
+
+@pytest.mark.parametrize("args", JSON_RUNS, ids=lambda a: a[0])
+def test_a_json_run_never_imports_rich(args: list[str], tmp_path: Path) -> None:
+    # rich draws tables and status lines: a script's `-o json` starts without it (a fifth of
+    # kresched's own start-up).
+    loaded = _of(_imported(args, tmp_path), ("rich",))
+    assert not loaded, f"kresched {' '.join(args)} imported {loaded[:10]}"
+
+
+def test_the_check_sees_rich_where_a_table_is_drawn(tmp_path: Path) -> None:
+    assert _of(_imported(["plan", "--snapshot", "demo"], tmp_path), ("rich",))
 
 
 def test_a_json_run_never_imports_pyyaml(tmp_path: Path) -> None:

@@ -9,11 +9,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import RenderableType
-from rich.live import Live
 
 from kresched.cli.common import ENV, Options, is_table, write_doc
 from kresched.errors import InputError
@@ -21,6 +19,9 @@ from kresched.execute.api import ClusterApi, DryRunApi
 from kresched.execute.events import Event, Reporter
 from kresched.model.cluster import ClusterState
 from kresched.render.events import Progress, event_dict, event_text, progress_text
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 __all__ = ["YesOpt", "DryRun", "DryRunOpt", "ClientDryRunOpt", "client_dry_run", "make_api", "make_reporter",
            "live_reporting", "write_event", "confirm"]
@@ -88,7 +89,7 @@ def make_reporter(opts: Options, mode: str) -> Reporter:
         def report(event: Event) -> None:
             write_doc(opts.output, event_dict(event, mode))
             if event.action in LEFT_BEHIND:
-                ENV.err.print(f"warning: {event.text}", markup=False, highlight=False, emoji=False, soft_wrap=True)
+                ENV.say(f"warning: {event.text}")
 
         return report
 
@@ -108,6 +109,7 @@ LEFT_BEHIND = frozenset({"release-failed", "lease-release-failed", "incomplete",
 def live_reporting(opts: Options, mode: str) -> Iterator[Reporter]:
     """`make_reporter`, plus on a terminal a live footer of what is in progress (counts, the PDBs
     pods wait for). Thread-safe: drain reports from its lanes. Nothing may prompt meanwhile."""
+    from rich.live import Live
     if not is_table(opts.output) or not ENV.stdout_is_tty:
         yield make_reporter(opts, mode)
         return

@@ -15,18 +15,19 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.segment import Segment
 
 from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.model.cluster import ClusterState
 from kresched.render.safe import escape_control
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "emit",
@@ -99,21 +100,6 @@ class Options:
         return "the snapshot" if self.snapshot == "demo" else (self.snapshot or "the cluster")
 
 
-class SafeConsole(Console):
-    """A rich Console that never writes a control character it did not produce itself.
-
-    Strings are escaped before layout (so tables keep their widths); whatever reaches the output
-    some other way (a `Text` built elsewhere) is escaped segment by segment on the way out —
-    rich's own styles, links and cursor moves are not text segments and are left alone."""
-
-    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
-        return super().render_str(escape_control(text), *args, **kwargs)
-
-    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
-        return super()._render_buffer(
-            seg if seg.control else Segment(escape_control(seg.text), seg.style, seg.control) for seg in buffer)
-
-
 @dataclass
 class Env:
     """Where output goes. Tests build one around string buffers; `main` uses the real streams."""
@@ -128,6 +114,8 @@ class Env:
 
     @functools.cached_property
     def out(self) -> Console:
+        from kresched.cli.console import SafeConsole
+
         # kubectl's rule: the width follows the terminal; a pipe is never cut (COLUMNS still wins,
         # for the scripts that set it). Colour only on a terminal — rich decides that from isatty.
         width = None if self.stdout_is_tty else _columns() or PIPE_WIDTH
@@ -138,9 +126,18 @@ class Env:
 
     @functools.cached_property
     def err(self) -> Console:
+        from kresched.cli.console import SafeConsole
+
         tty = bool(getattr(self.stderr, "isatty", lambda: False)())
         return SafeConsole(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True,
                        width=None if tty else _columns() or PIPE_WIDTH)
+
+    def say(self, line: str) -> None:
+        """One plain line on stderr (an error, a warning, a note): what `err.print(line,
+        markup=False, highlight=False, emoji=False, soft_wrap=True)` writes, control characters
+        escaped and tabs expanded, without loading rich for it."""
+        self.stderr.write(escape_control(line).expandtabs(8) + "\n")
+        self.stderr.flush()
 
     @property
     def stderr_is_tty(self) -> bool:
@@ -338,11 +335,10 @@ def command(fn: F) -> F:
                 code = fn(*args, **kwargs)
         except KreschedError as exc:
             # One line, whatever the message holds: scripts and log lines read errors line by line.
-            ENV.err.print(f"error: {_one_line(exc.message)}", markup=False, highlight=False, emoji=False,
-                          soft_wrap=True)
+            ENV.say(f"error: {_one_line(exc.message)}")
             raise typer.Exit(int(exc.exit_code)) from None
         except KeyboardInterrupt:
-            ENV.err.print("interrupted", markup=False)
+            ENV.say("interrupted")
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         except BrokenPipeError:
             raise typer.Exit(int(ExitCode.OK)) from None
@@ -351,17 +347,15 @@ def command(fn: F) -> F:
                 raise
             # stdout on a full disk: say so once, and keep the interpreter's final flush quiet.
             _silence_stdout()
-            ENV.err.print(f"error: cannot write the output: {exc.strerror}", markup=False, highlight=False,
-                          emoji=False, soft_wrap=True)
+            ENV.say(f"error: cannot write the output: {exc.strerror}")
             raise typer.Exit(int(ExitCode.ERROR)) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except Exception as exc:
             if os.environ.get("KRESCHED_TRACEBACK"):
                 raise
-            ENV.err.print(f"error: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
-                          "(set KRESCHED_TRACEBACK=1 for details)", markup=False, highlight=False, emoji=False,
-                          soft_wrap=True)
+            ENV.say(f"error: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+                    "(set KRESCHED_TRACEBACK=1 for details)")
             raise typer.Exit(int(ExitCode.ERROR)) from None
         if code:
             raise typer.Exit(int(code))
@@ -384,7 +378,7 @@ def _own_warnings() -> Iterator[None]:
         text = _one_line(str(message))
         if text not in shown:
             shown.add(text)
-            ENV.err.print(f"warning: {text}", markup=False, highlight=False, emoji=False, soft_wrap=True)
+            ENV.say(f"warning: {text}")
 
     with warnings.catch_warnings():
         warnings.simplefilter("default")

@@ -204,8 +204,7 @@ def _dry_run_verdict(plan: DrainPlan, allow_pending: bool, timeout: str) -> int:
                           else f"would stop unfinished at --timeout {timeout}"))
     if not reasons:
         return ExitCode.OK
-    ENV.err.print(f"error: the drain would not finish: {'; '.join(reasons)}", markup=False, highlight=False,
-                  soft_wrap=True)
+    ENV.say(f"error: the drain would not finish: {'; '.join(reasons)}")
     return ExitCode.INFEASIBLE
 
 

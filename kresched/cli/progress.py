@@ -11,10 +11,12 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from rich.status import Status
+from typing import TYPE_CHECKING
 
 from kresched.cli.common import ENV, Options, is_table
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 __all__ = ["Progress", "progress", "size_text"]
 

@@ -74,7 +74,7 @@ def snapshot(
     else:
         write_snapshot(state, file, stdout=getattr(ENV.stdout, "buffer", None))
     if file:
-        ENV.err.print(f"wrote {len(state.nodes)} nodes, {len(state.pods)} pods, {len(state.pdbs)} "
-                      f"PodDisruptionBudgets, {len(state.priority_classes)} PriorityClasses, "
-                      f"{len(state.storage.pvcs)} PersistentVolumeClaims to {file}")
+        ENV.say(f"wrote {len(state.nodes)} nodes, {len(state.pods)} pods, {len(state.pdbs)} "
+                f"PodDisruptionBudgets, {len(state.priority_classes)} PriorityClasses, "
+                f"{len(state.storage.pvcs)} PersistentVolumeClaims to {file}")
     return 0

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from kresched.cli.act import ClientDryRunOpt, DryRun, client_dry_run, make_api, make_reporter, write_event
 from kresched.cli.common import (
@@ -56,6 +55,8 @@ def untaint_command(
       kresched untaint --dry-run --snapshot demo
       kresched untaint node/worker-a2 --all --dry-run --snapshot demo -o json
     """
+    from rich.text import Text
+
     from kresched.execute.untaint import untaint  # here, not at the top: other verbs start without it
 
     opts = make_options(snapshot, kubeconfig, context, output, no_color)

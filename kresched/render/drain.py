@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Group, RenderableType
-from rich.markup import escape
-from rich.text import Text
-
 from kresched.plan.drain import DrainPlan, NodeDrain
 from kresched.render.table import Columns, Hanging
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.text import Text
+
     from kresched.execute.drain import DrainResult
 
 __all__ = ["node_drain_dict", "preflight_dict", "preflight_view", "drain_summary"]
@@ -36,6 +35,9 @@ def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
 
 
 def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
     parts: list[RenderableType] = []
     for n in plan.nodes:
         parts.append(Text.from_markup(

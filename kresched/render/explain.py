@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import Group, RenderableType
-from rich.markup import escape
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from kresched.plan.explain import Explanation
 from kresched.render.common import pod_requests_text, priority_text
 from kresched.render.table import Columns, Hanging
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 __all__ = ["explanation_dict", "explanation_table"]
 
@@ -43,10 +42,14 @@ _VERDICT_STYLE = {"fits": "green", "unschedulable": "yellow", "unresolvable": "r
 
 def _bullets(notes: tuple[str, ...]) -> RenderableType:
     """`• note` lines, indented, wrapped lines aligned under the text."""
+    from rich.console import Group
     return Group(*(Hanging(n) for n in notes))
 
 
 def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wide: bool = False) -> RenderableType:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
     pod = e.pod
     parts: list[RenderableType] = [
         Text(pod.key, style="bold"),
@@ -108,6 +111,8 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wi
 def _scores_table(e: Explanation, top: int = 10, wide: bool = False) -> RenderableType:
     """Per node (best first): the total and, with `wide`, the weighted score of every score plugin
     (raw → normalized)."""
+    from rich.console import Group
+    from rich.text import Text
     plugins = [p.plugin for p in e.scores[0].plugins] if e.scores else []
     ties = len(e.candidates) - 1
     head = f"The scheduler picks {e.predicted}"

@@ -4,11 +4,7 @@ Never prints."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import Group, RenderableType
-from rich.markup import escape
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
@@ -16,6 +12,9 @@ from kresched.plan.explain import format_amount
 from kresched.plan.planner import Plan, Victim
 from kresched.render.common import bar, pod_requests_text, priority_text
 from kresched.render.table import Columns, Hanging
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 __all__ = ["plan_dict", "plans_dict", "plan_view", "plans_view"]
 
@@ -61,6 +60,9 @@ _OUTCOME_STYLE = {"fits": "green", "evict": "yellow", "infeasible": "red"}
 
 
 def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = False) -> RenderableType:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
     parts: list[RenderableType] = [
         Text(p.pod.key, style="bold"),
         Hanging(f"priority {priority_text(p.pod)}, requests {pod_requests_text(p.pod)}", first="  "),
@@ -96,6 +98,8 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
 
 
 def plans_view(plans: list[Plan], state: ClusterState, wide: bool = False) -> RenderableType:
+    from rich.console import Group
+    from rich.text import Text
     if not plans:
         return Text("No pending pods to plan for.")
     parts: list[RenderableType] = [Text(f"{len(plans)} pending pod(s), planned in priority order:", style="bold")]
@@ -121,6 +125,9 @@ def _usage(pods: list[Pod]) -> tuple[int, int]:
 
 
 def _diff(p: Plan, state: ClusterState) -> RenderableType:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
     node = state.node_by_name[p.node or ""]
     alloc = node.allocatable
     before = list(p.node_pods_before)
@@ -140,6 +147,7 @@ def _diff(p: Plan, state: ClusterState) -> RenderableType:
 
 
 def _victims_table(p: Plan, wide: bool) -> Columns:
+    from rich.text import Text
     if wide:
         t = Columns("POD", "PRIORITY", "QOS", "PDB", "GRACE", "CONTROLLER", "LANDS ON", "CANDIDATES",
                     right=("PRIORITY",))
@@ -163,6 +171,8 @@ def _victims_table(p: Plan, wide: bool) -> Columns:
 
 
 def _runners_table(p: Plan, limit: int) -> RenderableType:
+    from rich.console import Group
+    from rich.text import Text
     t = Columns("NODE", "VICTIMS", "WHY NOT CHOSEN", wrap_last=True, right=("VICTIMS",))
     for r in p.runners_up[:limit]:
         t.add_row(r.node, str(r.victims) if r.tier is not None else "-", r.reason)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Group, RenderableType
-from rich.markup import escape
-from rich.text import Text
-
 from kresched.plan.rebalance import RESOURCES, RebalancePlan
 from kresched.render.table import Columns
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.text import Text
+
     from kresched.execute.rebalance import RebalanceResult
 
 __all__ = ["rebalance_dict", "rebalance_summary", "rebalance_view", "summary_view"]
@@ -41,6 +40,7 @@ def rebalance_dict(plan: RebalancePlan, result: RebalanceResult | None = None) -
 
 
 def _cell(before: int, after: int) -> Text:
+    from rich.text import Text
     if before == after:
         return Text(f"{before}%")
     return Text.assemble(f"{before}% → ", (f"{after}%", "green" if after < before else "yellow"))
@@ -48,6 +48,9 @@ def _cell(before: int, after: int) -> Text:
 
 def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableType:
     """kubectl-style columns (`render.table`): names are never broken; reasons go under their row."""
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
     parts: list[RenderableType] = [Text.from_markup(
         f"[bold]Rebalance[/]: {len(plan.moves)} move(s)"
         + (f", {len(plan.skipped)} proposal(s) refused by the simulation" if plan.skipped else ""))]
@@ -107,6 +110,8 @@ def rebalance_summary(plan: RebalancePlan, result: RebalanceResult) -> dict[str,
 
 
 def summary_view(data: dict[str, Any]) -> RenderableType:
+    from rich.console import Group
+    from rich.text import Text
     t = Columns("POD", "FROM", "PREDICTED", "LANDED ON", "STATUS")
     for m in data["moves"]:
         landed = m["landedOn"] or "-"

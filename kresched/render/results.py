@@ -3,15 +3,14 @@ stable JSON shape for log pipelines) and the readable summary. Never prints."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import RenderableType
-from rich.markup import escape
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from kresched.execute.preempt import PreemptResult
 from kresched.execute.reconcile import ReconcileResult
 from kresched.render.table import markup_lines
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 __all__ = ["preempt_summary", "pass_summary", "pass_summary_text"]
 
@@ -58,6 +57,8 @@ def pass_summary(r: ReconcileResult, mode: str, error: str | None) -> dict[str, 
 
 def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> RenderableType:
     """For people: one headline, then what was bound, what is still Pending and why, what failed."""
+    from rich.markup import escape
+    from rich.text import Text
     prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
     if not r.locked and r.lock_holder is not None:
         return Text.from_markup(f"{prefix}[bold]Nothing done[/]: another pass holds the Lease "
