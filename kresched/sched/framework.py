@@ -131,11 +131,14 @@ class NodeInfo:
 
     Mutable on purpose: preemption simulations remove and add pods on a `clone()`, as upstream does.
     `requested_*` are the summed effective requests of the pods; `used_ports` counts
-    (hostIP, protocol, port) triples.
+    (hostIP, protocol, port) triples, found on first use (only a pod asking for host ports reads
+    them: a pod's ports are a walk of its containers, two fifths of building a NodeInfo when done
+    for every pod) and kept up to date from then on.
     """
 
     __slots__ = (
         "_by_namespace",
+        "_used_ports",
         "_volume_pods",
         "node",
         "name",
@@ -148,7 +151,6 @@ class NodeInfo:
         "requested_memory",
         "requested_milli_cpu",
         "requested_scalar",
-        "used_ports",
     )
 
     def __init__(self, node: Node, pods: Iterable[Pod] = ()) -> None:
@@ -160,7 +162,7 @@ class NodeInfo:
         self.requested_memory = 0
         self.requested_ephemeral_storage = 0
         self.requested_scalar: dict[str, int] = {}
-        self.used_ports: Counter[tuple[str, str, int]] = Counter()
+        self._used_ports: Counter[tuple[str, str, int]] | None = None  # `used_ports`
         self.pods_with_affinity: list[Pod] = []
         self.pods_with_required_anti_affinity: list[Pod] = []
         self._volume_pods: tuple[Pod, ...] | None = None
@@ -170,14 +172,13 @@ class NodeInfo:
         self.nonzero_milli_cpu = 0
         self.nonzero_memory = 0
         # The bulk of Snapshot.from_state: 150,000 pods on a large cluster, so sums are kept in
-        # locals; pods with ports, extended resources or pod affinity terms (few) take the
-        # general path.
+        # locals; pods with extended resources or pod affinity terms (few) take the general path.
         cpu = mem = eph = nz_cpu = nz_mem = 0
         for p in pods:
             if p.status.phase in _TERMINAL:
                 continue
             r = p.requests
-            if r.scalar or p.host_ports or (p.spec.affinity is not None and p.pod_affinity_kinds[0]):
+            if r.scalar or (p.spec.affinity is not None and p.pod_affinity_kinds[0]):
                 self.add_pod(p)
                 continue
             self.pods.append(p)
@@ -217,10 +218,12 @@ class NodeInfo:
         self.nonzero_memory += sign * pod.nonzero_memory
         for k, v in r.scalar.items():
             self.requested_scalar[k] = self.requested_scalar.get(k, 0) + sign * v
-        for port in pod.host_ports:
-            self.used_ports[port] += sign
-            if self.used_ports[port] <= 0:
-                del self.used_ports[port]
+        used = self._used_ports
+        if used is not None:
+            for port in pod.host_ports:
+                used[port] += sign
+                if used[port] <= 0:
+                    del used[port]
         if pod.spec.affinity is not None:
             has_affinity, required_anti = pod.pod_affinity_kinds
             if has_affinity:
@@ -239,12 +242,20 @@ class NodeInfo:
         c.nonzero_milli_cpu = self.nonzero_milli_cpu
         c.nonzero_memory = self.nonzero_memory
         c.requested_scalar = dict(self.requested_scalar)
-        c.used_ports = Counter(self.used_ports)
+        c._used_ports = None if self._used_ports is None else Counter(self._used_ports)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
         c._volume_pods = self._volume_pods
         c._by_namespace = self._by_namespace
         return c
+
+    @property
+    def used_ports(self) -> Counter[tuple[str, str, int]]:
+        """How many pods here use each (hostIP, protocol, port) (`NodeInfo.UsedPorts`). Do not
+        change it: add and remove pods."""
+        if self._used_ports is None:
+            self._used_ports = Counter(port for p in self.pods for port in p.host_ports)
+        return self._used_ports
 
     def pods_with_volumes(self) -> tuple[Pod, ...]:
         """The pods here that use a PersistentVolumeClaim (or a generic ephemeral volume) or an

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kresched.model.objects import Pod
 from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
@@ -117,3 +120,32 @@ def test_the_scheduler_message_counts_nodes_with_the_port_taken() -> None:
     assert diag.feasible == ["node-b"]
     assert fit_error_message(diag) == (
         "0/2 nodes are available: 1 node(s) didn't have free ports for the requested pod ports.")
+
+
+_PORTS = [_port(80), _port(80, "UDP"), _port(53, host_ip="10.0.0.1"), _port(9100)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(range(len(_PORTS))), max_size=2), min_size=1, max_size=6),
+       st.lists(st.tuples(st.sampled_from(("add", "remove", "clone", "read")), st.integers(0, 5)), max_size=12))
+def test_the_ports_in_use_are_the_pods_ports_however_often_they_were_read(
+        holders: list[list[int]], steps: list[tuple[str, int]]) -> None:
+    # The ports in use are counted on first use, then kept up to date: reading them early or late,
+    # before or after pods come and go on clones, gives what counting the pods there gives.
+    pods = [_running(f"p{i}", [_PORTS[j] for j in dict.fromkeys(ports)]) for i, ports in enumerate(holders)]
+    info = NodeInfo(make_node("node-a"), pods[: len(pods) // 2])
+    seen = [info]
+    for op, i in steps:
+        pod = pods[i % len(pods)]
+        here = any(p.key == pod.key for p in info.pods)
+        if op == "add" and not here:
+            info.add_pod(pod)
+        elif op == "remove" and here:
+            info.remove_pod(pod)
+        elif op == "clone":
+            info = info.clone()
+            seen.append(info)
+        elif op == "read":
+            assert info.used_ports == Counter(port for p in info.pods for port in p.host_ports)
+    for each in seen:  # a clone's changes are its own
+        assert each.used_ports == Counter(port for p in each.pods for port in p.host_ports)
