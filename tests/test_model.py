@@ -327,6 +327,15 @@ def test_is_pending(p, pending):
     assert p.is_pending is pending
 
 
+def test_a_clusters_pending_pods_are_its_pending_pods_in_order_bound_ones_never_among_them():
+    pods = [make_pod("a", phase="Pending"), make_pod("b", node="node-a", phase="Pending"),
+            make_pod("c", phase="Pending", nominated_node="node-a"), make_pod("d", node="node-a"),
+            make_pod("e", phase="Failed"), make_pod("f", phase=None, spec={})]
+    state = make_state([make_node("node-a")], pods)
+    assert [p.name for p in state.pending_pods()] == ["a", "c", "f"]
+    assert [p.name for p in state.unbound_pods] == ["a", "c", "e", "f"]
+
+
 def test_make_pod_without_a_phase_really_has_none():
     p = msgspec.convert({"metadata": {"name": "p"}}, Pod)
     assert p.status.phase == ""

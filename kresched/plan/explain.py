@@ -104,7 +104,7 @@ class Explanation:
 def nominated_pods(state: ClusterState, exclude: Pod | None = None) -> dict[str, list[Pod]]:
     """Pending pods the scheduler has nominated to a node, by node (they hold room there)."""
     out: dict[str, list[Pod]] = {}
-    for p in state.pods:
+    for p in state.unbound_pods:  # a nominated pod is pending, so unbound
         nom = p.status.nominated_node_name
         if nom and p.is_pending and (exclude is None or p.key != exclude.key):
             out.setdefault(nom, []).append(p)
