@@ -38,6 +38,7 @@ def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
+
     parts: list[RenderableType] = []
     for n in plan.nodes:
         parts.append(Text.from_markup(

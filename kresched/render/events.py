@@ -56,6 +56,7 @@ def event_dict(e: Event, mode: str) -> dict[str, Any]:
 def event_text(e: Event, mode: str) -> RenderableType:
     # A dry run's successes are not successes: a plain bullet, not a tick.
     from rich.markup import escape
+
     icon = "[dim]·[/]" if mode != "cluster" and e.level == "ok" else _ICON.get(e.level, "·")
     prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
     return markup_lines([f"{icon} {prefix}{escape(narration(e.text, mode, e.action))}"])
@@ -70,6 +71,7 @@ def summary_text(summary: dict[str, Any]) -> RenderableType:
     """The end-of-run summary as `key: value` lines, in words: `-` for nothing, yes/no, never a
     Python value (`None`, `True`). A dry run's says what *would* have been done."""
     from rich.markup import escape
+
     dry = summary.get("mode", "cluster") != "cluster"
     lines = ["[bold]Dry run[/]: nothing was changed."] if dry else []
     for k, v in summary.items():
@@ -126,6 +128,7 @@ _SHOWN = (("evicted", "evicted"), ("deleted", "deleted"), ("gone", "gone"), ("al
 def progress_text(p: Progress, now: float) -> Text:
     """`⏱ 12s · evicted 7 · gone 5 · refused by a PDB 2 · waiting for shop/web (2)`."""
     from rich.text import Text
+
     parts = [f"⏱ {now - p.started:.0f}s"]
     parts += [f"{label} {p.counts[action]}" for action, label in _SHOWN if p.counts[action]]
     queues = [f"{pdb} ({len(pods)})" for pdb, pods in sorted(p.waiting_on.items()) if pods]

@@ -43,6 +43,7 @@ _VERDICT_STYLE = {"fits": "green", "unschedulable": "yellow", "unresolvable": "r
 def _bullets(notes: tuple[str, ...]) -> RenderableType:
     """`• note` lines, indented, wrapped lines aligned under the text."""
     from rich.console import Group
+
     return Group(*(Hanging(n) for n in notes))
 
 
@@ -50,6 +51,7 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wi
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
+
     pod = e.pod
     parts: list[RenderableType] = [
         Text(pod.key, style="bold"),
@@ -113,6 +115,7 @@ def _scores_table(e: Explanation, top: int = 10, wide: bool = False) -> Renderab
     (raw → normalized)."""
     from rich.console import Group
     from rich.text import Text
+
     plugins = [p.plugin for p in e.scores[0].plugins] if e.scores else []
     ties = len(e.candidates) - 1
     head = f"The scheduler picks {e.predicted}"

@@ -63,6 +63,7 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
+
     parts: list[RenderableType] = [
         Text(p.pod.key, style="bold"),
         Hanging(f"priority {priority_text(p.pod)}, requests {pod_requests_text(p.pod)}", first="  "),
@@ -100,6 +101,7 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
 def plans_view(plans: list[Plan], state: ClusterState, wide: bool = False) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
+
     if not plans:
         return Text("No pending pods to plan for.")
     parts: list[RenderableType] = [Text(f"{len(plans)} pending pod(s), planned in priority order:", style="bold")]
@@ -128,6 +130,7 @@ def _diff(p: Plan, state: ClusterState) -> RenderableType:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
+
     node = state.node_by_name[p.node or ""]
     alloc = node.allocatable
     before = list(p.node_pods_before)
@@ -148,6 +151,7 @@ def _diff(p: Plan, state: ClusterState) -> RenderableType:
 
 def _victims_table(p: Plan, wide: bool) -> Columns:
     from rich.text import Text
+
     if wide:
         t = Columns("POD", "PRIORITY", "QOS", "PDB", "GRACE", "CONTROLLER", "LANDS ON", "CANDIDATES",
                     right=("PRIORITY",))
@@ -173,6 +177,7 @@ def _victims_table(p: Plan, wide: bool) -> Columns:
 def _runners_table(p: Plan, limit: int) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
+
     t = Columns("NODE", "VICTIMS", "WHY NOT CHOSEN", wrap_last=True, right=("VICTIMS",))
     for r in p.runners_up[:limit]:
         t.add_row(r.node, str(r.victims) if r.tier is not None else "-", r.reason)

@@ -41,6 +41,7 @@ def rebalance_dict(plan: RebalancePlan, result: RebalanceResult | None = None) -
 
 def _cell(before: int, after: int) -> Text:
     from rich.text import Text
+
     if before == after:
         return Text(f"{before}%")
     return Text.assemble(f"{before}% → ", (f"{after}%", "green" if after < before else "yellow"))
@@ -51,6 +52,7 @@ def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableTyp
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
+
     parts: list[RenderableType] = [Text.from_markup(
         f"[bold]Rebalance[/]: {len(plan.moves)} move(s)"
         + (f", {len(plan.skipped)} proposal(s) refused by the simulation" if plan.skipped else ""))]
@@ -112,6 +114,7 @@ def rebalance_summary(plan: RebalancePlan, result: RebalanceResult) -> dict[str,
 def summary_view(data: dict[str, Any]) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
+
     t = Columns("POD", "FROM", "PREDICTED", "LANDED ON", "STATUS")
     for m in data["moves"]:
         landed = m["landedOn"] or "-"

@@ -59,6 +59,7 @@ def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> Rende
     """For people: one headline, then what was bound, what is still Pending and why, what failed."""
     from rich.markup import escape
     from rich.text import Text
+
     prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
     if not r.locked and r.lock_holder is not None:
         return Text.from_markup(f"{prefix}[bold]Nothing done[/]: another pass holds the Lease "

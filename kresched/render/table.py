@@ -36,6 +36,7 @@ DETAIL_INDENT = 4
 def _text(cell: str | Text) -> Text:
     # Escaped before rich sees it: `Text` would drop BEL, BS, CR and keep ESC (names come from the cluster).
     from rich.text import Text
+
     return cell if isinstance(cell, Text) else Text(escape_control(cell))
 
 
@@ -66,6 +67,7 @@ class Columns:
     def lines(self, width: int) -> list[Text]:
         """The table as lines for a screen `width` cells wide."""
         from rich.text import Text
+
         n = len(self.headers)
         widths = [max([len(h)] + [r.cells[i].cell_len for r in self.rows]) for i, h in enumerate(self.headers)]
         start_last = sum(widths[:-1]) + GAP * (n - 1)
@@ -110,6 +112,7 @@ class Columns:
 
     def _pad(self, cell: Text, width: int, i: int, last: bool) -> Text:
         from rich.text import Text
+
         gap = width - cell.cell_len
         if i in self.right:
             return Text(" " * gap) + cell
@@ -118,6 +121,7 @@ class Columns:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
         # Segments, not Text: the console would wrap a Text at its width and break a long name.
         from rich.segment import Segment
+
         for line in self.lines(options.max_width):
             yield from line.render(console)
             yield Segment.line()
@@ -134,6 +138,7 @@ _WRAP_CONSOLE: Console | None = None
 def _console() -> Console:
     """`Text.wrap` needs a console only for its tab size and cell widths: one quiet instance."""
     from rich.console import Console
+
     global _WRAP_CONSOLE
     if _WRAP_CONSOLE is None:
         _WRAP_CONSOLE = Console(width=80, file=None, color_system=None)
@@ -152,6 +157,7 @@ class Hanging:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
         from rich.segment import Segment
         from rich.text import Text
+
         room = max(options.max_width - len(self.rest), MIN_WRAP)
         for i, part in enumerate(self.text.wrap(_console(), room)):
             line = Text(self.first if i == 0 else self.rest) + _rstrip(part)
@@ -164,6 +170,7 @@ def markup_lines(lines: Iterable[str]) -> Group:
     indent (`  ! pod: a reason that goes on` / `    and on`)."""
     from rich.console import Group
     from rich.text import Text
+
     out = []
     for line in lines:
         indent = len(line) - len(line.lstrip(" "))
