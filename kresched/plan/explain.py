@@ -104,9 +104,9 @@ class Explanation:
 def nominated_pods(state: ClusterState, exclude: Pod | None = None) -> dict[str, list[Pod]]:
     """Pending pods the scheduler has nominated to a node, by node (they hold room there)."""
     out: dict[str, list[Pod]] = {}
-    for p in state.unbound_pods:  # a nominated pod is pending, so unbound
+    for p in state.pending_pods():
         nom = p.status.nominated_node_name
-        if nom and p.is_pending and (exclude is None or p.key != exclude.key):
+        if nom and (exclude is None or p.key != exclude.key):
             out.setdefault(nom, []).append(p)
     return out
 

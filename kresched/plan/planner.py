@@ -230,7 +230,7 @@ class Plan:
 def pending_pods_to_plan(state: ClusterState, all_pending: bool = False) -> list[Pod]:
     """Pending pods in the order they are planned: critical only (or all), highest priority first
     (as the scheduling queue's PrioritySort), then oldest first."""
-    pods = [p for p in state.unbound_pods if p.is_pending and (all_pending or p.is_critical)]
+    pods = [p for p in state.pending_pods() if all_pending or p.is_critical]
     pods.sort(key=queue_key)
     return pods
 
