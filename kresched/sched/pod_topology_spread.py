@@ -83,7 +83,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import add
+from itertools import compress
+from operator import add, is_not
 from typing import ClassVar
 
 import msgspec
@@ -337,13 +338,24 @@ class PodTopologySpread:
         # float sums as upstream's loop, which leaves out the term of a key the node lacks: here
         # it is 0.0, and t + 0.0 is t).
         totals: list[float] | None = None
+        at: dict[str, int] | None = None
+        own: list[int] = []  # positions of NodeInfos not the snapshot's: they are counted here
         for i, c in enumerate(state.constraints):
             key, weight, skew = c.topology_key, state.weights[i], float(c.max_skew - 1)
             if state.is_host[i]:
-                host = state.host_counts[i]
-                terms = [0.0 if key not in lab else float(
-                    host.get(info.name, 0) if by_name.get(info.name) is info else _count_matching(info, c, namespace)
-                ) * weight + skew for info, lab in zip(nodes, labels, strict=True)]
+                if at is None:
+                    names = [info.name for info in nodes]
+                    at = {name: j for j, name in enumerate(names)}
+                    own = list(compress(range(len(nodes)), map(is_not, nodes, map(by_name.get, names))))
+                # A node without matching pods: 0.0 × weight + skew, which is skew.
+                terms = [0.0 if key not in lab else skew for lab in labels]
+                for name, n in state.host_counts[i].items():
+                    j = at.get(name)
+                    if j is not None and key in labels[j] and nodes[j] is by_name.get(name):
+                        terms[j] = float(n) * weight + skew
+                for j in own:
+                    if key in labels[j]:
+                        terms[j] = float(_count_matching(nodes[j], c, namespace)) * weight + skew
             else:  # a few domains: each one's term once (a domain without a count: 0.0 × weight + skew)
                 term = {v: float(n) * weight + skew for v, n in state.counts[i].items()}
                 terms = [0.0 if (v := lab.get(key)) is None else term.get(v, skew) for lab in labels]
