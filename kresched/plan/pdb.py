@@ -188,7 +188,7 @@ class PdbLedger:
     def budget(self, key: str) -> int:
         return self._budgets[key].allowed
 
-    def _kind(self, pod: Pod) -> tuple[str | None, str]:
+    def kind(self, pod: Pod) -> tuple[str | None, str]:
         """What the eviction API does with `pod` whatever the budgets say: (first covering PDB,
         "none" | "free" | "refused" | "spends"). Depends on the pod only, so it is memoised."""
         hit = self._kinds.get(pod.key)
@@ -216,13 +216,13 @@ class PdbLedger:
 
     def would_violate(self, pod: Pod) -> bool:
         """`check(pod).violation`, without building the check."""
-        key, kind = self._kind(pod)
+        key, kind = self.kind(pod)
         return kind == "refused" or (kind == "spends" and self.remaining.get(key or "", 0) <= 0)
 
     def check(self, pod: Pod, remaining: dict[str, int] | None = None) -> PdbCheck:
         """The eviction API's decision for `pod` with the budgets `remaining` (default: current)."""
         remaining = self.remaining if remaining is None else remaining
-        key, kind = self._kind(pod)
+        key, kind = self.kind(pod)
         if key is None:
             return PdbCheck()
         left = remaining.get(key, 0)
@@ -254,7 +254,7 @@ class PdbLedger:
     def split_violating(self, pods: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
         """(violating, non-violating), spending budgets in the order given (cf. the scheduler's
         `filterPodsWithPDBViolation`, but with the eviction API's rules)."""
-        if not any(self._kind(p)[0] for p in pods):
+        if not any(self.kind(p)[0] for p in pods):
             return [], list(pods)  # no PDB covers any of them
         bad: list[Pod] = []
         good: list[Pod] = []

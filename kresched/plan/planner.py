@@ -278,7 +278,8 @@ class Planner:
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
         #: critical) with their effective priorities, lowest first. Which of them may go for a
         #: given pod only depends on its priority.
-        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], tuple[str, ...] | None,
+        #: The fourth item, the node's `_PdbView`, is found on first use (most nodes never need it).
+        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], _PdbView | None,
                                          dict[int, list[Pod]]]] = {}
         #: Per NodeInfo (by identity): (it, `_Suffixes` of its evictable pods).
         self._suffixes: dict[int, tuple[NodeInfo, _Suffixes]] = {}
@@ -410,13 +411,16 @@ class Planner:
         budgets = self._budget_state(info)
         key = (id(info), tier)
         hit = self._eligible_memo.get(key)
-        ranked = self._evictable[id(info)][2]
+        _, _, ranked, view, _ = self._evictable[id(info)]
         if hit is None or hit[0] is not info or hit[1] != budgets:
-            ledger = self.work.ledger
-            max_grace = self.options.max_grace_seconds
-            keep = [i for i, p in enumerate(ranked)
-                    if not (tier == 1 and p.grace_seconds > max_grace) and not ledger.would_violate(p)]
-            hit = self._eligible_memo[key] = (info, budgets, keep, [ranked[i] for i in keep], {})
+            assert view is not None  # (`_budget_state` found it)
+            keep, pods = view.fixed[tier - 1], view.fixed_pods[tier - 1]
+            remaining = self.work.ledger.remaining
+            spent = {i for i, k in view.spenders if remaining.get(k, 0) <= 0}
+            if spent:
+                keep = [i for i in keep if i not in spent]
+                pods = [ranked[i] for i in keep]
+            hit = self._eligible_memo[key] = (info, budgets, keep, pods, {})
         by_count = hit[4]
         out = by_count.get(len(cands))
         if out is None:
@@ -662,7 +666,8 @@ class Planner:
         entry.result, entry.refined = result, refined
         entry.budgets = budgets = self._budget_state(entry.info)
         if budgets:
-            for key in self._evictable[id(entry.info)][3] or ():
+            view = self._evictable[id(entry.info)][3]
+            for key in view.keys if view is not None else ():
                 index.budget_users.setdefault(key, set()).add(name)
         entry.key = result.key if isinstance(result, NodeOption) else refined[0] if refined is not None else None
         entry.stamp = next(self._stamps)
@@ -715,10 +720,11 @@ class Planner:
         if cached is not None and cached[0] is info:
             return cached[1]
         hit = self._evictable[id(info)]
-        keys = hit[3]
-        if keys is None:  # found on first use: most nodes never get this far
-            keys = tuple(sorted({k for p in hit[2] for k in ledger.covering(p)}))
-            self._evictable[id(info)] = (*hit[:3], keys, hit[4])
+        view = hit[3]
+        if view is None:  # found on first use: most nodes never get this far
+            view = _PdbView.of(hit[2], ledger, self.options.max_grace_seconds)
+            self._evictable[id(info)] = (*hit[:3], view, hit[4])
+        keys = view.keys
         remaining = ledger.remaining
         state = tuple([remaining.get(k, 0) for k in keys])
         self._budgets[id(info)] = (info, state)
@@ -1015,6 +1021,40 @@ class _Pool(NamedTuple):
                    sorted(((p.requests.milli_cpu, i) for i, p in enumerate(ranked) if keep[i]), reverse=True),
                    sorted(((p.requests.memory, i) for i, p in enumerate(ranked) if keep[i]), reverse=True),
                    cpu, memory, count)
+
+
+class _PdbView(NamedTuple):
+    """What the eviction API makes of a node's evictable pods (`ranked`) whatever the budgets
+    (`PdbLedger.kind`): the PDBs covering any of them (`keys`); per tier (1, 2), the positions of
+    those it lets go while their PDB has a disruption left (tier 1: only those within the grace
+    limit), and those pods; and the pods among them that spend a budget, with its PDB. A tier's
+    eligible pods (`Planner._eligible`) are its `fixed` ones but the spenders whose budget is spent."""
+    keys: tuple[str, ...]
+    fixed: tuple[list[int], list[int]]
+    fixed_pods: tuple[list[Pod], list[Pod]]
+    spenders: tuple[tuple[int, str], ...]
+
+    @classmethod
+    def of(cls, ranked: list[Pod], ledger: PdbLedger, max_grace: int) -> _PdbView:
+        keys: set[str] = set()
+        fixed: tuple[list[int], list[int]] = ([], [])
+        spenders: list[tuple[int, str]] = []
+        kind_of = ledger.kind
+        for i, p in enumerate(ranked):
+            pdb, kind = kind_of(p)
+            if pdb is not None:
+                if kind == "spends":  # (one PDB covers it)
+                    keys.add(pdb)
+                    spenders.append((i, pdb))
+                else:
+                    keys.update(ledger.covering(p))
+                    if kind == "refused":
+                        continue
+            fixed[1].append(i)
+            if p.grace_seconds <= max_grace:
+                fixed[0].append(i)
+        return cls(tuple(sorted(keys)), fixed, ([ranked[i] for i in fixed[0]], [ranked[i] for i in fixed[1]]),
+                   tuple(spenders))
 
 
 class _Suffixes(NamedTuple):

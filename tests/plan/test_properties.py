@@ -373,3 +373,32 @@ def test_the_quick_bound_from_a_nodes_suffix_sums_is_the_one_of_its_sorted_candi
             for tier in (1, 2, 3):
                 assert planner._quick(pending, info, cands, tier) == \
                     _sorted_quickbound(pending, info, cands, tier, options.max_grace_seconds)
+
+
+@PROFILE
+@given(clusters(), OPTIONS, st.lists(st.integers(0, 40), max_size=6), st.sampled_from((None, *APPS)))
+def test_a_tiers_eligible_pods_are_the_candidates_the_eviction_api_lets_go_as_budgets_are_spent(
+        cluster: tuple[ClusterState, Pod], options: PlanOptions, spent: list[int], twice: str | None) -> None:
+    """`Planner._eligible` (each node's pods sorted once into those the PDBs never refuse and those
+    that spend a budget) gives, for every priority and tier 1–2, the candidates whose eviction no
+    PDB refuses now (`PdbLedger.would_violate`), in tier 1 only those within the grace limit —
+    also after victims of earlier plans spent budgets (then only the spenders are looked at again),
+    and with a second PDB over one app's pods (the eviction API refuses those)."""
+    state, _ = cluster
+    if twice is not None:
+        state = ClusterState.build(state.nodes, state.pods, [*state.pdbs, make_pdb("again", selector={"app": twice},
+                                                                                   disruptions_allowed=5)],
+                                   state.priority_classes, state.namespaces)
+    planner = Planner(state, options)
+    ledger = planner.work.ledger
+    running = [p for p in state.pods if p.node_name]
+    for round_ in range(len(spent) + 1):
+        if round_:
+            ledger.commit([running[spent[round_ - 1] % len(running)]] if running else [])
+        for info in planner.work.snapshot.node_infos:
+            for priority in (*PRIORITIES, 500, 2000):
+                cands = planner._candidates(info, priority)
+                for tier in (1, 2):
+                    want = [p for p in cands if not (tier == 1 and p.grace_seconds > options.max_grace_seconds)
+                            and not ledger.would_violate(p)]
+                    assert planner._eligible(info, cands, tier) == want
