@@ -101,6 +101,11 @@ def _scaled(value: int | str, total: int) -> int:
     return -(-int(value[:-1]) * total // 100)
 
 
+#: Per namespace (`PdbLedger._index`): its PDBs by their first `matchLabels` pair, those with
+#: only `matchExpressions`, those selecting by that pair alone, and the pairs' one key (or None).
+_LabelIndex = tuple[dict[tuple[str, str], list[int]], list[int], frozenset[int], str | None]
+
+
 class PdbLedger:
     """The budgets of every PDB, and their remaining units as a plan spends them.
 
@@ -113,7 +118,7 @@ class PdbLedger:
             by_ns[pdb.namespace].append(pdb)
         self._by_ns = dict(by_ns)
         self._covering: dict[str, tuple[str, ...]] = {}
-        self._label_index: dict[str, tuple[dict[tuple[str, str], list[int]], list[int], frozenset[int]]] = {}
+        self._label_index: dict[str, _LabelIndex] = {}
         self._kinds: dict[str, tuple[str | None, str]] = {}
         budgets: dict[str, _Budget] = {}
         pods_by_ns: defaultdict[str, list[Pod]] = defaultdict(list)
@@ -145,10 +150,14 @@ class PdbLedger:
         hit = self._covering.get(key)
         if hit is None:
             namespace = pod.metadata.namespace
-            by_label, scan, whole = self._label_index.get(namespace) or self._index(namespace)
+            by_label, scan, whole, one_key = self._label_index.get(namespace) or self._index(namespace)
             labels = pod.metadata.labels
-            # A namespace has a few PDBs and a pod many labels: look the PDBs' pairs up in the labels.
-            maybe = [i for (k, v), found in by_label.items() if labels.get(k) == v for i in found]
+            if one_key is not None:  # the PDBs' pairs all have this key: the pod's value finds them
+                value = labels.get(one_key)
+                maybe = list(by_label.get((one_key, value), ())) if value is not None else []
+            else:
+                # A namespace has a few PDBs and a pod many labels: look the PDBs' pairs up in the labels.
+                maybe = [i for (k, v), found in by_label.items() if labels.get(k) == v for i in found]
             if scan:
                 maybe += scan
             if not maybe:
@@ -162,10 +171,11 @@ class PdbLedger:
             self._covering[key] = hit
         return hit
 
-    def _index(self, namespace: str) -> tuple[dict[tuple[str, str], list[int]], list[int], frozenset[int]]:
+    def _index(self, namespace: str) -> _LabelIndex:
         """The namespace's PDBs (by position) under one `matchLabels` pair each — a pod lacking that
-        label cannot match — and those with only `matchExpressions`, which must be checked; and
-        the PDBs whose selector is that one pair alone (a pod with it is selected, nothing to check)."""
+        label cannot match — and those with only `matchExpressions`, which must be checked; the
+        PDBs whose selector is that one pair alone (a pod with it is selected, nothing to check);
+        and the key of those pairs when they all have the same one (`app`, most often)."""
         hit = self._label_index.get(namespace)
         if hit is None:
             by_label: dict[tuple[str, str], list[int]] = {}
@@ -182,7 +192,9 @@ class PdbLedger:
                         whole.add(i)
                 else:
                     scan.append(i)
-            hit = self._label_index[namespace] = (by_label, scan, frozenset(whole))
+            keys = {k for k, _ in by_label}
+            hit = self._label_index[namespace] = (by_label, scan, frozenset(whole),
+                                                  next(iter(keys)) if len(keys) == 1 else None)
         return hit
 
     def budget(self, key: str) -> int:

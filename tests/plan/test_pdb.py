@@ -91,6 +91,13 @@ TERMINATING = "2026-01-01T00:00:00Z"
     pytest.param([pdb(status=budget(0), spec={"selector": {"matchLabels": WEB, "matchExpressions": [
         {"key": "tier", "operator": "Exists"}]}})], pod(labels={**WEB, "tier": "x"}), "refused",
                  id="a pod matching both is covered"),
+    pytest.param([pdb("db", status=budget(0), spec={"selector": {"matchLabels": {"app": "db"}}}),
+                  pdb("front", status=budget(2), spec={"selector": {"matchLabels": {"tier": "front"}}})],
+                 pod(labels={**WEB, "tier": "front"}), "spends",
+                 id="PDBs selecting by different labels: the one whose label the pod has covers it"),
+    pytest.param([pdb("db", status=budget(0), spec={"selector": {"matchLabels": {"app": "db"}}}),
+                  pdb("web", status=budget(2))], pod(labels={"tier": "front"}), "none",
+                 id="a pod without the label the namespace's PDBs select by is not covered"),
     pytest.param([pdb(status=budget(0), namespace="other")], pod(), "none",
                  id="a PDB in another namespace covers nothing"),
     pytest.param([pdb(status=budget(0, disruptedPods={"v": TERMINATING}))], pod(), "free",
