@@ -57,6 +57,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from operator import mul
 from typing import Literal, NamedTuple
 
 import msgspec
@@ -1005,22 +1006,29 @@ class _Pool(NamedTuple):
     count: list[int]
 
     @classmethod
-    def of(cls, ranked: list[Pod], keep: list[bool]) -> _Pool:
-        """The pool of the pods of `ranked` that `keep` marks (positions are `ranked`'s)."""
+    def of(cls, ranked: list[Pod], cpus: list[int], memories: list[int], keep: list[bool] | None) -> _Pool:
+        """The pool of the pods of `ranked` that `keep` marks (None: all of them; positions are
+        `ranked`'s), whose requests are `cpus` and `memories`. The sums from every position on are
+        the running totals of the columns reversed (in C: this runs for every node)."""
         n = len(ranked)
-        cpu, memory, count = [0] * (n + 1), [0] * (n + 1), [0] * (n + 1)
-        for i in range(n - 1, -1, -1):
-            if keep[i]:
-                r = ranked[i].requests
-                cpu[i], memory[i], count[i] = cpu[i + 1] + r.milli_cpu, memory[i + 1] + r.memory, count[i + 1] + 1
-            else:
-                cpu[i], memory[i], count[i] = cpu[i + 1], memory[i + 1], count[i + 1]
-        pods = [p for p, k in zip(ranked, keep, strict=True) if k]
+        if keep is None:
+            pods, count = ranked, list(range(n, -1, -1))
+            by_cpu = sorted(zip(cpus, range(n), strict=True), reverse=True)
+            by_memory = sorted(zip(memories, range(n), strict=True), reverse=True)
+        else:
+            pods, count = list(itertools.compress(ranked, keep)), _suffix_sums(keep)
+            cpus, memories = list(map(mul, cpus, keep)), list(map(mul, memories, keep))
+            by_cpu = sorted(itertools.compress(zip(cpus, range(n), strict=True), keep), reverse=True)
+            by_memory = sorted(itertools.compress(zip(memories, range(n), strict=True), keep), reverse=True)
         lowest, latest = (pods[-1].effective_priority, _latest_start_of_lowest(pods)) if pods else (0, 0.0)
-        return cls(lowest, latest,
-                   sorted(((p.requests.milli_cpu, i) for i, p in enumerate(ranked) if keep[i]), reverse=True),
-                   sorted(((p.requests.memory, i) for i, p in enumerate(ranked) if keep[i]), reverse=True),
-                   cpu, memory, count)
+        return cls(lowest, latest, by_cpu, by_memory, _suffix_sums(cpus), _suffix_sums(memories), count)
+
+
+def _suffix_sums(column: Sequence[int]) -> list[int]:
+    """`[sum(column[i:]) for i in range(len(column) + 1)]`, in one pass."""
+    out = list(itertools.accumulate(reversed(column), initial=0))
+    out.reverse()
+    return out
 
 
 class _PdbView(NamedTuple):
@@ -1065,8 +1073,11 @@ class _Suffixes(NamedTuple):
 
     @classmethod
     def of(cls, ranked: list[Pod], max_grace: int) -> _Suffixes:
-        return cls(_Pool.of(ranked, [True] * len(ranked)), _Pool.of(ranked, [p.grace_seconds <= max_grace
-                                                                            for p in ranked]))
+        requests = [p.requests for p in ranked]
+        cpus, memories = [r.milli_cpu for r in requests], [r.memory for r in requests]
+        every = _Pool.of(ranked, cpus, memories, None)
+        ok = [p.grace_seconds <= max_grace for p in ranked]
+        return cls(every, every if all(ok) else _Pool.of(ranked, cpus, memories, ok))
 
 
 def _fewest(by_size: list[tuple[int, int]], cut: int, short: int) -> int:
