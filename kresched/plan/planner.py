@@ -279,7 +279,7 @@ class Planner:
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
         #: critical) with their effective priorities, lowest first. Which of them may go for a
         #: given pod only depends on its priority.
-        #: The fourth item, the node's `_PdbView`, is found on first use (most nodes never need it).
+        #: The fourth item, the node's `_PdbView`, is found on first use (`_budget_state`).
         self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], _PdbView | None,
                                          dict[int, list[Pod]]]] = {}
         #: Per NodeInfo (by identity): (it, `_Suffixes` of its evictable pods).
