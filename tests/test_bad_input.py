@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from kresched.cli import app
 from kresched.cli.common import ENV, parse_duration
 from kresched.errors import InputError
+from kresched.sources import snapshot
 
 
 @dataclass
@@ -173,6 +174,17 @@ def test_bad_snapshot_files_are_one_line_errors_naming_the_file(monkeypatch, tmp
     r = run(monkeypatch, "snapshot", "--snapshot", str(path))
     _check_one_line_error(r, str(path), *needles)
     assert r.stdout == ""
+
+
+@pytest.mark.parametrize(("name", "content", "needles"), CASES)
+def test_a_bad_file_mapped_into_memory_is_the_same_error_as_read(monkeypatch, tmp_path, name, content, needles):
+    # Large files are mapped, not copied (snapshot._MAP_AT): here every non-empty file is.
+    path = write(tmp_path / name, content)
+    read = run(monkeypatch, "snapshot", "--snapshot", str(path))
+    monkeypatch.setattr(snapshot, "_MAP_AT", 1)
+    mapped = run(monkeypatch, "snapshot", "--snapshot", str(path))
+    assert (mapped.code, mapped.stdout, mapped.stderr) == (read.code, read.stdout, read.stderr)
+    _check_one_line_error(mapped, str(path), *needles)
 
 
 def test_a_missing_file(monkeypatch, tmp_path):

@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 import kresched.sources.decode as decode
+import kresched.sources.snapshot as snapshot
+from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
 from kresched.sources.snapshot import encode_snapshot, load_snapshot, write_snapshot
 
@@ -225,6 +227,21 @@ def test_a_utf8_byte_order_mark_is_ignored(tmp_path):
     assert summary(load_snapshot(write(tmp_path / "dump.json", data))) == EXPECTED
 
 
+@pytest.mark.parametrize("shape", ["json", "yaml", "json.gz", "json with a byte order mark",
+                                   "yaml with a byte order mark", "json after blank lines"])
+def test_a_file_mapped_into_memory_loads_as_the_same_state_as_one_read(tmp_path, monkeypatch, shape):
+    # Large files are mapped, not copied (snapshot._MAP_AT): here every file is.
+    text = (yaml.safe_dump if shape.startswith("yaml") else json.dumps)(kubectl_list(KNOWN)).encode()
+    data = gzip.compress(text) if shape.endswith(".gz") else \
+        b"\xef\xbb\xbf" + text if "byte order mark" in shape else b"\n \t\n" + text if "blank" in shape else text
+    path = write(tmp_path / "dump", data)
+    read = load_snapshot(path)
+    monkeypatch.setattr(snapshot, "_MAP_AT", 1)
+    mapped = load_snapshot(path)
+    assert summary(mapped) == summary(read) == EXPECTED
+    assert encode_snapshot(mapped) == encode_snapshot(read)
+
+
 def test_unquoted_yaml_timestamps_stay_strings(tmp_path):
     text = """
 kind: Pod
@@ -290,6 +307,45 @@ def test_write_snapshot_gzips_a_gz_file_and_it_loads_back(tmp_path):
     write_snapshot(state, str(out))
     assert out.read_bytes()[:2] == b"\x1f\x8b"
     assert load_snapshot(str(out)) == state
+
+
+def test_write_snapshot_replaces_a_file_so_that_a_reader_of_the_old_one_keeps_it_whole(tmp_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    out = tmp_path / "snap.json"
+    out.write_bytes(b'{"kind": "List", "items": []}')
+    out.chmod(0o600)
+    with out.open("rb") as reader:  # opened (or mapped) before the new snapshot is written
+        write_snapshot(state, str(out))
+        assert reader.read() == b'{"kind": "List", "items": []}'
+    assert load_snapshot(str(out)) == state
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump.json", "snap.json"]
+
+
+def test_a_failed_write_leaves_the_old_snapshot_and_no_stray_file(tmp_path, monkeypatch):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    out = tmp_path / "snap.json"
+    out.write_bytes(b"old")
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(snapshot.os, "replace", full)
+    with pytest.raises(InputError, match=r"snap\.json: cannot write: No space left on device"):
+        write_snapshot(state, str(out))
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump.json", "snap.json"]
+
+
+def test_write_snapshot_writes_through_a_symlink(tmp_path):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    target = tmp_path / "real.json"
+    target.write_bytes(b"old")
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    write_snapshot(state, str(link))
+    assert link.is_symlink()
+    assert load_snapshot(str(target)) == state
 
 
 def test_write_snapshot_to_stdout():

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import functools
 import gc
+import mmap
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
 
@@ -38,8 +39,11 @@ from kresched.model.objects import (
 )
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 
-__all__ = ["KINDS", "MAX_DEPTH", "Objects", "check_yaml_depth", "decode_items", "decode_json", "decode_object",
-           "decode_yaml", "paused_gc"]
+__all__ = ["KINDS", "MAX_DEPTH", "Buffer", "Objects", "bad_byte", "check_yaml_depth", "decode_items", "decode_json",
+           "decode_object", "decode_yaml", "paused_gc"]
+
+#: What JSON is decoded from: bytes, or a file mapped into memory (`mmap`, read-only), or a view of either.
+Buffer: TypeAlias = bytes | memoryview | mmap.mmap
 
 KINDS: dict[str, type] = {
     "Node": Node,
@@ -196,7 +200,7 @@ def _too_deep(origin: str, mark: Any = None) -> InputError:
                       "no Kubernetes object is")
 
 
-def decode_json(data: bytes, origin: str, item_kind: str | None = None) -> Objects:
+def decode_json(data: Buffer, origin: str, item_kind: str | None = None) -> Objects:
     """A JSON List (kubectl's `List` or an API `PodList`, ...), or a single object.
 
     `item_kind` is for API list responses, whose items carry no `kind`. Objects of kinds kresched
@@ -216,18 +220,27 @@ def decode_json(data: bytes, origin: str, item_kind: str | None = None) -> Objec
         raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
 
 
-def _not_utf8(data: bytes) -> str:
+def _not_utf8(data: Buffer) -> str:
     try:
-        bytes(data).decode("utf-8")
+        str(data, "utf-8")
     except UnicodeDecodeError as exc:
-        offset = exc.start
-        line = data.count(b"\n", 0, offset) + 1
-        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-        return f"not UTF-8: byte 0x{data[offset]:02x} at line {line}, column {column}"
+        return f"not UTF-8: {bad_byte(data, exc.start)}"
     return "not UTF-8"
 
 
-def _decode_json(data: bytes, origin: str, item_kind: str | None) -> Objects:
+def bad_byte(data: Buffer, offset: int) -> str:
+    """`byte 0xe9 at line 3, column 12`: the byte at `offset` of `data`, and where it is."""
+    return f"byte 0x{memoryview(data)[offset]:02x} at {_where(data, offset)}"
+
+
+def _where(data: Buffer, offset: int) -> str:
+    """`line 3, column 12` of the byte at `offset` (lines and columns from 1)."""
+    before = bytes(memoryview(data)[:offset])
+    line, column = before.count(b"\n") + 1, offset - before.rfind(b"\n")
+    return f"line {line}, column {column}"
+
+
+def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> Objects:
     out = Objects()
     if item_kind is None:
         try:
@@ -274,7 +287,7 @@ def _decode_json(data: bytes, origin: str, item_kind: str | None) -> Objects:
     return out
 
 
-def _decode_items(data: bytes, origin: str, list_kind: str, default_kind: str | None, out: Objects) -> None:
+def _decode_items(data: Buffer, origin: str, list_kind: str, default_kind: str | None, out: Objects) -> None:
     try:
         raw = _raw_list_decoder.decode(data)
     except msgspec.ValidationError as exc:
@@ -290,7 +303,7 @@ def _decode_items(data: bytes, origin: str, list_kind: str, default_kind: str | 
             out.add(_decode_one(kind, item, origin, i))
 
 
-def _decode_one(kind: str, data: bytes, origin: str, index: int | None) -> Any:
+def _decode_one(kind: str, data: Buffer, origin: str, index: int | None) -> Any:
     try:
         return _item_decoders[kind].decode(data)
     except msgspec.ValidationError as exc:
@@ -319,22 +332,19 @@ def decode_object(data: bytes, kind: str, origin: str) -> Any:
 _BYTE = re.compile(r"\(byte (\d+)\)")
 
 
-def _json_error(exc: Exception, data: bytes) -> str:
+def _json_error(exc: Exception, data: Buffer) -> str:
     """msgspec's `JSON is malformed: invalid character (byte 42)` with a line and column instead."""
     text = _one_line(str(exc)).removeprefix("JSON is malformed: ")
     m = _BYTE.search(text)
     if m is None:
         return text
-    offset = int(m.group(1))
-    line = data.count(b"\n", 0, offset) + 1
-    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return f"{text[: m.start()].rstrip()} at line {line}, column {column}"
+    return f"{text[: m.start()].rstrip()} at {_where(data, int(m.group(1)))}"
 
 
 # -- describing what failed -----------------------------------------------------------------------
 
 
-def _describe(kind: str, obj: bytes | dict[str, Any], index: int | None) -> str:
+def _describe(kind: str, obj: Buffer | dict[str, Any], index: int | None) -> str:
     """`Pod ns/name`, `Node name`, or `Pod (item 3, without a name)`."""
     name: Any = None
     namespace: Any = None
@@ -360,7 +370,7 @@ def _describe(kind: str, obj: bytes | dict[str, Any], index: int | None) -> str:
 _PATH = re.compile(r" - at `\$(.*)`$")
 
 
-def _clean(exc: Exception, obj: bytes | dict[str, Any] | None = None) -> str:
+def _clean(exc: Exception, obj: Buffer | dict[str, Any] | None = None) -> str:
     """msgspec's `Expected `int`, got `str` - at `$.spec.priority`` → `spec.priority: expected `int`, got `str``.
 
     msgspec writes a map's key as `[...]`; when the object is at hand, the key is named instead
@@ -387,7 +397,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _name_map_key(path: str, obj: bytes | dict[str, Any], got: str) -> str:
+def _name_map_key(path: str, obj: Buffer | dict[str, Any], got: str) -> str:
     """`metadata.labels[...]` → `metadata.labels.tier`: the first value of the type msgspec got."""
     types = _JSON_TYPES.get(got)
     try:
