@@ -8,7 +8,7 @@ import msgspec
 
 from kresched.bench.generate import ClusterSize, generate
 from kresched.bench.pending import ensure_natural, natural_path, with_pending
-from kresched.bench.process import bare, floor, render_processes
+from kresched.bench.process import bare, floor, mapped, render_processes
 from kresched.plan.planner import pending_pods_to_plan, plan_pending
 from kresched.sources.snapshot import load_snapshot
 
@@ -101,6 +101,13 @@ def test_the_process_table_gives_the_user_cpu_as_a_ratio_too_the_kernels_share_v
     lines = render_processes(report).splitlines()
     assert lines[2] == "| floor: read + typed decode, GC off | 9.00 (user 5.00) | 9.00 | 512 |"
     assert lines[3] == "| plan --pod | 13.50 (1.5×; user 1.2×) | 13.50 (1.5×) | 512 |"
+
+
+def test_the_mapped_floor_decodes_the_same_objects_as_the_floor(tmp_path: Path) -> None:
+    path = _tiny(tmp_path)
+    typed, from_map = floor(path).items, mapped(path).items
+    assert len(typed) > 300
+    assert msgspec.json.encode(from_map) == msgspec.json.encode(typed)
 
 
 def test_the_bare_floor_decodes_the_same_objects_without_the_pods_derived_facts(tmp_path: Path) -> None:
