@@ -102,8 +102,11 @@ def _scaled(value: int | str, total: int) -> int:
 
 
 #: Per namespace (`PdbLedger._index`): its PDBs by their first `matchLabels` pair, those with
-#: only `matchExpressions`, those selecting by that pair alone, and the pairs' one key (or None).
-_LabelIndex = tuple[dict[tuple[str, str], list[int]], list[int], frozenset[int], str | None]
+#: only `matchExpressions`, those selecting by that pair alone, the pairs' one key (or None), and
+#: with that one key and no PDB to scan, each value's covering PDBs where that value settles it
+#: (None where they must be checked; a value absent covers nothing).
+_LabelIndex = tuple[dict[tuple[str, str], list[int]], list[int], frozenset[int], str | None,
+                    dict[str, tuple[str, ...] | None] | None]
 
 
 class PdbLedger:
@@ -117,7 +120,6 @@ class PdbLedger:
         for pdb in state.pdbs:
             by_ns[pdb.namespace].append(pdb)
         self._by_ns = dict(by_ns)
-        self._covering: dict[str, tuple[str, ...]] = {}
         self._label_index: dict[str, _LabelIndex] = {}
         self._kinds: dict[str, tuple[str | None, str]] = {}
         budgets: dict[str, _Budget] = {}
@@ -146,42 +148,46 @@ class PdbLedger:
     def covering(self, pod: Pod) -> tuple[str, ...]:
         """Keys of the PDBs the eviction API finds for the pod: same namespace, a non-empty selector
         that matches its labels (in the namespace's PDB order)."""
-        key = pod.key
-        hit = self._covering.get(key)
-        if hit is None:
-            namespace = pod.metadata.namespace
-            by_label, scan, whole, one_key = self._label_index.get(namespace) or self._index(namespace)
-            labels = pod.metadata.labels
-            if one_key is not None:  # the PDBs' pairs all have this key: the pod's value finds them
-                value = labels.get(one_key)
-                maybe = list(by_label.get((one_key, value), ())) if value is not None else []
-            else:
-                # A namespace has a few PDBs and a pod many labels: look the PDBs' pairs up in the labels.
-                maybe = [i for (k, v), found in by_label.items() if labels.get(k) == v for i in found]
-            if scan:
-                maybe += scan
-            if not maybe:
-                hit = ()
-            elif len(maybe) == 1 and maybe[0] in whole:  # the one pair of its selector matched
-                hit = (self._by_ns[namespace][maybe[0]].key,)
-            else:
-                pdbs = self._by_ns[namespace]
-                hit = tuple(pdbs[i].key for i in sorted(set(maybe))
-                            if label_selector_matches(pdbs[i].spec.selector, labels))
-            self._covering[key] = hit
-        return hit
+        namespace = pod.metadata.namespace
+        by_label, scan, whole, one_key, direct = self._label_index.get(namespace) or self._index(namespace)
+        labels = pod.metadata.labels
+        if direct is not None:  # (one key, nothing to scan) the pod's value of the key finds them
+            value = labels.get(one_key)  # type: ignore[arg-type]
+            if value is None:
+                return ()
+            hit = direct.get(value, ())
+            if hit is not None:
+                return hit
+            maybe = list(by_label[(one_key, value)])  # type: ignore[index]
+        elif one_key is not None:
+            value = labels.get(one_key)
+            maybe = list(by_label.get((one_key, value), ())) if value is not None else []
+        else:
+            # A namespace has a few PDBs and a pod many labels: look the PDBs' pairs up in the labels.
+            maybe = [i for (k, v), found in by_label.items() if labels.get(k) == v for i in found]
+        if scan:
+            maybe += scan
+        if not maybe:
+            return ()
+        pdbs = self._by_ns[namespace]
+        if len(maybe) == 1 and maybe[0] in whole:  # the one pair of its selector matched
+            return (pdbs[maybe[0]].key,)
+        return tuple(pdbs[i].key for i in sorted(set(maybe)) if label_selector_matches(pdbs[i].spec.selector, labels))
 
     def _index(self, namespace: str) -> _LabelIndex:
         """The namespace's PDBs (by position) under one `matchLabels` pair each — a pod lacking that
         label cannot match — and those with only `matchExpressions`, which must be checked; the
         PDBs whose selector is that one pair alone (a pod with it is selected, nothing to check);
-        and the key of those pairs when they all have the same one (`app`, most often)."""
+        the key of those pairs when they all have the same one (`app`, most often); and then, when
+        no PDB must be scanned, the PDBs each value of that key finds when all of them select by
+        that pair alone."""
         hit = self._label_index.get(namespace)
         if hit is None:
             by_label: dict[tuple[str, str], list[int]] = {}
             scan: list[int] = []
             whole: set[int] = set()
-            for i, b in enumerate(self._by_ns.get(namespace, ())):
+            pdbs = self._by_ns.get(namespace, [])
+            for i, b in enumerate(pdbs):
                 sel = b.spec.selector
                 if _is_empty(sel):
                     continue
@@ -193,8 +199,11 @@ class PdbLedger:
                 else:
                     scan.append(i)
             keys = {k for k, _ in by_label}
-            hit = self._label_index[namespace] = (by_label, scan, frozenset(whole),
-                                                  next(iter(keys)) if len(keys) == 1 else None)
+            one_key = next(iter(keys)) if len(keys) == 1 else None
+            direct = None if one_key is None or scan else {
+                v: tuple(pdbs[i].key for i in found) if whole.issuperset(found) else None
+                for (_, v), found in by_label.items()}
+            hit = self._label_index[namespace] = (by_label, scan, frozenset(whole), one_key, direct)
         return hit
 
     def budget(self, key: str) -> int:
@@ -203,7 +212,8 @@ class PdbLedger:
     def kind(self, pod: Pod) -> tuple[str | None, str]:
         """What the eviction API does with `pod` whatever the budgets say: (first covering PDB,
         "none" | "free" | "refused" | "spends"). Depends on the pod only, so it is memoised."""
-        hit = self._kinds.get(pod.key)
+        key = pod.key
+        hit = self._kinds.get(key)
         if hit is not None:
             return hit
         keys = self.covering(pod)
@@ -223,7 +233,7 @@ class PdbLedger:
                 kind = (keys[0], "free")  # an unhealthy pod the policy lets go
             else:
                 kind = (keys[0], "spends")
-        self._kinds[pod.key] = kind
+        self._kinds[key] = kind
         return kind
 
     def would_violate(self, pod: Pod) -> bool:
