@@ -600,10 +600,22 @@ def regrouped(old: NodeInfo, new: NodeInfo
               ) -> tuple[list[str], dict[str, tuple[Pod, ...]], dict[str, tuple[Pod, ...]]]:
     """For an index carried from `old` to `new` (`SnapshotIndex.replaced`): the namespaces whose pods
     on the node are not the same objects in the same order, and `old`'s and `new`'s pods by
-    namespace (each NodeInfo groups its pods once)."""
+    namespace (each NodeInfo groups its pods once). The last answer is kept: every index carried
+    down one `with_node_info` asks for the same pair (it is the answer while both NodeInfos keep
+    their groups: adding or removing a pod drops a NodeInfo's)."""
+    last = _last_regrouped
+    if last and last[0] is old and last[1] is new and old._by_namespace is last[2][1] \
+            and new._by_namespace is last[2][2]:
+        return last[2]
     before = _group_by_namespace(old)
     after = _group_by_namespace(new)
-    return [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))], before, after
+    found = [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))], before, after
+    last[:] = (old, new, found)
+    return found
+
+
+#: `regrouped`'s last (old, new, answer).
+_last_regrouped: list = []
 
 
 def _group_by_namespace(info: NodeInfo) -> dict[str, tuple[Pod, ...]]:

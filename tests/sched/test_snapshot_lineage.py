@@ -122,3 +122,18 @@ def test_spreading_match_counts_derived_down_a_chain_are_a_fresh_count(
         want = {i.name: n for i in chain[k].node_infos
                 if (n := sum(1 for p in i.pods if p.namespace == ns and p.labels.get("app") == app))}
         assert counts(chain[k], ns, app) == want
+
+
+def test_regrouped_answers_afresh_once_a_node_info_it_compared_changed() -> None:
+    # Its last answer is kept for the next index of the same step; a pod added since must show.
+    old = NodeInfo(_node("n0"), [make_pod("p0", "a", node="n0")])
+    new = old.clone()
+    new.add_pod(make_pod("p1", "b", node="n0"))
+    assert sorted(framework.regrouped(old, new)[0]) == ["b"]
+    assert sorted(framework.regrouped(old, new)[0]) == ["b"]
+    new.add_pod(make_pod("p2", "c", node="n0"))
+    changed, before, after = framework.regrouped(old, new)
+    assert sorted(changed) == ["b", "c"]
+    assert sorted(after) == ["a", "b", "c"] and sorted(before) == ["a"]
+    old.remove_pod(old.pods[0])
+    assert sorted(framework.regrouped(old, new)[0]) == ["a", "b", "c"]
