@@ -13,7 +13,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import zlib
 from importlib import resources
 from pathlib import Path
@@ -359,6 +358,8 @@ def _replace(path: Path, data: bytes) -> None:
     if st is not None and not stat.S_ISREG(st.st_mode):
         path.write_bytes(data)
         return
+    import tempfile  # (3 ms of imports a reading run never needs)
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as f:

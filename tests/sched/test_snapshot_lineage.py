@@ -134,6 +134,7 @@ def test_regrouped_answers_afresh_once_a_node_info_it_compared_changed() -> None
     new.add_pod(make_pod("p2", "c", node="n0"))
     changed, before, after = framework.regrouped(old, new)
     assert sorted(changed) == ["b", "c"]
-    assert sorted(after) == ["a", "b", "c"] and sorted(before) == ["a"]
+    assert sorted(after) == ["a", "b", "c"]
+    assert sorted(before) == ["a"]
     old.remove_pod(old.pods[0])
     assert sorted(framework.regrouped(old, new)[0]) == ["a", "b", "c"]
