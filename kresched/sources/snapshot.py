@@ -50,7 +50,7 @@ _CHUNK = 1 << 20
 #: fresh memory to hold it (for a 1.4 GiB dump of 5,000 nodes, 1 to 3 s of system time on the
 #: bench VM, and most of its run-to-run variance). Such a file must not be truncated while kresched
 #: reads it (its pages would be gone: SIGBUS, as for `rg` and `git`, which map files too);
-#: kresched's own `snapshot -o` replaces a file rather than rewriting it in place.
+#: kresched's own `snapshot --file` replaces a file rather than rewriting it in place.
 _MAP_AT = 1 << 20
 
 #: How many bytes one snapshot input may hold, after decompression. A 150,000-pod `kubectl get -o
