@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from kresched.cli import app
 from kresched.cli.common import ENV, parse_duration
 from kresched.errors import InputError
-from kresched.sources import snapshot
+from kresched.sources import decode, snapshot
 
 
 @dataclass
@@ -262,3 +262,14 @@ def test_bad_durations_are_input_errors_naming_the_option(text):
     with pytest.raises(InputError, match=r"^--timeout: invalid duration") as info:
         parse_duration(text, "--timeout")
     assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 24])
+def test_where_a_bad_byte_is_counted_the_same_chunk_by_chunk(monkeypatch, chunk):
+    # Line and column of a byte, counted a chunk at a time (a mapped file is not copied whole).
+    monkeypatch.setattr(decode, "_WHERE_CHUNK", chunk)
+    data = b'{"a":\n  1,\n\n  "b": x}'
+    assert decode._where(data, data.index(b"x")) == "line 4, column 8"
+    assert decode._where(data, 0) == "line 1, column 1"
+    assert decode._where(memoryview(data)[6:], 0) == "line 1, column 1"
+    assert decode._where(data, data.index(b"\n")) == "line 1, column 6"

@@ -234,10 +234,19 @@ def bad_byte(data: Buffer, offset: int) -> str:
 
 
 def _where(data: Buffer, offset: int) -> str:
-    """`line 3, column 12` of the byte at `offset` (lines and columns from 1)."""
-    before = bytes(memoryview(data)[:offset])
-    line, column = before.count(b"\n") + 1, offset - before.rfind(b"\n")
-    return f"line {line}, column {column}"
+    """`line 3, column 12` of the byte at `offset` (lines and columns from 1). The bytes before it
+    are counted a chunk at a time: a mapped file is not copied whole for an error message."""
+    view = memoryview(data)
+    line, start = 1, 0  # `start`: where the offset's line begins
+    for i in range(0, offset, _WHERE_CHUNK):
+        chunk = bytes(view[i:min(i + _WHERE_CHUNK, offset)])
+        line += chunk.count(b"\n")
+        if (nl := chunk.rfind(b"\n")) != -1:
+            start = i + nl + 1
+    return f"line {line}, column {offset - start + 1}"
+
+
+_WHERE_CHUNK = 1 << 24
 
 
 def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> Objects:
