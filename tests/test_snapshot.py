@@ -337,6 +337,21 @@ def test_a_failed_write_leaves_the_old_snapshot_and_no_stray_file(tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dump.json", "snap.json"]
 
 
+def test_a_snapshot_file_in_a_directory_that_refuses_new_files_is_written_in_place(tmp_path, monkeypatch):
+    state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
+    out = tmp_path / "snap.json"
+    out.write_bytes(b"old")
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("tempfile.mkstemp", refused)
+    write_snapshot(state, str(out))
+    assert load_snapshot(str(out)) == state
+    with pytest.raises(InputError, match=r"new\.json: cannot write: Permission denied"):
+        write_snapshot(state, str(tmp_path / "new.json"))
+
+
 def test_write_snapshot_writes_through_a_symlink(tmp_path):
     state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
     target = tmp_path / "real.json"

@@ -350,7 +350,8 @@ def _replace(path: Path, data: bytes) -> None:
     """Write `data` as the file `path`: a new or regular file is written beside it under another
     name and renamed over it, so that no reader sees it half-written (a full disk leaves the old
     one) or truncated under it (a reader that mapped the old file keeps it: `_MAP_AT`); its mode
-    is kept. Anything else (a symlink, a device such as /dev/stdout) is written through."""
+    is kept. Anything else (a symlink, a device such as /dev/stdout), and a file in a directory
+    where no other file may be made, is written through."""
     try:
         st = path.lstat()
     except FileNotFoundError:
@@ -360,7 +361,13 @@ def _replace(path: Path, data: bytes) -> None:
         return
     import tempfile  # (3 ms of imports a reading run never needs)
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except PermissionError:
+        if st is None:
+            raise
+        path.write_bytes(data)  # the file may be written, its directory not
+        return
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
