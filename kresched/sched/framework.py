@@ -603,19 +603,20 @@ def regrouped(old: NodeInfo, new: NodeInfo
     namespace (each NodeInfo groups its pods once). The last answer is kept: every index carried
     down one `with_node_info` asks for the same pair (it is the answer while both NodeInfos keep
     their groups: adding or removing a pod drops a NodeInfo's)."""
-    last = _last_regrouped
-    if last and last[0] is old and last[1] is new and old._by_namespace is last[2][1] \
+    last = _last_regrouped[0]  # one read of one tuple: consistent whatever another thread stores
+    if last is not None and last[0] is old and last[1] is new and old._by_namespace is last[2][1] \
             and new._by_namespace is last[2][2]:
         return last[2]
     before = _group_by_namespace(old)
     after = _group_by_namespace(new)
     found = [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))], before, after
-    last[:] = (old, new, found)
+    _last_regrouped[0] = (old, new, found)
     return found
 
 
 #: `regrouped`'s last (old, new, answer).
-_last_regrouped: list = []
+_last_regrouped: list[tuple[NodeInfo, NodeInfo, tuple[list[str], dict[str, tuple[Pod, ...]],
+                                                      dict[str, tuple[Pod, ...]]]] | None] = [None]
 
 
 def _group_by_namespace(info: NodeInfo) -> dict[str, tuple[Pod, ...]]:
