@@ -102,6 +102,8 @@ SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
 #: The legacy annotation makes a pod count as at least this important (design: "The plan").
 LEGACY_CRITICAL_PRIORITY = SYSTEM_CRITICAL_PRIORITY
 CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+#: QoS classes in the preemption order, the better first (`Pod.importance`).
+_QOS_RANK = {"Guaranteed": 2, "Burstable": 1, "BestEffort": 0}
 
 Quantity = str | int | float
 ResourceList = dict[str, Quantity]
@@ -660,7 +662,27 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
         # The API writes UTC ("Z"); a hand-written time without a zone is taken as UTC too.
         return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
-    @property
+    @cached_property
+    def importance(self) -> tuple[int, int, str, str]:
+        """The preemption order's sort key, most important first: higher priority, better QoS
+        class, earlier start, then the key (`sched.preemption.importance_key`). Found once."""
+        return (-self.priority, -_QOS_RANK[self.qos], self.status.start_time or "\uffff", self.key)
+
+    @cached_property
+    def protection(self) -> str | None:
+        """Why the pod is never evicted whatever the pending pod's priority, or None
+        (`plan.candidates.protected_reason`). Found once."""
+        if self.is_mirror:
+            return "mirror (static) pod"
+        if self.is_daemonset_pod:
+            return "DaemonSet pod"
+        if self.is_terminating:
+            return "already terminating"
+        if self.is_critical:
+            return "critical pod"
+        return None
+
+    @cached_property
     def grace_seconds(self) -> int:
         g = self.spec.termination_grace_period_seconds
         return 30 if g is None else g

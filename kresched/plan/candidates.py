@@ -22,16 +22,10 @@ def not_evictable_reason(victim: Pod, preemptor_priority: int) -> str | None:
 
 
 def protected_reason(victim: Pod) -> str | None:
-    """Why `victim` is never evicted whatever the pending pod's priority, or None."""
-    if victim.is_mirror:
-        return "mirror (static) pod"
-    if victim.is_daemonset_pod:
-        return "DaemonSet pod"
-    if victim.is_terminating:
-        return "already terminating"
-    if victim.is_critical:
-        return "critical pod"
-    return None
+    """Why `victim` is never evicted whatever the pending pod's priority, or None: a mirror
+    (static) pod, a DaemonSet pod, a pod already terminating, a critical pod (`Pod.protection`,
+    found once per pod)."""
+    return victim.protection
 
 
 def is_candidate_victim(victim: Pod, preemptor_priority: int) -> bool:

@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import LabelSelector, Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
 
-__all__ = ["PdbCheck", "PdbLedger", "computed_status"]
+__all__ = ["NO_PDB", "PdbCheck", "PdbLedger", "computed_status"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,12 @@ def _scaled(value: int | str, total: int) -> int:
 #: (None where they must be checked; a value absent covers nothing).
 _LabelIndex = tuple[dict[tuple[str, str], list[int]], list[int], frozenset[int], str | None,
                     dict[str, tuple[str, ...] | None] | None]
+
+
+_KEY = attrgetter("key")
+
+#: `PdbLedger.kind` of a pod no PDB covers (one object: compare with `is`).
+NO_PDB: tuple[str | None, str] = (None, "none")
 
 
 class PdbLedger:
@@ -218,23 +225,32 @@ class PdbLedger:
             return hit
         keys = self.covering(pod)
         if not keys:
-            kind: tuple[str | None, str] = (None, "none")
-        elif pod.status.phase in ("Succeeded", "Failed", "Pending") or pod.is_terminating:
+            kind: tuple[str | None, str] = NO_PDB
+        elif pod.status.phase in ("Succeeded", "Failed", "Pending") or pod.metadata.deletion_timestamp is not None:
             kind = (keys[0], "free")  # canIgnorePDB: no budget is checked
         elif len(keys) > 1:
             kind = (keys[0], "refused")
         else:
             b = self._budgets[keys[0]]
             st = b.pdb.status
-            policy = b.pdb.spec.unhealthy_pod_eviction_policy or "IfHealthyBudget"
-            if st is not None and pod.name in st.disrupted_pods:
+            if st is not None and pod.metadata.name in st.disrupted_pods:
                 kind = (keys[0], "free")  # already counted by the API server
-            elif (policy == "AlwaysAllow" or b.current_healthy >= b.desired_healthy > 0) and not pod.is_ready:
+            elif ((b.pdb.spec.unhealthy_pod_eviction_policy == "AlwaysAllow"
+                   or b.current_healthy >= b.desired_healthy > 0) and not pod.is_ready):
                 kind = (keys[0], "free")  # an unhealthy pod the policy lets go
             else:
                 kind = (keys[0], "spends")
         self._kinds[key] = kind
         return kind
+
+    def kinds(self, pods: Sequence[Pod]) -> list[tuple[str | None, str]]:
+        """`kind` of each of `pods` (the memo read in one pass)."""
+        out = list(map(self._kinds.get, map(_KEY, pods)))
+        if None in out:
+            for i, hit in enumerate(out):
+                if hit is None:
+                    out[i] = self.kind(pods[i])
+        return out  # type: ignore[return-value]
 
     def would_violate(self, pod: Pod) -> bool:
         """`check(pod).violation`, without building the check."""

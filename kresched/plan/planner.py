@@ -64,9 +64,8 @@ import msgspec
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node, Pod, Taint
-from kresched.plan.candidates import protected_reason
 from kresched.plan.explain import nominated_pods
-from kresched.plan.pdb import PdbCheck, PdbLedger
+from kresched.plan.pdb import NO_PDB, PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
@@ -388,7 +387,7 @@ class Planner:
 
     def _rank(self, info: NodeInfo) -> tuple[NodeInfo, list[int], list[Pod], None, dict[int, list[Pod]]]:
         """`info`'s entries of `_evictable` and `_suffixes`, found together."""
-        ranked = sorted([p for p in info.pods if protected_reason(p) is None], key=importance_key)
+        ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key)  # (`protected_reason`)
         hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
         self._suffixes[id(info)] = (info, _Suffixes.of(ranked, self.options.max_grace_seconds))
         return hit
@@ -1044,22 +1043,26 @@ class _PdbView(NamedTuple):
 
     @classmethod
     def of(cls, ranked: list[Pod], ledger: PdbLedger, max_grace: int) -> _PdbView:
+        kinds = ledger.kinds(ranked)
+        ok = [p.grace_seconds <= max_grace for p in ranked]
+        if kinds.count(NO_PDB) == len(kinds):  # no PDB covers any of them (identity is equality here)
+            every = list(range(len(ranked)))
+            within = every if all(ok) else list(itertools.compress(every, ok))
+            return cls((), (within, every), ([ranked[i] for i in within], ranked), ())
         keys: set[str] = set()
         fixed: tuple[list[int], list[int]] = ([], [])
         spenders: list[tuple[int, str]] = []
-        kind_of = ledger.kind
-        for i, p in enumerate(ranked):
-            pdb, kind = kind_of(p)
+        for i, (pdb, kind) in enumerate(kinds):
             if pdb is not None:
                 if kind == "spends":  # (one PDB covers it)
                     keys.add(pdb)
                     spenders.append((i, pdb))
                 else:
-                    keys.update(ledger.covering(p))
+                    keys.update(ledger.covering(ranked[i]))
                     if kind == "refused":
                         continue
             fixed[1].append(i)
-            if p.grace_seconds <= max_grace:
+            if ok[i]:
                 fixed[0].append(i)
         return cls(tuple(sorted(keys)), fixed, ([ranked[i] for i in fixed[0]], [ranked[i] for i in fixed[1]]),
                    tuple(spenders))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
@@ -57,12 +58,9 @@ DRA_POSTFILTER_NOTE = "no new claims to deallocate"
 #: DynamicResources' PostFilter error when its PreFilter never ran (`fwk.ErrNotFound`'s text).
 POST_FILTER_NOT_FOUND = "not found"
 
-_QOS_RANK = {"Guaranteed": 2, "Burstable": 1, "BestEffort": 0}
-
-
-def importance_key(pod: Pod) -> tuple[int, int, str, str]:
-    """Sort key, most important first: higher priority, better QoS, earlier start (then name)."""
-    return (-pod.priority, -_QOS_RANK.get(pod.qos, 0), pod.status.start_time or "\uffff", pod.key)
+#: Sort key, most important first: higher priority, better QoS, earlier start (then the key);
+#: `Pod.importance`, found once per pod.
+importance_key: Callable[[Pod], tuple[int, int, str, str]] = attrgetter("importance")
 
 
 def more_important(a: Pod, b: Pod) -> bool:
