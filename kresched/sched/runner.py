@@ -111,6 +111,9 @@ class Diagnosis:
     sampled: bool = False
     #: The pod's nominated node passed the filters and was the only node filtered (`sample=True`).
     nominated_fits: bool = False
+    #: How many nodes of `node_to_status` fail for each list of reasons, once counted
+    #: (`fit_error_message` counts them; a search resumed from a walk carries its counts over).
+    reason_counts: dict[tuple[str, ...], int] | None = None
 
     def status_of(self, node: str) -> Status:
         if node in self.node_to_status:
@@ -237,12 +240,13 @@ class _Walk:
     """A sampled search of one pod shape (`find_nodes_that_fit(sample=True)` with a `FilterMemo`):
     the NodeInfos it visited, in the search order; what it found feasible (in that order) and
     each failed node's status; whether it stopped before the last node; and the positions it
-    filtered with nominated pods holding room (looked at again whatever changed)."""
+    filtered with nominated pods holding room (looked at again whatever changed); and its
+    Diagnosis."""
 
-    __slots__ = ("facts", "failed", "feasible", "held", "infos", "limit", "sampled", "total")
+    __slots__ = ("diag", "facts", "failed", "feasible", "held", "infos", "limit", "sampled", "total")
 
     def __init__(self, facts: object, infos: list[NodeInfo], feasible: list[str], failed: dict[str, Status],
-                 held: set[int], limit: int, total: int, sampled: bool) -> None:
+                 held: set[int], limit: int, total: int, sampled: bool, diag: Diagnosis) -> None:
         self.facts = facts
         self.infos = infos
         self.feasible = feasible
@@ -251,6 +255,9 @@ class _Walk:
         self.limit = limit
         self.total = total
         self.sampled = sampled
+        #: The search's Diagnosis, whose `node_to_status` `failed` copies: its `reason_counts`, once
+        #: counted, count `failed` too (until `_resume` changes it).
+        self.diag = diag
 
 
 def resources_only(plugins: Sequence[FilterPlugin], cycle: CycleState) -> bool:
@@ -362,7 +369,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         # Positions are the search order's only when every node of the cluster is in the snapshot.
         memo.walk = None if len(positions) != len(infos) else _Walk(
             snapshot.facts, infos[:cut], list(feasible), dict(failed),
-            {j for n in held if (j := positions.get(n, cut)) < cut}, limit, len(infos), diag.sampled)
+            {j for n in held if (j := positions.get(n, cut)) < cut}, limit, len(infos), diag.sampled, diag)
     diag.feasible_set = frozenset(diag.feasible)
     return diag, cycle
 
@@ -389,11 +396,21 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     failed = walk.failed
     lost: set[str] = set()  # feasible then, not now
     gained: list[str] = []  # the other way round
+    # The reason lists' counts, kept in step with `failed` when the walk's were counted.
+    counts = dict(walk.diag.reason_counts) if walk.diag.reason_counts is not None else None
     for j in again:
         info = infos[j]
         name = info.name
         st = status(info, held.get(name))
         visited[j] = info
+        if counts is not None:
+            if (was := failed.get(name)) is not None:
+                if (n := counts[was.reasons] - 1) > 0:
+                    counts[was.reasons] = n
+                else:
+                    del counts[was.reasons]
+            if st.code:
+                counts[st.reasons] = counts.get(st.reasons, 0) + 1
         if st.code:
             if name not in failed:
                 lost.add(name)
@@ -404,6 +421,7 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
         diag.feasible.extend(walk.feasible)
         diag.node_to_status.update(failed)
         diag.sampled = walk.sampled
+        diag.reason_counts = counts
         return -1
     # The visited nodes not failed now, in the search order: every visited node was feasible or
     # failed, so these are the walk's feasible ones but those lost, and those gained.
@@ -429,8 +447,13 @@ _REASONS = attrgetter("reasons")
 def reasons_histogram(statuses: Iterable[Status], absent: Status | None = None, absent_count: int = 0) -> str:
     """`<count> <reason>` for every reason, sorted as strings (counts included), joined by `, `."""
     # Most nodes fail for one of a few reason lists: count those (in C), then their reasons.
+    return _histogram(Counter(map(_REASONS, statuses)), absent, absent_count)
+
+
+def _histogram(by_reasons: dict[tuple[str, ...], int], absent: Status | None, absent_count: int) -> str:
+    """`reasons_histogram` from how many nodes fail for each list of reasons."""
     counts: dict[str, int] = {}
-    for reasons, n in Counter(map(_REASONS, statuses)).items():
+    for reasons, n in by_reasons.items():
         for r in reasons:
             counts[r] = counts.get(r, 0) + n
     if absent is not None and absent_count > 0:
@@ -449,7 +472,10 @@ def fit_error_message(diag: Diagnosis) -> str:
     if diag.pre_filter_msg:
         return f"{msg} {diag.pre_filter_msg}."
     absent = diag.num_all_nodes - len(diag.node_to_status) - len(diag.feasible)
-    hist = reasons_histogram(diag.node_to_status.values(), diag.absent_status, absent)
+    by_reasons = diag.reason_counts
+    if by_reasons is None:  # counted once, for this message and the searches resumed from this one
+        by_reasons = diag.reason_counts = Counter(map(_REASONS, diag.node_to_status.values()))
+    hist = _histogram(by_reasons, diag.absent_status, absent)
     if hist:
         msg += f" {hist}."
     return msg

@@ -2,7 +2,8 @@
 its last one left off (only the nodes whose NodeInfo changed, and those nominated pods hold room
 on, are filtered again) and must find what a search from the first node finds — the same
 feasible nodes in the same order, the same failed nodes with the same statuses, and whether it
-stopped early — as the cluster changes under it.
+stopped early, and the scheduler's message when nothing fits (whose reason counts a search
+carries over from the last one) — as the cluster changes under it.
 
 The clusters have 120–160 nodes, so that `numFeasibleNodesToFind` (100 here) cuts the search
 short, and a change before the cut moves it either way.
@@ -14,7 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kresched.sched.framework import Snapshot
-from kresched.sched.runner import Diagnosis, FilterMemo, default_plugins, find_nodes_that_fit, memo_of
+from kresched.sched.runner import (
+    Diagnosis,
+    FilterMemo,
+    default_plugins,
+    find_nodes_that_fit,
+    fit_error_message,
+    memo_of,
+)
 from kresched.sched.static import StaticFilters, fit_shape
 from tests.builders import make_node, make_pod, make_state
 
@@ -33,7 +41,8 @@ def test_a_search_started_where_the_last_one_of_its_shape_stopped_finds_what_a_f
                        labels={"topology.kubernetes.io/zone": f"z{i % 3}"}) for i in range(n_nodes)]
     pods = [make_pod(f"r{i}", node=f"n{i:03}", cpu=data.draw(st.sampled_from(("500m", "1", "1500m"))))
             for i in range(n_nodes) if data.draw(st.booleans())]
-    shapes = [make_pod(f"pending-{cpu}", cpu=cpu, priority=100) for cpu in ("500m", "1", "2")]
+    # ("3": fits nowhere, so every node fails and the message counts their reasons.)
+    shapes = [make_pod(f"pending-{cpu}", cpu=cpu, priority=100) for cpu in ("500m", "1", "2", "3")]
     state = make_state(nodes, [*pods, *shapes])
     snap = Snapshot.from_state(state)
     plugins = default_plugins()
@@ -58,3 +67,4 @@ def test_a_search_started_where_the_last_one_of_its_shape_stopped_finds_what_a_f
                                      sample=True)
         want, _ = find_nodes_that_fit(plugins, pod, snap, nominated, static, None, sample=True)
         assert _found(got) == _found(want)
+        assert fit_error_message(got) == fit_error_message(want)
