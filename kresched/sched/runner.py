@@ -314,7 +314,16 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 diag.nominated_fits = True
                 return diag, cycle
     dynamic = [pl for pl in plugins if pl.name not in NODE_STATIC_PLUGINS] if static is not None else plugins
+    active = [pl for pl in dynamic if pl.name not in cycle.skip]  # `run_filters` without the skipped
+    # For a pod not `resources_only` whose first filter after the node-static ones is
+    # NodeResourcesFit, the memo still holds what those filters say of a node (all they read of
+    # the pod is in its shape): where they fail it, that is its status; only where they pass do
+    # the other filters (`rest`) run.
+    prefix: dict[str, tuple[NodeInfo, Status]] | None = None
+    rest: list[FilterPlugin] = []
     if memo is not None and not resources_only(plugins, cycle):
+        if static is not None and active and active[0].name == "NodeResourcesFit":
+            prefix, rest = memo, active[1:]
         memo = None
     # Only nominated pods at least as important as this one hold room against it.
     held = {n: others for n, ps in nominated.items()
@@ -322,7 +331,12 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     memo_get = memo.get if memo is not None else None
     feasible, failed = diag.feasible, diag.node_to_status
 
-    active = [pl for pl in dynamic if pl.name not in cycle.skip]  # `run_filters` without the skipped
+    def first_failing(info: NodeInfo, plugs: list[FilterPlugin]) -> Status:
+        for pl in plugs:
+            st = pl.filter(cycle, pod, info)
+            if st.code:  # not Code.SUCCESS
+                return st if st.plugin == pl.name else st.with_plugin(pl.name)
+        return SUCCESS
 
     def status(info: NodeInfo, others: list[Pod] | None) -> Status:
         """The node's status, but for a memo hit (which the loop below reads itself)."""
@@ -330,16 +344,19 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             return run_filters_with_nominated(plugins, cycle, pod, info, others)
         if static is None:
             return run_filters(plugins, cycle, pod, info)
+        if prefix is not None:
+            hit = prefix.get(info.name)
+            if hit is not None and hit[0] is info:
+                st = hit[1]
+            else:
+                st = static.status(cycle, pod, info)
+                if not st.code:
+                    st = first_failing(info, active[:1])
+                prefix[info.name] = (info, st)
+            return st if st.code else first_failing(info, rest)
         st = static.status(cycle, pod, info)
         if not st.code:
-            for pl in active:
-                st = pl.filter(cycle, pod, info)
-                if st.code:  # not Code.SUCCESS
-                    if st.plugin != pl.name:
-                        st = st.with_plugin(pl.name)
-                    break
-            else:
-                st = SUCCESS
+            st = first_failing(info, active)
         if memo is not None:
             memo[info.name] = (info, st)
         return st

@@ -3,7 +3,9 @@ its last one left off (only the nodes whose NodeInfo changed, and those nominate
 on, are filtered again) and must find what a search from the first node finds — the same
 feasible nodes in the same order, the same failed nodes with the same statuses, and whether it
 stopped early, and the scheduler's message when nothing fits (whose reason counts a search
-carries over from the last one) — as the cluster changes under it.
+carries over from the last one) — as the cluster changes under it. Pods of the same shape whose
+other filters depend on other nodes share the memo's NodeResourcesFit verdicts, and must find
+what they find without the memo too.
 
 The clusters have 120–160 nodes, so that `numFeasibleNodesToFind` (100 here) cuts the search
 short, and a change before the cut moves it either way.
@@ -39,10 +41,18 @@ def test_a_search_started_where_the_last_one_of_its_shape_stopped_finds_what_a_f
     n_nodes = data.draw(st.integers(120, 160))
     nodes = [make_node(f"n{i:03}", cpu="2", pods=data.draw(st.sampled_from((110, 110, 3))),
                        labels={"topology.kubernetes.io/zone": f"z{i % 3}"}) for i in range(n_nodes)]
-    pods = [make_pod(f"r{i}", node=f"n{i:03}", cpu=data.draw(st.sampled_from(("500m", "1", "1500m"))))
+    pods = [make_pod(f"r{i}", node=f"n{i:03}", cpu=data.draw(st.sampled_from(("500m", "1", "1500m"))),
+                     labels=data.draw(st.sampled_from(({}, {"app": "web"}))))
             for i in range(n_nodes) if data.draw(st.booleans())]
     # ("3": fits nowhere, so every node fails and the message counts their reasons.)
     shapes = [make_pod(f"pending-{cpu}", cpu=cpu, priority=100) for cpu in ("500m", "1", "2", "3")]
+    # Pods of the same shapes that keep off nodes with a web pod: not `resources_only` (their
+    # InterPodAffinity filter depends on other pods), so only the memo's NodeResourcesFit verdicts
+    # are theirs, and the rest of their filters run where those pass.
+    shapes += [make_pod(f"pending-{cpu}-apart", cpu=cpu, priority=100, affinity={"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+        for cpu in ("1", "3")]
     state = make_state(nodes, [*pods, *shapes])
     snap = Snapshot.from_state(state)
     plugins = default_plugins()
