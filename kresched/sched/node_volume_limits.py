@@ -27,7 +27,7 @@ Runs only when the source held PersistentVolumeClaims. Pure.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from kresched.model.objects import Pod, Volume
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, PersistentVolumeSpec, StorageState
@@ -72,6 +72,14 @@ class _MissingClaim(Exception):
     pass
 
 
+class _State(NamedTuple):
+    """PreFilter's state: the cluster's storage, and the pod's attachable volumes (or why a claim
+    is missing) per whether the node has a CSINode — all `attachable_volumes` reads of the node —
+    found on the first node of each kind."""
+    storage: StorageState
+    new: dict[bool, dict[str, str] | Status]
+
+
 class NodeVolumeLimits:
     name: ClassVar[str] = NAME
 
@@ -80,26 +88,33 @@ class NodeVolumeLimits:
         if not storage.has_claims:
             return _SKIP
         if pod.claim_names or any(_in_tree_plugin(v) for v in pod.spec.volumes):
-            cycle.write(NAME, storage)
+            cycle.write(NAME, _State(storage, {}))
             return PreFilterResult()
         return _SKIP
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        storage: StorageState | None = cycle.read(NAME)
-        if storage is None or not pod.spec.volumes:
+        state: _State | None = cycle.read(NAME)
+        if state is None or not pod.spec.volumes:
             return SUCCESS
+        storage = state.storage
         csi_node = storage.csi_node(node_info.name)
-        try:
-            new = attachable_volumes(pod, storage, csi_node, new_pod=True)
-        except _MissingClaim as exc:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),), NAME)
-        if not new:
+        has_csi_node = csi_node is not None
+        found = state.new.get(has_csi_node)
+        if found is None:
+            try:
+                found = attachable_volumes(pod, storage, csi_node, new_pod=True)
+            except _MissingClaim as exc:
+                found = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),), NAME)
+            state.new[has_csi_node] = found
+        if isinstance(found, Status):
+            return found
+        if not found:
             return SUCCESS
+        new = dict(found)
         limits = csi_node.limits() if csi_node is not None else {}
         if not limits:
             return SUCCESS
         attached: dict[str, str] = {}
-        has_csi_node = csi_node is not None
         cache = storage.derived
         for existing in node_info.pods_with_volumes():
             # Planning filters the same running pods over and over; what they attach depends only

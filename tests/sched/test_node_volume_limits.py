@@ -156,3 +156,15 @@ def test_a_node_at_its_attach_limit_is_a_preemption_candidate() -> None:
     message, _ = preemption_message(plugins, lower, snap, diag, cycle)
     assert message == "0/1 nodes are available: 1 No preemption victims found for incoming pod."
 
+
+
+def test_one_pod_is_counted_for_each_node_as_that_node_attaches_it() -> None:
+    """An in-tree inline volume attaches through CSI only where the node has a CSINode: filtering
+    the same pod over a node without one (it fits: nothing counts) and then a node with one at its
+    limit (exceeded) gives each node its own answer, though the pod's volumes are found once."""
+    running = [_pod("intree-two-0", "intree-1", "intree-2", node="host0"), INTREE_TWO]
+    state = make_state([make_node("host0"), make_node("host1")], running,
+                       storage=[*STORAGE, make_csinode("host1", {EBS: 2})])
+    diag, _ = find_nodes_that_fit(default_plugins(), INLINE, Snapshot.from_state(state))
+    assert diag.feasible == ["host0"]
+    assert diag.node_to_status["host1"].reasons == (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,)
