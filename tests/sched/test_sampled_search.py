@@ -78,3 +78,15 @@ def test_a_search_started_where_the_last_one_of_its_shape_stopped_finds_what_a_f
         want, _ = find_nodes_that_fit(plugins, pod, snap, nominated, static, None, sample=True)
         assert _found(got) == _found(want)
         assert fit_error_message(got) == fit_error_message(want)
+
+
+def test_the_nodes_a_resumed_search_filters_again_are_those_replaced_anywhere_in_the_walk() -> None:
+    """`_replaced_at` compares slices whole before it looks inside: a replaced NodeInfo at either
+    end of a slice, or in the last, shorter one, is found; nothing else is."""
+    from kresched.sched.runner import _replaced_at  # (private: the slicing is what is tested)
+    infos = Snapshot.from_state(make_state([make_node(f"n{i:03}") for i in range(600)], [])).node_infos
+    now = [*infos, infos[0]]  # the walk visited 600 nodes of a longer list
+    for j in (0, 255, 256, 511, 599):
+        now[j] = now[j].clone()
+    assert _replaced_at(now, infos) == {0, 255, 256, 511, 599}
+    assert _replaced_at(list(infos), infos) == set()
