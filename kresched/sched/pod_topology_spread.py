@@ -84,7 +84,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from operator import add, is_not
+from operator import add, attrgetter, is_not
 from typing import ClassVar
 
 import msgspec
@@ -334,6 +334,11 @@ class PodTopologySpread:
             return [0] * len(nodes)
         ignored, by_name, namespace = state.ignored, state.by_name, state.namespace
         labels = [info.node.metadata.labels for info in nodes]
+        if len(state.constraints) == 2 and state.is_host[0] != state.is_host[1]:
+            out = _score_pair(state, nodes, labels)
+            if ignored:
+                out = [0 if info.name in ignored else n for info, n in zip(nodes, out, strict=True)]
+            return out
         # A constraint at a time, each node's terms added in the constraints' order (the same
         # float sums as upstream's loop, which leaves out the term of a key the node lacks: here
         # it is 0.0, and t + 0.0 is t).
@@ -389,6 +394,52 @@ class PodTopologySpread:
         else:
             scores[:] = [0 if skip else go_div(MAX_NODE_SCORE * (hi + lo - s), hi)
                          for s, skip in zip(scores, ignored, strict=True)]
+
+
+def _score_pair(state: _ScoreState, nodes: Sequence[NodeInfo], labels: list[Mapping[str, str]]) -> list[int]:
+    """`score_all` (but for ignored nodes) for one hostname constraint and one other, as the system
+    defaults are: the same float sums, rounded alike. A node's total is one of a few — by whether it
+    has the hostname key and which domain of the other key it is in — but where it has matching
+    pods of its own: those nodes (and any NodeInfo not the snapshot's) are summed one by one.
+    (The two terms are added in either order: IEEE addition is commutative.)"""
+    h = 0 if state.is_host[0] else 1
+    ch, cz = state.constraints[h], state.constraints[1 - h]
+    hk, zk = ch.topology_key, cz.topology_key
+    wh, wz = state.weights[h], state.weights[1 - h]
+    sh, sz = float(ch.max_skew - 1), float(cz.max_skew - 1)
+    rnd: Callable[[float], int] = _half_up if ch.max_skew >= 1 and cz.max_skew >= 1 else go_round
+    term = {v: float(n) * wz + sz for v, n in state.counts[1 - h].items()}
+    term[None] = 0.0  # (a node without the key: `lab.get` gives None)
+    # Per domain, the total of a node with and without the hostname key and no matching pods.
+    with_host = {v: rnd(sh + t) for v, t in term.items()}
+    without = {v: rnd(0.0 + t) for v, t in term.items()}
+    other_with, other_without = rnd(sh + sz), rnd(0.0 + sz)  # a domain without a count
+    out = [with_host.get(lab.get(zk), other_with) if hk in lab else without.get(lab.get(zk), other_without)
+           for lab in labels]
+    by_name = state.by_name
+    own = list(compress(range(len(nodes)), map(is_not, nodes, map(by_name.get, map(_NAME, nodes)))))
+    counted = state.host_counts[h]
+    if counted:
+        at = {info.name: j for j, info in enumerate(nodes)}
+        for name, n in counted.items():
+            j = at.get(name)
+            if j is not None and hk in labels[j] and nodes[j] is by_name.get(name):
+                v = labels[j].get(zk)
+                out[j] = rnd(float(n) * wh + sh + term.get(v, sz))
+    for j in own:
+        if hk in labels[j]:
+            v = labels[j].get(zk)
+            n = _count_matching(nodes[j], ch, state.namespace)
+            out[j] = rnd(float(n) * wh + sh + term.get(v, sz))
+    return out
+
+
+def _half_up(t: float) -> int:
+    """`go_round` of a total ≥ 0."""
+    return int(t) + (t - int(t) >= 0.5)
+
+
+_NAME = attrgetter("name")
 
 
 class _ScoreState:

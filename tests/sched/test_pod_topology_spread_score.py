@@ -757,6 +757,28 @@ def test_hostname_counts_come_from_the_node_info_scored() -> None:
     assert scores == list(_scores(pod, [*_SPREAD_2103, *_on("node-c", 3, "foo")], _ABCD).values())
 
 
+def test_hostname_counts_come_from_the_node_info_scored_with_a_zone_constraint_too() -> None:
+    # The same with the hostname and zone constraints together (as the system defaults): the zone
+    # counts are the snapshot's (PreScore), the hostname count the clone's. Zones z1 = a, b (3 foo
+    # pods), z2 = c, d (3); weights log 6 (four hosts) and log 4 (two zones); the zone skew adds 1:
+    # a 2·log 6 + 3·log 4 + 1 = 8.74 → 9; b 6.95 → 7; c (its clone: 3) and d 10.53 → 11.
+    # Normalized 100·(11 + 7 − s) / 11.
+    pod = _pod("p", "foo", spread=[_FOO_ON_NODE, _sc(2, ZONE, ANYWAY, FOO)])
+    nodes = [_hz(name, zone, ZONE)
+             for name, zone in (("node-a", "z1"), ("node-b", "z1"), ("node-c", "z2"), ("node-d", "z2"))]
+    snap = _snapshot(nodes, _SPREAD_2103)
+    clone = snap.by_name["node-c"].clone()
+    for extra in _on("node-c", 3, "foo"):
+        clone.add_pod(extra)
+    infos = [clone if i.name == "node-c" else i for i in snap.node_infos]
+    plugin, cycle = PodTopologySpread(), CycleState()
+    assert plugin.pre_score(cycle, pod, infos, snap).is_success
+    scores = plugin.score_all(cycle, pod, infos)
+    assert scores == [9, 7, 11, 11]
+    plugin.normalize_score(cycle, pod, scores)
+    assert scores == [81, 100, 63, 63]
+
+
 # -- ScoreGainBound: what moving a pod could gain on its spreading, without scoring every node ------
 
 @settings(max_examples=300, deadline=None)
