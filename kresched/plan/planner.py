@@ -57,13 +57,13 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from operator import mul
+from operator import attrgetter, mul
 from typing import Literal, NamedTuple
 
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Node, Pod, Taint
+from kresched.model.objects import Node, Pod, Resources, Taint
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import NO_PDB, PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
@@ -1176,6 +1176,11 @@ def _latest_start_of_lowest(pods: Sequence[Pod]) -> float:
     return max(p.start_seconds for p in pods if p.effective_priority == lowest)
 
 
+_MILLI_CPU: Callable[[Resources], int] = attrgetter("milli_cpu")
+_MEMORY: Callable[[Resources], int] = attrgetter("memory")
+_EPHEMERAL_STORAGE: Callable[[Resources], int] = attrgetter("ephemeral_storage")
+
+
 def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod], gone: Sequence[Pod] = (),
                  least: int = 1) -> int | None:
     """A lower bound (at least `least`) on how many of `eligible` must go for P's requests to fit,
@@ -1186,21 +1191,25 @@ def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod], gone: Sequence[P
     alloc = info.node.allocatable
     req = pod.requests
     need = least
-    checks = [
-        (req.milli_cpu, alloc.milli_cpu - info.requested_milli_cpu, lambda p: p.requests.milli_cpu),
-        (req.memory, alloc.memory - info.requested_memory, lambda p: p.requests.memory),
-        (req.ephemeral_storage, alloc.ephemeral_storage - info.requested_ephemeral_storage,
-         lambda p: p.requests.ephemeral_storage),
+    checks: list[tuple[int, int, Callable[[Resources], int]]] = [
+        (req.milli_cpu, alloc.milli_cpu - info.requested_milli_cpu, _MILLI_CPU),
+        (req.memory, alloc.memory - info.requested_memory, _MEMORY),
+        (req.ephemeral_storage, alloc.ephemeral_storage - info.requested_ephemeral_storage, _EPHEMERAL_STORAGE),
     ]
     for name, amount in req.scalar.items():
         checks.append((amount, alloc.scalar.get(name, 0) - info.requested_scalar.get(name, 0),
-                       lambda p, n=name: p.requests.scalar.get(n, 0)))
+                       lambda r, n=name: r.scalar.get(n, 0)))
+    requests: list[Resources] | None = None
     for want, free, get in checks:
-        if gone:
-            free += sum(get(p) for p in gone)
-        if want <= 0 or want <= free:
+        if want <= 0:
             continue
-        sizes = sorted((get(p) for p in eligible), reverse=True)
+        if gone:
+            free += sum(map(get, [p.requests for p in gone]))
+        if want <= free:
+            continue
+        if requests is None:
+            requests = [p.requests for p in eligible]
+        sizes = sorted(map(get, requests), reverse=True)
         gained, count = 0, 0
         for s in sizes:
             if free + gained >= want or s <= 0:
