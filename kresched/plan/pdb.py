@@ -156,6 +156,8 @@ class PdbLedger:
         """Keys of the PDBs the eviction API finds for the pod: same namespace, a non-empty selector
         that matches its labels (in the namespace's PDB order)."""
         namespace = pod.metadata.namespace
+        if namespace not in self._by_ns:  # (most namespaces have no PDB)
+            return ()
         by_label, scan, whole, one_key, direct = self._label_index.get(namespace) or self._index(namespace)
         labels = pod.metadata.labels
         if direct is not None:  # (one key, nothing to scan) the pod's value of the key finds them

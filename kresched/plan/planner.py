@@ -1077,7 +1077,7 @@ class _Suffixes(NamedTuple):
     @classmethod
     def of(cls, ranked: list[Pod], max_grace: int) -> _Suffixes:
         requests = [p.requests for p in ranked]
-        cpus, memories = [r.milli_cpu for r in requests], [r.memory for r in requests]
+        cpus, memories = list(map(_MILLI_CPU, requests)), list(map(_MEMORY, requests))
         every = _Pool.of(ranked, cpus, memories, None)
         ok = [p.grace_seconds <= max_grace for p in ranked]
         return cls(every, every if all(ok) else _Pool.of(ranked, cpus, memories, ok))
