@@ -196,7 +196,14 @@ class NodeInfo:
 
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
-        self._volume_pods = self._by_namespace = None
+        # What was found of the pods is carried over (new objects: a clone shares the old ones).
+        if self._volume_pods is not None and _uses_volumes(pod):
+            self._volume_pods = (*self._volume_pods, pod)
+        if self._by_namespace is not None:
+            groups = dict(self._by_namespace)
+            ns = pod.metadata.namespace
+            groups[ns] = (*groups.get(ns, ()), pod)
+            self._by_namespace = groups
         self._account(pod, 1)
 
     def remove_pod(self, pod: Pod) -> None:
@@ -204,7 +211,17 @@ class NodeInfo:
         for i, p in enumerate(self.pods):
             if p.key == pod.key:
                 del self.pods[i]
-                self._volume_pods = self._by_namespace = None
+                if self._volume_pods is not None and _uses_volumes(p):
+                    self._volume_pods = tuple([v for v in self._volume_pods if v is not p])
+                if self._by_namespace is not None:
+                    groups = dict(self._by_namespace)
+                    ns = p.metadata.namespace
+                    left = tuple([q for q in groups[ns] if q is not p])
+                    if left:
+                        groups[ns] = left
+                    else:
+                        del groups[ns]
+                    self._by_namespace = groups
                 self._account(p, -1)
                 return
         raise ValueError(f"pod {pod.key} is not on node {self.name}")
@@ -260,7 +277,7 @@ class NodeInfo:
     def pods_with_volumes(self) -> tuple[Pod, ...]:
         """The pods here that use a PersistentVolumeClaim (or a generic ephemeral volume) or an
         in-tree disk: all NodeVolumeLimits has to count (cf. upstream's `NodeInfo.PVCRefCounts`).
-        Built on first use and kept until a pod is added or removed: most pods use neither, and
+        Built on first use and carried through a pod added or removed: most pods use neither, and
         planning asks about the same node many times."""
         if self._volume_pods is None:
             self._volume_pods = tuple(p for p in self.pods if _uses_volumes(p))

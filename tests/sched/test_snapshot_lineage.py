@@ -14,7 +14,7 @@ from kresched.model.objects import LabelSelector, Node
 from kresched.sched import framework, pod_topology_spread
 from kresched.sched.framework import NodeInfo, Snapshot
 from kresched.sched.interpod_affinity import compile_label_selector
-from tests.builders import make_pod
+from tests.builders import make_pod, pvc_volume
 
 _NAMESPACE = st.sampled_from(["a", "b", "c"])
 
@@ -138,3 +138,31 @@ def test_regrouped_answers_afresh_once_a_node_info_it_compared_changed() -> None
     assert sorted(before) == ["a"]
     old.remove_pod(old.pods[0])
     assert sorted(framework.regrouped(old, new)[0]) == ["a", "b", "c"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_NAMESPACE, st.booleans()), max_size=6),
+       st.lists(st.tuples(st.booleans(), st.integers(0, 7), _NAMESPACE, st.booleans()), min_size=1, max_size=8))
+def test_a_node_infos_groups_carried_through_adds_and_removes_are_a_fresh_grouping(
+        pods: list[tuple[str, bool]], ops: list[tuple[bool, int, str, bool]]) -> None:
+    # A NodeInfo's pods by namespace and its pods with volumes, once found, are carried through
+    # a pod added or removed (new objects: the NodeInfo it was cloned from keeps its own).
+    def pod(name: str, ns: str, claim: bool) -> Any:
+        return make_pod(name, ns, node="n0", volumes=[pvc_volume(f"c-{name}")] if claim else None)
+
+    def found(info: NodeInfo) -> tuple[dict[str, list[str]], list[str]]:
+        return ({ns: [p.key for p in ps] for ns, ps in framework._group_by_namespace(info).items()},
+                [p.key for p in info.pods_with_volumes()])
+
+    info = NodeInfo(_node("n0"), [pod(f"p{k}", ns, claim) for k, (ns, claim) in enumerate(pods)])
+    for k, (add, i, ns, claim) in enumerate(ops):
+        found(info)  # found before the change
+        before = found(info)
+        changed = info.clone()
+        if add:
+            changed.add_pod(pod(f"q{k}", ns, claim))
+        elif changed.pods:
+            changed.remove_pod(changed.pods[i % len(changed.pods)])
+        assert found(changed) == found(NodeInfo(_node("n0"), list(changed.pods)))
+        assert found(info) == before
+        info = changed
