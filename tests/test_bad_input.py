@@ -68,6 +68,8 @@ NODE_JSON = {"kind": "Node", "metadata": {"name": "node-a"},
 
 
 # (file name, content, what the one line must contain besides the file name)
+_BINARY = "binary data (a NUL byte), not JSON or YAML text"
+
 CASES = [
     pytest.param("empty.yaml", "", ["empty input"], id="an empty file"),
     pytest.param("blank.json", "  \n\t\n  ", ["empty input"], id="a file of whitespace only"),
@@ -153,6 +155,15 @@ CASES = [
                  id="a truncated .gz"),
     pytest.param("latin1.yaml", "kind: Pod\nmetadata: {name: caf\xe9}\n".encode("latin-1"), ["not UTF-8"],
                  id="a file that is not UTF-8"),
+    # A NUL is named wherever it is: in the head a file is refused before it is decoded; further
+    # on, the decoding it stops is (what the error was before a NUL is looked for there).
+    pytest.param("nul.json", b'{"kind": "List", "items": [\0]}', [_BINARY], id="a NUL byte near the start"),
+    pytest.param("nul-deep.json", b'{"kind": "List", "items": [' + b" " * 70_000 + b"\0]}", [_BINARY],
+                 id="a NUL byte past the first 64 KiB"),
+    pytest.param("nul-deep.yaml", b"kind: List\nitems: []\n# " + b"x" * 70_000 + b"\0\n", [_BINARY],
+                 id="a NUL byte past the first 64 KiB of YAML"),
+    pytest.param("nul-after-error.json", b'{"kind": "List", "items": [oops' + b" " * 70_000 + b"\0]}", [_BINARY],
+                 id="a NUL byte after a syntax error"),
 ]
 
 

@@ -157,7 +157,9 @@ def _read(path: Path, limit: int) -> Buffer:
     if len(data) > limit:  # it grew since `stat`
         raise _too_large(str(path), limit)
     if data[:2] != _GZIP_MAGIC:
-        _refuse_binary(data, str(path))
+        # The head only: a binary file is refused before it is decoded. A NUL further on makes the
+        # decoding fail (JSON and YAML refuse it), and `_decode` then names it.
+        _refuse_binary(data[:_HEAD], str(path))
     return data
 
 
@@ -168,6 +170,10 @@ def _mapped(f: BinaryIO) -> mmap.mmap | None:
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
+
+
+#: How much of a file is looked at for a NUL before it is decoded.
+_HEAD = 1 << 16
 
 
 def _refuse_binary(data: Buffer, origin: str) -> None:
@@ -256,6 +262,14 @@ def _decode(data: Buffer, origin: str, name: str | None, limit: int) -> Objects:
             raise InputError(f"{origin}: binary data (a NUL byte) inside the gzip data, not JSON or YAML text")
         if name and name.endswith(".gz"):
             name = name[:-3]
+    try:
+        return _decode_text(data, origin, name)
+    except InputError:
+        _refuse_binary(data, origin)  # the error is a NUL's (`_read` looked at the head only)
+        raise
+
+
+def _decode_text(data: Buffer, origin: str, name: str | None) -> Objects:
     if data[:3] == _UTF8_BOM:
         data = memoryview(data)[3:]
     first = _FIRST_CHAR.search(data)
