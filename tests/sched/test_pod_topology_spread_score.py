@@ -42,7 +42,7 @@ from kresched.model.objects import (
     StatefulSet,
     Workload,
 )
-from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, Snapshot
+from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, Snapshot
 from kresched.sched.pod_topology_spread import (
     NAME,
     PodTopologySpread,
@@ -741,15 +741,20 @@ def test_normalized_scores_are_within_0_to_100_and_agree_with_a_literal_transcri
         assert all(0 <= s <= MAX_NODE_SCORE for s in got.values())
 
 
+def _with_node_c_cloned_holding_3_more(snap: Snapshot) -> list[NodeInfo]:
+    """The snapshot's NodeInfos, node-c's a clone (a simulation's) with 3 more foo pods."""
+    clone = snap.by_name["node-c"].clone()
+    for extra in _on("node-c", 3, "foo"):
+        clone.add_pod(extra)
+    return [clone if i.name == "node-c" else i for i in snap.node_infos]
+
+
 def test_hostname_counts_come_from_the_node_info_scored() -> None:
     # Score counts the pods of the NodeInfo it is given (upstream: `nodeInfo.GetPods()`), also when that is
     # not the snapshot's own (a simulation's clone): here node-c's clone holds 3 more matching pods.
     pod = _pod("p", "foo", spread=[_FOO_ON_NODE])
     snap = _snapshot(_ABCD, _SPREAD_2103)
-    clone = snap.by_name["node-c"].clone()
-    for extra in _on("node-c", 3, "foo"):
-        clone.add_pod(extra)
-    infos = [clone if i.name == "node-c" else i for i in snap.node_infos]
+    infos = _with_node_c_cloned_holding_3_more(snap)
     plugin, cycle = PodTopologySpread(), CycleState()
     assert plugin.pre_score(cycle, pod, infos, snap).is_success
     scores = [plugin.score(cycle, pod, i) for i in infos]
@@ -767,10 +772,7 @@ def test_hostname_counts_come_from_the_node_info_scored_with_a_zone_constraint_t
     nodes = [_hz(name, zone, ZONE)
              for name, zone in (("node-a", "z1"), ("node-b", "z1"), ("node-c", "z2"), ("node-d", "z2"))]
     snap = _snapshot(nodes, _SPREAD_2103)
-    clone = snap.by_name["node-c"].clone()
-    for extra in _on("node-c", 3, "foo"):
-        clone.add_pod(extra)
-    infos = [clone if i.name == "node-c" else i for i in snap.node_infos]
+    infos = _with_node_c_cloned_holding_3_more(snap)
     plugin, cycle = PodTopologySpread(), CycleState()
     assert plugin.pre_score(cycle, pod, infos, snap).is_success
     scores = plugin.score_all(cycle, pod, infos)
