@@ -671,19 +671,14 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     @cached_property
     def protection(self) -> str | None:
         """Why the pod is never evicted whatever the pending pod's priority, or None
-        (`plan.candidates.protected_reason`). Found once, for every running pod at start: so
-        `is_mirror`, `is_daemonset_pod`, `is_terminating` and `is_critical` are read inline."""
-        meta, spec = self.metadata, self.spec
-        annotations = meta.annotations
-        if MIRROR_POD_ANNOTATION in annotations:
+        (`plan.candidates.protected_reason`). Found once."""
+        if self.is_mirror:
             return "mirror (static) pod"
-        c = self.controller
-        if c is not None and c.kind == "DaemonSet":
+        if self.is_daemonset_pod:
             return "DaemonSet pod"
-        if meta.deletion_timestamp is not None:
+        if self.is_terminating:
             return "already terminating"
-        if (spec.priority_class_name in CRITICAL_PRIORITY_CLASSES or CRITICAL_POD_ANNOTATION in annotations
-                or (spec.priority or 0) >= SYSTEM_CRITICAL_PRIORITY):
+        if self.is_critical:
             return "critical pod"
         return None
 

@@ -195,7 +195,7 @@ class PdbLedger:
             by_label: dict[tuple[str, str], list[int]] = {}
             scan: list[int] = []
             whole: set[int] = set()
-            pdbs = self._by_ns.get(namespace, [])
+            pdbs = self._by_ns[namespace]  # (`covering` asks only of namespaces with PDBs)
             for i, b in enumerate(pdbs):
                 sel = b.spec.selector
                 if _is_empty(sel):

@@ -320,10 +320,11 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     # the pod is in its shape): where they fail it, that is its status; only where they pass do
     # the other filters (`rest`) run.
     prefix: dict[str, tuple[NodeInfo, Status]] | None = None
+    fit: list[FilterPlugin] = []
     rest: list[FilterPlugin] = []
     if memo is not None and not resources_only(plugins, cycle):
         if static is not None and active and active[0].name == "NodeResourcesFit":
-            prefix, rest = memo, active[1:]
+            prefix, fit, rest = memo, active[:1], active[1:]
         memo = None
     # Only nominated pods at least as important as this one hold room against it.
     held = {n: others for n, ps in nominated.items()
@@ -351,7 +352,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             else:
                 st = static.status(cycle, pod, info)
                 if not st.code:
-                    st = first_failing(info, active[:1])
+                    st = first_failing(info, fit)
                 prefix[info.name] = (info, st)
             return st if st.code else first_failing(info, rest)
         st = static.status(cycle, pod, info)
