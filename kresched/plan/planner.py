@@ -57,6 +57,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from operator import attrgetter, mul
 from typing import Literal, NamedTuple
 
@@ -1285,7 +1286,7 @@ def _fmt(i: int, key: tuple) -> str:
     if i == _SUM:
         return str(x - key[_COUNT] * _PRIORITY_OFFSET)
     if i == _START:
-        return "not started" if x == -math.inf else "started"
+        return "not started" if x == -math.inf else f"started {datetime.fromtimestamp(-x, UTC):%Y-%m-%dT%H:%M:%SZ}"
     return f"{x:.2f}" if isinstance(x, float) else str(x)
 
 

@@ -341,6 +341,21 @@ def test_a_node_whose_latest_low_pod_started_last_wins_though_its_oldest_is_olde
     assert plan.decided_by == "a later start of its most important victims than b"
 
 
+def test_a_runner_up_lost_on_start_time_shows_both_starts() -> None:
+    # The start is shown as the API writes it (UTC): "started vs started" tells an operator nothing.
+    day = "2026-01-0{}T00:00:00Z".format
+    pods = [run("a1", "a", cpu=2, start_time=day(5)), run("b1", "b", cpu=2, start_time=day(3)), pend(cpu=2)]
+    plan = plan_for([node("a", cpu=2), node("b", cpu=2)], pods)
+    assert (plan.node, names(plan)) == ("a", ["a1"])
+    [b] = [r for r in plan.runners_up if r.node == "b"]
+    assert b.reason == ("start of the most important victims: started 2026-01-03T00:00:00Z vs "
+                        "started 2026-01-05T00:00:00Z on a")
+    plan = plan_for([node("a", cpu=2), node("c", cpu=2)], [*pods[:1], run("c1", "c", cpu=2, start_time=None), pods[-1]])
+    assert (plan.node, names(plan)) == ("c", ["c1"])
+    [a] = plan.runners_up
+    assert a.reason == "start of the most important victims: started 2026-01-05T00:00:00Z vs not started on c"
+
+
 def test_a_node_one_victim_frees_wins_though_its_lowest_pods_started_earlier_than_others() -> None:
     # The quick bound counts the fewest candidates whose requests cover what the pod lacks (the
     # largest first): b and c each need one victim too (their big, old b2/c2), so a bound of two
