@@ -1172,9 +1172,17 @@ def _min_shortened(pod: Pod, info: NodeInfo, eligible: list[Pod], max_grace: int
 
 
 def _latest_start_of_lowest(pods: Sequence[Pod]) -> float:
-    """The latest start (`start_seconds`) among `pods` of their lowest priority."""
-    lowest = min(p.effective_priority for p in pods)
-    return max(p.start_seconds for p in pods if p.effective_priority == lowest)
+    """The latest start (`start_seconds`) among `pods` (in preemption order: priority descending,
+    so those of the lowest priority are a suffix) of their lowest priority."""
+    lowest = pods[-1].effective_priority
+    return max(map(_START_SECONDS, pods[bisect_left(pods, -lowest, key=_NEGATED_PRIORITY):]))
+
+
+_START_SECONDS: Callable[[Pod], float] = attrgetter("start_seconds")
+
+
+def _NEGATED_PRIORITY(pod: Pod) -> int:
+    return -pod.effective_priority
 
 
 _MILLI_CPU: Callable[[Resources], int] = attrgetter("milli_cpu")

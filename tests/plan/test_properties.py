@@ -329,7 +329,7 @@ def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_gra
     from bisect import bisect_left
     from itertools import accumulate
 
-    from kresched.plan.planner import _PRIORITY_OFFSET, _latest_start_of_lowest, _min_victims, _requests_share_short
+    from kresched.plan.planner import _PRIORITY_OFFSET, _min_victims, _requests_share_short
 
     within = [p for p in cands if p.grace_seconds <= max_grace]
     pool = within if tier == 1 else cands
@@ -351,9 +351,10 @@ def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_gra
         over = len(info.pods) + 1 - alloc.allowed_pods
         k = max(k, over)
         shortened |= over > len(within)
-    lowest = pool[-1].effective_priority
+    lowest = min(p.effective_priority for p in pool)
+    latest = max(p.start_seconds for p in pool if p.effective_priority == lowest)
     return (0, shortened if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k,
-            -_latest_start_of_lowest(pool), _requests_share_short(pod, info), 0, info.name)
+            -latest, _requests_share_short(pod, info), 0, info.name)
 
 
 @PROFILE
