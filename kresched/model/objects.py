@@ -689,7 +689,10 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
 
     @property
     def is_ready(self) -> bool:
-        return any(c.type == "Ready" and c.status == "True" for c in self.status.conditions)
+        for c in self.status.conditions:  # (a loop, not any(): asked of every pod a PDB covers)
+            if c.type == "Ready" and c.status == "True":
+                return True
+        return False
 
 
     @property
