@@ -689,7 +689,8 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
 
     @property
     def is_ready(self) -> bool:
-        for c in self.status.conditions:  # (a loop, not any(): asked of every pod a PDB covers)
+        # A loop, not any() over a generator: asked of every pod a PDB covers.
+        for c in self.status.conditions:  # noqa: SIM110
             if c.type == "Ready" and c.status == "True":
                 return True
         return False
