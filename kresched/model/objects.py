@@ -69,6 +69,7 @@ __all__ = [
     "Volume",
     "VolumeSource",
     "Workload",
+    "start_text",
 ]
 
 
@@ -514,6 +515,12 @@ def _compute_qos(spec: PodSpec) -> str:
         return "Guaranteed"
     return "Burstable"
 
+
+
+def start_text(seconds: float) -> str:
+    """A start in seconds since the epoch (`Pod.start_seconds`, finite) as the API writes times:
+    RFC 3339 in UTC, to the second."""
+    return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
 class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=True,

@@ -57,14 +57,13 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from operator import attrgetter, mul
 from typing import Literal, NamedTuple
 
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Node, Pod, Resources, Taint
+from kresched.model.objects import Node, Pod, Resources, Taint, start_text
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import NO_PDB, PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
@@ -1294,7 +1293,7 @@ def _fmt(i: int, key: tuple) -> str:
     if i == _SUM:
         return str(x - key[_COUNT] * _PRIORITY_OFFSET)
     if i == _START:
-        return "not started" if x == -math.inf else f"started {datetime.fromtimestamp(-x, UTC):%Y-%m-%dT%H:%M:%SZ}"
+        return "not started" if x == -math.inf else f"started {start_text(-x)}"
     return f"{x:.2f}" if isinstance(x, float) else str(x)
 
 
