@@ -516,7 +516,6 @@ def _compute_qos(spec: PodSpec) -> str:
     return "Burstable"
 
 
-
 def start_text(seconds: float) -> str:
     """A start in seconds since the epoch (`Pod.start_seconds`, finite) as the API writes times:
     RFC 3339 in UTC, to the second."""

@@ -1174,13 +1174,13 @@ def _latest_start_of_lowest(pods: Sequence[Pod]) -> float:
     """The latest start (`start_seconds`) among `pods` (in preemption order: priority descending,
     so those of the lowest priority are a suffix) of their lowest priority."""
     lowest = pods[-1].effective_priority
-    return max(map(_START_SECONDS, pods[bisect_left(pods, -lowest, key=_NEGATED_PRIORITY):]))
+    return max(map(_START_SECONDS, pods[bisect_left(pods, -lowest, key=_negated_priority):]))
 
 
 _START_SECONDS: Callable[[Pod], float] = attrgetter("start_seconds")
 
 
-def _NEGATED_PRIORITY(pod: Pod) -> int:
+def _negated_priority(pod: Pod) -> int:
     return -pod.effective_priority
 
 
