@@ -305,12 +305,13 @@ def _visited(info: NodeInfo, visit: Callable[[NodeInfo], object] | None) -> Node
 
 
 def _uses_volumes(pod: Pod) -> bool:
-    """A claim (`Pod.claim_names`: a PersistentVolumeClaim or a generic ephemeral volume) or an
-    in-tree disk. One plain loop over the volumes: it runs on every pod of every node a volume
-    filter visits."""
+    """A claim (`Pod.claim_names`) or an in-tree disk. A plain loop over the volumes: it runs on
+    every pod of every node a volume filter visits."""
+    if pod.claim_names:
+        return True
     for v in pod.spec.volumes:
-        if v.persistent_volume_claim is not None or v.ephemeral is not None or v.gce_persistent_disk is not None \
-                or v.aws_elastic_block_store is not None or v.azure_disk is not None or v.cinder is not None:
+        if v.gce_persistent_disk is not None or v.aws_elastic_block_store is not None or v.azure_disk is not None \
+                or v.cinder is not None:
             return True
     return False
 
