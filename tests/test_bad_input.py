@@ -91,7 +91,7 @@ CASES = [
                  ["item 0 of the List is not an object (it is a string)"], id="a YAML List whose items are a string"),
     pytest.param("items.yaml", "kind: List\nitems: nope\n", ["`items` of the List is not a list"],
                  id="a YAML List whose items are not a list"),
-    pytest.param("items.json", json.dumps({"kind": "List", "items": {"a": 1}}), ["List: items: expected `array`"],
+    pytest.param("items.json", json.dumps({"kind": "List", "items": {"a": 1}}), ["List: items: expected `array"],
                  id="a JSON List whose items are not a list"),
     pytest.param("nokind.json", json.dumps({"metadata": {"name": "web"}}), ["has no `kind`"],
                  id="a JSON object without kind"),

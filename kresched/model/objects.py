@@ -761,7 +761,8 @@ class NodeSpec(msgspec.Struct, **_Base):
 class ContainerImage(msgspec.Struct, **_Base):
     """One image the kubelet reports on the node (`node.status.images`), for ImageLocality."""
 
-    names: tuple[str, ...] = ()
+    #: No `omitempty` in Go: an image without tag or digest is served as `null`; `()` once decoded.
+    names: tuple[str, ...] | None = ()
     size_bytes: int = 0
 
 
@@ -785,6 +786,9 @@ class Node(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
         check_taints(self.spec.taints)
+        for image in self.status.images:
+            if image.names is None:
+                msgspec.structs.force_setattr(image, "names", ())
         capacity = _resources(self.status.capacity, "status.capacity")
         # The scheduler reads allocatable only; a hand-written node may give capacity alone.
         allocatable = _resources(self.status.allocatable, "status.allocatable") if self.status.allocatable else capacity
@@ -843,7 +847,8 @@ class PodDisruptionBudgetStatus(msgspec.Struct, **_Base):
     current_healthy: int = 0
     desired_healthy: int = 0
     expected_pods: int = 0
-    disrupted_pods: dict[str, str] = {}
+    #: Pod name → when the eviction was admitted; a zero `metav1.Time` is served as `null`.
+    disrupted_pods: dict[str, str | None] = {}
     observed_generation: int | None = None
 
 

@@ -251,12 +251,15 @@ class VolumeNodeResources(msgspec.Struct, **_Base):
 class CSINodeDriver(msgspec.Struct, **_Base):
     name: str = ""
     node_id: str = msgspec.field(default="", name="nodeID")
-    topology_keys: tuple[str, ...] = ()
+    #: No `omitempty` in Go: a driver without keys is served as `null`; `()` once decoded.
+    topology_keys: tuple[str, ...] | None = ()
     allocatable: VolumeNodeResources | None = None
 
 
 class CSINodeSpec(msgspec.Struct, **_Base):
-    drivers: tuple[CSINodeDriver, ...] = ()
+    #: No `omitempty` in Go: the kubelet's CSINode with no driver is served as `null` (every node
+    #: without a CSI driver); `()` once decoded.
+    drivers: tuple[CSINodeDriver, ...] | None = ()
 
 
 class CSINode(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="kind", tag="CSINode"):
@@ -269,6 +272,12 @@ class CSINode(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, t
     def __post_init__(self) -> None:
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
+        spec = self.spec
+        if spec.drivers is None:
+            msgspec.structs.force_setattr(spec, "drivers", ())
+        for driver in spec.drivers:
+            if driver.topology_keys is None:
+                msgspec.structs.force_setattr(driver, "topology_keys", ())
 
     @property
     def name(self) -> str:

@@ -38,6 +38,7 @@ from kresched.model.objects import (
     StatefulSet,
 )
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from kresched.sources.nulls import drop_nulls, is_null_error
 
 __all__ = ["KINDS", "MAX_DEPTH", "Buffer", "Objects", "bad_byte", "check_yaml_depth", "decode_items", "decode_json",
            "decode_object", "decode_yaml", "paused_gc"]
@@ -135,12 +136,13 @@ class _Kind(msgspec.Struct):
 
 class _TypedList(msgspec.Struct):
     kind: str = ""
-    items: list[Known] = []
+    #: `null` (Go's nil slice): an empty list, as Go reads it.
+    items: list[Known] | None = []
 
 
 class _RawList(msgspec.Struct):
     kind: str = ""
-    items: list[msgspec.Raw] = []
+    items: list[msgspec.Raw] | None = []
 
 
 class _Name(msgspec.Struct):
@@ -159,7 +161,7 @@ _item_decoders = {k: msgspec.json.Decoder(t) for k, t in KINDS.items()}
 # An API `PodList` (and kresched's per-kind lists): items without `kind`. A tagged struct decoded
 # on its own takes a missing tag as its own kind, so the whole list is still one typed decode.
 _kind_list_decoders = {
-    k: msgspec.json.Decoder(msgspec.defstruct(f"_{k}List", [("kind", str, ""), ("items", list[t], [])]))
+    k: msgspec.json.Decoder(msgspec.defstruct(f"_{k}List", [("kind", str, ""), ("items", list[t] | None, [])]))
     for k, t in KINDS.items()
 }
 
@@ -264,7 +266,7 @@ def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> Objects:
             elif not head.kind:
                 raise InputError(f"{origin}: not a Kubernetes object or List: it has no `kind`")
             else:
-                for obj in head.items:
+                for obj in head.items or ():
                     out.add(obj)
             return out
         try:
@@ -285,7 +287,7 @@ def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> Objects:
         list_kind = f"{item_kind}List"
     if default_kind is not None:
         try:
-            for obj in _kind_list_decoders[default_kind].decode(data).items:
+            for obj in _kind_list_decoders[default_kind].decode(data).items or ():
                 out.add(obj)
             return out
         except msgspec.ValidationError:
@@ -301,7 +303,7 @@ def _decode_items(data: Buffer, origin: str, list_kind: str, default_kind: str |
         raw = _raw_list_decoder.decode(data)
     except msgspec.ValidationError as exc:
         raise InputError(f"{origin}: {list_kind}: {_clean(exc)}") from None
-    for i, item in enumerate(raw.items):
+    for i, item in enumerate(raw.items or ()):
         try:
             kind = _kind_decoder.decode(item).kind or default_kind
         except msgspec.ValidationError as exc:
@@ -316,12 +318,24 @@ def _decode_one(kind: str, data: Buffer, origin: str, index: int | None) -> Any:
     try:
         return _item_decoders[kind].decode(data)
     except msgspec.ValidationError as exc:
+        if is_null_error(exc):
+            return _decode_with_nulls(kind, data, origin, index)
         raise InputError(f"{origin}: {_describe(kind, data, index)}: {_clean(exc, data)}") from None
     except msgspec.DecodeError as exc:
         raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
 
 
-_single_decoders = {**_item_decoders, "Lease": msgspec.json.Decoder(Lease)}
+_SINGLE_KINDS: dict[str, type] = {**KINDS, "Lease": Lease}
+_single_decoders = {k: msgspec.json.Decoder(t) for k, t in _SINGLE_KINDS.items()}
+
+
+def _decode_with_nulls(kind: str, data: Buffer, origin: str, index: int | None) -> Any:
+    """The object again, its `null`s read as Go reads them (`kresched.sources.nulls`)."""
+    doc = msgspec.json.decode(data)
+    try:
+        return msgspec.convert(drop_nulls(doc, _SINGLE_KINDS[kind]), _SINGLE_KINDS[kind])
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{origin}: {_describe(kind, doc, index)}: {_clean(exc, doc)}") from None
 
 
 def decode_object(data: bytes, kind: str, origin: str) -> Any:
@@ -329,6 +343,8 @@ def decode_object(data: bytes, kind: str, origin: str) -> Any:
     try:
         return _single_decoders[kind].decode(data)
     except msgspec.ValidationError as exc:
+        if is_null_error(exc):
+            return _decode_with_nulls(kind, data, origin, None)
         raise InputError(f"{origin}: {_describe(kind, data, None)}: {_clean(exc, data)}") from None
     except msgspec.DecodeError as exc:
         raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
@@ -522,7 +538,7 @@ def decode_items(doc: dict[str, Any], origin: str, out: Objects) -> None:
         return
     if not _is_list_kind(kind):
         return  # a kind kresched does not use
-    items = doc.get("items") or []
+    items = doc.get("items") or []  # absent or `null`: none
     if not isinstance(items, list):
         raise InputError(f"{origin}: `items` of the {kind} is not a list (it is a {_yaml_type(items)})")
     default_kind = _LIST_KINDS.get(kind)
@@ -541,7 +557,13 @@ def _convert(item: dict[str, Any], kind: str, origin: str, index: int | None, ou
         return
     try:
         # strict: the same document in YAML and in JSON decodes the same way (no "5" for 5).
-        out.add(msgspec.convert(item, typ))
+        try:
+            obj = msgspec.convert(item, typ)
+        except msgspec.ValidationError as exc:
+            if not is_null_error(exc):
+                raise
+            obj = msgspec.convert(drop_nulls(item, typ), typ)
+        out.add(obj)
     except RecursionError:
         raise _too_deep(origin) from None
     except msgspec.ValidationError as exc:
