@@ -39,16 +39,11 @@ NA = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.
 CASES = [
     pytest.param(pod(priority=2**31), "Pod shop/web: spec.priority: 2147483648 is out of the int32 range "
                  "(-2147483648 to 2147483647)", id="a pod priority beyond int32"),
-    pytest.param(pod(terminationGracePeriodSeconds=-30), "Pod shop/web: spec.terminationGracePeriodSeconds: "
-                 "Invalid value: -30: must be greater than or equal to 0", id="a negative grace period"),
     pytest.param(pod(terminationGracePeriodSeconds=2**63), "Pod shop/web: spec.terminationGracePeriodSeconds: "
                  "9223372036854775808 is out of the int64 range", id="a grace period beyond int64"),
     pytest.param(pod(affinity=node_term({"key": "zone", "operator": "Near", "values": ["a"]})),
                  f'Pod shop/web: {NA}.matchExpressions[0].operator: Invalid value: "Near": not a valid selector '
                  "operator", id="an unknown node affinity operator"),
-    pytest.param(pod(affinity=node_term({"key": "cores", "operator": "Gt", "values": ["many"]})),
-                 f"Pod shop/web: {NA}.matchExpressions[0].values[0]: Invalid value: \"many\": for 'Gt', 'Lt' "
-                 "operators, the value must be an integer", id="Gt with a value that is not an integer"),
     pytest.param(pod(affinity=node_term({"key": "cores", "operator": "Lt", "values": ["1", "2"]})),
                  f"Pod shop/web: {NA}.matchExpressions[0].values: Required value: must be specified single value "
                  "when `operator` is 'Lt' or 'Gt'", id="Lt with two values"),
@@ -141,11 +136,11 @@ def test_an_object_the_api_server_would_refuse_is_refused_in_one_line(monkeypatc
 
 def test_the_same_objects_in_yaml_are_refused_the_same_way(monkeypatch, tmp_path):
     path = tmp_path / "snapshot.yaml"
-    path.write_text("kind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  terminationGracePeriodSeconds: -30\n")
+    path.write_text("kind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  priority: 2147483648\n")
     result = run_cli(monkeypatch, "plan", "-f", str(path), "-o", "json")
     assert result.exit_code == ExitCode.USAGE
-    assert result.stderr.splitlines() == [f"error: {path}: Pod shop/web: spec.terminationGracePeriodSeconds: "
-                                          "Invalid value: -30: must be greater than or equal to 0"]
+    assert result.stderr.splitlines() == [f"error: {path}: Pod shop/web: spec.priority: 2147483648 is out of the "
+                                          "int32 range (-2147483648 to 2147483647)"]
 
 
 def test_an_object_a_live_server_returns_that_fails_validation_is_never_acted_upon(fake_api, fake_kubeconfig,
@@ -157,3 +152,66 @@ def test_an_object_a_live_server_returns_that_fails_validation_is_never_acted_up
     assert "Pod shop/web: spec.tolerations[0].operator: Unsupported value" in result.stderr
     assert not fake_api.calls(method="PATCH")
     assert not fake_api.calls(method="POST")
+
+
+def node(name: str, **labels: str) -> dict[str, Any]:
+    return {"kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+
+#: Legal objects (the API server accepts them, with a warning at most): never refused; where they make
+#: no sense to plan with, kresched plans around them and says so on stderr, once.
+LEGAL = [
+    pytest.param(pod(terminationGracePeriodSeconds=-1),
+                 ["warning: Pod shop/web: spec.terminationGracePeriodSeconds: -1 is negative; the API server treats "
+                  "it as 1"], id="a negative grace period (pkg/api/pod/warnings.go: treated as 1)"),
+    pytest.param(pod(affinity=node_term({"key": "cores", "operator": "Gt", "values": ["many"]})),
+                 [f'warning: Pod shop/web: {NA}.matchExpressions[0]'
+                  '.values[0]: "many" is not an integer, so kube-scheduler matches no node with this term'],
+                 id="Gt with a label value that is not an integer (ValidateNodeSelectorRequirement: one label value)"),
+    pytest.param(pod(hostNetwork=True, initContainers=[{"name": "init", "ports": [{"containerPort": 80,
+                                                                                   "hostPort": 8080}]}]),
+                 [], id="hostNetwork with a different host port on an init container (the rule is for containers)"),
+    pytest.param(pod(containers=[{"name": "main", "ports": [{"containerPort": 80, "protocol": ""}]}]),
+                 [], id="an empty port protocol (defaulted to TCP)"),
+]
+
+
+@pytest.mark.parametrize(("obj", "warnings"), LEGAL)
+def test_an_object_the_api_server_accepts_is_never_refused(monkeypatch, tmp_path, obj, warnings):
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("n1"), obj]}))
+    result = run_cli(monkeypatch, "explain", "shop/web", "--snapshot", str(path), "-o", "json")
+    assert result.exit_code == ExitCode.OK, result.stderr
+    assert result.stderr.splitlines() == warnings
+    json.loads(result.stdout)
+
+
+def test_a_required_term_the_scheduler_cannot_parse_matches_no_node(monkeypatch, tmp_path):
+    """`LazyErrorNodeSelector`: the term with `Gt many` never matches; the other term still can."""
+    bad = {"key": "cores", "operator": "Gt", "values": ["many"]}
+    good = {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n2"]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [bad]}, {"matchExpressions": [good]}]}}}
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                "items": [node("n1", cores="8"), node("n2", cores="8"), pod(affinity=affinity)]}))
+    result = run_cli(monkeypatch, "explain", "shop/web", "--snapshot", str(path), "-o", "json")
+    out = json.loads(result.stdout)
+    assert out["nodes"] == {"n1": ["node(s) didn't match Pod's node affinity/selector"], "n2": []}
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_warnings_for_many_objects_are_counted_not_listed(monkeypatch, tmp_path):
+    pods = []
+    for i in range(8):
+        p = pod(terminationGracePeriodSeconds=-5)
+        p["metadata"]["name"] = f"web-{i}"
+        pods.append(p)
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("n1"), *pods]}))
+    result = run_cli(monkeypatch, "explain", "shop/web-0", "--snapshot", str(path), "-o", "json")
+    assert result.exit_code == ExitCode.OK
+    lines = result.stderr.splitlines()
+    assert len(lines) == 6
+    assert lines[-1] == "warning: and 3 more such objects"

@@ -245,7 +245,21 @@ def load_state(opts: Options) -> ClusterState:
     state = _load_state(opts)
     if KEEP_LOADED is not None:
         KEEP_LOADED.append(state)
+    _say_warnings(state.warnings)
     return state
+
+
+#: How many of the objects' warnings are printed one by one; the rest are counted.
+_MAX_WARNINGS = 5
+
+
+def _say_warnings(warnings: tuple[str, ...]) -> None:
+    """What the API server accepted but makes no sense to plan with (`ClusterState.warnings`), as
+    kubectl prints a server's warnings: one line each, on stderr, never in the output."""
+    for text in warnings[:_MAX_WARNINGS]:
+        ENV.say(f"warning: {text}")
+    if len(warnings) > _MAX_WARNINGS:
+        ENV.say(f"warning: and {len(warnings) - _MAX_WARNINGS} more such objects")
 
 
 def _load_state(opts: Options) -> ClusterState:

@@ -33,6 +33,9 @@ class ClusterState:
     #: The pods bound to no node, in `pods` order: the only ones that can be pending (a walk of
     #: them instead of every pod, whose status is far from the CPU's caches by then).
     unbound_pods: tuple[Pod, ...] = field(default=(), compare=False, repr=False)
+    #: What the API server accepted but makes no sense to plan with, each `Pod ns/name: <field>:
+    #: <what happens instead>` (`Pod.warnings`); kresched plans around it and says so.
+    warnings: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def build(
@@ -50,11 +53,14 @@ class ClusterState:
         pod_by_key = {p.key: p for p in pods}
         by_node: defaultdict[str, list[Pod]] = defaultdict(list)
         unbound: list[Pod] = []
+        warnings: list[str] = []
         for p in pod_by_key.values():
             if p.spec.node_name:
                 by_node[p.spec.node_name].append(p)
             else:
                 unbound.append(p)
+            if "warnings" in p.__dict__:
+                warnings += (f"Pod {p.key}: {w}" for w in p.warnings)
         pdb_by_key = {b.key: b for b in pdbs}
         pc_by_name = {c.name: c for c in priority_classes}
         ns_by_name = {n.name: n for n in namespaces}
@@ -71,6 +77,7 @@ class ClusterState:
             pod_by_key=pod_by_key,
             pods_by_node={k: tuple(v) for k, v in by_node.items()},
             unbound_pods=tuple(unbound),
+            warnings=tuple(warnings),
         )
 
     def pods_on(self, node_name: str) -> tuple[Pod, ...]:

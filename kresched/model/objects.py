@@ -540,7 +540,8 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
         d = self.__dict__
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
-        check_pod_spec(self.spec)
+        if warnings := check_pod_spec(self.spec):
+            d["warnings"] = warnings
         reqs = _pod_requests(self.spec)
         d["requests"] = Resources(reqs.pop("cpu", 0), reqs.pop("memory", 0), reqs.pop("ephemeral-storage", 0),
                                   {k: v for k, v in reqs.items() if k != "pods"})
@@ -688,10 +689,18 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
             return "critical pod"
         return None
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the API server accepted in this pod but makes no sense (`check_pod_spec`), each
+        `<field path>: <what happens instead>`; usually none."""
+        return self.__dict__.get("warnings", ())
+
     @cached_property
     def grace_seconds(self) -> int:
+        """`terminationGracePeriodSeconds` after defaulting (30); a negative one, which the API
+        server accepts with a warning, is 1 s when the pod is deleted (`CheckGracefulDelete`)."""
         g = self.spec.termination_grace_period_seconds
-        return 30 if g is None else g
+        return 30 if g is None else 1 if g < 0 else g
 
     @property
     def is_ready(self) -> bool:

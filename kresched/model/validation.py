@@ -113,10 +113,8 @@ def _check_node_requirement(path: str, req: NodeSelectorRequirement) -> None:
         if len(req.values) != 1:
             raise ValueError(f"{path}.values: Required value: must be specified single value when `operator` is "
                              "'Lt' or 'Gt'")
-        if not _is_int64(req.values[0]):
-            # apimachinery's `labels.NewRequirement`, which the scheduler parses the term with.
-            raise ValueError(f"{path}.values[0]: Invalid value: \"{req.values[0]}\": for 'Gt', 'Lt' operators, "
-                             "the value must be an integer")
+        # Any label value is legal here; one that is not an integer fails only when the scheduler
+        # parses the term (`labels.NewRequirement`): see `_unparsable_terms`.
     else:
         raise _invalid_operator(path, req.operator)
 
@@ -224,7 +222,9 @@ def _check_spread(path: str, constraints: tuple[TopologySpreadConstraint, ...]) 
 
 
 def _check_ports(path: str, containers: tuple[Container, ...], host_network: bool) -> None:
-    """`validateContainerPorts` and, with hostNetwork, `validateHostNetwork`."""
+    """`validateContainerPorts` and, with hostNetwork, `validatePodHostNetworkDeps` (which upstream
+    applies to `spec.containers` only: pass `host_network=False` for init containers). An empty
+    protocol is the API's default, TCP (`SetDefaults_ContainerPort`)."""
     for c in containers:
         for i, p in enumerate(c.ports):
             where = f"{path}[{c.name}].ports[{i}]"
@@ -234,28 +234,63 @@ def _check_ports(path: str, containers: tuple[Container, ...], host_network: boo
             if p.host_port and not 1 <= p.host_port <= 65535:
                 raise ValueError(f"{where}.hostPort: Invalid value: {p.host_port}: must be between 1 and 65535, "
                                  "inclusive")
-            if p.protocol not in _PROTOCOLS:
+            if p.protocol and p.protocol not in _PROTOCOLS:
                 raise _unsupported(f"{where}.protocol", p.protocol, _PROTOCOLS)
             if host_network and p.host_port and p.host_port != p.container_port:
                 raise ValueError(f"{where}.hostPort: Invalid value: {p.host_port}: must match `containerPort` when "
                                  "`hostNetwork` is true")
 
 
-def check_pod_spec(spec: PodSpec) -> None:
+def check_pod_spec(spec: PodSpec) -> tuple[str, ...]:
+    """Raises on what the API server refuses; returns warnings for what it accepts but what makes
+    no sense (`pkg/api/pod/warnings.go`'s kind), each `<field path>: <what happens>`."""
     check_int32("spec.priority", spec.priority)
+    warnings: tuple[str, ...] = ()
     grace = spec.termination_grace_period_seconds
-    if grace is not None and grace < 0:
-        raise ValueError(f"spec.terminationGracePeriodSeconds: Invalid value: {grace}: must be greater than or "
-                         "equal to 0")
     if grace is not None and grace > INT64_MAX:
         raise ValueError(f"spec.terminationGracePeriodSeconds: {grace} is out of the int64 range")
+    if grace is not None and grace < 0:
+        # The API server warns and stores it; a deletion then takes 1 s (pod strategy's CheckGracefulDelete).
+        warnings += (f"spec.terminationGracePeriodSeconds: {grace} is negative; the API server treats it as 1",)
     if spec.preemption_policy is not None and spec.preemption_policy not in ("Never", "PreemptLowerPriority"):
         raise _unsupported("spec.preemptionPolicy", spec.preemption_policy, ("Never", "PreemptLowerPriority"))
-    _check_affinity("spec.affinity", spec.affinity)
-    _check_tolerations("spec.tolerations", spec.tolerations)
-    _check_spread("spec.topologySpreadConstraints", spec.topology_spread_constraints)
+    if spec.affinity is not None:
+        _check_affinity("spec.affinity", spec.affinity)
+        warnings += _unparsable_terms("spec.affinity.nodeAffinity", spec.affinity)
+    if spec.tolerations:
+        _check_tolerations("spec.tolerations", spec.tolerations)
+    if spec.topology_spread_constraints:
+        _check_spread("spec.topologySpreadConstraints", spec.topology_spread_constraints)
     _check_ports("spec.containers", spec.containers, spec.host_network)
-    _check_ports("spec.initContainers", spec.init_containers, spec.host_network)
+    if spec.init_containers:
+        _check_ports("spec.initContainers", spec.init_containers, False)
+    return warnings
+
+
+def _unparsable_terms(path: str, affinity: Affinity) -> tuple[str, ...]:
+    """Node affinity terms with a `Gt`/`Lt` value that is not an integer: legal (any label value
+    is), but the scheduler cannot parse them (`nodeaffinity.newNodeSelectorTerm`). A required term
+    then matches no node (`LazyErrorNodeSelector`); a preferred one fails NodeAffinity's PreScore,
+    so the scheduler can place the pod only where a single node passes the filters."""
+    na = affinity.node_affinity
+    if na is None:
+        return ()
+    out: list[str] = []
+    required = na.required_during_scheduling_ignored_during_execution
+    for i, term in enumerate(required.node_selector_terms if required is not None else ()):
+        for j, req in enumerate(term.match_expressions):
+            if req.operator in ("Gt", "Lt") and not _is_int64(req.values[0]):
+                out.append(f'{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]'
+                           f'.matchExpressions[{j}].values[0]: "{req.values[0]}" is not an integer, so '
+                           "kube-scheduler matches no node with this term")
+    for i, pref in enumerate(na.preferred_during_scheduling_ignored_during_execution):
+        for j, req in enumerate(pref.preference.match_expressions):
+            if req.operator in ("Gt", "Lt") and not _is_int64(req.values[0]) and pref.weight:
+                out.append(f'{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference'
+                           f'.matchExpressions[{j}].values[0]: "{req.values[0]}" is not an integer, so '
+                           "kube-scheduler's NodeAffinity fails to score the pod (PreScore error) wherever more "
+                           "than one node fits; kresched scores the term as matching no node")
+    return tuple(out)
 
 
 # -- PriorityClass, Node ------------------------------------------------------------------------

@@ -214,12 +214,13 @@ def test_tier(case: Case) -> None:
 @pytest.mark.parametrize(("max_grace", "grace", "eviction_grace", "flag"), [
     pytest.param(10, 30, 10, "grace shortened 30s→10s", id="a grace period over max-grace is shortened to it"),
     pytest.param(30, 30, 30, None, id="a grace period within max-grace is kept"),
+    pytest.param(10, -1, 1, None, id="a negative grace period is 1 s, as the API server deletes it"),
 ])
 def test_eviction_grace(max_grace: int, grace: int, eviction_grace: int, flag: str | None) -> None:
     plan = plan_for([node("a", cpu=2)], [run("v", "a", cpu=2, grace=grace), pend()],
                     options=PlanOptions(max_grace_seconds=max_grace))
     [v] = plan_dict(plan)["victims"]
-    assert (v["gracePeriodSeconds"], v["evictionGracePeriodSeconds"]) == (grace, eviction_grace)
+    assert (v["gracePeriodSeconds"], v["evictionGracePeriodSeconds"]) == (max(grace, 1), eviction_grace)
     assert (flag in plan.victims[0].flags) if flag else not plan.victims[0].grace_shortened
 
 
