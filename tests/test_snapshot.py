@@ -263,7 +263,7 @@ status:
 def test_yaml_numbers_where_kubernetes_takes_quantities(tmp_path):
     text = """
 kind: Node
-metadata: {name: n}
+metadata: {name: node-n}
 status: {allocatable: {cpu: 4, memory: 16Gi, pods: 110, nvidia.com/gpu: 1}}
 """
     node = load_snapshot(write(tmp_path / "node.yaml", text)).nodes[0]

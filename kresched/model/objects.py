@@ -69,6 +69,7 @@ __all__ = [
     "Volume",
     "VolumeSource",
     "Workload",
+    "fill_api_version",
     "start_text",
 ]
 
@@ -110,6 +111,13 @@ Quantity = str | int | float
 ResourceList = dict[str, Quantity]
 
 _Base: dict[str, Any] = {"frozen": True, "gc": False, "rename": "camel", "omit_defaults": True}
+
+
+def fill_api_version(obj: Any, api_version: str) -> None:
+    """An object from an API list has no `apiVersion` (nor `kind`: the tag gives that back): give
+    it its kind's, so that a snapshot written from it is a List kubectl reads back."""
+    if not obj.api_version:
+        msgspec.structs.force_setattr(obj, "api_version", api_version)
 
 
 class OwnerReference(msgspec.Struct, **_Base):
@@ -540,6 +548,8 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
         d = self.__dict__
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
+        if not self.api_version:  # `fill_api_version`, inline: this runs for every pod
+            msgspec.structs.force_setattr(self, "api_version", "v1")
         if warnings := check_pod_spec(self.spec):
             d["warnings"] = warnings
         reqs = _pod_requests(self.spec)
@@ -792,6 +802,7 @@ class Node(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults
     api_version: str = ""
 
     def __post_init__(self) -> None:
+        fill_api_version(self, "v1")
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
         check_taints(self.spec.taints)
@@ -836,6 +847,9 @@ class Namespace(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True,
     metadata: ObjectMeta = ObjectMeta()
     api_version: str = ""
 
+    def __post_init__(self) -> None:
+        fill_api_version(self, "v1")
+
     @property
     def name(self) -> str:
         return self.metadata.name
@@ -871,6 +885,7 @@ class PodDisruptionBudget(msgspec.Struct, frozen=True, rename="camel", omit_defa
     def __post_init__(self) -> None:
         """`ValidatePodDisruptionBudgetSpec`: an int >= 0 or a percentage `[0-9]+%` up to 100%,
         and not both minAvailable and maxUnavailable."""
+        fill_api_version(self, "policy/v1")
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
         spec = self.spec
@@ -912,6 +927,7 @@ class PriorityClass(msgspec.Struct, frozen=True, rename="camel", omit_defaults=T
     api_version: str = ""
 
     def __post_init__(self) -> None:
+        fill_api_version(self, "scheduling.k8s.io/v1")
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
         check_priority_class(self.metadata.name, self.value, self.global_default, self.preemption_policy)
@@ -935,6 +951,9 @@ class Service(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, t
     spec: ServiceSpec = ServiceSpec()
     api_version: str = ""
 
+    def __post_init__(self) -> None:
+        fill_api_version(self, "v1")
+
 
 class ReplicationControllerSpec(msgspec.Struct, **_Base):
     selector: dict[str, str] | None = None
@@ -945,6 +964,9 @@ class ReplicationController(msgspec.Struct, frozen=True, rename="camel", omit_de
     metadata: ObjectMeta = ObjectMeta()
     spec: ReplicationControllerSpec = ReplicationControllerSpec()
     api_version: str = ""
+
+    def __post_init__(self) -> None:
+        fill_api_version(self, "v1")
 
 
 class SelectorSpec(msgspec.Struct, **_Base):
@@ -957,12 +979,18 @@ class ReplicaSet(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     spec: SelectorSpec = SelectorSpec()
     api_version: str = ""
 
+    def __post_init__(self) -> None:
+        fill_api_version(self, "apps/v1")
+
 
 class StatefulSet(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="kind",
                   tag="StatefulSet"):
     metadata: ObjectMeta = ObjectMeta()
     spec: SelectorSpec = SelectorSpec()
     api_version: str = ""
+
+    def __post_init__(self) -> None:
+        fill_api_version(self, "apps/v1")
 
 
 #: The kinds whose selectors make up a pod's default spreading selector.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kresched.model.objects import LabelSelector, NodeSelector, ObjectMeta, _Base
+from kresched.model.objects import LabelSelector, NodeSelector, ObjectMeta, _Base, fill_api_version
 from kresched.model.quantity import InvalidQuantity, to_int
 from kresched.model.volumes import (
     AWSElasticBlockStoreVolumeSource,
@@ -124,6 +124,7 @@ class PersistentVolume(msgspec.Struct, frozen=True, dict=True, rename="camel", o
     api_version: str = ""
 
     def __post_init__(self) -> None:
+        fill_api_version(self, "v1")
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
         d = self.__dict__
@@ -178,6 +179,7 @@ class PersistentVolumeClaim(msgspec.Struct, frozen=True, dict=True, rename="came
     api_version: str = ""
 
     def __post_init__(self) -> None:
+        fill_api_version(self, "v1")
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
         d = self.__dict__
@@ -230,6 +232,7 @@ class StorageClass(msgspec.Struct, frozen=True, rename="camel", omit_defaults=Tr
     api_version: str = ""
 
     def __post_init__(self) -> None:
+        fill_api_version(self, "storage.k8s.io/v1")
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
 
@@ -270,6 +273,7 @@ class CSINode(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, t
     api_version: str = ""
 
     def __post_init__(self) -> None:
+        fill_api_version(self, "storage.k8s.io/v1")
         if not self.metadata.name:
             raise ValueError("metadata.name is required")
         spec = self.spec

@@ -17,9 +17,10 @@ def to_json(data: Any) -> str:
 
 
 def to_yaml(data: Any) -> str:
-    import yaml  # only `-o yaml` needs it
+    """YAML that kubectl and other Go tools read back as `data` (`y`, `08`, `0o17` quoted)."""
+    from kresched.sources.goyaml import dump  # only `-o yaml` needs PyYAML
 
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return dump(data)
 
 
 def pod_requests_text(pod: Pod) -> str:

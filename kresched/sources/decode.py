@@ -446,17 +446,13 @@ def _one_line(text: str) -> str:
 
 @functools.cache
 def _yaml() -> tuple[Any, type]:
-    """PyYAML and kresched's safe loader, imported on first use: a JSON run never needs them. The
-    loader keeps timestamps as strings, as Kubernetes' own YAML decoding does."""
+    """PyYAML and the loader that reads YAML as Go does (`kresched.sources.goyaml`), imported on
+    first use: a JSON run never needs them."""
     import yaml
 
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    loader = type("_Loader", (base,), {})
-    loader.yaml_implicit_resolvers = {
-        ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for ch, resolvers in base.yaml_implicit_resolvers.items()
-    }
-    return yaml, loader
+    from kresched.sources.goyaml import loader
+
+    return yaml, loader()
 
 
 def decode_yaml(text: str | bytes, origin: str) -> Objects:
@@ -567,4 +563,10 @@ def _convert(item: dict[str, Any], kind: str, origin: str, index: int | None, ou
     except RecursionError:
         raise _too_deep(origin) from None
     except msgspec.ValidationError as exc:
-        raise InputError(f"{origin}: {_describe(kind, item, index)}: {_clean(exc, item)}") from None
+        text = _clean(exc, item)
+        if _UNQUOTED.search(text):
+            text += " (YAML reads a bare y, n, on, off, true, 08 or 1e3 as Go does, as a boolean or a number: quote it)"
+        raise InputError(f"{origin}: {_describe(kind, item, index)}: {text}") from None
+
+
+_UNQUOTED = re.compile(r"expected `str`, got `(bool|int|float)`")
