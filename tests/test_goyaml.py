@@ -108,4 +108,5 @@ def test_a_bare_boolean_where_a_string_is_expected_is_refused_with_the_reason() 
 
 def test_special_floats() -> None:
     doc = yaml.load("a: .nan\nb: -.inf", Loader=loader())
-    assert math.isnan(doc["a"]) and doc["b"] == -math.inf
+    assert math.isnan(doc["a"])
+    assert doc["b"] == -math.inf
