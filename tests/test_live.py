@@ -432,7 +432,7 @@ def test_snapshot_command_writes_a_list_that_loads_back_equal(seeded, fake_kubec
     code, printed = run_cli(out, "snapshot", "--kubeconfig", str(fake_kubeconfig))
     assert code == 0
     doc = msgspec.json.decode(printed)
-    assert (doc["kind"], len(doc["items"])) == ("List", 3 + 2 + 4 + 2 + 13)
+    assert (doc["kind"], len(doc["items"])) == ("List", 3 + 2 + 4 + 2 + 13 + 4)  # + a CSINode per node
     (tmp_path / "snap.json").write_bytes(printed)
     assert comparable(load_snapshot(str(tmp_path / "snap.json"))) == comparable(seeded)
     code, again = run_cli(out, "snapshot", "--snapshot", str(tmp_path / "snap.json"))

@@ -108,15 +108,17 @@ class ClusterApi(Protocol):
         (a dry run pretends it went there)."""
         ...
 
-    def replicas_of(self, pod: Pod) -> list[Pod]:
-        """The pods of `pod`'s namespace that share its controller (by owner UID), itself included."""
+    def replicas_of(self, pod: Pod, selector: str | None = None) -> list[Pod]:
+        """The pods of `pod`'s namespace that share its controller (by owner UID), itself included:
+        those `selector` selects (its controller's selector, `ClusterState.replica_selector`;
+        default `template_selector`), filtered by their owner references."""
         ...
 
     def wait_for_replacement(self, pod: Pod, known_uids: set[str], timeout_seconds: float,
-                             planned: str | None = None) -> WaitResult:
-        """Until a pod of `pod`'s controller that is none of `known_uids` is bound and Ready
-        (`bound`, with its node), or the timeout (`timeout`, with its node if it was bound but not
-        Ready). A dry run pretends it landed on `planned` (`simulated`)."""
+                             planned: str | None = None, selector: str | None = None) -> WaitResult:
+        """Until a pod of `pod`'s controller (`replicas_of`) that is none of `known_uids` is bound
+        and Ready (`bound`, with its node), or the timeout (`timeout`, with its node if it was bound
+        but not Ready). A dry run pretends it landed on `planned` (`simulated`)."""
         ...
 
 
@@ -225,11 +227,11 @@ class DryRunApi:
             self._bound[pod.key] = planned
         return WaitResult("simulated")
 
-    def replicas_of(self, pod: Pod) -> list[Pod]:
+    def replicas_of(self, pod: Pod, selector: str | None = None) -> list[Pod]:
         return same_controller(pod, self.state.pods)
 
     def wait_for_replacement(self, pod: Pod, known_uids: set[str], timeout_seconds: float,
-                             planned: str | None = None) -> WaitResult:
+                             planned: str | None = None, selector: str | None = None) -> WaitResult:
         return WaitResult("simulated", planned)
 
 

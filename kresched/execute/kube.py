@@ -35,7 +35,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kresched.errors import ClusterAccessError, InputError
 from kresched.execute.api import ApiFailure, Conflict, NotFound, TooManyRequests, WaitResult, same_controller
-from kresched.model.cluster import ClusterState
+from kresched.model.cluster import ClusterState, template_selector
 from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.retry import TRANSIENT_RETRY, RetryPolicy
@@ -284,13 +284,12 @@ class KubeApi:
                 progress(f"watch interrupted ({outcome}); reading the pod again")
             time.sleep(min(self.retry.wait_seconds(failures, None), max(deadline - time.monotonic(), 0)))
 
-    #: Labels that differ between the replicas of one controller: not part of the replicas' selector.
-    _PER_POD_LABELS = frozenset({"statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index",
-                                 "controller-revision-hash", "pod-template-generation"})
-
-    def replicas_of(self, pod: Pod) -> list[Pod]:
-        """One list of the namespace's pods carrying the labels the replicas share, then the owner."""
-        selector = ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items()) if k not in self._PER_POD_LABELS)
+    def replicas_of(self, pod: Pod, selector: str | None = None) -> list[Pod]:
+        """One list of the namespace's pods that `selector` selects (the controller's selector;
+        default `template_selector`, never the pod's own labels: v1.35+ gives each pod its node's
+        zone), then the owner references."""
+        if selector is None:
+            selector = template_selector(pod)
         data = self._call(ApiCall("list", "pods", namespace=pod.namespace),
                           lambda: self.client.core.list_namespaced_pod(
                               pod.namespace, label_selector=selector or None, _preload_content=False,
@@ -299,7 +298,7 @@ class KubeApi:
                                                 item_kind="Pod").pods)
 
     def wait_for_replacement(self, pod: Pod, known_uids: set[str], timeout_seconds: float,
-                             planned: str | None = None) -> WaitResult:
+                             planned: str | None = None, selector: str | None = None) -> WaitResult:
         """Poll the replicas (50 ms after the eviction, then less and less often, up to 2 s) until a
         new one is bound and Ready; a failed read is retried at the next poll."""
         if self.dry_run:
@@ -309,7 +308,8 @@ class KubeApi:
         bound: str | None = None
         while True:
             try:
-                fresh = [p for p in self.replicas_of(pod) if p.uid not in known_uids and not p.is_terminating]
+                fresh = [p for p in self.replicas_of(pod, selector)
+                         if p.uid not in known_uids and not p.is_terminating]
             except ApiFailure:
                 fresh = []
             for p in fresh:

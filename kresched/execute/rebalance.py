@@ -127,7 +127,7 @@ def _run_lane(run: EvictionRun, lane: list[Move], result: RebalanceResult) -> No
             _record_rest(run, result, lane[i:], "the timeout passed before its turn")
             return
         try:
-            known = {p.uid for p in api.replicas_of(m.pod)} | {m.pod.uid}
+            known = {p.uid for p in api.replicas_of(m.pod, m.replicas or None)} | {m.pod.uid}
             evict_until_allowed(run, DrainPod(m.pod, m.source, m.pdb))
         except StopRequested:
             _record_rest(run, result, lane[i:], "interrupted before its turn")
@@ -149,7 +149,7 @@ def _run_lane(run: EvictionRun, lane: list[Move], result: RebalanceResult) -> No
             run.report(Event("failed", f"could not evict {key}: {exc.message}", {"pod": key}, "error"))
             continue
         left = 24 * 3600.0 if run.deadline is None else max(0.0, run.deadline - run.clock())
-        waited = api.wait_for_replacement(m.pod, known, left, planned=m.to)
+        waited = api.wait_for_replacement(m.pod, known, left, planned=m.to, selector=m.replicas or None)
         landed = waited.node
         data = {"pod": key, "from": m.source, "predicted": m.to, "candidates": list(m.candidates),
                 "landedOn": landed}

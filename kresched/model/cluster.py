@@ -9,10 +9,36 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, Workload
+from kresched.model.objects import (
+    POD_TOPOLOGY_LABELS,
+    LabelSelector,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    StatefulSet,
+    Workload,
+)
+from kresched.model.selectors import label_selector_text
 from kresched.model.storage import StorageState
 
-__all__ = ["ClusterState", "parse_pod_ref"]
+__all__ = ["ClusterState", "parse_pod_ref", "template_selector"]
+
+#: Labels that differ between the replicas of one controller (a StatefulSet's pod name and index,
+#: the revision of a StatefulSet or DaemonSet), and those the API server gives a pod when it is
+#: bound (its node's zone and region): none of them tell a pod's replicas apart from others.
+_PER_POD_LABELS = frozenset({"statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index",
+                             "controller-revision-hash", "pod-template-generation", *POD_TOPOLOGY_LABELS})
+
+
+def template_selector(pod: Pod) -> str:
+    """A label selector for the pods of `pod`'s template: its labels but those that differ from
+    replica to replica or come from the node it was bound to. (With the owner references, that
+    finds its replicas when its controller's own selector is not known.)"""
+    return ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items()) if k not in _PER_POD_LABELS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +62,8 @@ class ClusterState:
     #: What the API server accepted but makes no sense to plan with, each `Pod ns/name: <field>:
     #: <what happens instead>` (`Pod.warnings`); kresched plans around it and says so.
     warnings: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    #: `workloads` by (kind, namespace, name).
+    workload_by_key: dict[tuple[str, str, str], Workload] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -78,6 +106,7 @@ class ClusterState:
             pods_by_node={k: tuple(v) for k, v in by_node.items()},
             unbound_pods=tuple(unbound),
             warnings=tuple(warnings),
+            workload_by_key=workload_by_key,
         )
 
     def pods_on(self, node_name: str) -> tuple[Pod, ...]:
@@ -95,6 +124,19 @@ class ClusterState:
             if c.name == name:
                 return c
         return None
+
+    def replica_selector(self, pod: Pod) -> str:
+        """The label selector of `pod`'s controller, where the state has it (a ReplicaSet, a
+        StatefulSet, a ReplicationController), else `template_selector`: what finds the pods that
+        replace it — never the pod's own labels, which carry its node's zone (v1.35+) and would
+        miss a replacement that lands in another zone."""
+        owner = pod.controller
+        workload = self.workload_by_key.get((owner.kind, pod.namespace, owner.name)) if owner is not None else None
+        if isinstance(workload, ReplicaSet | StatefulSet) and isinstance(workload.spec.selector, LabelSelector):
+            return label_selector_text(workload.spec.selector)
+        if isinstance(workload, ReplicationController) and workload.spec.selector:
+            return ",".join(f"{k}={v}" for k, v in sorted(workload.spec.selector.items()))
+        return template_selector(pod)
 
     def pending_pods(self) -> list[Pod]:
         return [p for p in self.unbound_pods if p.is_pending]

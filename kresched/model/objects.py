@@ -36,6 +36,7 @@ __all__ = [
     "CRITICAL_POD_ANNOTATION",
     "LEGACY_CRITICAL_PRIORITY",
     "MIRROR_POD_ANNOTATION",
+    "POD_TOPOLOGY_LABELS",
     "QOS_CLASSES",
     "SYSTEM_CRITICAL_PRIORITY",
     "Affinity",
@@ -98,6 +99,10 @@ else:
             return value
 
 
+#: The node labels the API server copies onto a pod when it is bound (the PodTopologyLabelsAdmission
+#: plugin, beta and on by default since v1.35), overwriting any the pod had: a bound pod's zone is
+#: its node's, not its template's.
+POD_TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 CRITICAL_POD_ANNOTATION = "scheduler.alpha.kubernetes.io/critical-pod"
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000

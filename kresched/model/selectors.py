@@ -10,6 +10,7 @@ from kresched.model.objects import LabelSelector, NodeSelectorRequirement, NodeS
 
 __all__ = [
     "label_selector_matches",
+    "label_selector_text",
     "node_field_requirement_matches",
     "node_requirement_matches",
     "node_selector_term_matches",
@@ -47,6 +48,19 @@ def label_selector_matches(selector: LabelSelector | None, labels: dict[str, str
         if values and not _valid_label_values(tuple(values)):
             return False
     return True
+
+
+def label_selector_text(selector: LabelSelector) -> str:
+    """`metav1.LabelSelectorAsSelector(selector).String()`: what `?labelSelector=` takes. Requirements
+    sorted by key; `k=v` for matchLabels, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`."""
+    reqs: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in selector.match_labels.items()]
+    for r in selector.match_expressions:
+        values = ",".join(sorted(set(r.values)))
+        text = {"In": f"{r.key} in ({values})", "NotIn": f"{r.key} notin ({values})", "Exists": r.key,
+                "DoesNotExist": f"!{r.key}"}.get(r.operator)
+        if text is not None:
+            reqs.append((r.key, text))
+    return ",".join(text for _, text in sorted(reqs))
 
 
 def node_requirement_matches(req: NodeSelectorRequirement, value: str | None) -> bool:

@@ -348,7 +348,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
             out[d.pod.key] = replace(d, pending_reason=landing.reason)
             continue
         info = sim.by_name[landing.node].clone()
-        info.add_pod(bound_to(replacement, landing.node))
+        info.add_pod(bound_to(replacement, info.node))
         sim = sim.with_node_info(info)
         out[d.pod.key] = replace(d, lands_on=landing.node, candidates=landing.candidates, likely=landing.likely)
     return out

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from kresched.model.objects import Pod
+from kresched.model.objects import POD_TOPOLOGY_LABELS, Node, Pod
 from kresched.model.storage import StorageState
 from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot, Status
 from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message
@@ -99,15 +99,26 @@ class Placer:
         return select_host(score_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo), sampled)
 
 
-def bound_to(pod: Pod, node: str) -> Pod:
-    """The pod as it is once the scheduler has bound it to `node` (simulations place it so)."""
-    spec = msgspec.structs.replace(pod.spec, node_name=node)
+def bound_to(pod: Pod, node: Node) -> Pod:
+    """The pod as it is once the scheduler has bound it to `node` (simulations place it so): with
+    the node's zone and region labels, as the API server's PodTopologyLabelsAdmission copies them
+    onto a pod at binding (v1.35+), so that the selectors of later pods see what they will see."""
+    spec = msgspec.structs.replace(pod.spec, node_name=node.name)
     status = msgspec.structs.replace(pod.status, phase="Running", nominated_node_name="")
+    topology = {k: v for k in POD_TOPOLOGY_LABELS if (v := node.labels.get(k)) is not None}
+    if any(pod.labels.get(k) != v for k, v in topology.items()):
+        meta = msgspec.structs.replace(pod.metadata, labels={**pod.labels, **topology})
+        return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)
     return msgspec.structs.replace(pod, spec=spec, status=status)
 
 
 def replacement_of(pod: Pod) -> Pod:
     """The pod its controller creates after it is evicted: same spec, unbound, Pending, another name.
+
+    Its labels are the template's: the zone and region labels the API server put on the old pod
+    when it was bound (`POD_TOPOLOGY_LABELS`) are not carried over; the replacement gets those of
+    the node it lands on (`bound_to`). (Deliberately: a template that sets such a label itself is
+    taken as one the admission plugin overwrites, which it does on every node carrying it.)
 
     It keeps its `persistentVolumeClaim` volumes, so its claims are the same claims (a
     StatefulSet's pod is recreated with the same claims, bound to the same PersistentVolumes) and
@@ -119,7 +130,10 @@ def replacement_of(pod: Pod) -> Pod:
     spec = msgspec.structs.replace(pod.spec, node_name="", volumes=volumes)
     status = msgspec.structs.replace(pod.status, phase="Pending", conditions=(), start_time=None,
                                      nominated_node_name="")
-    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement")
+    labels = pod.labels
+    if any(k in labels for k in POD_TOPOLOGY_LABELS):
+        labels = {k: v for k, v in labels.items() if k not in POD_TOPOLOGY_LABELS}
+    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement", labels=labels)
     return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)
 
 

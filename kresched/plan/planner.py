@@ -830,7 +830,7 @@ class Planner:
         node = snap.by_name[best.node].clone()
         for v in best.victims:
             node.remove_pod(v.pod)
-        node.add_pod(bound_to(pod, best.node))
+        node.add_pod(bound_to(pod, node.node))
         if taint:
             tainted = msgspec.structs.replace(node.node, spec=msgspec.structs.replace(
                 node.node.spec, taints=(*node.node.spec.taints, RESERVATION_TAINT)))
@@ -849,7 +849,7 @@ class Planner:
                 out.append(replace(v, lands_on=None, pending_reason=landing.reason))
                 continue
             info = sim.by_name[landing.node].clone()
-            info.add_pod(bound_to(replacement, landing.node))
+            info.add_pod(bound_to(replacement, info.node))
             sim = sim.with_node_info(info)
             out.append(replace(v, lands_on=landing.node, candidates=landing.candidates, likely=landing.likely))
         return tuple(out), _After(sim, snap.by_name[best.node].node if taint else None)
@@ -873,7 +873,7 @@ class Planner:
         else:  # a pod that fits: nothing is evicted
             assert not plan.victims, "an evicting plan is applied with the cluster its simulation built"
             info = w.snapshot.by_name[plan.node].clone()
-            info.add_pod(bound_to(plan.pod, plan.node))
+            info.add_pod(bound_to(plan.pod, info.node))
             w.snapshot = w.snapshot.with_node_info(info)
             w.changes.append(plan.node)
         w.ledger.commit(v.pod for v in plan.victims)

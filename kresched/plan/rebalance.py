@@ -138,6 +138,8 @@ class Move:
     pdb: str | None = None
     #: The scheduler would score only a sample of the feasible nodes: `to` is the likely one.
     likely: bool = False
+    #: The label selector that finds the replacement (`ClusterState.replica_selector`).
+    replicas: str = ""
 
 
 @dataclass(frozen=True)
@@ -443,6 +445,7 @@ class _Planner:
         """`prune=False` turns off the exact shortcuts — preference bounds, per-shape memos,
         violation verdicts kept across rounds — (tests prove they change no plan); `shape_tries`
         None turns off the per-shape budget, which is not exact."""
+        self.state = state
         self.opts = opts
         self.prune = prune
         self.shape_tries = shape_tries
@@ -568,7 +571,7 @@ class _Planner:
         if why_not is not None:
             return self._refuse(pod, node, objective, why_not)
         dest = without.by_name[landing.node].clone()
-        placed = bound_to(replacement, landing.node)
+        placed = bound_to(replacement, dest.node)
         dest.add_pod(placed)
         after = without.with_node_info(dest)
         if objective != "violations" and "utilisation" in self.opts.objectives \
@@ -585,7 +588,7 @@ class _Planner:
         self.per_node[node] = self.per_node.get(node, 0) + 1
         self.per_namespace[pod.namespace] = self.per_namespace.get(pod.namespace, 0) + 1
         self.moves.append(Move(pod, node, landing.node, landing.candidates, objective, reason, check.pdb,
-                               landing.likely))
+                               landing.likely, self.state.replica_selector(pod)))
         return True
 
     def precheck(self, pod: Pod, node: str, objective: str) -> str | None:

@@ -79,6 +79,33 @@ def test_moves_of_one_workload_wait_for_each_replacement_to_be_ready(fake_api, c
     assert ready_reads, "the second eviction did not wait for the first replacement"
 
 
+@pytest.mark.parametrize("with_replicaset", [True, False], ids=["the ReplicaSet's selector",
+                                                                 "the pod's template labels (no ReplicaSet)"])
+def test_a_replacement_that_lands_in_another_zone_is_found(fake_api, cli, with_replicaset):
+    """v1.35+: the API server copies the node's zone onto each pod it binds. The replacement of a
+    pod of zone-a lands in zone-b with zone-b's label: it is found by its controller, not by the old
+    pod's labels (on the real control plane that rebalance waited out its timeout and exited 4)."""
+    zone = "topology.kubernetes.io/zone"
+    nodes = [make_node("node-a", cpu="4", labels={zone: "zone-a"}),
+             make_node("node-b", cpu="4", labels={zone: "zone-b"})]
+    workloads = [{"kind": "ReplicaSet", "apiVersion": "apps/v1", "metadata": {"name": "web-7d9", "namespace": "shop"},
+                  "spec": {"selector": {"matchLabels": {"app": "web"}}}}] if with_replicaset else []
+    fake_api.load(make_state(nodes, web(3), [], [], [make_namespace("shop")]), *workloads)
+    assert {p["metadata"]["labels"][zone] for p in fake_api.store.list(PODS)} == {"zone-a"}  # as admitted
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "20s")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    [move] = run.summary["moves"]
+    assert (move["to"], move["landedOn"], move["status"]) == ("node-b", "node-b", "moved")
+    [replacement] = fake_api.controllers.replicasets.created
+    stored = fake_api.store.get(PODS, "shop", replacement.split("/")[1])
+    assert stored["metadata"]["labels"][zone] == "zone-b"
+    lists = [r for r in fake_api.requests if r.method == "GET" and r.path == "/api/v1/namespaces/shop/pods"]
+    assert {r.query.get("labelSelector") for r in lists} == {"app=web"}
+
+
 def test_dry_run_prints_the_contract_with_landed_on_null_and_writes_nothing(fake_api, cli):
     seed(fake_api, web(3))
     run = rebalance(cli, "--dry-run")

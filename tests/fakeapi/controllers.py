@@ -45,6 +45,7 @@ from kresched.sched.runner import default_plugins, find_nodes_that_fit
 from kresched.sources.decode import decode_json
 from kresched.sources.snapshot import build_state
 from tests.fakeapi.pods import PodLifecycle, compute_pdb_status, rfc3339
+from tests.fakeapi.served import TOPOLOGY_LABELS, admit_topology_labels
 from tests.fakeapi.store import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, WORKLOADS, Change, Store
 
 if TYPE_CHECKING:
@@ -122,7 +123,9 @@ class Scheduler:
                     if policy.node is None and not diag.feasible:
                         continue
                     node = policy.node or Placer(plugins).landing(pod, snapshot, diag, cycle).node
-                    self.store.mutate(PODS, pod.namespace, pod.name, lambda p, n=node: _bind(p, n, self.clock()))
+                    node_obj = self.store.get(NODES, "", node)
+                    self.store.mutate(PODS, pod.namespace, pod.name,
+                                      lambda p, n=node, o=node_obj: _bind(p, n, o, self.clock()))
                     self.bindings.append((pod.key, node))
                 acted += 1
                 state = cluster_state(self.store)
@@ -130,8 +133,10 @@ class Scheduler:
             return acted
 
 
-def _bind(pod: dict[str, Any], node: str, now: float) -> None:
+def _bind(pod: dict[str, Any], node: str, node_obj: dict[str, Any] | None, now: float) -> None:
+    """The Binding subresource: the node name, PodScheduled, and the node's topology labels."""
     pod["spec"]["nodeName"] = node
+    admit_topology_labels(pod, node_obj)
     status = pod.setdefault("status", {})
     status.pop("nominatedNodeName", None)
     conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
@@ -266,6 +271,8 @@ class ReplicaSets(_FollowsHistory):
             meta.pop(k, None)
         new["spec"].pop("nodeName", None)
         new["status"] = {"phase": "Pending"}
+        # From the template: not the labels the old pod's binding gave it.
+        meta["labels"] = {k: v for k, v in (meta.get("labels") or {}).items() if k not in TOPOLOGY_LABELS}
         self.store.create(PODS, new)
         return f'{meta["namespace"]}/{meta["name"]}'
 

@@ -27,6 +27,7 @@ import msgspec
 import yaml
 
 from tests.fakeapi.errors import ApiError
+from tests.fakeapi.served import admit_topology_labels, kubelet_csinode, nil_as_null
 
 __all__ = [
     "LEASES",
@@ -186,6 +187,8 @@ class Store:
             gone = copy.deepcopy(obj)
             gone["metadata"]["resourceVersion"] = str(self.revision)
             self.history.append(Change(self.revision, "DELETED", resource, gone, obj))
+            if resource is NODES and self.get(CSI_NODES, "", name) is not None:
+                self.delete(CSI_NODES, "", name)  # the garbage collector: the node owns it
             self.changed.notify_all()
             return gone
 
@@ -226,9 +229,14 @@ class Store:
         if resource.namespaced:
             meta["namespace"] = key[1]
         meta["resourceVersion"] = str(self.revision)
+        nil_as_null(resource.kind, stored)
+        if resource is PODS and change == "ADDED" and (stored.get("spec") or {}).get("nodeName"):
+            admit_topology_labels(stored, self.get(NODES, "", stored["spec"]["nodeName"]))
         old = self.objects.get(key)
         self.objects[key] = stored
         self.history.append(Change(self.revision, change, resource, stored, old))
+        if resource is NODES and change == "ADDED" and self.get(CSI_NODES, "", key[2]) is None:
+            self._store(CSI_NODES, (CSI_NODES.key, "", key[2]), kubelet_csinode(stored), "ADDED")
         self.changed.notify_all()
         return stored
 

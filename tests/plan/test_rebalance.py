@@ -48,7 +48,7 @@ def predicted(state: ClusterState, plan: RebalancePlan) -> ClusterState:
         if m is None:
             pods.append(p)
         else:
-            pods.append(bound_to(replacement_of(p), m.to))
+            pods.append(bound_to(replacement_of(p), state.node_by_name[m.to]))
     return ClusterState.build(state.nodes, pods, pdbs, state.priority_classes, state.namespaces,
                               state.workloads)
 
