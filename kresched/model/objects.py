@@ -45,6 +45,7 @@ __all__ = [
     "ContainerImage",
     "EmptyDirVolumeSource",
     "HostPathVolumeSource",
+    "ImageVolumeSource",
     "PersistentVolumeClaimVolumeSource",
     "ContainerPort",
     "LabelSelector",
@@ -274,6 +275,13 @@ class HostPathVolumeSource(msgspec.Struct, **_Base):
     type: str | None = None
 
 
+class ImageVolumeSource(msgspec.Struct, **_Base):
+    """An OCI image mounted as a volume (GA in v1.36): ImageLocality counts its image."""
+
+    reference: str = ""
+    pull_policy: str = ""
+
+
 class VolumeSource(msgspec.Struct, **_Base):
     """A volume source kresched only needs to know is there. Its fields are not kept: a free-form
     subtree would be copied, kept and written back whatever it holds (a YAML alias bomb)."""
@@ -294,6 +302,7 @@ class Volume(msgspec.Struct, **_Base):
     secret: VolumeSource | None = None
     projected: VolumeSource | None = None
     ephemeral: VolumeSource | None = None
+    image: ImageVolumeSource | None = None
 
 
 class SchedulingGate(msgspec.Struct, **_Base):

@@ -3,13 +3,13 @@
 Mirrors kube-scheduler's `pkg/scheduler/framework/plugins/imagelocality/image_locality.go`. A score
 plugin only; no PreScore, no NormalizeScore.
 
-1. Each image of the pod's init containers, containers and image volumes that the node reports in
-   `status.images` (names compared after `normalizedImageName`: `:latest` added to a name without
-   a tag) adds `int64(size * nodes_with_it / all_nodes)` — an image present everywhere counts
-   fully, one on few nodes little, so that pods do not pile onto the one node that has it.
-2. The sum is clamped to `[23 MiB, 1000 MiB × containers]` and scaled to 0..100.
-
-Image volumes (`spec.volumes[].image`) are not in kresched's model, so they add nothing.
+1. Each image of the pod's init containers, containers and image volumes (`spec.volumes[].image
+   .reference`, `sumImageScores`) that the node reports in `status.images` (names compared after
+   `normalizedImageName`: `:latest` added to a name without a tag) adds `int64(size *
+   nodes_with_it / all_nodes)` — an image present everywhere counts fully, one on few nodes
+   little, so that pods do not pile onto the one node that has it.
+2. The sum is clamped to `[23 MiB, 1000 MiB × containers]` (init containers and containers: image
+   volumes add to the sum, not to the count) and scaled to 0..100.
 Pure; stateless.
 """
 
@@ -40,10 +40,12 @@ class ImageLocality:
         # (`nodes with it / all nodes`), and the nodes holding any of them (elsewhere it is 0).
         cluster = snapshot.cluster
         containers = (*pod.spec.init_containers, *pod.spec.containers)
+        references = [c.image for c in containers]
+        references += [v.image.reference for v in pod.spec.volumes if v.image is not None]
         images = []
         holders: set[str] = set()
-        for c in containers:
-            name = normalized_image_name(c.image)
+        for reference in references:
+            name = normalized_image_name(reference)
             have = cluster.image_holders(name)
             holders.update(have)
             images.append((name, float(len(have)) / float(cluster.num_nodes) if cluster.num_nodes else 0.0))

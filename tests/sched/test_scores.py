@@ -26,8 +26,7 @@ Cases left out, and why (the rest of each table is here):
   resources (cpu, memory): "... is not included ... if pod doesn't request" keeps upstream's
   scores; "... is included ... if pod requests the scalar resource" becomes a PreScore Skip, since
   with cpu and memory only that pod (requesting 0 cpu and 0 memory) is BestEffort for the plugin.
-- TestImageLocalityPriority "pod with ImageVolume": kresched's model has no image volumes
-  (`spec.volumes[].image`). TestImageSignature: pod signatures (scheduling batches) are not simulated.
+- TestImageSignature: pod signatures (scheduling batches) are not simulated.
 - TestPodInfoCalculateResources: the five cases with DRA node-allocatable resource claims
   (`DRANodeAllocatableResources`, off by default; claims are not in kresched's model). "DRA gate
   disabled, with node allocatable resource claim" is kept without the claim, which it ignores.
@@ -86,10 +85,11 @@ def _c(requests: dict[str, str] | None = None, *, image: str = "registry.k8s.io/
 
 def _pod(name: str = "pod", *, containers: list[dict[str, Any]] = (), init: list[dict[str, Any]] = (),
          node: str = "", overhead: dict[str, str] | None = None, resources: dict[str, Any] | None = None,
-         **kw: Any) -> Pod:
+         volumes: list[dict[str, Any]] = (), **kw: Any) -> Pod:
     """A pod with exactly these containers (none by default, as `st.MakePod().Obj()`)."""
     spec: dict[str, Any] = {"containers": [dict(c, name=c["name"] or f"con{i}") for i, c in enumerate(containers)],
-                            "initContainers": [dict(c, name=c["name"] or f"init{i}") for i, c in enumerate(init)]}
+                            "initContainers": [dict(c, name=c["name"] or f"init{i}") for i, c in enumerate(init)],
+                            "volumes": list(volumes)}
     if overhead:
         spec["overhead"] = overhead
     if resources is not None:
@@ -574,8 +574,9 @@ NODE_20_30_40 = _images((["gcr.io/20:latest"], 20), (["gcr.io/30:latest"], 30), 
 NODE_NO_IMAGES: list[tuple[list[str], int]] = []
 
 
-def _image_pod(*images: str, init: tuple[str, ...] = ()) -> Pod:
-    return _pod(containers=[_c(image=i) for i in images], init=[_c(image=i) for i in init])
+def _image_pod(*images: str, init: tuple[str, ...] = (), volumes: tuple[str, ...] = ()) -> Pod:
+    return _pod(containers=[_c(image=i) for i in images], init=[_c(image=i) for i in init],
+                volumes=[{"name": f"imageVolume{i}", "image": {"reference": r}} for i, r in enumerate(volumes)])
 
 
 def _image_nodes(*images: list[tuple[list[str], int]]) -> list[Node]:
@@ -596,6 +597,8 @@ def _image_nodes(*images: list[tuple[list[str], int]]) -> list[Node]:
                  id=_IL + "pod with multiple large images, node2 is preferred"),
     pytest.param(_image_pod("gcr.io/30", "gcr.io/40"), _image_nodes(NODE_20_30_40, NODE_4000_30), [1, 0],
                  id=_IL + "pod with multiple small images"),
+    pytest.param(_image_pod("gcr.io/30", volumes=("gcr.io/300",)), _image_nodes(NODE_300_600_900, NODE_4000_30),
+                 [12, 0], id=_IL + "pod with ImageVolume"),
     pytest.param(_image_pod("gcr.io/30", init=("gcr.io/300",)), _image_nodes(NODE_40_300_2000, NODE_20_30_40), [6, 0],
                  id=_IL + "include InitContainers: two images spread on two nodes, prefer the larger image one"),
 ])
