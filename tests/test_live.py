@@ -344,6 +344,29 @@ def test_kubeconfig_comes_from_the_environment(seeded, fake_kubeconfig, monkeypa
         assert len(load_live(c).nodes) == 4
 
 
+def test_a_server_without_a_scheme_is_read_as_client_go_reads_it(seeded, fake_api, tmp_path, cli_out):
+    """`server: 127.0.0.1:PORT` with no TLS configured is http (client-go's `DefaultServerURL`):
+    it works, and no library's warning (urllib3's FutureWarning) reaches stderr."""
+    out, err = cli_out
+    kubeconfig = fake_api.write_kubeconfig(tmp_path / "kc", server=fake_api.url.removeprefix("http://"))
+    code, printed = run_cli(out, "snapshot", "--kubeconfig", str(kubeconfig))
+    assert code == 0
+    assert len(msgspec.json.decode(printed)["items"]) > 0
+    assert err.getvalue() == ""
+
+
+@pytest.mark.parametrize(("tls", "scheme"), [
+    ({"certificate-authority-data": "Zm9v"}, "https"), ({"insecure-skip-tls-verify": True}, "https"), ({}, "http"),
+])
+def test_the_scheme_a_server_without_one_gets(tmp_path, tls, scheme):
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+              "clusters": [{"name": "c", "cluster": {"server": "10.0.0.1:6443", **tls}}],
+              "users": [{"name": "u", "user": {"token": "t"}}],
+              "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
+    (tmp_path / "kc").write_text(yaml.safe_dump(config))
+    assert connect(str(tmp_path / "kc")).server == f"{scheme}://10.0.0.1:6443"
+
+
 @pytest.mark.parametrize(("content", "expected"), [
     ("clusters: [", r"^invalid kubeconfig .*/kc: malformed YAML: "),
     ("- just\n- a list\n", r"^invalid kubeconfig .*/kc: not a kubeconfig"),

@@ -190,8 +190,7 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
         name = _check_context(existing, context)
         _install_exec_provider()
         try:
-            k8s_config.load_kube_config(config_file=os.pathsep.join(existing), context=name,
-                                        client_configuration=cfg, persist_config=False)
+            _load_kube_config(existing, name, cfg)
             if log:  # the client logs an exec plugin's failure and goes on without credentials
                 raise ClusterAccessError(f'cannot get credentials for kubeconfig context "{name}": {log[-1]}')
         except ConfigException as exc:
@@ -217,6 +216,43 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
     # One retry layer (tenacity, below), not urllib3's silent three on top of it.
     cfg.retries = 0
     return LiveClient(k8s.ApiClient(cfg), cfg.host, credentials, request_timeout, deadline, list_deadline, log)
+
+
+def _load_kube_config(paths: list[str], context: str, cfg: Any) -> None:
+    """`load_kube_config` (files merged as kubectl merges them, no persisting), with a server that
+    has no scheme given the one client-go's `DefaultServerURL` gives it (`_give_server_a_scheme`)."""
+    merged = k8s_config.kube_config.KubeConfigMerger(os.pathsep.join(paths))
+    if merged.config is None:
+        raise ConfigException("Invalid kube-config file. No configuration found.")
+    _give_server_a_scheme(merged.config, context)
+    k8s_config.kube_config.KubeConfigLoader(config_dict=merged.config, active_context=context,
+                                            config_base_path=None).load_and_set(cfg)
+
+
+_CA_KEYS = ("certificate-authority", "certificate-authority-data")
+
+
+def _give_server_a_scheme(config: Any, context: str) -> None:
+    """`server: 127.0.0.1:6443` is https to kubectl when TLS is configured (a CA, a client
+    certificate and key, `insecure-skip-tls-verify`, a TLS server name), else http; the Python
+    client would send the bare name to urllib3, which guesses and warns. Mended in the merged
+    config itself, so that the client loads the TLS settings it skips for a server not https."""
+    try:
+        ctx = config["contexts"].get_with_name(context)["context"]
+        cluster = config["clusters"].get_with_name(ctx["cluster"])["cluster"].value
+        user_entry = config["users"].get_with_name(ctx["user"], safe=True) if "user" in ctx else None
+        user = user_entry["user"].value if user_entry is not None and "user" in user_entry else {}
+    except (ConfigException, TypeError, KeyError):
+        return  # the loader names what is wrong
+    server = cluster.get("server") if isinstance(cluster, dict) else None
+    if not isinstance(server, str) or not server or "://" in server:
+        return
+    user = user if isinstance(user, dict) else {}
+    cert = any(k in user for k in ("client-certificate", "client-certificate-data"))
+    key = any(k in user for k in ("client-key", "client-key-data"))
+    tls = (any(k in cluster for k in _CA_KEYS) or cluster.get("insecure-skip-tls-verify") is True
+           or bool(cluster.get("tls-server-name")) or (cert and key))
+    cluster["server"] = ("https://" if tls else "http://") + server
 
 
 # -- what the client would print or wait for ----------------------------------------------------
