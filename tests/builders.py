@@ -204,8 +204,8 @@ def make_state(nodes: list[Node] = (), pods: list[Pod] = (), pdbs: list[PodDisru
                priority_classes: list[PriorityClass] = (), namespaces: list[Namespace] = (),
                storage: list[Any] | None = None, as_in_a_file: bool = False) -> ClusterState:
     """`storage`: PVs, claims, classes and CSINodes, in any order; given (even empty), the state is
-    one whose source held every storage kind (as a live cluster's does) — or, `as_in_a_file`, only
-    the kinds present (as a snapshot file's)."""
+    one whose source held every storage kind (as a live cluster's does) — or, `as_in_a_file`, read
+    as a snapshot file's (every kind if it holds any, else none)."""
     objects = Objects(list(nodes), list(pods), list(pdbs), list(priority_classes), list(namespaces))
     if storage is not None:
         for obj in storage:

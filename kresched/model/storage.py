@@ -346,9 +346,6 @@ class StorageState:
         """Whether the source held PersistentVolumeClaims: the volume filters run only then."""
         return "PersistentVolumeClaim" in self.kinds
 
-    def missing_kinds(self) -> list[str]:
-        return [k for k in STORAGE_KINDS if k not in self.kinds]
-
     def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
         return self.pvc_by_key.get(f"{namespace}/{name}")
 

@@ -189,15 +189,15 @@ def _why_there(state: ClusterState, pod: Pod, plugins: list[FilterPlugin]) -> Ex
 
 def volume_state_notes(pod: Pod, state: ClusterState) -> tuple[str, ...]:
     """What the state cannot say about the pod's claims — never a silent guess: a snapshot
-    without PersistentVolumeClaims (the volume filters were not run), claims the snapshot does not
-    hold, and storage kinds it lacks that the volume filters read."""
+    without storage objects (the volume filters were not run), and claims the snapshot does not
+    hold (`sources.snapshot._storage_kinds`: the cluster does not have them either)."""
     claims = [c for c in pod.claim_names if c]
     if not claims:
         return ()
     storage = state.storage
     names = ", ".join(claims)
     if not storage.has_claims:
-        return (f"uses PersistentVolumeClaims ({names}) but the snapshot has none: the volume filters "
+        return (f"uses PersistentVolumeClaims ({names}) but the snapshot has no storage objects: the volume filters "
                 "(VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) were not run, so the "
                 "scheduler may answer differently; include pv,pvc,storageclasses,csinodes in the snapshot",)
     out = []
@@ -205,11 +205,6 @@ def volume_state_notes(pod: Pod, state: ClusterState) -> tuple[str, ...]:
     if missing:
         out.append(f"PersistentVolumeClaim(s) {', '.join(missing)} not in the snapshot: the scheduler keeps "
                    "the pod Pending until they exist")
-    lacking = [k for k in storage.missing_kinds() if k != "PersistentVolumeClaim"]
-    if lacking:
-        plural = {"PersistentVolume": "PersistentVolumes", "StorageClass": "StorageClasses", "CSINode": "CSINodes"}
-        out.append(f"the snapshot has no {', '.join(plural[k] for k in lacking)}: volume filters that read them "
-                   "may answer differently than the scheduler")
     return tuple(out)
 
 

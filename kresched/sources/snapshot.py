@@ -309,13 +309,23 @@ def build_state(objects: Objects) -> ClusterState:
         default = min((c for c in objects.priority_classes if c.global_default), key=lambda c: c.value,
                       default=None)
         pods = [p if p.spec.priority is not None else _admit(p, classes, default) for p in pods]
-    kinds = objects.storage_kinds
-    if kinds is not None:
-        kinds |= {k for k, objs in zip(STORAGE_KINDS, (objects.pvs, objects.pvcs, objects.storage_classes,
-                                                          objects.csi_nodes), strict=True) if objs}
-    storage = StorageState.build(objects.pvs, objects.pvcs, objects.storage_classes, objects.csi_nodes, kinds)
+    storage = StorageState.build(objects.pvs, objects.pvcs, objects.storage_classes, objects.csi_nodes,
+                                 _storage_kinds(objects))
     return ClusterState.build(objects.nodes, pods, objects.pdbs, objects.priority_classes, objects.namespaces,
                               objects.workloads, storage)
+
+
+def _storage_kinds(objects: Objects) -> frozenset[str]:
+    """The storage kinds the source listed. A live cluster lists all four. A snapshot file is read as
+    holding all four as soon as it holds one: `kubectl get nodes,pods,...,pv,pvc,storageclasses,
+    csinodes` writes nothing for an empty list, and every real node has a CSINode, so a dump that
+    asked for the storage kinds always shows some. A claim it lacks is then a claim the cluster
+    lacks: `persistentvolumeclaim "x" not found`, as the scheduler says. A snapshot without any
+    storage object was taken without them: the volume filters are not run (`explain` says so)."""
+    if objects.storage_kinds is not None:
+        return objects.storage_kinds
+    held = objects.pvs or objects.pvcs or objects.storage_classes or objects.csi_nodes
+    return frozenset(STORAGE_KINDS) if held else frozenset()
 
 
 def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> Pod:
