@@ -8,11 +8,12 @@ apps of which some need evictions and some would fit, GPU pods that fit nowhere)
 file streaming, a thousand objects at a time, so that 150,000 pods never sit in memory as dicts
 (generating `large` peaks at ~350 MiB). Storage as `kubectl get storageclasses,csinodes,pv,pvc`
 adds it: a gp3 class (EBS CSI, WaitForFirstConsumer), a CSINode per node with the driver's attach
-limit, and claims with their zonal PVs — one per StatefulSet pod (unbound for a Pending one),
+limit (`drivers: null` on control-plane nodes, as a server serves a kubelet's empty list), and claims with their zonal PVs — one per StatefulSet pod (unbound for a Pending one),
 topped up to `ClusterSize.volumes` with the claims scaled-down StatefulSets leave behind.
 Objects come from `kresched.bench.kube`, the same builders
 as the demo cluster: `kubectl get -o json` shapes with managedFields (3-4 KB a pod), annotations
-(last-applied-configuration, Istio sidecar status) and full status; ~9 KB a pod in all.
+(last-applied-configuration, Istio sidecar status), full status, and on every bound pod its node's
+zone and region labels (PodTopologyLabelsAdmission, v1.35+); ~9 KB a pod in all.
 
 Deterministic for a given size and `GENERATOR_VERSION` (seeded; no clock). Bump the version when
 the output changes so that cached files under `--dir` are regenerated.
@@ -47,7 +48,7 @@ from kresched.bench.kube import (
 
 __all__ = ["GENERATOR_VERSION", "SIZES", "ClusterSize", "cluster_path", "ensure_cluster", "generate"]
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 DAY = 86_400
 REGION = "eu-west-1"
 ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")
@@ -548,10 +549,16 @@ def _storage(ids: Ids, size: ClusterSize, nodes: list[_NodePlan], plans: list[_W
            "parameters": {"type": "gp3"}, "provisioner": _EBS, "reclaimPolicy": "Delete",
            "volumeBindingMode": "WaitForFirstConsumer"}
     for n in nodes:
+        # The kubelet's CSINode: the EBS driver registered on workers; none on the control plane,
+        # served as the API server serves an empty driver list, `null`.
+        drivers = None if n.control_plane else [
+            {"allocatable": {"count": _EBS_ATTACH_LIMIT}, "name": _EBS, "nodeID": f"i-{ids.hex(17)}",
+             "topologyKeys": ["topology.kubernetes.io/zone"]}]
         yield {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
-               "metadata": {"name": n.ref.name, "resourceVersion": ids.rv(), "uid": ids.uid()},
-               "spec": {"drivers": [{"allocatable": {"count": _EBS_ATTACH_LIMIT}, "name": _EBS,
-                                     "nodeID": f"i-{ids.hex(17)}", "topologyKeys": ["topology.kubernetes.io/zone"]}]}}
+               "metadata": {"name": n.ref.name, "ownerReferences": [
+                   {"apiVersion": "v1", "kind": "Node", "name": n.ref.name, "uid": n.ref.uid}],
+                   "resourceVersion": ids.rv(), "uid": ids.uid()},
+               "spec": {"drivers": drivers}}
     # (namespace, claim name, node index or -1)
     claims: list[tuple[str, str, int]] = []
     for plan in plans:

@@ -118,6 +118,9 @@ class NodeRef:
     pod_cidr: str  # "10.244.3.0/24"
     uid: str = ""
     created_s: int = 0  # set by `make_node`
+    #: The node's zone and region labels (set by `make_node`): what the API server copies onto each
+    #: pod bound to it (PodTopologyLabelsAdmission, v1.35+).
+    topology: dict[str, str] | None = None
     _next: int = 2
 
     def pod_ip(self) -> str:
@@ -320,6 +323,8 @@ def make_pod(w: Workload, *, node: NodeRef | None, index: int | None = None, age
     if w.kind == "StatefulSet":
         labels["apps.kubernetes.io/pod-index"] = str(index)
         labels["statefulset.kubernetes.io/pod-name"] = name
+    if node is not None and node.topology:
+        labels.update(node.topology)  # given at binding, or at creation for a mirror pod (created bound)
     meta: Obj = {"creationTimestamp": ids.ts(created), "labels": labels, "name": name,
                  "namespace": w.namespace, "resourceVersion": ids.rv(), "uid": ids.uid()}
     annotations = dict(w.annotations)
@@ -592,6 +597,7 @@ def make_node(ids: Ids, ref: NodeRef, *, zone: str, region: str, instance_type: 
         "topology.kubernetes.io/zone": zone,
         **(labels or {}),
     }
+    ref.topology = {"topology.kubernetes.io/zone": zone, "topology.kubernetes.io/region": region}
     if control_plane:
         node_labels["node-role.kubernetes.io/control-plane"] = ""
         node_labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
