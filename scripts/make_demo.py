@@ -988,6 +988,16 @@ def scale_up(ids: Ids, demo: Demo, specs: list[Spec], refs: dict[str, NodeRef]) 
     rest = demo.items[len(NODES):]
     pods_end = next(i for i, o in enumerate(rest) if o["kind"] != "Pod")
     demo.items = [*demo.nodes, *demo.pods, *rest[pods_end:]]
+    # Their kubelets made their CSINodes; no CSI node plugin runs on the tainted pool yet, so no
+    # driver is registered: the API server serves the empty list as `null`, as on real clusters.
+    last = max(i for i, o in enumerate(demo.items) if o["kind"] == "CSINode")
+    demo.items[last + 1:last + 1] = [{
+        "apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+        "metadata": {"creationTimestamp": node["metadata"]["creationTimestamp"], "name": node["metadata"]["name"],
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node["metadata"]["name"],
+                                          "uid": node["metadata"]["uid"]}],
+                     "resourceVersion": ids.rv(), "uid": ids.uid()},
+        "spec": {"drivers": None}} for node in new_nodes]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,12 +8,13 @@ apps of which some need evictions and some would fit, GPU pods that fit nowhere)
 file streaming, a thousand objects at a time, so that 150,000 pods never sit in memory as dicts
 (generating `large` peaks at ~350 MiB). Storage as `kubectl get storageclasses,csinodes,pv,pvc`
 adds it: a gp3 class (EBS CSI, WaitForFirstConsumer), a CSINode per node with the driver's attach
-limit (`drivers: null` on control-plane nodes, as a server serves a kubelet's empty list), and claims with their zonal PVs — one per StatefulSet pod (unbound for a Pending one),
-topped up to `ClusterSize.volumes` with the claims scaled-down StatefulSets leave behind.
-Objects come from `kresched.bench.kube`, the same builders
-as the demo cluster: `kubectl get -o json` shapes with managedFields (3-4 KB a pod), annotations
-(last-applied-configuration, Istio sidecar status), full status, and on every bound pod its node's
-zone and region labels (PodTopologyLabelsAdmission, v1.35+); ~9 KB a pod in all.
+limit (`drivers: null` on control-plane nodes, as a server serves a kubelet's empty list), and
+claims with their zonal PVs — one per StatefulSet pod (unbound for a Pending one), topped up to
+`ClusterSize.volumes` with the claims scaled-down StatefulSets leave behind. Objects come from
+`kresched.bench.kube`, the same builders as the demo cluster: `kubectl get -o json` shapes with
+managedFields (3-4 KB a pod), annotations (last-applied-configuration, Istio sidecar status), full
+status, and on every bound pod its node's zone and region labels (PodTopologyLabelsAdmission,
+v1.35+); ~9 KB a pod in all.
 
 Deterministic for a given size and `GENERATOR_VERSION` (seeded; no clock). Bump the version when
 the output changes so that cached files under `--dir` are regenerated.
