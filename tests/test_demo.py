@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Node, Pod, PodDisruptionBudget, Taint
+from kresched.model.objects import Node, Pod, PodDisruptionBudget
+from kresched.model.specs import Taint
 from kresched.sources.snapshot import load_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent

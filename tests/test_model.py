@@ -16,16 +16,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from kresched.model.objects import (
-    LabelSelector,
-    Node,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    Pod,
-    PodDisruptionBudget,
-    Resources,
-)
+from kresched.model.objects import Node, Pod, PodDisruptionBudget
+from kresched.model.resources import Resources
 from kresched.model.selectors import label_selector_matches, node_requirement_matches, node_selector_term_matches
+from kresched.model.specs import LabelSelector, NodeSelectorRequirement, NodeSelectorTerm
 from tests.builders import make_node, make_pod, make_priority_class, make_state
 
 GI = 2**30

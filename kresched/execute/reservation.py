@@ -16,7 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from kresched.errors import KreschedError
-from kresched.model.objects import Node, Taint
+from kresched.model.objects import Node
+from kresched.model.specs import Taint
 from kresched.plan.planner import RESERVATION_TAINT
 
 __all__ = [

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from kresched.model.objects import (
     POD_TOPOLOGY_LABELS,
-    LabelSelector,
     Namespace,
     Node,
     Pod,
@@ -23,6 +22,7 @@ from kresched.model.objects import (
     Workload,
 )
 from kresched.model.selectors import label_selector_text
+from kresched.model.specs import LabelSelector
 from kresched.model.storage import StorageState
 
 __all__ = ["ClusterState", "parse_pod_ref", "template_selector"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from kresched.model.objects import ObjectMeta
+from kresched.model.specs import ObjectMeta
 
 __all__ = ["Lease", "LeaseSpec"]
 

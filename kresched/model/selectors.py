@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from kresched.model.objects import LabelSelector, NodeSelectorRequirement, NodeSelectorTerm
+from kresched.model.specs import LabelSelector, NodeSelectorRequirement, NodeSelectorTerm
 
 __all__ = [
     "label_selector_matches",

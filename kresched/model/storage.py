@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kresched.model.objects import LabelSelector, NodeSelector, ObjectMeta, _Base, fill_api_version
+from kresched.model.objects import fill_api_version
 from kresched.model.quantity import InvalidQuantity, to_int
+from kresched.model.specs import LabelSelector, NodeSelector, ObjectMeta, _Base
 from kresched.model.volumes import (
     AWSElasticBlockStoreVolumeSource,
     AzureDiskVolumeSource,

@@ -19,21 +19,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from kresched.model.objects import (
-        Affinity,
-        Container,
-        LabelSelector,
-        NodeSelectorRequirement,
-        NodeSelectorTerm,
-        PodAffinityTerm,
-        PodSpec,
-        Taint,
-        Toleration,
-        TopologySpreadConstraint,
-    )
+from kresched.model.specs import (
+    Affinity,
+    Container,
+    LabelSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    PodAffinityTerm,
+    PodSpec,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+)
 
 __all__ = [
     "HIGHEST_USER_DEFINABLE_PRIORITY",

@@ -35,8 +35,9 @@ from dataclasses import dataclass, replace
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import LabelSelector, Pod, Volume
+from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches
+from kresched.model.specs import LabelSelector, Volume
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of

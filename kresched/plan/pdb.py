@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import LabelSelector, Pod, PodDisruptionBudget
+from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
+from kresched.model.specs import LabelSelector
 
 __all__ = ["NO_PDB", "PdbCheck", "PdbLedger", "computed_status"]
 

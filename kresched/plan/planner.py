@@ -63,7 +63,9 @@ from typing import Literal, NamedTuple
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Node, Pod, Resources, Taint, start_text
+from kresched.model.objects import Node, Pod, start_text
+from kresched.model.resources import Resources
+from kresched.model.specs import Taint
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import NO_PDB, PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of

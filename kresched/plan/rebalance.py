@@ -50,8 +50,9 @@ from dataclasses import dataclass, field
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import LabelSelector, Pod, PreferredSchedulingTerm
+from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches, node_selector_term_matches
+from kresched.model.specs import LabelSelector, PreferredSchedulingTerm
 from kresched.plan.candidates import protected_reason
 from kresched.plan.drain import pod_shape
 from kresched.plan.objectives import OBJECTIVES

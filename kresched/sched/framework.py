@@ -18,7 +18,8 @@ from enum import IntEnum
 from typing import Any, ClassVar, Protocol
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import LabelSelector, Node, Pod
+from kresched.model.objects import Node, Pod
+from kresched.model.specs import LabelSelector
 from kresched.model.storage import StorageState
 
 __all__ = [

@@ -100,14 +100,9 @@ from typing import ClassVar, Self
 
 import msgspec
 
-from kresched.model.objects import (
-    LabelSelector,
-    LabelSelectorRequirement,
-    Pod,
-    PodAffinityTerm,
-    WeightedPodAffinityTerm,
-)
+from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches
+from kresched.model.specs import LabelSelector, LabelSelectorRequirement, PodAffinityTerm, WeightedPodAffinityTerm
 from kresched.sched.framework import (
     MAX_NODE_SCORE,
     SUCCESS,

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from kresched.model.objects import NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
+from kresched.model.objects import Pod
 from kresched.model.selectors import (
     node_field_requirement_matches,
     node_requirement_matches,
     node_selector_term_matches,
 )
+from kresched.model.specs import NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
 from kresched.sched.framework import (
     MAX_NODE_SCORE,
     SUCCESS,

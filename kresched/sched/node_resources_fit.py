@@ -42,7 +42,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from kresched.model.objects import Pod, Resources
+from kresched.model.objects import Pod
+from kresched.model.resources import Resources
 from kresched.sched.framework import (
     MAX_NODE_SCORE,
     SUCCESS,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from kresched.model.objects import Pod, Taint
+from kresched.model.objects import Pod
+from kresched.model.specs import Taint
 from kresched.sched.framework import (
     SUCCESS,
     Code,

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from typing import ClassVar, NamedTuple
 
-from kresched.model.objects import Pod, Volume
+from kresched.model.objects import Pod
+from kresched.model.specs import Volume
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, PersistentVolumeSpec, StorageState
 from kresched.sched.framework import (
     SUCCESS,

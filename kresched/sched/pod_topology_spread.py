@@ -89,7 +89,8 @@ from typing import ClassVar
 
 import msgspec
 
-from kresched.model.objects import LabelSelector, LabelSelectorRequirement, Node, Pod, TopologySpreadConstraint
+from kresched.model.objects import Node, Pod
+from kresched.model.specs import LabelSelector, LabelSelectorRequirement, TopologySpreadConstraint
 from kresched.sched.framework import (
     MAX_NODE_SCORE,
     SUCCESS,

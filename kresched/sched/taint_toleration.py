@@ -27,7 +27,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
-from kresched.model.objects import Pod, Taint, Toleration
+from kresched.model.objects import Pod
+from kresched.model.specs import Taint, Toleration
 from kresched.sched.framework import (
     MAX_NODE_SCORE,
     SUCCESS,

@@ -26,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from kresched.model.objects import Pod, Volume
+from kresched.model.objects import Pod
+from kresched.model.specs import Volume
 from kresched.sched.framework import (
     SUCCESS,
     Code,

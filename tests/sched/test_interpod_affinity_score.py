@@ -28,8 +28,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kresched.model.objects import Node, Pod, PodAffinityTerm
+from kresched.model.objects import Node, Pod
 from kresched.model.selectors import label_selector_matches
+from kresched.model.specs import PodAffinityTerm
 from kresched.sched import interpod_affinity as ipa
 from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Snapshot
 from kresched.sched.interpod_affinity import NAME, InterPodAffinity

@@ -16,7 +16,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from kresched.model.objects import Condition, Node, Pod
+from kresched.model.objects import Node, Pod
+from kresched.model.specs import Condition
 from kresched.sched.framework import (
     Code,
     CycleState,

@@ -11,12 +11,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from kresched.model.objects import NodeSelectorRequirement, NodeSelectorTerm
 from kresched.model.selectors import (
     node_field_requirement_matches,
     node_requirement_matches,
     node_selector_term_matches,
 )
+from kresched.model.specs import NodeSelectorRequirement, NodeSelectorTerm
 from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT, ERR_REASON_POD, NAME, NodeAffinity
 from kresched.sched.runner import find_nodes_that_fit, fit_error_message

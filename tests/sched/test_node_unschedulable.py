@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kresched.model.objects import Taint
+from kresched.model.specs import Taint
 from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
 from kresched.sched.node_unschedulable import (
     ERR_REASON_UNSCHEDULABLE,

@@ -31,17 +31,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kresched.model.objects import (
-    LabelSelector,
-    LabelSelectorRequirement,
-    Node,
-    Pod,
-    ReplicaSet,
-    ReplicationController,
-    Service,
-    StatefulSet,
-    Workload,
-)
+from kresched.model.objects import Node, Pod, ReplicaSet, ReplicationController, Service, StatefulSet, Workload
+from kresched.model.specs import LabelSelector, LabelSelectorRequirement
 from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, Snapshot
 from kresched.sched.pod_topology_spread import (
     NAME,

@@ -10,7 +10,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kresched.model.objects import LabelSelector, Node
+from kresched.model.objects import Node
+from kresched.model.specs import LabelSelector
 from kresched.sched import framework, pod_topology_spread
 from kresched.sched.framework import NodeInfo, Snapshot
 from kresched.sched.interpod_affinity import compile_label_selector

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from kresched.model.objects import Taint, Toleration
+from kresched.model.specs import Taint, Toleration
 from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
 from kresched.sched.runner import find_nodes_that_fit, fit_error_message
 from kresched.sched.taint_toleration import (
