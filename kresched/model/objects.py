@@ -36,7 +36,6 @@ from kresched.model.specs import (
     NodeStatus,
     ObjectMeta,
     OwnerReference,
-    PersistentVolumeClaimVolumeSource,
     PodDisruptionBudgetSpec,
     PodDisruptionBudgetStatus,
     PodSpec,
