@@ -22,9 +22,9 @@ import typer.core
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from kresched import __version__
-from kresched.cli import common as _common
 from kresched.cli import drain as _drain
 from kresched.cli import explain as _explain
+from kresched.cli import load as _load
 from kresched.cli import manifests as _manifests
 from kresched.cli import plan as _plan
 from kresched.cli import preempt as _preempt
@@ -232,7 +232,7 @@ GC_THRESHOLDS = (50_000, 10, 100)
 
 def _run(prog_name: str) -> None:
     gc.set_threshold(*GC_THRESHOLDS)
-    _common.KEEP_LOADED = []
+    _load.KEEP_LOADED = []
     try:
         app(prog_name=prog_name)
     except SystemExit as exc:
@@ -247,7 +247,7 @@ def _run(prog_name: str) -> None:
                 flushed = False
         live = sys.modules.get("kresched.sources.live")
         # Everything is said and flushed: leave, without the interpreter's teardown of what was
-        # loaded (`common.KEEP_LOADED`). And a request abandoned at its deadline may still block
+        # loaded (`load.KEEP_LOADED`). And a request abandoned at its deadline may still block
         # in a daemon thread: finalising the interpreter under it can abort the process.
         if flushed or (live is not None and live.requests_still_running()):
             os._exit(code)

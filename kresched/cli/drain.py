@@ -28,11 +28,11 @@ from kresched.cli.common import (
     at_least,
     command,
     emit,
-    load_state,
     make_options,
     parse_duration,
 )
 from kresched.cli.complete import complete_nodes
+from kresched.cli.load import load_state
 from kresched.cli.progress import progress
 from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode, InputError, KreschedError

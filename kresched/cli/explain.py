@@ -18,9 +18,9 @@ from kresched.cli.common import (
     command,
     default_namespace,
     emit,
-    load_state,
     make_options,
 )
+from kresched.cli.load import load_state
 from kresched.cli.plan import PodArg, PodOpt
 from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod

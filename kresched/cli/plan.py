@@ -20,10 +20,10 @@ from kresched.cli.common import (
     command,
     default_namespace,
     emit,
-    load_state,
     make_options,
 )
 from kresched.cli.complete import complete_pods
+from kresched.cli.load import load_state
 from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError

@@ -26,10 +26,10 @@ from kresched.cli.common import (
     SnapshotOpt,
     command,
     default_namespace,
-    load_state,
     make_options,
     parse_duration,
 )
+from kresched.cli.load import load_state
 from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt, PodArg, PodOpt
 from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod

@@ -27,10 +27,10 @@ from kresched.cli.common import (
     at_least,
     command,
     emit,
-    load_state,
     make_options,
     parse_duration,
 )
+from kresched.cli.load import load_state
 from kresched.errors import ExitCode, InputError
 from kresched.plan.objectives import OBJECTIVES
 from kresched.sources.decode import paused_gc

@@ -17,10 +17,10 @@ from kresched.cli.common import (
     SnapshotOpt,
     at_least,
     command,
-    load_state,
     make_options,
     parse_duration,
 )
+from kresched.cli.load import load_state
 from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt
 from kresched.cli.rebalance import build_options
 from kresched.errors import ExitCode

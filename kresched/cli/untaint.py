@@ -16,11 +16,11 @@ from kresched.cli.common import (
     OutputOpt,
     SnapshotOpt,
     command,
-    load_state,
     make_options,
     parse_duration,
 )
 from kresched.cli.complete import complete_nodes
+from kresched.cli.load import load_state
 from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode
 from kresched.render.events import summary_text
