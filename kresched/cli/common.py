@@ -44,6 +44,9 @@ __all__ = [
     "NamespaceOpt",
     "AllNamespacesOpt",
     "default_namespace",
+    "KubeContext",
+    "kube_context",
+    "cluster_of",
     "make_options",
     "parse_duration",
     "command",
@@ -97,6 +100,18 @@ class Options:
         """Where the state came from, for messages."""
         return "the snapshot" if self.snapshot == "demo" else (self.snapshot or "the cluster")
 
+    @property
+    def source_args(self) -> str:
+        """The options that name the same source again, for a command kresched suggests:
+        `--snapshot demo`, `--context prod --kubeconfig ~/k`."""
+        import shlex
+
+        if self.snapshot is not None:
+            return f"--snapshot {shlex.quote(self.snapshot)}"
+        kubeconfig = None if self.kubeconfig == os.environ.get("KUBECONFIG") else self.kubeconfig  # set for all
+        return " ".join(f"{flag} {shlex.quote(value)}" for flag, value in
+                        (("--context", self.context), ("--kubeconfig", kubeconfig)) if value)
+
 
 @dataclass
 class Env:
@@ -109,6 +124,8 @@ class Env:
 
     #: Documents written by `write_doc` so far (YAML streams put `---` between them).
     docs: int = 0
+    #: How the operator runs kresched (`kubectl kresched` as a plugin), for the commands it suggests.
+    prog: str = "kresched"
 
     @functools.cached_property
     def out(self) -> Console:
@@ -194,19 +211,41 @@ def default_namespace(opts: Options) -> str:
         return opts.namespace
     if opts.snapshot is not None:
         return "default"
-    return _context_namespace(opts.kubeconfig, opts.context) or "default"
+    return kube_context(opts.kubeconfig, opts.context).namespace or "default"
+
+
+@dataclass(frozen=True)
+class KubeContext:
+    """What the kubeconfig says about the context kubectl would use: its name, namespace and the
+    cluster's server (all None where it says nothing; `name` None in a pod: the in-cluster
+    service account)."""
+
+    name: str | None = None
+    namespace: str | None = None
+    server: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        """`{"context", "server"}`: the cluster a run talks to, in a summary."""
+        return {"context": self.name, "server": self.server}
+
+    def text(self) -> str:
+        """`context "prod-eu" (https://10.0.0.1:6443)`, for prompts, status lines and summaries."""
+        from kresched.render.common import cluster_text
+
+        return cluster_text(self.as_dict()) or "the cluster"
 
 
 _SA_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
-def _context_namespace(kubeconfig: str | None, context: str | None) -> str | None:
-    """The namespace of the context kubectl would use, merging KUBECONFIG's files as kubectl does
-    (the first file that sets a value wins). Unreadable files are left to `connect` to report."""
+def kube_context(kubeconfig: str | None, context: str | None) -> KubeContext:
+    """The context kubectl would use, merging KUBECONFIG's files as kubectl does (the first file
+    that sets a value wins); in a pod without a kubeconfig, the service account's namespace and the
+    API server the environment names. Unreadable files are left to `connect` to report."""
     import yaml
 
     spec = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
-    current, contexts, found = context, {}, False
+    current, contexts, clusters, found = context, {}, {}, False
     for path in (os.path.expanduser(p) for p in spec.split(os.pathsep) if p):
         try:
             with open(path, encoding="utf-8") as f:
@@ -217,17 +256,28 @@ def _context_namespace(kubeconfig: str | None, context: str | None) -> str | Non
             continue
         found = True
         current = current or doc.get("current-context")
-        for item in doc.get("contexts") or []:
-            if isinstance(item, dict) and isinstance(item.get("context"), dict):
-                contexts.setdefault(item.get("name"), item["context"])
+        for key, into in (("contexts", contexts), ("clusters", clusters)):
+            for item in doc.get(key) or []:
+                if isinstance(item, dict) and isinstance(item.get(key[:-1]), dict):
+                    into.setdefault(item.get("name"), item[key[:-1]])
     if found:
-        ns = (contexts.get(current) or {}).get("namespace")
-        return ns if isinstance(ns, str) and ns else None
+        ctx = contexts.get(current) or {}
+        ns, server = ctx.get("namespace"), (clusters.get(ctx.get("cluster")) or {}).get("server")
+        return KubeContext(current if isinstance(current, str) and current else None,
+                           ns if isinstance(ns, str) and ns else None,
+                           server if isinstance(server, str) and server else None)
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
+    server = f"https://{host}:{port}" if host and port else None
     try:
         with open(_SA_NAMESPACE, encoding="utf-8") as f:
-            return f.read().strip() or None
+            return KubeContext(None, f.read().strip() or None, server)
     except OSError:
-        return None
+        return KubeContext(None, None, server)
+
+
+def cluster_of(opts: Options) -> KubeContext | None:
+    """The cluster a command talks to (None: it reads a snapshot)."""
+    return None if opts.snapshot is not None else kube_context(opts.kubeconfig, opts.context)
 
 
 _DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?(?:ms|h|m|s))+")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from kresched.cli.common import ENV, Options
+from kresched.cli.common import ENV, Options, kube_context
 from kresched.cli.progress import progress, size_text
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
@@ -60,9 +60,11 @@ def _load_state(opts: Options) -> ClusterState:
         return state
     from kresched.sources.live import connect, load_live
 
-    with progress(opts, "listing nodes, pods, PodDisruptionBudgets and PriorityClasses from the cluster") as p:
+    cluster = kube_context(opts.kubeconfig, opts.context)
+    where = f'"{cluster.name}"' if cluster.name else "the cluster"
+    with progress(opts, f"listing nodes, pods, PodDisruptionBudgets and PriorityClasses from {cluster.text()}") as p:
         def on_page(kind: str, count: int, read: int) -> None:
-            p.update(f"listing {kind}s from the cluster: {count} so far ({size_text(read)} read)")
+            p.update(f"listing {kind}s from {where}: {count} so far ({size_text(read)} read)")
 
         return load_live(connect(opts.kubeconfig, opts.context), on_page=on_page if p.shown else None)
 

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kresched.cli.act import ClientDryRunOpt, DryRun, client_dry_run, make_api, make_reporter, write_event
+from kresched.cli.act import (
+    ClientDryRunOpt,
+    DryRun,
+    client_dry_run,
+    cluster_dict,
+    make_api,
+    make_reporter,
+    write_event,
+)
 from kresched.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -144,4 +152,6 @@ def reconcile_command(
 def _summary(r: ReconcileResult, mode: str, opts: Options, error: str | None) -> None:
     from kresched.render.results import pass_summary, pass_summary_text
 
-    write_event(opts, {"action": "summary", **pass_summary(r, mode, error)}, pass_summary_text(r, mode, error))
+    cluster = cluster_dict(opts)
+    write_event(opts, {"action": "summary", **pass_summary(r, mode, error, cluster)},
+                pass_summary_text(r, mode, error, cluster))

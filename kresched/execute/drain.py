@@ -16,7 +16,8 @@ order; this module acts on it:
    check rather than a GET per pod: checks start 50 ms apart and back off to `poll_seconds` while
    nothing goes, so a drain ends as soon as its last pod is gone, whatever the pod count;
 5. on Ctrl-C / SIGTERM, stop starting new evictions, let the requests in flight finish, and
-   re-raise; `result` (pass one in) says what was done. Nodes stay cordoned, as with kubectl.
+   re-raise; `result` (pass one in) says what was done — the pods evicted but not yet seen gone
+   are `terminating`, as at a timeout. Nodes stay cordoned, as with kubectl.
 An RBAC refusal (`ClusterAccessError`) stops the drain: every other eviction would meet it too.
 """
 
@@ -132,6 +133,8 @@ def drain(api: ClusterApi, plan: DrainPlan, options: DrainOptions, report: Repor
         run.result.interrupted = not isinstance(exc, Exception)
         if not lanes_started:
             run.result.not_started = [p.pod.key for p in evict]
+        with run.lock:  # evicted, and not seen gone when the run stopped
+            run.result.terminating.extend(k for k in run.waiting if k not in run.result.terminating)
         raise
     finally:
         run.result.seconds = clock() - started

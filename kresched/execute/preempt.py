@@ -119,11 +119,13 @@ def _signals_blocked() -> Iterator[None]:
 
 def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter,
             confirm_changed: Callable[[Plan], bool] = lambda p: False,
-            clock: Callable[[], float] = time.monotonic) -> PreemptResult:
+            clock: Callable[[], float] = time.monotonic, result: PreemptResult | None = None) -> PreemptResult:
     """Carry out `plan` for its pod. `confirm_changed` is asked when re-validation gives a different
-    plan (the CLI asks the operator, or says yes under --yes)."""
+    plan (the CLI asks the operator, or says yes under --yes). Pass `result` in to keep what was
+    done when the run is interrupted (KeyboardInterrupt and `Terminated` propagate, after the
+    reservation is released)."""
     started = clock()
-    result = PreemptResult(plan.pod.key, plan)
+    result = result if result is not None else PreemptResult(plan.pod.key, plan)
     try:
         plan = _revalidate(api, plan, options, report, confirm_changed, result)
         result.plan = plan
@@ -139,7 +141,8 @@ def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Report
             if result.pdb_blocked and not _replan_without_blocked(api, plan, options, report, result):
                 return result
             report(Event("waiting", f"waiting up to {options.timeout_seconds:.0f}s for the scheduler to bind "
-                                    f"{plan.pod.key}", {"pod": plan.pod.key, "timeout": options.timeout_seconds}))
+                                    f"{plan.pod.key} (planned: {node})",
+                         {"pod": plan.pod.key, "node": node, "timeout": options.timeout_seconds}))
             waited = api.wait_for_binding(plan.pod, options.timeout_seconds,
                                           lambda text: report(Event("watch", text, {"pod": plan.pod.key})),
                                           planned=plan.node)
@@ -353,9 +356,7 @@ def _record_wait(waited: WaitResult, plan: Plan, report: Reporter, result: Preem
         result.outcome = "deleted"
         report(Event("pod-deleted", f"{key} was deleted while waiting", {"pod": key}, "warn"))
     elif waited.kind == "simulated":
-        result.outcome = "simulated"
-        report(Event("simulated", f"would wait for the scheduler to bind {key} to {plan.node}",
-                     {"pod": key, "node": plan.node}))
+        result.outcome = "simulated"  # the "waiting" event said where it would go
     else:
         result.outcome = "timeout"
         report(Event("timeout", f"{key} is still Pending after the timeout", {"pod": key}, "error"))
