@@ -23,8 +23,10 @@ from kresched.render.events import Progress, event_dict, event_text, progress_te
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["YesOpt", "DryRun", "DryRunOpt", "ClientDryRunOpt", "client_dry_run", "make_api", "make_reporter",
-           "live_reporting", "write_event", "write_summary", "confirm", "cluster_dict", "in_cluster"]
+    from kresched.execute.recorder import Recorder
+
+__all__ = ["YesOpt", "DryRun", "DryRunOpt", "ClientDryRunOpt", "client_dry_run", "make_api", "make_recorder",
+           "make_reporter", "live_reporting", "write_event", "write_summary", "confirm", "cluster_dict", "in_cluster"]
 
 
 class DryRun(StrEnum):
@@ -71,6 +73,20 @@ def make_api(opts: Options, state: ClusterState | None, dry_run: DryRun | bool,
     from kresched.sources.live import connect
 
     return KubeApi(connect(opts.kubeconfig, opts.context), server_dry_run=server_dry_run)
+
+
+@contextmanager
+def make_recorder(api: ClusterApi, command: str) -> Iterator[Recorder]:
+    """The Kubernetes Events of what `command` does, recorded through `api` (a client dry run's
+    are only noted by its client); the last ones are sent before the block ends. A cluster that
+    refuses them is one warning on stderr, not a failure."""
+    from kresched.execute.recorder import Recorder
+
+    recorder = Recorder(api, command, warn=lambda text: ENV.say(f"warning: {text}"))
+    try:
+        yield recorder
+    finally:
+        recorder.close()
 
 
 def write_event(opts: Options, data: dict, view: RenderableType) -> None:

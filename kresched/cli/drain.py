@@ -15,6 +15,7 @@ from kresched.cli.act import (
     in_cluster,
     live_reporting,
     make_api,
+    make_recorder,
     make_reporter,
     write_event,
     write_summary,
@@ -169,8 +170,9 @@ def drain_command(
     exec_opts = ExecOptions(parallel, grace_period if grace_period >= 0 else None, limit or None, disable_eviction)
     uncordon = f"kubectl uncordon {' '.join(names)}"
     try:
-        with signals_as_exceptions(), live_reporting(opts, api.mode) as live:
-            drain(api, plan, exec_opts, live, result=result)
+        with signals_as_exceptions(), make_recorder(api, "drain") as recorder, \
+                live_reporting(opts, api.mode) as live:
+            drain(api, plan, exec_opts, live, result=result, recorder=recorder)
     except KreschedError as exc:  # RBAC refusal, unreachable server: the cordon stays, say how to undo it
         _summarise(opts, report, result, names, api.mode)
         if not result.cordoned or api.mode != "cluster":

@@ -15,6 +15,7 @@ from kresched.cli.act import (
     in_cluster,
     live_reporting,
     make_api,
+    make_recorder,
     make_reporter,
     write_event,
     write_summary,
@@ -119,8 +120,9 @@ def preempt_command(
                        yes)
 
     try:
-        with signals_as_exceptions(), live_reporting(opts, api.mode) as live:
-            preempt(api, plan, options, live, confirm_changed, result=result)
+        with signals_as_exceptions(), make_recorder(api, "preempt") as recorder, \
+                live_reporting(opts, api.mode) as live:
+            preempt(api, plan, options, live, confirm_changed, result=result, recorder=recorder)
     except (KeyboardInterrupt, Terminated):
         # Whether the reservation went has been reported just before (released / release-failed).
         result.outcome = "interrupted"

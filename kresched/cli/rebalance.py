@@ -15,6 +15,7 @@ from kresched.cli.act import (
     in_cluster,
     live_reporting,
     make_api,
+    make_recorder,
     make_reporter,
     write_event,
     write_summary,
@@ -178,8 +179,9 @@ def rebalance_command(
         _summarise(opts, report, plan, result, api.mode, "not confirmed: nothing was changed")
         return ExitCode.OK
     try:
-        with signals_as_exceptions(), live_reporting(opts, api.mode) as live:
-            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result)
+        with signals_as_exceptions(), make_recorder(api, "rebalance") as recorder, \
+                live_reporting(opts, api.mode) as live:
+            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result, recorder=recorder)
     except (KeyboardInterrupt, Terminated):
         _summarise(opts, report, plan, result, api.mode, left_behind=[
             Event("interrupted", "interrupted: no new evictions were started", {}, "error")])

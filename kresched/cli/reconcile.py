@@ -12,6 +12,7 @@ from kresched.cli.act import (
     client_dry_run,
     cluster_dict,
     make_api,
+    make_recorder,
     make_reporter,
     write_event,
 )
@@ -135,8 +136,8 @@ def reconcile_command(
     report = make_reporter(opts, api.mode)
     result = ReconcileResult()
     try:
-        with signals_as_exceptions():
-            reconcile(api, options, report, result=result)
+        with signals_as_exceptions(), make_recorder(api, "reconcile") as recorder:
+            reconcile(api, options, report, result=result, recorder=recorder)
     except (KeyboardInterrupt, Terminated):
         # The reservation it held was released (or not) by preempt, which said so just before.
         lease_state = "released" if result.lease_released else "not released (it expires on its own)"

@@ -13,6 +13,7 @@ from kresched.cli.act import (
     client_dry_run,
     cluster_dict,
     make_api,
+    make_recorder,
     make_reporter,
     write_summary,
 )
@@ -73,7 +74,9 @@ def untaint_command(
     names = [n.name for n in resolve_nodes(state, nodes or [])]
     api = make_api(opts, state, client)
     report = make_reporter(opts, api.mode)
-    result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=names or None)
+    with make_recorder(api, "untaint") as recorder:
+        result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=names or None,
+                         recorder=recorder)
     data = untaint_summary(result, api.mode, cluster_dict(opts))
     write_summary(opts, report, data, untaint_view(result, data))
     return ExitCode.PARTIAL if result.failed else ExitCode.OK
