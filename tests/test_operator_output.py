@@ -41,6 +41,11 @@ Run = Callable[..., Result]
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch) -> Run:
+    # The global flags set these for the process (`cli._root`): put back as they were after the test.
+    for var in ("KRESCHED_MAX_INPUT", "KRESCHED_REQUEST_TIMEOUT"):
+        monkeypatch.setenv(var, "")
+        monkeypatch.delenv(var)
+
     def run(*args: str, **kwargs: object) -> Result:
         return run_cli(monkeypatch, *args, **kwargs)  # type: ignore[arg-type]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, ClusterApi, Conflict, NotFound, TooManyRequests
-from kresched.execute.events import Event, Reporter
+from kresched.execute.events import Event, Reporter, count
 from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.execute.writes import patch_node_with_retry
 from kresched.plan.drain import DrainPlan, DrainPod
@@ -118,7 +118,8 @@ def drain(api: ClusterApi, plan: DrainPlan, options: DrainOptions, report: Repor
             run.result.cordoned.append(n.node)
         lanes = _lanes(evict)
         workers = max(1, min(options.parallel, len(lanes)))
-        report(Event("drain-start", f"evicting {len(evict)} pod(s) in {len(lanes)} lane(s), {workers} at a time",
+        report(Event("drain-start", f"evicting {count(len(evict), 'pod')} in {count(len(lanes), 'lane')}, "
+                                    f"{workers} at a time",
                      {"lanes": len(lanes), "parallel": workers}))
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="drain")
         futures: dict[Future[None], list[DrainPod]] = {}
@@ -200,8 +201,8 @@ def _watch(run: EvictionRun, futures: dict[Future[None], list[DrainPod]]) -> Non
         if lanes_done and run.past_deadline():
             keys = [p.pod.key for p in left]
             run.result.terminating.extend(keys)
-            run.report(Event("still-terminating", f"{len(keys)} evicted pod(s) still terminating at the timeout: "
-                                                  f"{', '.join(keys)}", {"pods": keys}, "warn"))
+            run.report(Event("still-terminating", f"{count(len(keys), 'evicted pod')} still terminating at the "
+                                                  f"timeout: {', '.join(keys)}", {"pods": keys}, "warn"))
             return
         # Wake early when a lane evicts something (its pod may be gone at once), else after `pause`.
         if run.evicted_now.wait(pause):

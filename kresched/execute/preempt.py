@@ -26,7 +26,7 @@ from typing import Any
 
 from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, ClusterApi, Conflict, NotFound, TooManyRequests, WaitResult
-from kresched.execute.events import Event, Reporter
+from kresched.execute.events import Event, Reporter, count
 from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.execute.reservation import (
     RESERVED_FOR,
@@ -177,7 +177,7 @@ def _revalidate(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Re
     fresh = plan_pod(state, pod, options.plan)
     if _same(fresh, plan):
         report(Event("revalidated", f"plan still holds on the live state: node {fresh.node}, "
-                                    f"{len(fresh.victims)} victim(s)", {"pod": pod.key, "node": fresh.node}))
+                                    f"{count(len(fresh.victims), 'victim')}", {"pod": pod.key, "node": fresh.node}))
     else:
         report(Event("replanned", f"the cluster changed; new plan: {fresh.outcome} {fresh.message}",
                      {"pod": pod.key, "node": fresh.node, "outcome": fresh.outcome}, "warn"))
@@ -296,7 +296,8 @@ def _replan_without_blocked(api: ClusterApi, plan: Plan, options: PreemptOptions
         return True
     extra = [v for v in fresh.victims if v.pod.key not in refused]
     if fresh.outcome == "evict" and fresh.node == plan.node and not fresh.blocked and len(extra) == len(fresh.victims):
-        report(Event("replanned", f"evicting {len(extra)} other pod(s) on {fresh.node} instead of the refused ones",
+        report(Event("replanned", f"evicting {count(len(extra), 'other pod')} on {fresh.node} instead of the refused "
+                                  "ones",
                      {"pod": pod.key, "node": fresh.node, "victims": [v.pod.key for v in extra]}, "warn"))
         for v in reversed(extra):
             _evict_one(api, v, fresh, options, report, result, recorder)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, ClusterApi, NotFound, TooManyRequests
 from kresched.execute.drain import DrainOptions, DrainResult, EvictionRun, StopRequested, evict_until_allowed
-from kresched.execute.events import Event, Reporter
+from kresched.execute.events import Event, Reporter, count
 from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.plan.drain import DrainPod
 from kresched.plan.rebalance import Move, RebalancePlan
@@ -77,7 +77,7 @@ def rebalance(api: ClusterApi, plan: RebalancePlan, options: RebalanceOptions, r
         if not lanes:
             return result
         workers = max(1, min(options.parallel, len(lanes)))
-        report(Event("rebalance-start", f"moving {len(plan.moves)} pod(s) of {len(lanes)} workload(s), "
+        report(Event("rebalance-start", f"moving {count(len(plan.moves), 'pod')} of {count(len(lanes), 'workload')}, "
                                         f"{workers} at a time", {"lanes": len(lanes), "parallel": workers}))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rebalance") as pool:
             futures = [pool.submit(_run_lane, run, lane, result) for lane in lanes]

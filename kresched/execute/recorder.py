@@ -41,6 +41,7 @@ from typing import Any
 
 from kresched.errors import ClusterAccessError, KreschedError
 from kresched.execute.api import ClusterApi
+from kresched.execute.events import count
 from kresched.model.objects import Node, Pod
 
 __all__ = ["CONTROLLER", "NO_RECORDER", "Recorder", "event_body"]
@@ -109,7 +110,7 @@ class Recorder:
                         f"Evicted by {by} (grace {grace}s) to make room for pod {for_pod.key} on node {node}")
 
     def made_room(self, pod: Pod, node: str, evicted: list[str], bound_to: str | None, seconds: float) -> None:
-        what = f"kresched {self.command} evicted {len(evicted)} pod(s) on node {node} for this pod"
+        what = f"kresched {self.command} evicted {count(len(evicted), 'pod')} on node {node} for this pod"
         what += f" ({', '.join(evicted)})" if evicted else ""
         if bound_to is not None:
             where = "" if bound_to == node else f", not on {node}"

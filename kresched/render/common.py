@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from kresched.execute.events import count
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 
@@ -50,11 +51,6 @@ def bar(used: int, capacity: int, width: int = 20, style: str = "cyan") -> str:
     filled = min(width, round(frac * width))
     color = "red" if frac > 1 else style
     return f"[{color}]" + "█" * filled + "[/][dim]" + "░" * (width - filled) + f"[/] {frac * 100:4.0f}%"
-
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """`1 pod`, `2 pods`, `0 pods` (`plural` where adding an s is wrong: `1 eviction policy`)."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def duration_text(seconds: float) -> str:

@@ -6,7 +6,9 @@ does not fail the run: one warning line."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -51,7 +53,7 @@ def test_a_preemption_records_who_was_evicted_for_whom_and_the_reservation(clust
     assert evicted["regarding"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "shop", "name": "web-1",
                                     "uid": "uid-shop-web-1"}
     assert evicted["related"]["uid"] == "uid-shop-critical"
-    assert made_room["note"].startswith(f"kresched preempt evicted 1 pod(s) on node node-a for this pod ({VICTIM}); "
+    assert made_room["note"].startswith(f"kresched preempt evicted 1 pod on node node-a for this pod ({VICTIM}); "
                                         "it was bound to node-a ")
     # An Event about a node (cluster-scoped) lives in `default`.
     assert reserved["metadata"]["namespace"] == "default"
@@ -142,3 +144,25 @@ def test_the_fake_refuses_what_the_api_server_refuses(change: dict, field: str) 
     body = {**event_body(make_pod("web-1", "shop"), None, "Normal", "R", "A", "n", "i", 1.0), **change}
     assert [f for f, _ in event_errors("shop", body)] == [field]
 
+
+
+# -- what a real API server accepted ------------------------------------------------------------------
+
+RIG_EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "events" / "rig-kresched-events.json"
+
+
+def test_the_events_a_real_api_server_accepted_are_the_ones_kresched_builds() -> None:
+    """Recorded on the development rig (v1.36.2): a preemption and a drain. The fake accepts each
+    as the API server did, and kresched builds the same fields today."""
+    recorded = json.loads(RIG_EVENTS.read_text())["items"]
+    assert [(e["type"], e["reason"], e["action"]) for e in recorded] == [
+        ("Normal", "Reserved", "Reserving"), ("Normal", "Preempted", "Preempting"),
+        ("Warning", "MadeRoom", "Preempting"), ("Normal", "Released", "Releasing"),
+        ("Normal", "Cordoned", "Cordoning"), ("Normal", "NodeDrain", "Evicting")]
+    server_fields = {"metadata", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedSource"}
+    for e in recorded:
+        assert event_errors(e["metadata"]["namespace"], e) == [], e["reason"]
+        built = event_body(e["regarding"]["name"], None, e["type"], e["reason"], e["action"], e["note"],
+                           e["reportingInstance"], 0.0)
+        assert set(built) | {"related"} >= set(e) - server_fields
+        assert built["reportingController"] == e["reportingController"] == "kresched"
