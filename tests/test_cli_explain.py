@@ -236,16 +236,17 @@ def test_an_unknown_pod_is_a_one_line_usage_error_with_suggestions(cli: Run, sna
 
 
 def test_an_unknown_pod_without_close_names_gets_no_suggestion(cli: Run, snapshot: str) -> None:
-    res = cli("explain", "--pod", "kube-system/coredns", "--snapshot", snapshot)
+    res = cli("explain", "--pod", "shop/coredns", "--snapshot", snapshot)
     assert (res.exit_code, res.stdout) == (ExitCode.USAGE, "")
-    assert res.stderr == f"error: pod kube-system/coredns not found in {snapshot}\n"
+    assert res.stderr == f"error: pod shop/coredns not found in {snapshot}\n"
 
 
 @pytest.mark.parametrize("ref", ["shop/checkout/0", "/checkout", "shop/"])
 def test_a_malformed_pod_reference_is_a_one_line_usage_error(cli: Run, snapshot: str, ref: str) -> None:
     res = cli("explain", "--pod", ref, "--snapshot", snapshot)
     assert (res.exit_code, res.stdout) == (ExitCode.USAGE, "")
-    assert res.stderr == f"error: invalid pod {ref!r}: expected NAME, pod/NAME or NAMESPACE/NAME\n"
+    assert res.stderr == (f"error: invalid pod {ref!r}: expected NAME, pod/NAME, NAMESPACE/NAME or TYPE/NAME "
+                          "(deploy/NAME, ...)\n")
 
 
 def test_a_name_without_namespace_means_the_default_namespace(cli: Run, tmp_path: Path) -> None:

@@ -186,7 +186,13 @@ def test_exit_codes(cli: Run, snapshot: str, args: list[str], code: int) -> None
     for output in ("json", "table"):
         r = cli("plan", *args, "--snapshot", snapshot, "-o", output)
         assert r.exit_code == code, (output, r.stderr)
-        assert r.stderr == ""
+        # What is left out is said: in the table, or under -o json on stderr (stdout is the contract).
+        left_out = "1 other pending pod is not critical: --all-pending plans it too"
+        if not args and output == "json":
+            assert r.stderr == f"note: {left_out}\n"
+        else:
+            assert r.stderr == ""
+            assert (left_out in " ".join(r.stdout.split())) == (not args)
 
 
 @pytest.mark.parametrize(("pod", "error"), [
@@ -228,17 +234,24 @@ def test_table_names_the_node_tier_victims_and_runners_up(cli: Run, snapshot: st
 
 def test_table_matches_the_golden_file(cli: Run, snapshot: str, golden: Callable[[str, str], None]) -> None:
     r = cli("plan", "--pod", "default/p", "--snapshot", snapshot)
-    golden("plan_evict_tier2.txt", r.stdout)
+    # The command it suggests names the snapshot as this command did (a temporary file's path).
+    golden("plan_evict_tier2.txt", r.stdout.replace(snapshot, "cluster.json"))
 
 
 def test_table_for_several_pods_summarises_them_in_order(cli: Run, snapshot: str) -> None:
     r = cli("plan", "--snapshot", snapshot, "--all-pending")
     lines = r.stdout.splitlines()
-    assert "3 pending pod(s), planned in priority order" in r.stdout
+    assert lines[0] == "3 pending pods, planned in priority order:"
     order = [next(i for i, line in enumerate(lines) if line.startswith(f"default/{name} "))
              for name in ("roomy", "p", "huge")]
     assert order == sorted(order)
-    assert "INFEASIBLE" in r.stdout
+    # A tally, not every pod's plan (that is -o wide's), then the commands that come next.
+    assert "3 pods: 1 fits now, 1 needs evictions, 1 cannot be placed (-o wide: each pod's plan)" in lines
+    assert "INFEASIBLE" not in r.stdout
+    assert lines[-4:] == ["next (rehearse it):", f"  kresched preempt default/p --snapshot {snapshot} --dry-run",
+                          "next (why no node works):", f"  kresched explain default/huge --snapshot {snapshot}"]
+    wide = cli("plan", "--snapshot", snapshot, "--all-pending", "-o", "wide")
+    assert wide.stdout.count("INFEASIBLE") == 1
 
 
 def test_max_grace_and_allow_pdb_violation_reach_the_planner(cli: Run, tmp_path: Path) -> None:

@@ -129,7 +129,8 @@ def test_library_warnings_are_one_line_of_kresched_and_insecure_tls_ones_are_sil
     monkeypatch.setattr(plan_cli, "load_state", load_with_warnings)
     result = run_cli(monkeypatch, "plan", "-o", "json")
     assert result.exit_code == ExitCode.OK, result.stderr
-    assert result.stderr.splitlines() == ["warning: this call is deprecated"]
+    assert result.stderr.splitlines() == ["warning: this call is deprecated",
+                                          "note: 1 other pending pod is not critical: --all-pending plans it too"]
 
 
 def test_an_unreadable_request_timeout_is_a_usage_error(tmp_path):

@@ -155,6 +155,7 @@ CLUSTER_RULES = [
     {"apiGroups": [""], "resources": ["services"], "verbs": ["list"]},
     {"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["list"]},
     {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list"]},
+    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]},
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
     {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["csinodes"], "verbs": ["list"]},

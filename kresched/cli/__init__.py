@@ -1,8 +1,7 @@
 """The `kresched` command line: one module per verb, registered on one Typer app.
 
-Owns what kubectl users expect of the whole command line, before any verb runs: common options
-may come before the verb (`kresched -n kube-system explain POD`), `--dry-run` is spelt as kubectl
-spells it (`--dry-run[=none|client|server]`; `--server-dry-run` still works), and every usage
+Owns what kubectl users expect of the whole command line, before any verb runs: options may come
+anywhere on the line and are spelt as kubectl (pflag) spells them (`cli.args`), and every usage
 error is one line on stderr, `error: ...`, exit 2, with a suggestion where one exists.
 """
 
@@ -22,9 +21,9 @@ import typer.core
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from kresched import __version__
-from kresched.cli import common as _common
 from kresched.cli import drain as _drain
 from kresched.cli import explain as _explain
+from kresched.cli import load as _load
 from kresched.cli import manifests as _manifests
 from kresched.cli import plan as _plan
 from kresched.cli import preempt as _preempt
@@ -32,6 +31,8 @@ from kresched.cli import rebalance as _rebalance
 from kresched.cli import reconcile as _reconcile
 from kresched.cli import snapshot as _snapshot
 from kresched.cli import untaint as _untaint
+from kresched.cli import version as _version_cmd
+from kresched.cli.args import BadArgument, normalize_args
 from kresched.cli.common import ENV
 from kresched.errors import ExitCode
 
@@ -52,51 +53,17 @@ def _typer_abort() -> Any:
 
 _ABORT: Any = _typer_abort()
 
-#: Options every reading command has, which kubectl lets come before the verb: those taking a value…
-_LEADING_WITH_VALUE = {"--snapshot", "-f", "--kubeconfig", "--context", "--namespace", "-n", "--output", "-o"}
-#: …and flags.
-_LEADING_FLAGS = {"--no-color", "--all-namespaces", "-A"}
-
-
-def normalize_args(args: Sequence[str], commands: Sequence[str]) -> list[str]:
-    """`args` as the verbs parse them: common options before the verb moved after it, a bare
-    `--dry-run` read as kubectl reads it (`--dry-run=client`), `--server-dry-run` as
-    `--dry-run=server`. Nothing after `--` is touched."""
-    out = list(args)
-    i, moved = 0, []
-    while i < len(out):
-        a = out[i]
-        name = a.split("=", 1)[0]
-        if name in _LEADING_WITH_VALUE:
-            step = 1 if "=" in a else 2
-        elif a[:2] in ("-n", "-o", "-f") and len(a) > 2 and not a.startswith("--"):
-            step = 1  # -ojson, -nkube-system
-        elif a in _LEADING_FLAGS:
-            step = 1
-        else:
-            break
-        moved += out[i:i + step]
-        i += step
-    if moved and i < len(out) and out[i] in commands:
-        out = [out[i], *moved, *out[i + 1:]]
-    end = out.index("--") if "--" in out else len(out)
-    for j in range(end):
-        if out[j] == "--dry-run":
-            out[j] = "--dry-run=client"
-        elif out[j] == "--server-dry-run":
-            out[j] = "--dry-run=server"
-    modes = {a.split("=", 1)[1] for a in out[:end] if a.startswith("--dry-run=")}
-    if len(modes) > 1:
-        # A client dry run sends nothing the server could check: asking for both is a mistake.
-        raise click.exceptions.UsageError(f"--dry-run={' and --dry-run='.join(sorted(modes))} are exclusive")
-    return out
-
-
 class KubectlGroup(TyperGroup):
     """The root command: kubectl's argument order and one-line usage errors."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, normalize_args(args, list(self.commands)))
+        try:
+            normal = normalize_args(args, self.commands)
+        except BadArgument as exc:
+            err = click.exceptions.UsageError(str(exc), ctx)
+            err.command_path = f"{ctx.command_path} {exc.verb}" if exc.verb else None  # type: ignore[attr-defined]
+            raise err from None
+        return super().parse_args(ctx, normal)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
@@ -141,7 +108,7 @@ def usage_message(exc: Any) -> str:
             text = "unknown command" + text.removeprefix("No such command").replace(". Did you mean", "; did you mean")
         text = text[:1].lower() + text[1:]
     ctx = exc.ctx
-    path = ctx.command_path if ctx is not None else "kresched"
+    path = getattr(exc, "command_path", None) or (ctx.command_path if ctx is not None else "kresched")
     return f"{text} (see '{path} --help')"
 
 
@@ -202,15 +169,22 @@ def _root(
         os.environ["KRESCHED_REQUEST_TIMEOUT"] = request_timeout
 
 
-app.command("plan", cls=KubectlCommand)(_plan.plan)
-app.command("preempt", cls=KubectlCommand)(_preempt.preempt_command)
-app.command("drain", cls=KubectlCommand)(_drain.drain_command)
-app.command("explain", cls=KubectlCommand)(_explain.explain)
-app.command("untaint", cls=KubectlCommand)(_untaint.untaint_command)
-app.command("rebalance", cls=KubectlCommand)(_rebalance.rebalance_command)
-app.command("reconcile", cls=KubectlCommand)(_reconcile.reconcile_command)
-app.command("snapshot", cls=KubectlCommand)(_snapshot.snapshot)
-app.command("manifests", cls=KubectlCommand)(_manifests.manifests_command)
+#: Each verb's line in `kresched --help`: written to fit 80 columns, never cut (click would cut
+#: the docstring's first sentence at 45 characters).
+_COMMANDS = (
+    ("plan", _plan.plan, "Dry run: which node, which victims, where they land"),
+    ("preempt", _preempt.preempt_command, "Carry a plan out: reserve, evict, wait for the binding"),
+    ("drain", _drain.drain_command, "Drain nodes, with a pre-flight of where every pod lands"),
+    ("explain", _explain.explain, "Why a pod is Pending, per node and filter"),
+    ("untaint", _untaint.untaint_command, "Remove the reservations kresched left behind"),
+    ("rebalance", _rebalance.rebalance_command, "Move running pods where the scheduler now puts them better"),
+    ("reconcile", _reconcile.reconcile_command, "One pass of the critical-pod rescheduler (a CronJob)"),
+    ("snapshot", _snapshot.snapshot, "Capture the cluster state a plan needs into one file"),
+    ("manifests", _manifests.manifests_command, "Print the RBAC and CronJob that run reconcile"),
+    ("version", _version_cmd.version_command, "Print the version"),
+)
+for _name, _fn, _short in _COMMANDS:
+    app.command(_name, cls=KubectlCommand, short_help=_short)(_fn)
 
 
 def main() -> None:
@@ -232,7 +206,8 @@ GC_THRESHOLDS = (50_000, 10, 100)
 
 def _run(prog_name: str) -> None:
     gc.set_threshold(*GC_THRESHOLDS)
-    _common.KEEP_LOADED = []
+    _load.KEEP_LOADED = []
+    ENV.prog = prog_name
     try:
         app(prog_name=prog_name)
     except SystemExit as exc:
@@ -247,7 +222,7 @@ def _run(prog_name: str) -> None:
                 flushed = False
         live = sys.modules.get("kresched.sources.live")
         # Everything is said and flushed: leave, without the interpreter's teardown of what was
-        # loaded (`common.KEEP_LOADED`). And a request abandoned at its deadline may still block
+        # loaded (`load.KEEP_LOADED`). And a request abandoned at its deadline may still block
         # in a daemon thread: finalising the interpreter under it can abort the process.
         if flushed or (live is not None and live.requests_still_running()):
             os._exit(code)

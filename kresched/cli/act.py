@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kresched.cli.common import ENV, Options, is_table, write_doc
+from kresched.cli.common import ENV, Options, cluster_of, is_table, write_doc
 from kresched.errors import InputError
 from kresched.execute.api import ClusterApi, DryRunApi
 from kresched.execute.events import Event, Reporter
@@ -23,8 +23,10 @@ from kresched.render.events import Progress, event_dict, event_text, progress_te
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["YesOpt", "DryRun", "DryRunOpt", "ClientDryRunOpt", "client_dry_run", "make_api", "make_reporter",
-           "live_reporting", "write_event", "confirm"]
+    from kresched.execute.recorder import Recorder
+
+__all__ = ["YesOpt", "DryRun", "DryRunOpt", "ClientDryRunOpt", "client_dry_run", "make_api", "make_recorder",
+           "make_reporter", "live_reporting", "write_event", "write_summary", "confirm", "cluster_dict", "in_cluster"]
 
 
 class DryRun(StrEnum):
@@ -71,6 +73,20 @@ def make_api(opts: Options, state: ClusterState | None, dry_run: DryRun | bool,
     from kresched.sources.live import connect
 
     return KubeApi(connect(opts.kubeconfig, opts.context), server_dry_run=server_dry_run)
+
+
+@contextmanager
+def make_recorder(api: ClusterApi, command: str) -> Iterator[Recorder]:
+    """The Kubernetes Events of what `command` does, recorded through `api` (a client dry run's
+    are only noted by its client); the last ones are sent before the block ends. A cluster that
+    refuses them is one warning on stderr, not a failure."""
+    from kresched.execute.recorder import Recorder
+
+    recorder = Recorder(api, command, warn=lambda text: ENV.say(f"warning: {text}"))
+    try:
+        yield recorder
+    finally:
+        recorder.close()
 
 
 def write_event(opts: Options, data: dict, view: RenderableType) -> None:
@@ -130,6 +146,37 @@ def live_reporting(opts: Options, mode: str) -> Iterator[Reporter]:
             live.console.print(event_text(event, mode), crop=False)
 
         yield report
+
+
+def write_summary(opts: Options, report: Reporter, summary: dict[str, Any], view: RenderableType,
+                  left_behind: Sequence[Event] = (), documents: Sequence[Event] = ()) -> None:
+    """A run's last word. Under -o json|yaml: `documents` (events a table says in its closing line,
+    such as a refusal), what stays behind (`left_behind`: each a document, and a warning on stderr),
+    then the `summary` document, always the stream's last. In a table: the summary, its closing
+    line last on stdout, then what stays behind on stderr, where it is seen even when stdout goes to
+    a file."""
+    if is_table(opts.output):
+        ENV.out.print(view, crop=False)
+        for e in left_behind:
+            report(e)
+        return
+    for e in (*documents, *left_behind):
+        report(e)
+    write_doc(opts.output, {"action": "summary", **summary})
+
+
+def cluster_dict(opts: Options) -> dict[str, str | None] | None:
+    """A summary's `cluster`: `{"context", "server"}` of the cluster the run talks to; None for a
+    snapshot."""
+    cluster = cluster_of(opts)
+    return cluster.as_dict() if cluster is not None else None
+
+
+def in_cluster(opts: Options) -> str:
+    """` in context "prod-eu" (https://10.0.0.1:6443)` for a question about a cluster; "" for a
+    snapshot."""
+    cluster = cluster_of(opts)
+    return f" in {cluster.text()}" if cluster is not None else ""
 
 
 def confirm(question: str, yes: bool) -> bool:

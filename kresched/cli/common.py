@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from kresched.errors import ExitCode, InputError, KreschedError
-from kresched.model.cluster import ClusterState
 from kresched.render.safe import escape_control
 
 if TYPE_CHECKING:
@@ -45,8 +44,10 @@ __all__ = [
     "NamespaceOpt",
     "AllNamespacesOpt",
     "default_namespace",
+    "KubeContext",
+    "kube_context",
+    "cluster_of",
     "make_options",
-    "load_state",
     "parse_duration",
     "command",
 ]
@@ -99,6 +100,18 @@ class Options:
         """Where the state came from, for messages."""
         return "the snapshot" if self.snapshot == "demo" else (self.snapshot or "the cluster")
 
+    @property
+    def source_args(self) -> str:
+        """The options that name the same source again, for a command kresched suggests:
+        `--snapshot demo`, `--context prod --kubeconfig ~/k`."""
+        import shlex
+
+        if self.snapshot is not None:
+            return f"--snapshot {shlex.quote(self.snapshot)}"
+        kubeconfig = None if self.kubeconfig == os.environ.get("KUBECONFIG") else self.kubeconfig  # set for all
+        return " ".join(f"{flag} {shlex.quote(value)}" for flag, value in
+                        (("--context", self.context), ("--kubeconfig", kubeconfig)) if value)
+
 
 @dataclass
 class Env:
@@ -111,6 +124,8 @@ class Env:
 
     #: Documents written by `write_doc` so far (YAML streams put `---` between them).
     docs: int = 0
+    #: How the operator runs kresched (`kubectl kresched` as a plugin), for the commands it suggests.
+    prog: str = "kresched"
 
     @functools.cached_property
     def out(self) -> Console:
@@ -196,19 +211,41 @@ def default_namespace(opts: Options) -> str:
         return opts.namespace
     if opts.snapshot is not None:
         return "default"
-    return _context_namespace(opts.kubeconfig, opts.context) or "default"
+    return kube_context(opts.kubeconfig, opts.context).namespace or "default"
+
+
+@dataclass(frozen=True)
+class KubeContext:
+    """What the kubeconfig says about the context kubectl would use: its name, namespace and the
+    cluster's server (all None where it says nothing; `name` None in a pod: the in-cluster
+    service account)."""
+
+    name: str | None = None
+    namespace: str | None = None
+    server: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        """`{"context", "server"}`: the cluster a run talks to, in a summary."""
+        return {"context": self.name, "server": self.server}
+
+    def text(self) -> str:
+        """`context "prod-eu" (https://10.0.0.1:6443)`, for prompts, status lines and summaries."""
+        from kresched.render.common import cluster_text
+
+        return cluster_text(self.as_dict()) or "the cluster"
 
 
 _SA_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
-def _context_namespace(kubeconfig: str | None, context: str | None) -> str | None:
-    """The namespace of the context kubectl would use, merging KUBECONFIG's files as kubectl does
-    (the first file that sets a value wins). Unreadable files are left to `connect` to report."""
+def kube_context(kubeconfig: str | None, context: str | None) -> KubeContext:
+    """The context kubectl would use, merging KUBECONFIG's files as kubectl does (the first file
+    that sets a value wins); in a pod without a kubeconfig, the service account's namespace and the
+    API server the environment names. Unreadable files are left to `connect` to report."""
     import yaml
 
     spec = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
-    current, contexts, found = context, {}, False
+    current, contexts, clusters, found = context, {}, {}, False
     for path in (os.path.expanduser(p) for p in spec.split(os.pathsep) if p):
         try:
             with open(path, encoding="utf-8") as f:
@@ -219,102 +256,28 @@ def _context_namespace(kubeconfig: str | None, context: str | None) -> str | Non
             continue
         found = True
         current = current or doc.get("current-context")
-        for item in doc.get("contexts") or []:
-            if isinstance(item, dict) and isinstance(item.get("context"), dict):
-                contexts.setdefault(item.get("name"), item["context"])
+        for key, into in (("contexts", contexts), ("clusters", clusters)):
+            for item in doc.get(key) or []:
+                if isinstance(item, dict) and isinstance(item.get(key[:-1]), dict):
+                    into.setdefault(item.get("name"), item[key[:-1]])
     if found:
-        ns = (contexts.get(current) or {}).get("namespace")
-        return ns if isinstance(ns, str) and ns else None
+        ctx = contexts.get(current) or {}
+        ns, server = ctx.get("namespace"), (clusters.get(ctx.get("cluster")) or {}).get("server")
+        return KubeContext(current if isinstance(current, str) and current else None,
+                           ns if isinstance(ns, str) and ns else None,
+                           server if isinstance(server, str) and server else None)
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
+    server = f"https://{host}:{port}" if host and port else None
     try:
         with open(_SA_NAMESPACE, encoding="utf-8") as f:
-            return f.read().strip() or None
+            return KubeContext(None, f.read().strip() or None, server)
     except OSError:
-        return None
+        return KubeContext(None, None, server)
 
 
-#: Set by `cli._run` for a whole process: the states `load_state` loaded, kept to its end. The
-#: process leaves with `os._exit` once its output is flushed, and the operating system takes a
-#: loaded cluster back at once — the interpreter would free its millions of objects one by one
-#: when the command returns (a tenth of a one-pod command's CPU at 1k nodes).
-KEEP_LOADED: list[ClusterState] | None = None
-
-
-def load_state(opts: Options) -> ClusterState:
-    """The cluster state from the snapshot, or from the live cluster, with a status line on a
-    terminal. A snapshot without nodes is an input error: nothing can be planned on it."""
-    state = _load_state(opts)
-    if KEEP_LOADED is not None:
-        KEEP_LOADED.append(state)
-    _say_warnings(state.warnings)
-    return state
-
-
-#: How many of the objects' warnings are printed one by one; the rest are counted.
-_MAX_WARNINGS = 5
-
-
-def _say_warnings(warnings: tuple[str, ...]) -> None:
-    """What the API server accepted but makes no sense to plan with (`ClusterState.warnings`), as
-    kubectl prints a server's warnings: one line each, on stderr, never in the output."""
-    for text in warnings[:_MAX_WARNINGS]:
-        ENV.say(f"warning: {text}")
-    if len(warnings) > _MAX_WARNINGS:
-        ENV.say(f"warning: and {len(warnings) - _MAX_WARNINGS} more such objects")
-
-
-def _load_state(opts: Options) -> ClusterState:
-    from kresched.cli.progress import progress, size_text
-
-    if opts.snapshot is not None:
-        from kresched.sources.decode import paused_gc
-        from kresched.sources.snapshot import build_state, load_snapshot, read_source
-
-        _check_snapshot_exists(opts.snapshot)
-        try:
-            size = os.path.getsize(opts.snapshot) if os.path.isfile(opts.snapshot) else 0
-        except OSError:
-            size = 0
-        what = "the demo cluster" if opts.snapshot == "demo" else opts.snapshot
-        with progress(opts, f"reading {what}" + (f" ({size_text(size)})" if size else "")) as p:
-            stdin = getattr(ENV.stdin, "buffer", ENV.stdin)
-            if p.shown:  # the same steps as `load_snapshot`, with what was read shown in between
-                with paused_gc():
-                    objects = read_source(opts.snapshot, stdin)
-                    p.update(f"read {len(objects.nodes)} nodes, {len(objects.pods)} pods, {len(objects.pdbs)} "
-                             f"PodDisruptionBudgets from {what}; indexing them")
-                    state = build_state(objects)
-            else:
-                state = load_snapshot(opts.snapshot, stdin=stdin)
-        if not state.nodes:
-            kinds = f"{len(state.pods)} pods" if state.pods else "no pods either"
-            raise InputError(f"snapshot {opts.snapshot} has no nodes ({kinds}): a plan needs the nodes too, e.g. "
-                             "kubectl get nodes,pods,pdb,priorityclasses,namespaces -A -o yaml")
-        return state
-    from kresched.sources.live import connect, load_live
-
-    with progress(opts, "listing nodes, pods, PodDisruptionBudgets and PriorityClasses from the cluster") as p:
-        def on_page(kind: str, count: int, read: int) -> None:
-            p.update(f"listing {kind}s from the cluster: {count} so far ({size_text(read)} read)")
-
-        return load_live(connect(opts.kubeconfig, opts.context), on_page=on_page if p.shown else None)
-
-
-def _check_snapshot_exists(spec: str) -> None:
-    """A missing snapshot is a usage error naming what the operator probably meant: `demo` for
-    `Demo`, or a file of a close name next to it."""
-    if spec in ("-", "demo") or os.path.exists(spec):
-        return
-    import difflib
-
-    folder = os.path.dirname(spec) or "."
-    try:
-        near = [os.path.join(os.path.dirname(spec), f) for f in sorted(os.listdir(folder))]
-    except OSError:
-        near = []
-    close = difflib.get_close_matches(spec, ["demo", *near], n=1, cutoff=0.6) or [
-        c for c in ["demo"] if spec.lower() == c]
-    hint = f"; did you mean --snapshot {close[0]}?" if close else ""
-    raise InputError(f"--snapshot {spec}: no such file or directory{hint}")
+def cluster_of(opts: Options) -> KubeContext | None:
+    """The cluster a command talks to (None: it reads a snapshot)."""
+    return None if opts.snapshot is not None else kube_context(opts.kubeconfig, opts.context)
 
 
 _DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?(?:ms|h|m|s))+")

@@ -75,10 +75,11 @@ def _names(ctx: Any, kind: str, namespace: str | None = None) -> list[str]:
     params = _params(ctx)
     snapshot = params.get("snapshot")
     if kind == "pod" and namespace is None:
-        from kresched.cli.common import _context_namespace
+        from kresched.cli.common import kube_context
 
         namespace = params.get("namespace") or (
-            "default" if snapshot else _context_namespace(params.get("kubeconfig"), params.get("context")) or "default")
+            "default" if snapshot else kube_context(params.get("kubeconfig"), params.get("context")).namespace
+            or "default")
     try:
         if snapshot:
             return _snapshot_names(snapshot, kind, namespace)

@@ -10,11 +10,15 @@ from kresched.cli.act import (
     DryRun,
     DryRunOpt,
     YesOpt,
+    cluster_dict,
     confirm,
+    in_cluster,
     live_reporting,
     make_api,
+    make_recorder,
     make_reporter,
     write_event,
+    write_summary,
 )
 from kresched.cli.common import (
     ENV,
@@ -28,20 +32,23 @@ from kresched.cli.common import (
     at_least,
     command,
     emit,
-    load_state,
+    is_table,
     make_options,
     parse_duration,
 )
 from kresched.cli.complete import complete_nodes
+from kresched.cli.load import load_state
 from kresched.cli.progress import progress
 from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.model.cluster import ClusterState
 from kresched.model.selectors import label_selector_matches
+from kresched.render.common import count
 from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
     from kresched.execute.drain import DrainResult
+    from kresched.execute.events import Event, Reporter
     from kresched.plan.drain import DrainPlan
 
 
@@ -130,7 +137,7 @@ def drain_command(
                                                      pods_selected))
     if dry_run is DryRun.client:
         emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan, wide=opts.output is Output.wide))
-        return _dry_run_verdict(plan, allow_pending, timeout)
+        return _dry_run_verdict(opts, plan, allow_pending, timeout)
     # Acting for real (or with dryRun=All): only now the execution layer.
     from kresched.execute.drain import DrainOptions as ExecOptions
     from kresched.execute.drain import DrainResult, drain
@@ -140,43 +147,48 @@ def drain_command(
     report = make_reporter(opts, api.mode)
     write_event(opts, {"action": "preflight", **preflight_dict(plan)},
                 preflight_view(plan, wide=opts.output is Output.wide))
-    # Refusals are decided before anything is touched: not even a cordon.
+    result = DrainResult()
+    # Refusals are decided before anything is touched: not even a cordon. The pre-flight above
+    # names the pods; the refusal says why nothing was done.
     if plan.errors:
-        for line in plan.refusals():
-            report(Event("refused", f"error: {line}", {"errors": plan.kubectl_errors()}, "error"))
+        refusals = [Event("refused", f"error: {line}", {"errors": plan.kubectl_errors()}, "error")
+                    for line in plan.refusals()]
+        _summarise(opts, report, result, names, api.mode, f"kubectl would refuse {count(len(plan.errors), 'pod')} "
+                   "without a flag (above); nothing was changed", documents=refusals)
         return ExitCode.INFEASIBLE
     if plan.pending and not allow_pending:
-        report(Event("refused", f"{len(plan.pending)} pod(s) would stay Pending: "
-                                f"{', '.join(p.pod.key for p in plan.pending)}; nothing was changed (pass "
-                                "--allow-pending to drain anyway)", {"pods": [p.pod.key for p in plan.pending]},
-                     "error"))
+        pending = [p.pod.key for p in plan.pending]
+        refusal = (f"{count(len(pending), 'pod')} would stay Pending (above); nothing was changed: --allow-pending "
+                   "drains anyway")
+        _summarise(opts, report, result, names, api.mode, refusal,
+                   documents=[Event("refused", refusal, {"pods": pending}, "error")])
         return ExitCode.INFEASIBLE
     total = sum(len(n.evict) for n in plan.nodes)
-    if not confirm(f"Cordon {', '.join(names)} and evict {total} pod(s)?", yes):
-        report(Event("aborted", "not confirmed: nothing was changed", {}, "warn"))
+    if not confirm(f"Cordon {', '.join(names)} and evict {count(total, 'pod')}{in_cluster(opts)}?", yes):
+        _summarise(opts, report, result, names, api.mode, "not confirmed: nothing was changed")
         return ExitCode.OK
     exec_opts = ExecOptions(parallel, grace_period if grace_period >= 0 else None, limit or None, disable_eviction)
-    result = DrainResult()
     uncordon = f"kubectl uncordon {' '.join(names)}"
     try:
-        with signals_as_exceptions(), live_reporting(opts, api.mode) as live:
-            drain(api, plan, exec_opts, live, result=result)
+        with signals_as_exceptions(), make_recorder(api, "drain") as recorder, \
+                live_reporting(opts, api.mode) as live:
+            drain(api, plan, exec_opts, live, result=result, recorder=recorder)
     except KreschedError as exc:  # RBAC refusal, unreachable server: the cordon stays, say how to undo it
-        _summarise(opts, result, names)
+        _summarise(opts, report, result, names, api.mode)
         if not result.cordoned or api.mode != "cluster":
             raise
         left = result.cordoned
         raise type(exc)(f"{exc.message}; {', '.join(left)} {_stay(left)} cordoned: `kubectl uncordon "
                         f"{' '.join(left)}` removes the cordon", exc.exit_code) from None
     except (KeyboardInterrupt, Terminated):
-        _summarise(opts, result, names)
-        report(Event("interrupted", f"interrupted: no new evictions were started; {', '.join(names)} {_stay(names)} "
-                                    f"cordoned ({uncordon} to undo)", {"uncordon": uncordon}, "error"))
+        _summarise(opts, report, result, names, api.mode, left_behind=[Event(
+            "interrupted", f"interrupted: no new evictions were started; {', '.join(names)} {_stay(names)} cordoned "
+                           f"({uncordon} to undo)", {"uncordon": uncordon}, "error")])
         return ExitCode.INTERRUPTED
-    _summarise(opts, result, names)
-    if not result.complete:
-        report(Event("incomplete", f"the drain did not finish; {', '.join(names)} {_stay(names)} cordoned "
-                                   f"({uncordon} to undo)", {"uncordon": uncordon}, "error"))
+    left_behind = [] if result.complete or api.mode != "cluster" else [Event(
+        "incomplete", f"the drain did not finish; {', '.join(names)} {_stay(names)} cordoned ({uncordon} to undo)",
+        {"uncordon": uncordon}, "error")]
+    _summarise(opts, report, result, names, api.mode, left_behind=left_behind)
     return ExitCode.OK if result.complete else ExitCode.PARTIAL
 
 
@@ -190,30 +202,40 @@ def _node_names(state: ClusterState, refs: list[str], selected: object, selector
     return names
 
 
-def _dry_run_verdict(plan: DrainPlan, allow_pending: bool, timeout: str) -> int:
-    """The exit code a CI gate reads from `--dry-run`, with the reason on stderr when it is not 0."""
+def _dry_run_verdict(opts: Options, plan: DrainPlan, allow_pending: bool, timeout: str) -> int:
+    """The exit code a CI gate reads from `--dry-run`, with the reason on stderr when it is not 0;
+    a table that would finish ends as kubectl's dry run does (`node/worker-b3 drained (dry run)`)."""
     reasons = []
     if plan.errors:
-        reasons.append(f"kubectl would refuse {len(plan.errors)} pod(s) without a flag")
+        reasons.append(f"kubectl would refuse {count(len(plan.errors), 'pod')} without a flag")
     if plan.pending and not allow_pending:
-        reasons.append(f"{len(plan.pending)} pod(s) would stay Pending")
+        reasons.append(f"{count(len(plan.pending), 'pod')} would stay Pending (--allow-pending drains anyway)")
     if plan.blocked:
-        reasons.append(f"{len(plan.blocked)} eviction(s) would be refused by a PodDisruptionBudget that nothing "
-                       f"the drain does gives back ({', '.join(p.pod.key for p in plan.blocked)}), so the drain "
-                       + ("would wait forever (--timeout 0)" if parse_duration(timeout, "--timeout") == 0
-                          else f"would stop unfinished at --timeout {timeout}"))
+        reasons.append(f"{count(len(plan.blocked), 'eviction')} would be refused by a PodDisruptionBudget that "
+                       f"nothing the drain does gives back ({', '.join(p.pod.key for p in plan.blocked)}), so the "
+                       "drain " + ("would wait forever (--timeout 0)" if parse_duration(timeout, "--timeout") == 0
+                                   else f"would stop unfinished at --timeout {timeout}"))
     if not reasons:
+        if is_table(opts.output):
+            evicted = sum(len(n.evict) for n in plan.nodes)
+            ENV.out.print(f"{', '.join(f'node/{n.node}' for n in plan.nodes)} drained: {count(evicted, 'pod')} "
+                          "evicted (dry run)", markup=False, highlight=False, crop=False, soft_wrap=True)
         return ExitCode.OK
     ENV.say(f"error: the drain would not finish: {'; '.join(reasons)}")
     return ExitCode.INFEASIBLE
 
 
-def _summarise(opts: Options, result: DrainResult, nodes: list[str]) -> None:
-    from kresched.render.drain import drain_summary
-    from kresched.render.events import summary_text
+def _summarise(opts: Options, report: Reporter, result: DrainResult, nodes: list[str], mode: str,
+               refused: str | None = None, left_behind: list[Event] | None = None,
+               documents: list[Event] | None = None) -> None:
+    """The drain's summary, always its last word (`refused`: why nothing was done)."""
+    from kresched.render.drain import drain_summary, drain_view
 
-    data = drain_summary(result, nodes)
-    write_event(opts, {"action": "summary", **data}, summary_text(data))
+    data = drain_summary(result, nodes, mode, cluster_dict(opts))
+    if refused is not None:
+        data["complete"] = False
+        data["message"] = f"{', '.join(f'node/{n}' for n in nodes)} not drained: {refused}"
+    write_summary(opts, report, data, drain_view(data), left_behind or (), documents or ())
 
 
 def _stay(names: list[str]) -> str:

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from kresched.cli.common import (
+    ENV,
     ContextOpt,
     KubeconfigOpt,
     NamespaceOpt,
@@ -18,14 +19,18 @@ from kresched.cli.common import (
     command,
     default_namespace,
     emit,
-    load_state,
+    is_table,
     make_options,
 )
+from kresched.cli.load import load_state
 from kresched.cli.plan import PodArg, PodOpt
 from kresched.cli.progress import progress
-from kresched.cli.resolve import pick_pod_ref, resolve_pod
+from kresched.cli.resolve import none_pending, parse_target, pick_pod_ref, resolve_pod, workload_pods
 from kresched.plan.explain import explain_pod
+from kresched.plan.planner import queue_key
+from kresched.render.common import Source
 from kresched.render.explain import explanation_dict, explanation_table
+from kresched.render.table import Hanging
 from kresched.sources.decode import paused_gc
 
 
@@ -57,9 +62,33 @@ def explain(
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
     state = load_state(opts)
-    target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
-    with progress(opts, f"explaining {target.key}"), paused_gc():
-        result = explain_pod(state, target)
-    emit(opts.output, explanation_dict(result),
-         lambda: explanation_table(result, top=top, all_nodes=all_nodes, wide=opts.output is Output.wide))
+    target = parse_target(ref, default_namespace(opts), namespace is not None)
+    source = Source(ENV.prog, opts.source_args)
+    wide = opts.output is Output.wide
+    if isinstance(target, str):
+        one = resolve_pod(state, target, opts.source)
+        with progress(opts, f"explaining {one.key}"), paused_gc():
+            result = explain_pod(state, one)
+        emit(opts.output, explanation_dict(result),
+             lambda: explanation_table(result, top=top, all_nodes=all_nodes, wide=wide, source=source))
+        return 0
+    # A workload: every Pending pod of it (replicas of one template read alike: a table shows the first).
+    pods = workload_pods(state, target, opts.source)
+    pending = sorted((p for p in pods if p.is_pending), key=queue_key)
+    results = []
+    with progress(opts, f"explaining the Pending pods of {target}") as p, paused_gc():
+        for i, each in enumerate(pending if not is_table(opts.output) else pending[:1]):
+            p.update(f"explaining the Pending pods of {target}: {i} of {len(pending)} done")
+            results.append(explain_pod(state, each))
+    if not pending:
+        none = f"{none_pending(target, pods)}: nothing to explain (explain POD says why a running one runs " \
+               "where it does)"
+        if is_table(opts.output):
+            ENV.out.print(Hanging(none, first="", rest="  "), crop=False)
+            return 0
+        ENV.say(f"note: {none}")
+    others = tuple(q.key for q in pending[1:])
+    emit(opts.output, {"explanations": [explanation_dict(r) for r in results]},
+         lambda: explanation_table(results[0], top=top, all_nodes=all_nodes, wide=wide, source=source,
+                                   also=(str(target), others)))
     return 0

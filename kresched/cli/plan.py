@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from kresched.cli.common import (
+    ENV,
     AllNamespacesOpt,
     ContextOpt,
     KubeconfigOpt,
@@ -20,16 +21,26 @@ from kresched.cli.common import (
     command,
     default_namespace,
     emit,
-    load_state,
+    is_table,
     make_options,
 )
 from kresched.cli.complete import complete_pods
+from kresched.cli.load import load_state
 from kresched.cli.progress import progress
-from kresched.cli.resolve import pick_pod_ref, resolve_pod
+from kresched.cli.resolve import (
+    Workload,
+    check_namespace,
+    none_pending,
+    parse_target,
+    pick_pod_ref,
+    resolve_pod,
+    workload_pods,
+)
 from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
-from kresched.plan.planner import Plan, Planner, PlanOptions, pending_pods_to_plan, plan_pod
+from kresched.plan.planner import Plan, Planner, PlanOptions, pending_pods_to_plan, plan_pod, queue_key
+from kresched.render.common import Source, count
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view
 from kresched.sources.decode import paused_gc
 
@@ -87,25 +98,51 @@ def plan(
     state = load_state(opts)
     options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation)
     wide = opts.output is Output.wide
-    if ref:
-        target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
-        if target.spec.node_name:
-            raise InputError(f"pod {target.key} is not Pending: it is bound to node {target.spec.node_name} "
-                             f"(phase {target.status.phase or 'unknown'})")
-        with progress(opts, f"planning {target.key}"), paused_gc():
-            result = plan_pod(state, target, options)
-        emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide))
+    source = Source(ENV.prog, opts.source_args)
+    target = parse_target(ref, default_namespace(opts), namespace is not None) if ref else None
+    if isinstance(target, str):
+        pod = resolve_pod(state, target, opts.source)
+        if pod.spec.node_name:
+            raise InputError(f"pod {pod.key} is not Pending: it is bound to node {pod.spec.node_name} "
+                             f"(phase {pod.status.phase or 'unknown'})")
+        with progress(opts, f"planning {pod.key}"), paused_gc():
+            result = plan_pod(state, pod, options)
+        emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide, source=source))
         return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
-    pods = [p for p in pending_pods_to_plan(state, all_pending) if namespace is None or p.namespace == namespace]
-    plans = _plan_all(opts, state, pods, options)
-    emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state, wide=wide))
+    left_out: list[str] = []
+    empty = None
+    if isinstance(target, Workload):
+        pods = workload_pods(state, target, opts.source)
+        pending = sorted((p for p in pods if p.is_pending), key=queue_key)
+        empty = f"{none_pending(target, pods)}: nothing to plan."
+        what, where = "Pending pod", f" of {target}"
+    else:
+        if namespace is not None:
+            check_namespace(state, namespace, opts.source)
+        pending = [p for p in pending_pods_to_plan(state, all_pending) if namespace is None or p.namespace == namespace]
+        what, where = ("pending pod" if all_pending else "pending critical pod"), \
+            (f" in namespace {namespace}" if namespace is not None else "")
+        if not all_pending:
+            others = [p for p in state.pending_pods() if not p.is_critical
+                      and (namespace is None or p.namespace == namespace)]
+            if others:
+                n = len(others)
+                left_out.append(f"{count(n, 'other pending pod' if pending else 'pending pod')}{where} "
+                                f"{'is' if n == 1 else 'are'} not critical: --all-pending plans "
+                                f"{'it' if n == 1 else 'them'} too")
+    plans = _plan_all(opts, state, pending, options)
+    if not is_table(opts.output):
+        for note in left_out if plans or empty is None else [empty]:
+            ENV.say(f"note: {note}")
+    emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state, wide=wide, source=source, what=what,
+                                                             where=where, left_out=tuple(left_out), empty=empty))
     return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
 
 
 def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: PlanOptions) -> list[Plan]:
     """`plan_pending`, one pod at a time so that a terminal can show how far it got."""
     plans: list[Plan] = []
-    with progress(opts, f"planning {len(pods)} pending pod(s)") as p, paused_gc():
+    with progress(opts, f"planning {count(len(pods), 'pending pod')}") as p, paused_gc():
         planner = Planner(state, options)
         for i, pod in enumerate(pods):
             p.update(f"planning pending pods: {i} of {len(pods)} done, now {pod.key}")

@@ -10,10 +10,15 @@ from kresched.cli.act import (
     DryRun,
     DryRunOpt,
     YesOpt,
+    cluster_dict,
     confirm,
+    in_cluster,
+    live_reporting,
     make_api,
+    make_recorder,
     make_reporter,
     write_event,
+    write_summary,
 )
 from kresched.cli.common import (
     ContextOpt,
@@ -26,20 +31,22 @@ from kresched.cli.common import (
     SnapshotOpt,
     command,
     default_namespace,
-    load_state,
     make_options,
     parse_duration,
 )
+from kresched.cli.load import load_state
 from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt, PodArg, PodOpt
 from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
 from kresched.plan.planner import Plan, PlanOptions, plan_pod
+from kresched.render.common import count
 from kresched.render.plan import plan_dict, plan_view
 from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
+    from kresched.execute.events import Event, Reporter
     from kresched.execute.preempt import PreemptResult
 
 
@@ -81,7 +88,7 @@ def preempt_command(
     """
     # Imported here, not at the top: every other verb (and a snapshot run) starts without them.
     from kresched.execute.events import Event
-    from kresched.execute.preempt import PreemptOptions, Terminated, preempt, signals_as_exceptions
+    from kresched.execute.preempt import PreemptOptions, PreemptResult, Terminated, preempt, signals_as_exceptions
 
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
     ref = pick_pod_ref(pod_arg, pod, required=True)
@@ -97,42 +104,46 @@ def preempt_command(
     with progress(opts, f"planning {target.key}"), paused_gc():
         plan = plan_pod(state, target, options.plan)
     _show(plan, state, opts)
-    if plan.outcome != "evict":
-        return ExitCode.INFEASIBLE if plan.outcome == "infeasible" else ExitCode.OK
-    if plan.blocked:
-        report(Event("blocked", plan.message, {"pod": plan.pod.key}, "error"))
-        return ExitCode.INFEASIBLE
-    question = f"Evict {len(plan.victims)} pod(s) on {plan.node} for {plan.pod.key}?"
+    result = PreemptResult(plan.pod.key, plan)
+    if plan.outcome != "evict" or plan.blocked:
+        result.outcome = {"fits": "nothing-to-do", "infeasible": "infeasible"}.get(plan.outcome, "blocked")
+        blocked = [Event("blocked", plan.message, {"pod": plan.pod.key}, "error")] if plan.blocked else []
+        return _finish(opts, report, result, api.mode, documents=blocked)
+    question = f"Evict {count(len(plan.victims), 'pod')} on {plan.node} for {plan.pod.key}{in_cluster(opts)}?"
     if dry_run is not DryRun.client and not confirm(question, yes):
-        report(Event("aborted", "not confirmed: nothing was changed", {"pod": plan.pod.key}, "warn"))
-        return ExitCode.OK
+        result.outcome = "aborted"
+        return _finish(opts, report, result, api.mode)
 
     def confirm_changed(new: Plan) -> bool:
         _show(new, state, opts)
-        return confirm(f"The plan changed. Evict {len(new.victims)} pod(s) on {new.node}?", yes)
+        return confirm(f"The plan changed. Evict {count(len(new.victims), 'pod')} on {new.node}{in_cluster(opts)}?",
+                       yes)
 
     try:
-        with signals_as_exceptions():
-            result = preempt(api, plan, options, report, confirm_changed)
+        with signals_as_exceptions(), make_recorder(api, "preempt") as recorder, \
+                live_reporting(opts, api.mode) as live:
+            preempt(api, plan, options, live, confirm_changed, result=result, recorder=recorder)
     except (KeyboardInterrupt, Terminated):
         # Whether the reservation went has been reported just before (released / release-failed).
-        report(Event("interrupted", "interrupted; pods already evicted stay evicted",
-                     {"pod": plan.pod.key}, "error"))
+        result.outcome = "interrupted"
+        stays = Event("interrupted", "interrupted; pods already evicted stay evicted", {"pod": plan.pod.key}, "error")
+        _finish(opts, report, result, api.mode, [stays])
         return ExitCode.INTERRUPTED
-    _summary(result, api.mode, opts)
-    return _exit_code(result)
+    return _finish(opts, report, result, api.mode)
 
 
 def _show(plan: Plan, state: ClusterState, opts: Options) -> None:
     write_event(opts, {"action": "plan", **plan_dict(plan)}, plan_view(plan, state, wide=opts.output is Output.wide))
 
 
-def _summary(r: PreemptResult, mode: str, opts: Options) -> None:
-    from kresched.render.events import summary_text
-    from kresched.render.results import preempt_summary
+def _finish(opts: Options, report: Reporter, r: PreemptResult, mode: str, left_behind: list[Event] | None = None,
+            documents: list[Event] | None = None) -> int:
+    """The summary, always the run's last word; the exit code it stands for."""
+    from kresched.render.results import preempt_summary, preempt_view
 
-    data = preempt_summary(r, mode)
-    write_event(opts, {"action": "summary", **data}, summary_text(data))
+    data = preempt_summary(r, mode, cluster_dict(opts))
+    write_summary(opts, report, data, preempt_view(data), left_behind or (), documents or ())
+    return _exit_code(r)
 
 
 def _exit_code(r: PreemptResult) -> int:
@@ -141,6 +152,10 @@ def _exit_code(r: PreemptResult) -> int:
         return ExitCode.OK if clean else ExitCode.PARTIAL
     if r.outcome in ("infeasible", "blocked"):
         return ExitCode.INFEASIBLE
+    if r.outcome == "aborted":
+        return ExitCode.OK
+    if r.outcome == "interrupted":
+        return ExitCode.INTERRUPTED
     if r.outcome == "deleted":
         return ExitCode.OK if not r.evicted else ExitCode.PARTIAL
     return ExitCode.PARTIAL

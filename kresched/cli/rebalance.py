@@ -10,11 +10,15 @@ from kresched.cli.act import (
     DryRun,
     DryRunOpt,
     YesOpt,
+    cluster_dict,
     confirm,
+    in_cluster,
     live_reporting,
     make_api,
+    make_recorder,
     make_reporter,
     write_event,
+    write_summary,
 )
 from kresched.cli.common import (
     ContextOpt,
@@ -27,15 +31,17 @@ from kresched.cli.common import (
     at_least,
     command,
     emit,
-    load_state,
     make_options,
     parse_duration,
 )
+from kresched.cli.load import load_state
 from kresched.errors import ExitCode, InputError
 from kresched.plan.objectives import OBJECTIVES
+from kresched.render.common import count
 from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
+    from kresched.execute.events import Event, Reporter
     from kresched.execute.rebalance import RebalanceResult
     from kresched.plan.rebalance import RebalanceOptions, RebalancePlan
 
@@ -164,26 +170,38 @@ def rebalance_command(
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
     write_event(opts, {"action": "plan", **rebalance_dict(plan)}, rebalance_view(plan))
-    if not plan.moves:
-        report(Event("nothing-to-do", "nothing to move", {}, "ok"))
-        return ExitCode.OK
-    if not confirm(f"Evict {len(plan.moves)} pod(s) so that their replacements land as planned?", yes):
-        report(Event("aborted", "not confirmed: nothing was changed", {}, "warn"))
-        return ExitCode.OK
     result = RebalanceResult()
+    if not plan.moves:
+        _summarise(opts, report, plan, result, api.mode, "nothing to move")
+        return ExitCode.OK
+    if not confirm(f"Evict {count(len(plan.moves), 'pod')} so that their replacements land as planned"
+                   f"{in_cluster(opts)}?", yes):
+        _summarise(opts, report, plan, result, api.mode, "not confirmed: nothing was changed")
+        return ExitCode.OK
     try:
-        with signals_as_exceptions(), live_reporting(opts, api.mode) as live:
-            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result)
+        with signals_as_exceptions(), make_recorder(api, "rebalance") as recorder, \
+                live_reporting(opts, api.mode) as live:
+            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result, recorder=recorder)
     except (KeyboardInterrupt, Terminated):
-        _summarise(opts, plan, result)
-        report(Event("interrupted", "interrupted: no new evictions were started", {}, "error"))
+        _summarise(opts, report, plan, result, api.mode, left_behind=[
+            Event("interrupted", "interrupted: no new evictions were started", {}, "error")])
         return ExitCode.INTERRUPTED
-    _summarise(opts, plan, result)
+    _summarise(opts, report, plan, result, api.mode)
     return ExitCode.OK if result.complete else ExitCode.PARTIAL
 
 
-def _summarise(opts: Options, plan: RebalancePlan, result: RebalanceResult) -> None:
+def _summarise(opts: Options, report: Reporter, plan: RebalancePlan, result: RebalanceResult, mode: str,
+               nothing: str | None = None, left_behind: list[Event] | None = None) -> None:
+    """The summary document (the plan with where each replacement landed, and predicted against
+    actual), always the run's last; `nothing`: why nothing was done, as its closing line."""
+    from rich.text import Text
+
     from kresched.render.rebalance import rebalance_dict, rebalance_summary, summary_view
 
-    write_event(opts, {"action": "summary", **rebalance_dict(plan, result), "result": rebalance_summary(plan, result)},
-                summary_view(rebalance_summary(plan, result)))
+    outcome = rebalance_summary(plan, result, mode)
+    if nothing is not None:
+        outcome["message"] = nothing
+    data = {**rebalance_dict(plan, result), "result": outcome, "mode": mode, "cluster": cluster_dict(opts),
+            "message": outcome["message"]}
+    view = Text(nothing, style="bold") if nothing is not None else summary_view({**outcome, "cluster": data["cluster"]})
+    write_summary(opts, report, data, view, left_behind or ())

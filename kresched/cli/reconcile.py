@@ -6,7 +6,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kresched.cli.act import ClientDryRunOpt, DryRun, client_dry_run, make_api, make_reporter, write_event
+from kresched.cli.act import (
+    ClientDryRunOpt,
+    DryRun,
+    client_dry_run,
+    cluster_dict,
+    make_api,
+    make_recorder,
+    make_reporter,
+    write_event,
+)
 from kresched.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -17,10 +26,10 @@ from kresched.cli.common import (
     SnapshotOpt,
     at_least,
     command,
-    load_state,
     make_options,
     parse_duration,
 )
+from kresched.cli.load import load_state
 from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt
 from kresched.cli.rebalance import build_options
 from kresched.errors import ExitCode
@@ -127,8 +136,8 @@ def reconcile_command(
     report = make_reporter(opts, api.mode)
     result = ReconcileResult()
     try:
-        with signals_as_exceptions():
-            reconcile(api, options, report, result=result)
+        with signals_as_exceptions(), make_recorder(api, "reconcile") as recorder:
+            reconcile(api, options, report, result=result, recorder=recorder)
     except (KeyboardInterrupt, Terminated):
         # The reservation it held was released (or not) by preempt, which said so just before.
         lease_state = "released" if result.lease_released else "not released (it expires on its own)"
@@ -144,4 +153,6 @@ def reconcile_command(
 def _summary(r: ReconcileResult, mode: str, opts: Options, error: str | None) -> None:
     from kresched.render.results import pass_summary, pass_summary_text
 
-    write_event(opts, {"action": "summary", **pass_summary(r, mode, error)}, pass_summary_text(r, mode, error))
+    cluster = cluster_dict(opts)
+    write_event(opts, {"action": "summary", **pass_summary(r, mode, error, cluster)},
+                pass_summary_text(r, mode, error, cluster))

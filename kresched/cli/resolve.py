@@ -1,21 +1,121 @@
 """Turning what the operator typed into objects of the loaded state, the way kubectl reads it:
-a pod as `NAME` (in -n, else the context's namespace), `pod/NAME` or `NS/NAME`; a node as `NODE`
-or `node/NODE`. An unknown name is an `InputError` (exit 2) with the closest names as a suggestion.
+a pod as `NAME` (in -n, else the context's namespace), `pod/NAME` or `NS/NAME`; a workload as
+kubectl's `TYPE/NAME` (`deploy/web`, `sts/db`, `job/train`, ... in -n), resolved to its pods by
+their owner references; a node as `NODE` or `node/NODE`. What is unknown is named as what it is
+— a namespace, a pod, a workload, a node — in an `InputError` (exit 2), with the closest names as
+a suggestion.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
+from dataclasses import dataclass
 
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node, Pod
 
-__all__ = ["pod_key", "resolve_pod", "resolve_nodes", "pick_pod_ref"]
+__all__ = ["Workload", "check_namespace", "none_pending", "parse_target", "pod_key", "resolve_pod", "resolve_nodes",
+           "pick_pod_ref", "workload_pods"]
 
 #: kubectl's spellings of the resource in `TYPE/NAME`.
 _POD_TYPES = {"pod", "pods", "po"}
 _NODE_TYPES = {"node", "nodes", "no"}
+#: The workload kinds kubectl names in `TYPE/NAME`, by every spelling `kubectl api-resources` lists.
+WORKLOAD_TYPES = {
+    **dict.fromkeys(("deployment", "deployments", "deploy"), "Deployment"),
+    **dict.fromkeys(("replicaset", "replicasets", "rs"), "ReplicaSet"),
+    **dict.fromkeys(("statefulset", "statefulsets", "sts"), "StatefulSet"),
+    **dict.fromkeys(("daemonset", "daemonsets", "ds"), "DaemonSet"),
+    **dict.fromkeys(("job", "jobs"), "Job"),
+    **dict.fromkeys(("cronjob", "cronjobs", "cj"), "CronJob"),
+    **dict.fromkeys(("replicationcontroller", "replicationcontrollers", "rc"), "ReplicationController"),
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A workload named as kubectl names one (`deploy/web` in -n shop)."""
+
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.lower()} {self.namespace}/{self.name}"
+
+
+def parse_target(ref: str, namespace: str, namespace_given: bool = False) -> str | Workload:
+    """A pod's key (`ns/name`) or the `Workload` that `TYPE/NAME` names (in `namespace`)."""
+    kind, sep, name = ref.partition("/")
+    if sep and name and "/" not in name and kind.lower() in WORKLOAD_TYPES:
+        return Workload(WORKLOAD_TYPES[kind.lower()], namespace, name)
+    return pod_key(ref, namespace, namespace_given)
+
+
+def check_namespace(state: ClusterState, namespace: str, source: str) -> None:
+    """An `InputError` naming the namespace when the state's Namespace objects do not have it, with
+    the closest names (a state without Namespace objects cannot tell: nothing is said)."""
+    known = {n.name for n in state.namespaces}
+    if not known or namespace in known:
+        return
+    close = difflib.get_close_matches(namespace, sorted(known), n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise InputError(f"namespace {namespace} not found in {source}{hint}")
+
+
+def workload_pods(state: ClusterState, w: Workload, source: str) -> list[Pod]:
+    """The pods `w` runs, found through their owner references as the controllers set them: a
+    Deployment's through the ReplicaSets it owns (in a state without ReplicaSet objects, those
+    named `<deployment>-<pod-template-hash>`, as the Deployment controller names them); a CronJob's
+    through its Jobs (named `<cronjob>-<scheduled time>`); every other kind's directly. An
+    `InputError` naming the workload when it has no pods in the state."""
+    check_namespace(state, w.namespace, source)
+    owned: list[tuple[str, str, Pod]] = [(c.kind, c.name, p) for p in state.pods
+                                          if p.namespace == w.namespace and (c := p.controller) is not None]
+    if w.kind == "Deployment":
+        sets = {r.metadata.name for r in state.workloads if type(r).__name__ == "ReplicaSet"
+                and r.metadata.namespace == w.namespace
+                and any(o.controller and o.kind == "Deployment" and o.name == w.name
+                        for o in r.metadata.owner_references)}
+        found = [p for kind, name, p in owned if kind == "ReplicaSet"
+                 and (name in sets or name == f"{w.name}-{p.labels.get('pod-template-hash', '')}")]
+    elif w.kind == "CronJob":
+        job = re.compile(re.escape(w.name) + r"-[0-9]+")
+        found = [p for kind, name, p in owned if kind == "Job" and job.fullmatch(name)]
+    else:
+        found = [p for kind, name, p in owned if (kind, name) == (w.kind, w.name)]
+    if found:
+        return found
+    names = sorted({n for _, _, p in owned if (n := _owner_name(p, w.kind)) is not None})
+    close = difflib.get_close_matches(w.name, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(f'{w.kind.lower()}/{c}' for c in close)}?" if close else ""
+    raise InputError(f"{w} not found in {source}: no pods of it there{hint}")
+
+
+def none_pending(w: Workload, pods: list[Pod]) -> str:
+    """`deployment shop/cart has 2 pods, none Pending (2 Running)`."""
+    from collections import Counter
+
+    phases = Counter(p.status.phase or "Unknown" for p in pods)
+    n = len(pods)
+    return (f"{w} has {n} pod{'' if n == 1 else 's'}, none Pending ("
+            + ", ".join(f"{k} {phase}" for phase, k in phases.items()) + ")")
+
+
+def _owner_name(pod: Pod, kind: str) -> str | None:
+    """The name of the workload of `kind` that runs `pod`, as far as its owner reference tells."""
+    c = pod.controller
+    if c is None:
+        return None
+    if kind == "Deployment" and c.kind == "ReplicaSet":
+        h = pod.labels.get("pod-template-hash")
+        return c.name.removesuffix(f"-{h}") if h and c.name.endswith(f"-{h}") else None
+    if kind == "CronJob" and c.kind == "Job":
+        m = re.fullmatch(r"(.+)-[0-9]+", c.name)
+        return m.group(1) if m else None
+    return c.name if c.kind == kind else None
 
 
 def pick_pod_ref(positional: str | None, option: str | None, required: bool) -> str | None:
@@ -33,7 +133,7 @@ def pick_pod_ref(positional: str | None, option: str | None, required: bool) -> 
 
 def pod_key(ref: str, namespace: str, namespace_given: bool = False) -> str:
     """`NAME`, `pod/NAME`, `NS/NAME` → `ns/name`. `NS/NAME` with a different -n is refused rather
-    than guessed."""
+    than guessed (`TYPE/NAME` of a workload is `parse_target`'s)."""
     parts = ref.split("/")
     if len(parts) == 1 and parts[0]:
         return f"{namespace}/{parts[0]}"
@@ -44,23 +144,27 @@ def pod_key(ref: str, namespace: str, namespace_given: bool = False) -> str:
         if namespace_given and kind != namespace:
             raise InputError(f"pod {ref} is in namespace {kind}, but -n says {namespace}")
         return ref
-    raise InputError(f"invalid pod {ref!r}: expected NAME, pod/NAME or NAMESPACE/NAME")
+    raise InputError(f"invalid pod {ref!r}: expected NAME, pod/NAME, NAMESPACE/NAME or TYPE/NAME (deploy/NAME, ...)")
 
 
 def resolve_pod(state: ClusterState, ref: str, source: str, namespace: str = "default",
                 namespace_given: bool = False) -> Pod:
-    """The pod `ref` names; an `InputError` naming close matches when there is none."""
+    """The pod `ref` names; an `InputError` naming close matches when there is none (or naming the
+    namespace, when that is what does not exist)."""
     key = pod_key(ref, namespace, namespace_given)
     pod = state.pod(key)
     if pod is not None:
         return pod
-    name = key.split("/", 1)[1]
+    check_namespace(state, key.split("/", 1)[0], source)
+    ns, name = key.split("/", 1)
     elsewhere = sorted(p.key for p in state.pods if p.name == name)
     if elsewhere:
         hint = f"; did you mean {', '.join(elsewhere[:3])}?"
     else:
         close = difflib.get_close_matches(key, list(state.pod_by_key), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
+        if not close and not any(p.namespace == ns for p in state.pods):
+            hint = f" (it has no pods in namespace {ns})"
     raise InputError(f"pod {key} not found in {source}{hint}")
 
 

@@ -18,9 +18,9 @@ from kresched.cli.common import (
     SnapshotOpt,
     command,
     is_table,
-    load_state,
     make_options,
 )
+from kresched.cli.load import load_state
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
 from kresched.render.common import to_yaml

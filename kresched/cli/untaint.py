@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from kresched.cli.act import ClientDryRunOpt, DryRun, client_dry_run, make_api, make_reporter, write_event
+from kresched.cli.act import (
+    ClientDryRunOpt,
+    DryRun,
+    client_dry_run,
+    cluster_dict,
+    make_api,
+    make_recorder,
+    make_reporter,
+    write_summary,
+)
 from kresched.cli.common import (
     ContextOpt,
     KubeconfigOpt,
@@ -16,14 +25,13 @@ from kresched.cli.common import (
     OutputOpt,
     SnapshotOpt,
     command,
-    load_state,
     make_options,
     parse_duration,
 )
 from kresched.cli.complete import complete_nodes
+from kresched.cli.load import load_state
 from kresched.cli.resolve import resolve_nodes
 from kresched.errors import ExitCode
-from kresched.render.events import summary_text
 
 
 @command
@@ -55,9 +63,9 @@ def untaint_command(
       kresched untaint --dry-run --snapshot demo
       kresched untaint node/worker-a2 --all --dry-run --snapshot demo -o json
     """
-    from rich.text import Text
-
-    from kresched.execute.untaint import untaint  # here, not at the top: other verbs start without it
+    # Here, not at the top: other verbs start without them.
+    from kresched.execute.untaint import untaint
+    from kresched.render.results import untaint_summary, untaint_view
 
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
     client = client_dry_run(dry_run, "untaint")
@@ -66,14 +74,9 @@ def untaint_command(
     names = [n.name for n in resolve_nodes(state, nodes or [])]
     api = make_api(opts, state, client)
     report = make_reporter(opts, api.mode)
-    result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=names or None)
-    data = {
-        "removed": [d.reservation.node for d in result.removed],
-        "kept": [d.reservation.node for d in result.kept],
-        "failed": [d.reservation.node for d in result.failed],
-        "mode": api.mode,
-    }
-    found = result.removed or result.kept or result.failed
-    write_event(opts, {"action": "summary", **data},
-                summary_text(data) if found else Text("No kresched reservations found."))
+    with make_recorder(api, "untaint") as recorder:
+        result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=names or None,
+                         recorder=recorder)
+    data = untaint_summary(result, api.mode, cluster_dict(opts))
+    write_summary(opts, report, data, untaint_view(result, data))
     return ExitCode.PARTIAL if result.failed else ExitCode.OK

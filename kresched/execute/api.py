@@ -121,6 +121,10 @@ class ClusterApi(Protocol):
         but not Ready). A dry run pretends it landed on `planned` (`simulated`)."""
         ...
 
+    def create_event(self, namespace: str, event: dict[str, Any]) -> None:
+        """Record an `events.k8s.io/v1` Event (`kresched.execute.recorder` builds it)."""
+        ...
+
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch (what `application/merge-patch+json` means to the API server)."""
@@ -229,6 +233,9 @@ class DryRunApi:
 
     def replicas_of(self, pod: Pod, selector: str | None = None) -> list[Pod]:
         return same_controller(pod, self.state.pods)
+
+    def create_event(self, namespace: str, event: dict[str, Any]) -> None:
+        self.writes.append(("event", f"{namespace}/{event['metadata']['name']}", event))
 
     def wait_for_replacement(self, pod: Pod, known_uids: set[str], timeout_seconds: float,
                              planned: str | None = None, selector: str | None = None) -> WaitResult:

@@ -16,7 +16,8 @@ order; this module acts on it:
    check rather than a GET per pod: checks start 50 ms apart and back off to `poll_seconds` while
    nothing goes, so a drain ends as soon as its last pod is gone, whatever the pod count;
 5. on Ctrl-C / SIGTERM, stop starting new evictions, let the requests in flight finish, and
-   re-raise; `result` (pass one in) says what was done. Nodes stay cordoned, as with kubectl.
+   re-raise; `result` (pass one in) says what was done — the pods evicted but not yet seen gone
+   are `terminating`, as at a timeout. Nodes stay cordoned, as with kubectl.
 An RBAC refusal (`ClusterAccessError`) stops the drain: every other eviction would meet it too.
 """
 
@@ -30,7 +31,8 @@ from dataclasses import dataclass, field, replace
 
 from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, ClusterApi, Conflict, NotFound, TooManyRequests
-from kresched.execute.events import Event, Reporter
+from kresched.execute.events import Event, Reporter, count
+from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.execute.writes import patch_node_with_retry
 from kresched.plan.drain import DrainPlan, DrainPod
 from kresched.retry import EVICTION_RETRY
@@ -94,25 +96,30 @@ class EvictionRun:
     waiting: dict[str, DrainPod] = field(default_factory=dict)
     #: Set when a lane evicted something: the watcher checks soon.
     evicted_now: threading.Event = field(default_factory=threading.Event)
+    #: Records the Kubernetes Events of what was done.
+    recorder: Recorder = NO_RECORDER
 
     def past_deadline(self) -> bool:
         return self.deadline is not None and self.clock() >= self.deadline
 
 
 def drain(api: ClusterApi, plan: DrainPlan, options: DrainOptions, report: Reporter,
-          clock: Callable[[], float] = time.monotonic, result: DrainResult | None = None) -> DrainResult:
+          clock: Callable[[], float] = time.monotonic, result: DrainResult | None = None,
+          recorder: Recorder = NO_RECORDER) -> DrainResult:
     started = clock()
     deadline = None if options.timeout_seconds is None else started + options.timeout_seconds
-    run = EvictionRun(api, options, deadline, report, result if result is not None else DrainResult(), clock)
+    run = EvictionRun(api, options, deadline, report, result if result is not None else DrainResult(), clock,
+                      recorder=recorder)
     evict = [p for n in plan.nodes for p in n.evict]
     lanes_started = False
     try:
         for n in plan.nodes:
-            _cordon(api, n.node, report)
+            _cordon(api, n.node, report, recorder)
             run.result.cordoned.append(n.node)
         lanes = _lanes(evict)
         workers = max(1, min(options.parallel, len(lanes)))
-        report(Event("drain-start", f"evicting {len(evict)} pod(s) in {len(lanes)} lane(s), {workers} at a time",
+        report(Event("drain-start", f"evicting {count(len(evict), 'pod')} in {count(len(lanes), 'lane')}, "
+                                    f"{workers} at a time",
                      {"lanes": len(lanes), "parallel": workers}))
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="drain")
         futures: dict[Future[None], list[DrainPod]] = {}
@@ -132,13 +139,15 @@ def drain(api: ClusterApi, plan: DrainPlan, options: DrainOptions, report: Repor
         run.result.interrupted = not isinstance(exc, Exception)
         if not lanes_started:
             run.result.not_started = [p.pod.key for p in evict]
+        with run.lock:  # evicted, and not seen gone when the run stopped
+            run.result.terminating.extend(k for k in run.waiting if k not in run.result.terminating)
         raise
     finally:
         run.result.seconds = clock() - started
     return run.result
 
 
-def _cordon(api: ClusterApi, node: str, report: Reporter) -> None:
+def _cordon(api: ClusterApi, node: str, report: Reporter, recorder: Recorder) -> None:
     def patch(n):  # type: ignore[no-untyped-def]
         if n.spec.unschedulable:
             return None
@@ -147,6 +156,8 @@ def _cordon(api: ClusterApi, node: str, report: Reporter) -> None:
     changed = patch_node_with_retry(api, node, patch)
     report(Event("cordoned", f"cordoned {node}" if changed is not None else f"{node} was already cordoned",
                  {"node": node}, "ok"))
+    if changed is not None:
+        recorder.cordoned(changed)
 
 
 def _lanes(pods: list[DrainPod]) -> list[list[DrainPod]]:
@@ -190,8 +201,8 @@ def _watch(run: EvictionRun, futures: dict[Future[None], list[DrainPod]]) -> Non
         if lanes_done and run.past_deadline():
             keys = [p.pod.key for p in left]
             run.result.terminating.extend(keys)
-            run.report(Event("still-terminating", f"{len(keys)} evicted pod(s) still terminating at the timeout: "
-                                                  f"{', '.join(keys)}", {"pods": keys}, "warn"))
+            run.report(Event("still-terminating", f"{count(len(keys), 'evicted pod')} still terminating at the "
+                                                  f"timeout: {', '.join(keys)}", {"pods": keys}, "warn"))
             return
         # Wake early when a lane evicts something (its pod may be gone at once), else after `pause`.
         if run.evicted_now.wait(pause):
@@ -228,7 +239,7 @@ def _run_lane(run: EvictionRun, lane: list[DrainPod]) -> None:
                                  {"pods": rest}, "error"))
             return
         try:
-            evict_until_allowed(run, d)
+            how = evict_until_allowed(run, d)
         except StopRequested:
             with run.lock:
                 result.not_started.extend(p.pod.key for p in lane[i:])
@@ -260,14 +271,16 @@ def _run_lane(run: EvictionRun, lane: list[DrainPod]) -> None:
             result.evicted.append(d.pod.key)
             run.waiting[d.pod.key] = d
         run.evicted_now.set()
+        run.recorder.drained(d.pod, d.node, _grace(d, run.options), deleted=how == "deleted")
 
 
 def _grace(d: DrainPod, options: DrainOptions) -> int:
     return d.pod.grace_seconds if options.grace_period is None or options.grace_period < 0 else options.grace_period
 
 
-def evict_until_allowed(run: EvictionRun, d: DrainPod) -> None:
-    """Evict (or delete) `d`; on 429, wait for its PDB to allow a disruption and try again.
+def evict_until_allowed(run: EvictionRun, d: DrainPod) -> str:
+    """Evict (or delete) `d`; on 429, wait for its PDB to allow a disruption and try again. Returns
+    how it went (`evicted`, or `deleted` with `disable_eviction`).
     NotFound: already gone (a 409 on the UID precondition too: a new pod has its name);
     TooManyRequests: still refused at the deadline; StopRequested: interrupted while waiting."""
     api, options = run.api, run.options
@@ -280,13 +293,13 @@ def evict_until_allowed(run: EvictionRun, d: DrainPod) -> None:
         except Conflict:
             raise NotFound(f"{key} was replaced by a new pod", 404) from None
         run.report(Event("deleted", f"deleted {key} (grace {grace}s)", data, "ok"))
-        return
+        return "deleted"
     attempt = 0
     while True:
         try:
             api.evict_pod(d.pod, grace)
             run.report(Event("evicted", f"evicted {key} (grace {grace}s)", data, "ok"))
-            return
+            return "evicted"
         except Conflict:
             raise NotFound(f"{key} was replaced by a new pod", 404) from None
         except TooManyRequests as exc:

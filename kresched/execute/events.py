@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Event", "Reporter", "Collector"]
+__all__ = ["Event", "Reporter", "Collector", "count"]
 
 
 @dataclass(frozen=True)
@@ -39,3 +39,8 @@ class Collector:
 
     def actions(self) -> list[str]:
         return [e.action for e in self.events]
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 pod`, `2 pods`, `0 pods` (`plural` where adding an s is wrong): for an event's text."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

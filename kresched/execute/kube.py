@@ -323,6 +323,27 @@ class KubeApi:
             time.sleep(min(pause, left))
             pause = min(pause * 2, 2.0)
 
+    def create_event(self, namespace: str, event: dict[str, Any]) -> None:
+        """POST the Event (the generated EventsV1Api is not imported for one call: its models
+        cost a tenth of a second to import)."""
+        query = [("dryRun", self.dry_run)] if self.dry_run else []
+        path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+        self._call(ApiCall("create", "events", "events.k8s.io", namespace=namespace),
+                   lambda: self._post(path, query, event))
+
+    def _post(self, path: str, query: list[tuple[str, Any]], body: Any) -> Any:
+        """A raw POST (JSON in, JSON out), as the urllib3 response, unread; a non-2xx answer raises
+        `ApiException` as the generated methods do."""
+        api = self.client.api_client
+        request = api.param_serialize("POST", path, query_params=query, body=body, auth_settings=["BearerToken"],
+                                      header_params={"Content-Type": "application/json",
+                                                     "Accept": "application/json"})
+        response = api.call_api(*request, _request_timeout=self._timeout)
+        if not 200 <= response.status <= 299:
+            response.read()
+            raise ApiException.from_response(http_resp=response, body=None, data=None)
+        return response.response
+
     def _read_pod(self, pod: Pod) -> tuple[Pod | None, str]:
         """The pod (by name) and a resourceVersion to watch it from — the list's, which is current.
 

@@ -26,7 +26,8 @@ from typing import Any
 
 from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, ClusterApi, Conflict, NotFound, TooManyRequests, WaitResult
-from kresched.execute.events import Event, Reporter
+from kresched.execute.events import Event, Reporter, count
+from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.execute.reservation import (
     RESERVED_FOR,
     ReservedByAnother,
@@ -119,11 +120,14 @@ def _signals_blocked() -> Iterator[None]:
 
 def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter,
             confirm_changed: Callable[[Plan], bool] = lambda p: False,
-            clock: Callable[[], float] = time.monotonic) -> PreemptResult:
+            clock: Callable[[], float] = time.monotonic, result: PreemptResult | None = None,
+            recorder: Recorder = NO_RECORDER) -> PreemptResult:
     """Carry out `plan` for its pod. `confirm_changed` is asked when re-validation gives a different
-    plan (the CLI asks the operator, or says yes under --yes)."""
+    plan (the CLI asks the operator, or says yes under --yes). Pass `result` in to keep what was
+    done when the run is interrupted (KeyboardInterrupt and `Terminated` propagate, after the
+    reservation is released). `recorder` records the Kubernetes Events of what was done."""
     started = clock()
-    result = PreemptResult(plan.pod.key, plan)
+    result = result if result is not None else PreemptResult(plan.pod.key, plan)
     try:
         plan = _revalidate(api, plan, options, report, confirm_changed, result)
         result.plan = plan
@@ -132,22 +136,26 @@ def preempt(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Report
         node = plan.node
         assert node is not None
         try:
-            _reserve(api, plan, report, result)
+            _reserve(api, plan, report, result, recorder)
             if result.outcome == "blocked":
                 return result
-            _evict_all(api, plan, options, report, result)
-            if result.pdb_blocked and not _replan_without_blocked(api, plan, options, report, result):
+            _evict_all(api, plan, options, report, result, recorder)
+            if result.pdb_blocked and not _replan_without_blocked(api, plan, options, report, result, recorder):
                 return result
             report(Event("waiting", f"waiting up to {options.timeout_seconds:.0f}s for the scheduler to bind "
-                                    f"{plan.pod.key}", {"pod": plan.pod.key, "timeout": options.timeout_seconds}))
+                                    f"{plan.pod.key} (planned: {node})",
+                         {"pod": plan.pod.key, "node": node, "timeout": options.timeout_seconds}))
             waited = api.wait_for_binding(plan.pod, options.timeout_seconds,
                                           lambda text: report(Event("watch", text, {"pod": plan.pod.key})),
                                           planned=plan.node)
             _record_wait(waited, plan, report, result)
+            if waited.kind in ("bound", "timeout"):
+                recorder.made_room(plan.pod, node, result.evicted, result.node, clock() - started)
         finally:
             if result.reserved:
                 with _signals_blocked():
-                    result.released = release_reservation(api, node, report, pod_key=plan.pod.key)
+                    result.released = release_reservation(api, node, report, pod_key=plan.pod.key,
+                                                          recorder=recorder)
     finally:
         result.seconds = clock() - started
     return result
@@ -169,7 +177,7 @@ def _revalidate(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Re
     fresh = plan_pod(state, pod, options.plan)
     if _same(fresh, plan):
         report(Event("revalidated", f"plan still holds on the live state: node {fresh.node}, "
-                                    f"{len(fresh.victims)} victim(s)", {"pod": pod.key, "node": fresh.node}))
+                                    f"{count(len(fresh.victims), 'victim')}", {"pod": pod.key, "node": fresh.node}))
     else:
         report(Event("replanned", f"the cluster changed; new plan: {fresh.outcome} {fresh.message}",
                      {"pod": pod.key, "node": fresh.node, "outcome": fresh.outcome}, "warn"))
@@ -193,7 +201,7 @@ def _same(a: Plan, b: Plan) -> bool:
     return (a.outcome, a.node, [v.pod.key for v in a.victims]) == (b.outcome, b.node, [v.pod.key for v in b.victims])
 
 
-def _reserve(api: ClusterApi, plan: Plan, report: Reporter, result: PreemptResult) -> None:
+def _reserve(api: ClusterApi, plan: Plan, report: Reporter, result: PreemptResult, recorder: Recorder) -> None:
     node_name = plan.node or ""
     node = api.get_node(node_name)
     foreign = foreign_critical_taint(node)
@@ -211,8 +219,8 @@ def _reserve(api: ClusterApi, plan: Plan, report: Reporter, result: PreemptResul
     # still runs (it finds nothing to remove if the patch never landed).
     result.reserved = True
     try:
-        patch_node_with_retry(api, node_name,
-                              lambda n: reserve_patch(n, plan.pod.key, datetime.now(UTC), add_taint=True))
+        reserved = patch_node_with_retry(api, node_name,
+                                         lambda n: reserve_patch(n, plan.pod.key, datetime.now(UTC), add_taint=True))
     except ReservedByAnother as exc:
         result.reserved = False
         result.outcome = "blocked"
@@ -220,20 +228,23 @@ def _reserve(api: ClusterApi, plan: Plan, report: Reporter, result: PreemptResul
         return
     report(Event("reserved", f"reserved node {node_name} for {plan.pod.key} (taint CriticalAddonsOnly=kresched:"
                              "NoSchedule)", {"node": node_name, "pod": plan.pod.key}, "ok"))
+    recorder.reserved(reserved or node_name, plan.pod)
 
 
-def release_reservation(api: ClusterApi, node_name: str, report: Reporter, pod_key: str | None = None) -> bool:
+def release_reservation(api: ClusterApi, node_name: str, report: Reporter, pod_key: str | None = None,
+                        recorder: Recorder = NO_RECORDER) -> bool:
     """Remove kresched's taint and annotations from the node; True when nothing of ours is left.
 
     With `pod_key`, only a reservation made for that pod (or one that names no pod): a node another
     run has since reserved for another pod is left to that run."""
-    return release_outcome(api, node_name, report, pod_key)[0] != "failed"
+    return release_outcome(api, node_name, report, pod_key, recorder=recorder)[0] != "failed"
 
 
-def release_outcome(api: ClusterApi, node_name: str, report: Reporter, pod_key: str | None = None
-                    ) -> tuple[str, str | None]:
+def release_outcome(api: ClusterApi, node_name: str, report: Reporter, pod_key: str | None = None,
+                    why: str = "", recorder: Recorder = NO_RECORDER) -> tuple[str, str | None]:
     """`release_reservation`, saying what happened: ("released", None) — also when there was
-    nothing to remove —, ("skipped", the pod the node is now reserved for) or ("failed", None)."""
+    nothing to remove —, ("skipped", the pod the node is now reserved for) or ("failed", None).
+    `why` is said in the Event recorded on the node."""
     def patch(node: Node) -> dict[str, Any] | None:
         holder = node.metadata.annotations.get(RESERVED_FOR)
         if pod_key is not None and holder is not None and holder != pod_key:
@@ -263,11 +274,12 @@ def release_outcome(api: ClusterApi, node_name: str, report: Reporter, pod_key: 
         return "skipped", skipped[-1]
     if patched is not None:
         report(Event("released", f"released node {node_name}", {"node": node_name}, "ok"))
+        recorder.released(patched, pod_key, why)
     return "released", None
 
 
 def _replan_without_blocked(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter,
-                            result: PreemptResult) -> bool:
+                            result: PreemptResult, recorder: Recorder) -> bool:
     """A PodDisruptionBudget kept refusing some victims: plan again on the live state (the victims
     that did go are gone). If that makes room on the same node without the refused pods, evict what
     it needs (once) and go on; otherwise stop instead of waiting out a binding that cannot come.
@@ -284,10 +296,11 @@ def _replan_without_blocked(api: ClusterApi, plan: Plan, options: PreemptOptions
         return True
     extra = [v for v in fresh.victims if v.pod.key not in refused]
     if fresh.outcome == "evict" and fresh.node == plan.node and not fresh.blocked and len(extra) == len(fresh.victims):
-        report(Event("replanned", f"evicting {len(extra)} other pod(s) on {fresh.node} instead of the refused ones",
+        report(Event("replanned", f"evicting {count(len(extra), 'other pod')} on {fresh.node} instead of the refused "
+                                  "ones",
                      {"pod": pod.key, "node": fresh.node, "victims": [v.pod.key for v in extra]}, "warn"))
         for v in reversed(extra):
-            _evict_one(api, v, fresh, options, report, result)
+            _evict_one(api, v, fresh, options, report, result, recorder)
         return not any(k not in refused for k, _ in result.pdb_blocked)
     result.outcome = "gave-up"
     report(Event("no-room", f"no room for {pod.key} on {plan.node} without {', '.join(sorted(refused))}, which "
@@ -296,14 +309,15 @@ def _replan_without_blocked(api: ClusterApi, plan: Plan, options: PreemptOptions
     return False
 
 
-def _evict_all(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter, result: PreemptResult) -> None:
+def _evict_all(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Reporter, result: PreemptResult,
+               recorder: Recorder) -> None:
     # Least important first: if the run is cut short, the most important victims are still running.
     for v in reversed(plan.victims):
-        _evict_one(api, v, plan, options, report, result)
+        _evict_one(api, v, plan, options, report, result, recorder)
 
 
 def _evict_one(api: ClusterApi, v: Victim, plan: Plan, options: PreemptOptions, report: Reporter,
-               result: PreemptResult) -> None:
+               result: PreemptResult, recorder: Recorder) -> None:
     key = v.pod.key
     grace = v.eviction_grace_seconds
     data = {"pod": key, "node": v.node, "gracePeriodSeconds": grace, "pdb": v.pdb.pdb}
@@ -314,11 +328,13 @@ def _evict_one(api: ClusterApi, v: Victim, plan: Plan, options: PreemptOptions, 
             result.evicted.append(key)
             report(Event("deleted", f"deleted {key} (bypassing PodDisruptionBudget {v.pdb.pdb}, grace {grace}s)",
                          data, "warn"))
+            recorder.preempted(v.pod, plan.pod, v.node, grace, over_pdb=v.pdb.pdb or "")
             return
         evict_with_retry(api, v.pod, grace, options.eviction_deadline_seconds,
                          on_blocked=lambda msg: report(Event("pdb-blocked", f"{key}: {msg}; retrying", data, "warn")))
         result.evicted.append(key)
         report(Event("evicted", f"evicted {key} (grace {grace}s)", data, "ok"))
+        recorder.preempted(v.pod, plan.pod, v.node, grace)
     except NotFound:
         result.already_gone.append(key)
         report(Event("already-gone", f"{key} was already gone", data))
@@ -353,9 +369,7 @@ def _record_wait(waited: WaitResult, plan: Plan, report: Reporter, result: Preem
         result.outcome = "deleted"
         report(Event("pod-deleted", f"{key} was deleted while waiting", {"pod": key}, "warn"))
     elif waited.kind == "simulated":
-        result.outcome = "simulated"
-        report(Event("simulated", f"would wait for the scheduler to bind {key} to {plan.node}",
-                     {"pod": key, "node": plan.node}))
+        result.outcome = "simulated"  # the "waiting" event said where it would go
     else:
         result.outcome = "timeout"
         report(Event("timeout", f"{key} is still Pending after the timeout", {"pod": key}, "error"))

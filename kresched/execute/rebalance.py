@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from kresched.errors import ClusterAccessError
 from kresched.execute.api import ApiFailure, ClusterApi, NotFound, TooManyRequests
 from kresched.execute.drain import DrainOptions, DrainResult, EvictionRun, StopRequested, evict_until_allowed
-from kresched.execute.events import Event, Reporter
+from kresched.execute.events import Event, Reporter, count
+from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.plan.drain import DrainPod
 from kresched.plan.rebalance import Move, RebalancePlan
 
@@ -64,18 +65,19 @@ class RebalanceResult:
 
 
 def rebalance(api: ClusterApi, plan: RebalancePlan, options: RebalanceOptions, report: Reporter,
-              clock: Callable[[], float] = time.monotonic, result: RebalanceResult | None = None) -> RebalanceResult:
+              clock: Callable[[], float] = time.monotonic, result: RebalanceResult | None = None,
+              recorder: Recorder = NO_RECORDER) -> RebalanceResult:
     started = clock()
     deadline = None if options.timeout_seconds is None else started + options.timeout_seconds
     result = result if result is not None else RebalanceResult()
     run = EvictionRun(api, DrainOptions(options.parallel, None, options.timeout_seconds), deadline, report,
-                      DrainResult(), clock)
+                      DrainResult(), clock, recorder=recorder)
     lanes = _lanes(list(plan.moves))
     try:
         if not lanes:
             return result
         workers = max(1, min(options.parallel, len(lanes)))
-        report(Event("rebalance-start", f"moving {len(plan.moves)} pod(s) of {len(lanes)} workload(s), "
+        report(Event("rebalance-start", f"moving {count(len(plan.moves), 'pod')} of {count(len(lanes), 'workload')}, "
                                         f"{workers} at a time", {"lanes": len(lanes), "parallel": workers}))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rebalance") as pool:
             futures = [pool.submit(_run_lane, run, lane, result) for lane in lanes]
@@ -129,6 +131,7 @@ def _run_lane(run: EvictionRun, lane: list[Move], result: RebalanceResult) -> No
         try:
             known = {p.uid for p in api.replicas_of(m.pod, m.replicas or None)} | {m.pod.uid}
             evict_until_allowed(run, DrainPod(m.pod, m.source, m.pdb))
+            run.recorder.rebalanced(m.pod, m.to, m.objective, m.reason)
         except StopRequested:
             _record_rest(run, result, lane[i:], "interrupted before its turn")
             return

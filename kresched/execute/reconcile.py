@@ -42,6 +42,7 @@ from kresched.execute.lease import acquire, holder_identity, release
 from kresched.execute.preempt import PreemptOptions, PreemptResult, _signals_blocked, preempt
 from kresched.execute.rebalance import RebalanceOptions as RebalanceExecOptions
 from kresched.execute.rebalance import RebalanceResult, rebalance
+from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.execute.reservation import parse_time
 from kresched.execute.untaint import untaint
 from kresched.model.cluster import ClusterState
@@ -154,9 +155,10 @@ def _dur(seconds: float) -> str:
 def reconcile(api: ClusterApi, options: ReconcileOptions, report: Reporter,
               now: Callable[[], datetime] = lambda: datetime.now(UTC),
               clock: Callable[[], float] = time.monotonic,
-              result: ReconcileResult | None = None) -> ReconcileResult:
+              result: ReconcileResult | None = None, recorder: Recorder = NO_RECORDER) -> ReconcileResult:
     """One pass. Fills and returns `result` (pass one in to keep what was done when the pass is
-    interrupted: KeyboardInterrupt and `Terminated` propagate, after the Lease is released)."""
+    interrupted: KeyboardInterrupt and `Terminated` propagate, after the Lease is released).
+    `recorder` records the Kubernetes Events of every eviction and reservation."""
     started = clock()
     result = result if result is not None else ReconcileResult()
     try:
@@ -179,7 +181,7 @@ def reconcile(api: ClusterApi, options: ReconcileOptions, report: Reporter,
                      {"previous": lock.taken_over_from}, "warn"))
     assert lock.lease is not None
     try:
-        _Pass(api, options, report, now, clock, started, result).run()
+        _Pass(api, options, report, now, clock, started, result, recorder).run()
     except KreschedError as exc:
         result.error = exc
     finally:
@@ -215,6 +217,7 @@ class _Pass:
     clock: Callable[[], float]
     started: float
     result: ReconcileResult
+    recorder: Recorder = NO_RECORDER
     #: Why acting stopped (the budget or the deadline): every later pod needing evictions waits.
     stopped: str | None = None
 
@@ -222,7 +225,7 @@ class _Pass:
         api, options, result = self.api, self.options, self.result
         state = api.read_state()
         cleaned = untaint(api, state, self.now(), options.reservation_ttl_seconds,
-                          lambda e: self.report(e) if e.action != "kept" else None)
+                          lambda e: self.report(e) if e.action != "kept" else None, recorder=self.recorder)
         result.cleaned = [d.reservation.node for d in cleaned.removed]
         result.failed_actions.extend(f"release the reservation on {d.reservation.node}" for d in cleaned.failed)
         if cleaned.removed:
@@ -258,7 +261,7 @@ class _Pass:
         done = RebalanceResult()
         try:
             rebalance(self.api, plan, RebalanceExecOptions(options.rebalance_parallel, left), self.report,
-                      self.clock, done)
+                      self.clock, done, recorder=self.recorder)
         finally:
             for m in plan.moves:
                 o = done.outcomes.get(m.pod.key)
@@ -324,7 +327,7 @@ class _Pass:
         popts = PreemptOptions(options.plan, bind_seconds, evict_seconds)
         try:
             done = preempt(self.api, plan, popts, self.report,
-                           confirm_changed=lambda p, b=budget_left: len(p.victims) <= b)
+                           confirm_changed=lambda p, b=budget_left: len(p.victims) <= b, recorder=self.recorder)
         except ApiFailure as exc:  # a write or read that kept failing (5xx): this pod only
             result.failed_actions.append(f"act for {key}: {exc.message}")
             result.still_pending.append((key, f"could not act for it ({exc.message}); the next pass tries again"))

@@ -14,6 +14,7 @@ from datetime import datetime
 from kresched.execute.api import ClusterApi
 from kresched.execute.events import Event, Reporter
 from kresched.execute.preempt import release_outcome
+from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.execute.reservation import RESERVED_AT, Reservation, reservation_of
 from kresched.model.cluster import ClusterState
 
@@ -79,7 +80,7 @@ def _age(seconds: float) -> str:
 
 
 def untaint(api: ClusterApi, state: ClusterState, now: datetime, older_than_seconds: float, report: Reporter,
-            all_: bool = False, nodes: list[str] | None = None) -> UntaintResult:
+            all_: bool = False, nodes: list[str] | None = None, recorder: Recorder = NO_RECORDER) -> UntaintResult:
     result = UntaintResult()
     for d in select_stale(state, now, older_than_seconds, all_, nodes):
         node = d.reservation.node
@@ -88,7 +89,8 @@ def untaint(api: ClusterApi, state: ClusterState, now: datetime, older_than_seco
             report(Event("kept", f"kept the reservation on {node}: {d.reason}", {"node": node, "reason": d.reason}))
             continue
         report(Event("stale", f"reservation on {node} is stale: {d.reason}", {"node": node, "reason": d.reason}))
-        outcome, holder = release_outcome(api, node, report, pod_key=d.reservation.pod)
+        outcome, holder = release_outcome(api, node, report, pod_key=d.reservation.pod, why=f"stale: {d.reason}",
+                                          recorder=recorder)
         if outcome == "skipped":  # reserved again for another pod since it was read: not stale
             result.kept.append(Decision(d.reservation, False, f"reserved again for {holder} meanwhile"))
         else:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
+from kresched.execute.events import count
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 
-__all__ = ["to_json", "to_yaml", "pod_requests_text", "priority_text", "bar"]
+__all__ = ["Source", "to_json", "to_yaml", "pod_requests_text", "priority_text", "bar", "cluster_text", "count",
+           "duration_text"]
 
 
 def to_json(data: Any) -> str:
@@ -49,3 +52,36 @@ def bar(used: int, capacity: int, width: int = 20, style: str = "cyan") -> str:
     filled = min(width, round(frac * width))
     color = "red" if frac > 1 else style
     return f"[{color}]" + "█" * filled + "[/][dim]" + "░" * (width - filled) + f"[/] {frac * 100:4.0f}%"
+
+
+def duration_text(seconds: float) -> str:
+    """`0.4s`, `10.5s`, `2m03s`, `1h02m`: how long a run took."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    s = int(seconds)
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def cluster_text(cluster: dict[str, Any] | None) -> str | None:
+    """`context "prod-eu" (https://10.0.0.1:6443)` for a summary's `cluster`; None for a snapshot."""
+    if not cluster:
+        return None
+    where = f" ({cluster['server']})" if cluster.get("server") else ""
+    return f'context "{cluster["context"]}"{where}' if cluster.get("context") else \
+        f"the in-cluster service account{where}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """How the command that comes next is spelt: the program (`kresched`, or `kubectl kresched`
+    for the plugin) and the options that name the cluster or the snapshot as the plan's own
+    command line did (`--snapshot demo`, `--context prod`)."""
+
+    prog: str = "kresched"
+    args: str = ""
+
+    @property
+    def on_snapshot(self) -> bool:
+        return "--snapshot" in self.args.split()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kresched.plan.drain import DrainPlan, NodeDrain
+from kresched.plan.drain import DrainPlan, DrainPod, NodeDrain
+from kresched.render.common import cluster_text, count, duration_text
+from kresched.render.events import dry_suffix, summary_view
 from kresched.render.table import Columns, Hanging
 
 if TYPE_CHECKING:
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
 
     from kresched.execute.drain import DrainResult
 
-__all__ = ["node_drain_dict", "preflight_dict", "preflight_view", "drain_summary"]
+__all__ = ["node_drain_dict", "preflight_dict", "preflight_view", "drain_closing", "drain_summary", "drain_view"]
 
 
 def node_drain_dict(n: NodeDrain) -> dict[str, Any]:
@@ -35,74 +37,96 @@ def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
 
 
 def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
+    """Per node: a headline of what is not empty, a row per pod to evict with every fact about it
+    said once under it (why it waits, why it would stay Pending, what holds it), the skipped pods
+    grouped by kubectl's reason, and kubectl's refusals. The verdict (whether the drain would
+    finish) is the caller's: `--dry-run` says it on stderr, a real drain acts on it."""
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
 
     parts: list[RenderableType] = []
     for n in plan.nodes:
-        parts.append(Text.from_markup(
-            f"[bold]Drain {escape(n.node)}[/]: {len(n.evict)} pod(s) to evict, {len(n.skip)} skipped, "
-            f"{len(n.errors)} refused"))
+        counts = [count(len(n.evict), "pod") + " to evict"] if n.evict else ["nothing to evict"]
+        if n.skip:
+            counts.append(f"{len(n.skip)} skipped")
+        if n.errors:
+            counts.append(f"{len(n.errors)} refused by kubectl's rules")
+        parts.append(Hanging(Text.from_markup(f"[bold]Drain {escape(n.node)}[/]: {escape(', '.join(counts))}"),
+                             first="", rest="  "))
         if n.evict:
-            t = Columns("POD", "PDB", "EVICTION", "LANDS ON", "CONTROLLER") if wide \
-                else Columns("POD", "PDB", "EVICTION", "LANDS ON")
+            t = Columns("POD", "PDB", "EVICTION", "LANDS ON", "CONTROLLER",
+                        movable=("CONTROLLER", "PDB", "LANDS ON")) if wide \
+                else Columns("POD", "PDB", "EVICTION", "LANDS ON", movable=("PDB", "LANDS ON"))
             for p in n.evict:
-                details: list[Text] = []
-                if p.blocked:
-                    now = Text("blocked", style="red")
-                    details.append(Text(f"✗ {p.blocked}", style="red"))
-                elif p.queued_behind:
-                    now = Text("queued")
-                    details.append(Text(f"after {p.queued_behind} of its PDB (as their replacements are Ready)",
-                                        style="dim"))
-                else:
-                    now = Text("allowed", style="green")
-                if p.lands_on:
-                    lands = Text(p.lands_on)
-                elif p.pod.is_finished:
-                    lands = Text("- (finished)", style="dim")
-                elif p.pod.is_bare:
-                    lands = Text("gone for good", style="red")
-                    details.append(Text("! a bare pod: no controller recreates it", style="red"))
-                elif p.pod.is_terminating:
-                    lands = Text("- (terminating)", style="dim")
-                else:
-                    lands = Text("stays Pending", style="yellow")
-                    details.append(Text(f"! {p.pending_reason or ''}", style="yellow"))
-                if p.warning:
-                    details.append(Text(f"! {p.warning}", style="yellow"))
-                if p.held_by:
-                    details.append(Text(f"! held by volume: {p.held_by}", style="yellow"))
-                cells = [p.pod.key, p.pdb or "-", now, lands]
+                cells = [p.pod.key, p.pdb or "-", *_cells(p)]
                 if wide:
                     cells.append(p.pod.controller_ref or "none (bare)")
-                t.add_row(*cells, details=details)
+                t.add_row(*cells, details=_details(p))
             parts.append(t)
-        for s in n.skip:
-            parts.append(Hanging(Text(f"skip {s.pod.key}: {s.reason}", style="dim"), first="  "))
-    for n in plan.nodes:
+        by_reason: dict[str, list[str]] = {}
+        for sk in n.skip:
+            by_reason.setdefault(sk.reason, []).append(sk.pod.key)
+        parts.extend(Hanging(Text(f"{reason}: {', '.join(pods)}", style="dim"), first="  ", rest="    ")
+                     for reason, pods in by_reason.items())
         errors = n.kubectl_errors()
         if errors:
             parts.append(Text(""))
             parts.append(Text(f"kubectl would refuse to drain {n.node}:", style="bold red"))
-            parts.extend(Hanging(Text(e, style="red"), first="  ") for e in errors)
-    pending = plan.pending
-    if pending:
-        parts.append(Text(""))
-        parts.append(Text(f"{len(pending)} pod(s) would stay Pending (--allow-pending to drain anyway):",
-                          style="bold yellow"))
-        parts.extend(Hanging(Text(f"{p.pod.key}: {p.held_by + '; ' if p.held_by else ''}{p.pending_reason}",
-                                  style="yellow"), first="  ")
-                     for p in pending)
-    if plan.blocked:
-        parts.append(Hanging(Text(f"{len(plan.blocked)} eviction(s) would be refused by PodDisruptionBudgets and "
-                                  "nothing the drain does gives the budget back; it would retry them until --timeout.",
-                                  style="yellow"), first=""))
+            parts.extend(Hanging(Text(e, style="red"), first="  ", rest="    ") for e in errors)
     return Group(*parts)
 
 
-def drain_summary(result: DrainResult, nodes: list[str]) -> dict[str, Any]:
+def _cells(p: DrainPod) -> list[Text]:
+    from rich.text import Text
+
+    if p.blocked:
+        now = Text("blocked", style="red")
+    elif p.queued_behind:
+        now = Text("queued")
+    else:
+        now = Text("allowed", style="green")
+    if p.lands_on:
+        lands = Text(p.lands_on)
+    elif p.pod.is_bare and not p.pod.is_finished:
+        lands = Text("gone", style="red")
+    elif p.pod.is_finished or p.pod.is_terminating:
+        lands = Text("-", style="dim")
+    else:
+        lands = Text("Pending", style="yellow")
+    return [now, lands]
+
+
+def _details(p: DrainPod) -> list[Text]:
+    """What to know about one pod, each fact once: why its eviction waits, why its replacement
+    would stay Pending (or what holds it), what is lost."""
+    from rich.text import Text
+
+    out: list[Text] = []
+    if p.blocked:
+        out.append(Text(f"✗ {p.blocked}", style="red"))
+    elif p.queued_behind:
+        out.append(Text(f"after {p.queued_behind} of its PDB (as their replacements are Ready)", style="dim"))
+    if p.lands_on:
+        pass  # where: the LANDS ON column
+    elif p.pod.is_finished:
+        out.append(Text("finished: nothing to replace", style="dim"))
+    elif p.pod.is_bare:
+        out.append(Text("! a bare pod: no controller recreates it", style="red"))
+    elif p.pod.is_terminating:
+        out.append(Text("already terminating: its replacement exists", style="dim"))
+    else:
+        out.append(Text(f"! {p.pending_reason or 'no node would take it'}", style="yellow"))
+    if p.held_by:
+        out.append(Text(f"! held by volume: {p.held_by}", style="yellow"))
+    if p.warning:
+        out.append(Text(f"! {p.warning}", style="yellow"))
+    return out
+
+
+def drain_summary(result: DrainResult, nodes: list[str], mode: str = "cluster",
+                  cluster: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `summary` document of a drain; `message` is its closing line."""
     return {
         "cordoned": result.cordoned,
         "evicted": result.evicted,
@@ -111,8 +135,41 @@ def drain_summary(result: DrainResult, nodes: list[str]) -> dict[str, Any]:
         "blocked": [{"pod": k, "reason": v} for k, v in sorted(result.blocked.items())],
         "failed": [{"pod": k, "reason": v} for k, v in sorted(result.failed.items())],
         "notStarted": result.not_started,
-        "stillTerminating": result.terminating,
+        "stillTerminating": sorted(result.terminating),
         "complete": result.complete,
         "seconds": round(result.seconds, 1),
         "uncordon": f"kubectl uncordon {' '.join(nodes)}",
+        "mode": mode,
+        "cluster": cluster,
+        "message": drain_closing(result, nodes, mode),
     }
+
+
+def drain_closing(result: DrainResult, nodes: list[str], mode: str) -> str:
+    """kubectl's `node/worker-b1 drained`, with how long and how many; or why not."""
+    names = ", ".join(f"node/{n}" for n in nodes)
+    took = duration_text(result.seconds)
+    evicted = len(result.evicted)
+    if result.complete:
+        what = f"{count(evicted, 'pod')} evicted" if evicted else "nothing to evict"
+        return f"{names} drained in {took}: {what}{dry_suffix(mode)}"
+    problems = [f"{len(pods)} {label}" for pods, label in (
+        (result.blocked, "refused by a PodDisruptionBudget"), (result.failed, "failed"),
+        (result.not_started, "not started"), (result.terminating, "still terminating")) if pods]
+    how = "interrupted" if result.interrupted else f"after {took}"
+    return (f"{names} not drained ({how}): {count(evicted, 'pod')} evicted"
+            + (f", {', '.join(problems)}" if problems else "") + dry_suffix(mode))
+
+
+def drain_view(data: dict[str, Any]) -> RenderableType:
+    """The summary for people: what needs a look, then the closing line. What went as planned
+    (cordoned, evicted, gone) was said as it happened and is in the closing line's counts."""
+    categories = [
+        ("cluster", cluster_text(data["cluster"])),
+        ("already gone", data["alreadyGone"]),
+        ("refused by a PodDisruptionBudget", [f"{b['pod']}: {b['reason']}" for b in data["blocked"]]),
+        ("failed", [f"{f['pod']}: {f['reason']}" for f in data["failed"]]),
+        ("not started", data["notStarted"]),
+        ("still terminating", data["stillTerminating"]),
+    ]
+    return summary_view(categories, data["message"], "bold" if data["complete"] else "bold yellow")

@@ -4,6 +4,7 @@ coloured line per event on a terminal with a live footer of what is in progress.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.text import Text
 
-__all__ = ["Progress", "event_dict", "event_text", "narration", "progress_text", "summary_text"]
+__all__ = ["Progress", "dry_suffix", "event_dict", "event_text", "narration", "progress_text", "summary_view",
+           "value_text"]
 
 _ICON = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "error": "[red]✗[/]", "info": "[dim]·[/]"}
 #: In a dry run nothing happened: the execution layer's past tense becomes "would".
@@ -62,23 +64,20 @@ def event_text(e: Event, mode: str) -> RenderableType:
     return markup_lines([f"{icon} {prefix}{escape(narration(e.text, mode, e.action))}"])
 
 
-#: Summary keys that name something done, as a dry run says them.
-_WOULD_KEYS = {"evicted": "would evict", "deleted": "would delete", "cordoned": "would cordon",
-               "removed": "would remove", "gone": "would be gone", "kept": "would keep"}
+def dry_suffix(mode: str) -> str:
+    """kubectl's mark on what a dry run says it did: ` (dry run)`, ` (server dry run)`."""
+    return "" if mode == "cluster" else f" ({mode})"
 
 
-def summary_text(summary: dict[str, Any]) -> RenderableType:
-    """The end-of-run summary as `key: value` lines, in words: `-` for nothing, yes/no, never a
-    Python value (`None`, `True`). A dry run's says what *would* have been done."""
+def summary_view(categories: Sequence[tuple[str, Any]], closing: str, style: str = "bold") -> RenderableType:
+    """The end of a run as an operator reads it: the categories that are not empty, one `label:
+    value` line each (in words: never a Python value), then one closing line in kubectl's manner
+    (`node/worker-b1 drained in 12.3s: 11 pods evicted`), last."""
     from rich.markup import escape
 
-    dry = summary.get("mode", "cluster") != "cluster"
-    lines = ["[bold]Dry run[/]: nothing was changed."] if dry else []
-    for k, v in summary.items():
-        if k == "mode" or (k == "seconds" and dry):
-            continue
-        label = _WOULD_KEYS.get(k, _words(k)) if dry else _words(k)
-        lines.append(f"[bold]{escape(label)}[/]: {escape(value_text(v))}")
+    lines = [f"[dim]{escape(label)}:[/] {escape(value_text(value))}" for label, value in categories
+             if value not in (None, "", [], {}, ())]
+    lines.append(f"[{style}]{escape(closing)}[/]")
     return markup_lines(lines)
 
 
@@ -92,12 +91,6 @@ def value_text(v: Any) -> str:
     if isinstance(v, dict):
         return " ".join(value_text(x) for x in v.values() if x is not None)
     return str(v)
-
-
-def _words(key: str) -> str:
-    """`alreadyGone` → `already gone`."""
-    out = "".join(f" {c.lower()}" if c.isupper() else c for c in key)
-    return out
 
 
 @dataclass

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kresched.plan.explain import Explanation
-from kresched.render.common import pod_requests_text, priority_text
-from kresched.render.table import Columns, Hanging
+from kresched.render.common import Source, count, pod_requests_text, priority_text
+from kresched.render.table import Columns, Command, Hanging
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -47,7 +47,28 @@ def _bullets(notes: tuple[str, ...]) -> RenderableType:
     return Group(*(Hanging(n) for n in notes))
 
 
-def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wide: bool = False) -> RenderableType:
+def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wide: bool = False,
+                      source: Source | None = None, also: tuple[str, tuple[str, ...]] | None = None) -> RenderableType:
+    """The readable explanation; with `source`, the command that comes next (`kresched plan POD`
+    when evictions could make room); with `also` (a workload and its other Pending pods), a line
+    naming them."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts = [_explanation_parts(e, top, all_nodes, wide)]
+    if also is not None and also[1]:
+        workload, others = also
+        parts.append(Hanging(Text(f"{count(len(others), 'more Pending pod')} of {workload}, from the same template: "
+                                  f"{', '.join(others)}", style="dim"), first="", rest="  "))
+    if source is not None and not e.schedulable and e.bound_to is None \
+            and any(v.verdict == "unschedulable" for v in e.verdicts):
+        args = f" {source.args}" if source.args else ""
+        parts += [Text(""), Hanging(Text("next (what must move for it to fit):", style="dim"), first=""),
+                  Command(f"{source.prog} plan {e.pod.key}{args}")]
+    return Group(*parts)
+
+
+def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) -> RenderableType:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
@@ -67,9 +88,9 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wi
         return Group(*parts)
     if e.schedulable:
         fits = e.feasible
-        parts.append(Text.from_markup(
+        parts.append(Hanging(Text.from_markup(
             f"[green]Schedulable[/]: fits on {len(fits)}/{e.num_nodes} nodes "
-            f"({escape(', '.join(fits[:5]))}{', …' if len(fits) > 5 else ''})."))
+            f"({escape(', '.join(fits[:5]))}{', …' if len(fits) > 5 else ''})."), first="", rest="  "))
         parts.append(Text("Why it may still be Pending:"))
         parts.append(_bullets(e.notes))
         if e.scores:
@@ -93,7 +114,7 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wi
                       "(what would make the pod fit under each):", style="bold"))
     # A taint key or a label is only useful whole: reasons wrap as a whole column, never mid-word,
     # and the hints go under their node.
-    table = Columns("NODE", "VERDICT", "PLUGIN", "REASONS", wrap_last=True) if wide \
+    table = Columns("NODE", "VERDICT", "PLUGIN", "REASONS", wrap_last=True, movable=("PLUGIN",)) if wide \
         else Columns("NODE", "VERDICT", "REASONS", wrap_last=True)
     for v in shown:
         verdict = Text(v.verdict, style=_VERDICT_STYLE[v.verdict])
@@ -127,7 +148,7 @@ def _scores_table(e: Explanation, top: int = 10, wide: bool = False) -> Renderab
     if not e.scores:
         return Group(*notes)
     if wide:
-        table = Columns("NODE", *plugins, "TOTAL", right=(*plugins, "TOTAL"))
+        table = Columns("NODE", *plugins, "TOTAL", right=(*plugins, "TOTAL"), movable=plugins[::-1])
         for s in e.scores[:top]:
             table.add_row(s.node, *(f"{p.weighted} ({p.raw}→{p.normalized})" for p in s.plugins), _total(e, s))
         notes.append(Text("Weighted score per plugin (raw → normalized 0-100); * = top score.", style="dim"))

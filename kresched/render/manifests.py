@@ -86,6 +86,8 @@ API_CALLS: tuple[Permission, ...] = (
     Permission("create", "pods", subresource="eviction", why="evict through the Eviction API (PDBs enforced)"),
     Permission("delete", "pods", only_with_pdb_violation=True,
                why="tier-3 victims whose eviction a PDB refuses (--allow-pdb-violation only)"),
+    Permission("create", "events", "events.k8s.io",
+               why="record Kubernetes Events of what kresched does (evictions, reservations, cordons)"),
     Permission("get", "leases", "coordination.k8s.io", scope="lock", why="reconcile's lock"),
     Permission("create", "leases", "coordination.k8s.io", scope="lock", why="reconcile's lock, first pass"),
     Permission("update", "leases", "coordination.k8s.io", scope="lock", why="take, renew and release the lock"),

@@ -4,19 +4,20 @@ Never prints."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.explain import format_amount
 from kresched.plan.planner import Plan, Victim
-from kresched.render.common import bar, pod_requests_text, priority_text
-from kresched.render.table import Columns, Hanging
+from kresched.render.common import Source, bar, count, pod_requests_text, priority_text
+from kresched.render.table import Columns, Command, Hanging
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["plan_dict", "plans_dict", "plan_view", "plans_view"]
+__all__ = ["next_steps", "next_view", "plan_dict", "plans_dict", "plan_view", "plans_view", "tally"]
 
 
 def victim_dict(v: Victim) -> dict[str, Any]:
@@ -59,7 +60,11 @@ def plans_dict(plans: list[Plan]) -> dict[str, Any]:
 _OUTCOME_STYLE = {"fits": "green", "evict": "yellow", "infeasible": "red"}
 
 
-def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = False) -> RenderableType:
+def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = False,
+              source: Source | None = None) -> RenderableType:
+    """One pod's plan: the pod, the outcome, why, the node's diff, the victims and the runners-up;
+    with `source` (the options that name the cluster or snapshot, `--snapshot demo`), the command
+    that comes next last."""
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
@@ -77,7 +82,7 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
     if p.outcome == "evict":
         head += " · reservation taint: " + ("yes" if p.taint else "[yellow]no[/] (the pod does not tolerate "
                                                                    "CriticalAddonsOnly)")
-    parts.append(Text.from_markup(head))
+    parts.append(Hanging(Text.from_markup(head), first="", rest="  "))
     parts.append(Hanging(Text(p.message, style="red" if p.blocked else ""), first="", rest="  "))
     if p.outcome == "fits" and len(p.candidates) > 1:
         parts.append(Hanging(f"Tied at the top score (the scheduler takes the first its filters found): "
@@ -95,18 +100,79 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
         parts.append(Text(""))
         parts.append(Text("Runner-up nodes:" if p.outcome == "evict" else "Why no node works:", style="bold"))
         parts.append(_runners_table(p, runners_up))
+    if source is not None:
+        parts.append(Text(""))
+        parts.extend(next_view([p], source))
     return Group(*parts)
 
 
-def plans_view(plans: list[Plan], state: ClusterState, wide: bool = False) -> RenderableType:
+#: How each kind of plan is counted in a tally: (singular, plural).
+_TALLY = (("fits", ("fits now", "fit now")), ("evict", ("needs evictions", "need evictions")),
+          ("blocked", ("needs evictions a PDB forbids", "need evictions a PDB forbids")),
+          ("infeasible", ("cannot be placed", "cannot be placed")))
+
+
+def _kind(p: Plan) -> str:
+    return "blocked" if p.blocked else p.outcome
+
+
+def tally(plans: list[Plan]) -> str:
+    """`2 pods: 1 needs evictions, 1 cannot be placed`."""
+    kinds = Counter(_kind(p) for p in plans)
+    parts = [f"{kinds[k]} {one if kinds[k] == 1 else many}" for k, (one, many) in _TALLY if kinds[k]]
+    return f"{count(len(plans), 'pod')}: {', '.join(parts)}"
+
+
+def next_steps(plans: list[Plan], source: Source) -> list[tuple[str, str]]:
+    """The commands that come next, each once, as (what it does, the command): carry out — or
+    rehearse: acting on a snapshot can only be rehearsed — the first plan that makes room, explain
+    the first pod nothing can place."""
+    args = f" {source.args}" if source.args else ""
+    rehearse = " --dry-run" if source.on_snapshot else ""
+    first = {k: next((p for p in plans if _kind(p) == k), None) for k in ("evict", "blocked", "infeasible", "fits")}
+    out = []
+    if (p := first["evict"]) is not None:
+        out.append(("rehearse it" if source.on_snapshot else "carry it out (--dry-run rehearses it)",
+                    f"{source.prog} preempt {p.pod.key}{args}{rehearse}"))
+    if (p := first["blocked"]) is not None:
+        out.append(("rehearse it, over the PodDisruptionBudget" if source.on_snapshot
+                    else "carry it out over the PodDisruptionBudget (--dry-run rehearses it)",
+                    f"{source.prog} preempt {p.pod.key}{args} --allow-pdb-violation{rehearse}"))
+    if (p := first["infeasible"]) is not None:
+        out.append(("why no node works", f"{source.prog} explain {p.pod.key}{args}"))
+    if (p := first["fits"]) is not None and not out:
+        out.append(("why it is still Pending", f"{source.prog} explain {p.pod.key}{args}"))
+    return out
+
+
+def next_view(plans: list[Plan], source: Source) -> list[RenderableType]:
+    """`next (rehearse it):` and the command under it, never broken: it is meant to be copied."""
+    from rich.text import Text
+
+    out: list[RenderableType] = []
+    for what, command in next_steps(plans, source):
+        out.append(Hanging(Text(f"next ({what}):", style="dim"), first="", rest="  "))
+        out.append(Command(command))
+    return out
+
+
+def plans_view(plans: list[Plan], state: ClusterState, wide: bool = False, source: Source | None = None,
+               what: str = "pending pod", where: str = "", left_out: tuple[str, ...] = (),
+               empty: str | None = None) -> RenderableType:
+    """Several plans: one row each, in the order planned, then the tally, what was left out (with
+    the flag that includes it) and the next commands. Each pod's whole plan only under `wide` (or
+    when there is one pod). `empty` is what to say when there is no plan."""
     from rich.console import Group
     from rich.text import Text
 
+    notes = [Hanging(Text(n, style="dim"), first="", rest="  ") for n in left_out]
     if not plans:
-        return Text("No pending pods to plan for.")
-    parts: list[RenderableType] = [Text(f"{len(plans)} pending pod(s), planned in priority order:", style="bold")]
-    summary = Columns("POD", "PRIORITY", "OUTCOME", "NODE", "TIER", "VICTIMS", right=("PRIORITY", "VICTIMS")) \
-        if wide else Columns("POD", "OUTCOME", "NODE", "VICTIMS", right=("VICTIMS",))
+        return Group(Hanging(empty or f"No {what}s{where} to plan for.", first="", rest="  "), *notes)
+    parts: list[RenderableType] = [Hanging(Text(f"{count(len(plans), what)}{where}, planned in priority order:",
+                                                 style="bold"), first="", rest="  ")]
+    summary = Columns("POD", "PRIORITY", "OUTCOME", "NODE", "TIER", "VICTIMS", right=("PRIORITY", "VICTIMS"),
+                      movable=("PRIORITY", "TIER", "VICTIMS", "NODE")) \
+        if wide else Columns("POD", "OUTCOME", "NODE", "VICTIMS", right=("VICTIMS",), movable=("VICTIMS", "NODE"))
     for p in plans:
         outcome = Text(p.outcome, style=_OUTCOME_STYLE[p.outcome])
         if wide:
@@ -115,9 +181,16 @@ def plans_view(plans: list[Plan], state: ClusterState, wide: bool = False) -> Re
         else:
             summary.add_row(p.pod.key, outcome, p.node or "-", str(len(p.victims)))
     parts.append(summary)
-    for p in plans:
+    if wide or len(plans) == 1:
+        for p in plans:
+            parts.append(Text(""))
+            parts.append(plan_view(p, state, runners_up=3, wide=wide))
         parts.append(Text(""))
-        parts.append(plan_view(p, state, runners_up=3, wide=wide))
+    parts.append(Text(tally(plans) + ("" if wide or len(plans) == 1 else " (-o wide: each pod's plan)"),
+                      style="bold"))
+    parts.extend(notes)
+    if source is not None:
+        parts.extend(next_view(plans, source))
     return Group(*parts)
 
 
@@ -138,14 +211,15 @@ def _diff(p: Plan, state: ClusterState) -> RenderableType:
     after = [q for q in before if q.key not in gone] + [p.pod]
     cpu_b, mem_b = _usage(before)
     cpu_a, mem_a = _usage(after)
-    lines = [Text.from_markup(f"[bold]{escape(p.node or '')}[/]: before → after")]
+    lines: list[RenderableType] = [Text.from_markup(f"[bold]{escape(p.node or '')}[/]: before → after")]
     for label, kind, b, a, cap in (("CPU   ", "cpu", cpu_b, cpu_a, alloc.milli_cpu),
                                    ("Memory", "memory", mem_b, mem_a, alloc.memory)):
         lines.append(Text.from_markup(f"  {label}  {bar(b, cap, width=12)}  →  {bar(a, cap, width=12)}  "
                                       f"({format_amount(kind, a)}/{format_amount(kind, cap)})"))
-    lines += [Text.from_markup(f"  [red]- {escape(v.pod.key)}[/]  [dim]{escape(pod_requests_text(v.pod))}[/]")
-              for v in p.victims]
-    lines.append(Text.from_markup(f"  [green]+ {escape(p.pod.key)}[/]  [dim]{escape(pod_requests_text(p.pod))}[/]"))
+    lines += [Hanging(Text.from_markup(f"[red]- {escape(v.pod.key)}[/]  [dim]{escape(pod_requests_text(v.pod))}[/]"),
+                      first="  ", rest="    ") for v in p.victims]
+    lines.append(Hanging(Text.from_markup(f"[green]+ {escape(p.pod.key)}[/]  "
+                                          f"[dim]{escape(pod_requests_text(p.pod))}[/]"), first="  ", rest="    "))
     return Group(*lines)
 
 
@@ -154,9 +228,11 @@ def _victims_table(p: Plan, wide: bool) -> Columns:
 
     if wide:
         t = Columns("POD", "PRIORITY", "QOS", "PDB", "GRACE", "CONTROLLER", "LANDS ON", "CANDIDATES",
-                    right=("PRIORITY",))
+                    right=("PRIORITY",),
+                    movable=("CANDIDATES", "CONTROLLER", "QOS", "PDB", "PRIORITY", "LANDS ON"))
     else:
-        t = Columns("POD", "PRIORITY", "PDB", "GRACE", "LANDS ON", right=("PRIORITY",))
+        t = Columns("POD", "PRIORITY", "PDB", "GRACE", "LANDS ON", right=("PRIORITY",),
+                    movable=("PDB", "PRIORITY", "LANDS ON"))
     for v in p.victims:
         pdb = Text("-" if v.pdb.pdb is None else f"{v.pdb.pdb} ({v.pdb.remaining} left)",
                    style="red" if v.pdb.violation else "")
@@ -164,7 +240,7 @@ def _victims_table(p: Plan, wide: bool) -> Columns:
         if v.lands_on:
             lands = Text(v.lands_on + ("" if wide or len(v.candidates) < 2 else f" (+{len(v.candidates) - 1} tied)"))
         else:
-            lands = Text("gone", style="red") if v.is_bare else Text("stays Pending", style="yellow")
+            lands = Text("gone", style="red") if v.is_bare else Text("Pending", style="yellow")
         notes = [Text(f"! {f}", style="yellow") for f in v.flags]
         if wide:
             t.add_row(v.pod.key, str(v.pod.priority), v.pod.qos, pdb, grace, v.pod.controller_ref or "none (bare)",
@@ -178,7 +254,7 @@ def _runners_table(p: Plan, limit: int) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
 
-    t = Columns("NODE", "VICTIMS", "WHY NOT CHOSEN", wrap_last=True, right=("VICTIMS",))
+    t = Columns("NODE", "VICTIMS", "WHY NOT CHOSEN", wrap_last=True, right=("VICTIMS",), movable=("VICTIMS",))
     for r in p.runners_up[:limit]:
         t.add_row(r.node, str(r.victims) if r.tier is not None else "-", r.reason)
     hidden = len(p.runners_up) - limit

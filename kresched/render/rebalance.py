@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kresched.plan.rebalance import RESOURCES, RebalancePlan
+from kresched.render.common import cluster_text, count, duration_text
+from kresched.render.events import dry_suffix
 from kresched.render.table import Columns
 
 if TYPE_CHECKING:
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
 
     from kresched.execute.rebalance import RebalanceResult
 
-__all__ = ["rebalance_dict", "rebalance_summary", "rebalance_view", "summary_view"]
+__all__ = ["rebalance_closing", "rebalance_dict", "rebalance_summary", "rebalance_view", "summary_view"]
 
 
 def rebalance_dict(plan: RebalancePlan, result: RebalanceResult | None = None) -> dict[str, Any]:
@@ -57,7 +59,7 @@ def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableTyp
         f"[bold]Rebalance[/]: {len(plan.moves)} move(s)"
         + (f", {len(plan.skipped)} proposal(s) refused by the simulation" if plan.skipped else ""))]
     heads = ("NODE", *(r.upper() for r in RESOURCES), "MOVES")
-    nodes = Columns(*heads, right=heads[1:])
+    nodes = Columns(*heads, right=heads[1:], movable=("MOVES", *heads[-2:0:-1]))
     out = dict.fromkeys(plan.before, 0)
     into = dict.fromkeys(plan.before, 0)
     for m in plan.moves:
@@ -71,7 +73,7 @@ def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableTyp
     parts.append(Text("Requests / allocatable, before → after:"))
     parts.append(nodes)
     if plan.moves:
-        t = Columns("POD", "FROM", "TO", "OBJECTIVE", "PDB")
+        t = Columns("POD", "FROM", "TO", "OBJECTIVE", "PDB", movable=("PDB", "OBJECTIVE", "FROM", "TO"))
         for m in plan.moves:
             details = [Text(f"why: {m.reason}", style="dim")]
             if len(m.candidates) > 1:
@@ -81,7 +83,7 @@ def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableTyp
         parts.append(Text("Moves:"))
         parts.append(t)
     if plan.skipped and show_skipped:
-        t = Columns("POD", "NODE", "OBJECTIVE")
+        t = Columns("POD", "NODE", "OBJECTIVE", movable=("OBJECTIVE", "NODE"))
         for sk in plan.skipped[:show_skipped]:
             t.add_row(sk.pod.key, sk.node, sk.objective, details=[Text(f"why not: {sk.reason}", style="dim")])
         parts.append(Text(""))
@@ -95,8 +97,8 @@ def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableTyp
     return Group(*parts)
 
 
-def rebalance_summary(plan: RebalancePlan, result: RebalanceResult) -> dict[str, Any]:
-    """Per move: predicted versus actual landing, and the outcome."""
+def rebalance_summary(plan: RebalancePlan, result: RebalanceResult, mode: str = "cluster") -> dict[str, Any]:
+    """Per move: predicted versus actual landing, and the outcome; `message` is the closing line."""
     moves = []
     for m in plan.moves:
         o = result.outcomes.get(m.pod.key)
@@ -108,14 +110,33 @@ def rebalance_summary(plan: RebalancePlan, result: RebalanceResult) -> dict[str,
     counts: dict[str, int] = {}
     for x in moves:
         counts[x["status"]] = counts.get(x["status"], 0) + 1
-    return {"moves": moves, "counts": counts, "complete": result.complete, "seconds": round(result.seconds, 3)}
+    return {"moves": moves, "counts": counts, "complete": result.complete, "seconds": round(result.seconds, 3),
+            "message": rebalance_closing(moves, counts, result, mode)}
+
+
+def rebalance_closing(moves: list[dict[str, Any]], counts: dict[str, int], result: RebalanceResult, mode: str) -> str:
+    """`5 pods moved in 2m03s: 4 as predicted, 1 elsewhere`, with what did not move."""
+    moved = counts.get("moved", 0) + counts.get("simulated", 0)
+    as_predicted = sum(1 for m in moves if m["asPredicted"])
+    parts = []
+    if moved and mode == "cluster":
+        parts.append(f"{as_predicted} as predicted")
+        if moved - as_predicted:
+            parts.append(f"{moved - as_predicted} elsewhere")
+    parts += [f"{n} {status.replace('-', ' ')}" for status, n in counts.items() if status not in ("moved", "simulated")]
+    head = f"{count(moved, 'pod')} moved" + ("" if mode != "cluster" else f" in {duration_text(result.seconds)}")
+    if result.interrupted:
+        head += " (interrupted)"
+    return head + (f": {', '.join(parts)}" if parts else "") + dry_suffix(mode)
 
 
 def summary_view(data: dict[str, Any]) -> RenderableType:
+    """Predicted against actual, move by move (problems under their row), then the closing line."""
     from rich.console import Group
+    from rich.markup import escape
     from rich.text import Text
 
-    t = Columns("POD", "FROM", "PREDICTED", "LANDED ON", "STATUS")
+    t = Columns("POD", "FROM", "PREDICTED", "LANDED ON", "STATUS", movable=("FROM", "PREDICTED", "LANDED ON"))
     for m in data["moves"]:
         landed = m["landedOn"] or "-"
         style = "green" if m["asPredicted"] else ("yellow" if m["landedOn"] else "red")
@@ -123,4 +144,8 @@ def summary_view(data: dict[str, Any]) -> RenderableType:
             style = "dim"
         details = [Text(m["message"], style="dim")] if m["message"] else []
         t.add_row(m["pod"], m["from"], m["predicted"], Text(landed, style=style), m["status"], details=details)
-    return Group(Text("Rebalance summary: predicted vs actual:"), t)
+    lines: list[RenderableType] = [Text("Predicted against actual:"), t]
+    if data.get("cluster"):
+        lines.append(Text.from_markup(f"[dim]cluster:[/] {escape(cluster_text(data['cluster']) or '')}"))
+    lines.append(Text(data["message"], style="bold" if data["complete"] else "bold yellow"))
+    return Group(*lines)

@@ -7,15 +7,23 @@ from typing import TYPE_CHECKING, Any
 
 from kresched.execute.preempt import PreemptResult
 from kresched.execute.reconcile import ReconcileResult
+from kresched.execute.untaint import UntaintResult
+from kresched.render.common import cluster_text, count, duration_text
+from kresched.render.events import dry_suffix, summary_view
 from kresched.render.table import markup_lines
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["preempt_summary", "pass_summary", "pass_summary_text"]
+__all__ = ["preempt_closing", "preempt_summary", "preempt_view", "pass_summary", "pass_summary_text",
+           "untaint_summary", "untaint_view"]
 
 
-def preempt_summary(r: PreemptResult, mode: str) -> dict[str, Any]:
+def preempt_summary(r: PreemptResult, mode: str, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `summary` document of `preempt` (and its readable form's data). `reserved` says whether a
+    reservation was made on the cluster (never in a dry run); `reservationRemoved` whether it was
+    removed again (null when there was none)."""
+    reserved = r.reserved and mode == "cluster"
     return {
         "pod": r.pod,
         "outcome": r.outcome,
@@ -25,13 +33,64 @@ def preempt_summary(r: PreemptResult, mode: str) -> dict[str, Any]:
         "alreadyGone": r.already_gone,
         "pdbBlocked": [{"pod": p, "pdb": b} for p, b in r.pdb_blocked],
         "failed": [{"pod": p, "reason": why} for p, why in r.failed],
-        "reservationRemoved": r.released or not r.reserved,
+        "reserved": reserved,
+        "reservationRemoved": r.released if reserved else None,
         "seconds": round(r.seconds, 1),
         "mode": mode,
+        "cluster": cluster,
+        "message": preempt_closing(r, mode),
     }
 
 
-def pass_summary(r: ReconcileResult, mode: str, error: str | None) -> dict[str, Any]:
+def preempt_closing(r: PreemptResult, mode: str) -> str:
+    """One line, kubectl's way: `pod kube-system/x bound to worker-c1 in 10.5s (1 pod evicted)`."""
+    pod, took = f"pod {r.pod}", duration_text(r.seconds)
+    evicted = f" after evicting {count(len(r.evicted), 'pod')}" if r.evicted else ""
+    dry = dry_suffix(mode)
+    if r.outcome == "bound":
+        return f"{pod} bound to {r.node} in {took}{evicted}{dry}"
+    if r.outcome == "bound-elsewhere":
+        return f"{pod} bound to {r.node} (not the planned {r.plan.node}) in {took}{evicted}{dry}"
+    if r.outcome == "simulated":
+        return f"{pod} bound to {r.plan.node}{evicted}{dry}"
+    if r.outcome == "timeout":
+        return f"{pod} still Pending after {took}{evicted}{dry}"
+    if r.outcome == "deleted":
+        return f"{pod} was deleted{evicted}{dry}"
+    if r.outcome == "gave-up":
+        refused = ", ".join(p for p, _ in r.pdb_blocked)
+        return f"{pod} not bound: PodDisruptionBudgets kept refusing {refused}{evicted}{dry}"
+    if r.outcome == "interrupted":
+        return f"{pod} not bound: interrupted{evicted or ' before evicting anything'}{dry}"
+    if r.outcome == "nothing-to-do":
+        return f"{pod} fits on {r.plan.node or 'a node'} without evictions: nothing to do{dry}"
+    if r.outcome == "infeasible":
+        return f"{pod} cannot be placed, whatever is evicted: nothing was done{dry}"
+    if r.outcome == "aborted":
+        return f"{pod}: not confirmed, nothing was changed"
+    if r.outcome == "blocked" and not r.evicted:
+        why = ": evicting would violate a PodDisruptionBudget (--allow-pdb-violation to go on)" if r.plan.blocked \
+            else ""
+        return f"{pod} not helped{why}; nothing was evicted{dry}"
+    return f"{pod} not helped ({r.outcome}): nothing was evicted{dry}" if not r.evicted else \
+        f"{pod} not bound ({r.outcome}){evicted}{dry}"
+
+
+def preempt_view(data: dict[str, Any]) -> RenderableType:
+    """`preempt_summary` for people: what needs a look (pods already gone, refused, failed), the
+    cluster, then the closing line."""
+    style = "bold" if data["outcome"] in ("bound", "simulated", "nothing-to-do") else "bold yellow"
+    categories = [
+        ("cluster", cluster_text(data["cluster"])),
+        ("already gone", data["alreadyGone"]),
+        ("refused by a PodDisruptionBudget", [f"{b['pod']} ({b['pdb']})" for b in data["pdbBlocked"]]),
+        ("failed", [f"{f['pod']}: {f['reason']}" for f in data["failed"]]),
+    ]
+    return summary_view(categories, data["message"], style)
+
+
+def pass_summary(r: ReconcileResult, mode: str, error: str | None,
+                 cluster: dict[str, Any] | None = None) -> dict[str, Any]:
     if r.locked:
         lock = "acquired"
     elif r.lock_holder is not None:
@@ -52,33 +111,79 @@ def pass_summary(r: ReconcileResult, mode: str, error: str | None) -> dict[str, 
         **({"moves": [{"pod": p, "from": f, "to": t, "landedOn": landed, "status": st}
                       for p, f, t, landed, st in r.moves]} if r.moves else {}),
         **({"rebalance": r.rebalance_skipped} if r.rebalance_skipped else {}),
+        "cluster": cluster,
+        "message": pass_closing(r, mode, error),
     }
 
 
-def pass_summary_text(r: ReconcileResult, mode: str, error: str | None) -> RenderableType:
-    """For people: one headline, then what was bound, what is still Pending and why, what failed."""
-    from rich.markup import escape
-    from rich.text import Text
-
-    prefix = f"[dim]({escape(mode)})[/] " if mode != "cluster" else ""
+def pass_closing(r: ReconcileResult, mode: str, error: str | None) -> str:
+    """`pass done in 4.2s: 1 pod helped (1 eviction), 1 stale reservation removed`: only what is
+    not zero."""
     if not r.locked and r.lock_holder is not None:
-        return Text.from_markup(f"{prefix}[bold]Nothing done[/]: another pass holds the Lease "
-                                f"({escape(r.lock_holder)}).")
-    head = (f"{prefix}[bold]Pass {'stopped' if error else 'done'}[/] in {r.seconds:.1f}s: {len(r.helped)} pod(s) "
-            f"helped, {r.evictions} eviction(s), {len(r.cleaned)} stale reservation(s) removed.")
-    lines = ["[bold]Dry run[/]: nothing was changed.", head] if mode != "cluster" else [head]
-    lines += [f"  [green]✓[/] {escape(p)} is bound to {escape(n)}" for p, n in r.bound]
+        return f"nothing done: another pass holds the Lease ({r.lock_holder})"
+    done = []
+    if r.helped:
+        done.append(f"{count(len(r.helped), 'pod')} helped ({count(r.evictions, 'eviction')})")
+    elif r.evictions:
+        done.append(count(r.evictions, "eviction"))
+    if r.moves:
+        done.append(f"{count(sum(1 for m in r.moves if m[4] in ('moved', 'simulated')), 'pod')} rebalanced")
+    if r.cleaned:
+        done.append(f"{count(len(r.cleaned), 'stale reservation')} removed")
+    if r.still_pending:
+        done.append(f"{len(r.still_pending)} still Pending")
+    if r.failed_actions:
+        done.append(f"{count(len(r.failed_actions), 'action')} failed")
+    head = f"pass {'stopped' if error else 'done'} in {duration_text(r.seconds)}"
+    return f"{head}: {', '.join(done) if done else 'nothing to do'}{dry_suffix(mode)}"
+
+
+def pass_summary_text(r: ReconcileResult, mode: str, error: str | None,
+                      cluster: dict[str, Any] | None = None) -> RenderableType:
+    """For people: what was bound, moved, what is still Pending and why, what failed — each only
+    when there is any —, then the closing line."""
+    from rich.markup import escape
+
+    lines = []
+    if cluster:
+        lines.append(f"[dim]cluster:[/] {escape(cluster_text(cluster) or '')}")
+    lines += [f"[green]✓[/] {escape(p)} is bound to {escape(n)}" for p, n in r.bound]
     for p, f, t, landed, st in r.moves:
         mark = "[green]✓[/]" if st == "moved" and landed == t else \
             "[dim]·[/]" if st == "simulated" else "[yellow]![/]"
-        lines.append(f"  {mark} moved {escape(p)}: {escape(f)} → {escape(landed or '-')} (predicted {escape(t)}, "
+        lines.append(f"{mark} moved {escape(p)}: {escape(f)} → {escape(landed or '-')} (predicted {escape(t)}, "
                      f"{escape(st)})")
     if r.rebalance_skipped:
-        lines.append(f"  [yellow]![/] rebalance {escape(r.rebalance_skipped)}")
+        lines.append(f"[yellow]![/] rebalance {escape(r.rebalance_skipped)}")
     if r.still_pending:
-        lines.append("[bold]Still pending[/]:")
+        lines.append("[dim]still Pending:[/]")
         lines += [f"  [yellow]![/] {escape(p)}: {escape(why)}" for p, why in r.still_pending]
     if r.failed_actions:
-        lines.append("[bold]Failed[/]:")
+        lines.append("[dim]failed:[/]")
         lines += [f"  [red]✗[/] {escape(f)}" for f in r.failed_actions]
+    style = "bold yellow" if error or r.failed_actions else "bold"
+    lines.append(f"[{style}]{escape(pass_closing(r, mode, error))}[/]")
     return markup_lines(lines)
+
+
+def untaint_summary(r: UntaintResult, mode: str, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`{"removed", "kept", "failed"}` (node names), the mode, the cluster and the closing line."""
+    removed = [d.reservation.node for d in r.removed]
+    if removed:
+        message = f"{', '.join(f'node/{n}' for n in removed)} untainted"
+    elif r.kept or r.failed:
+        message = "no reservation removed"
+    else:
+        message = "no kresched reservations found"
+    if r.kept and removed:
+        message += f"; {count(len(r.kept), 'reservation')} kept"
+    return {"removed": removed, "kept": [d.reservation.node for d in r.kept],
+            "failed": [d.reservation.node for d in r.failed], "mode": mode, "cluster": cluster,
+            "message": message + dry_suffix(mode)}
+
+
+def untaint_view(r: UntaintResult, data: dict[str, Any]) -> RenderableType:
+    categories = [("cluster", cluster_text(data["cluster"])),
+                  ("kept", [f"{d.reservation.node} ({d.reason})" for d in r.kept]),
+                  ("failed", [d.reservation.node for d in r.failed])]
+    return summary_view(categories, data["message"], "bold yellow" if r.failed else "bold")

@@ -87,8 +87,13 @@ def pod(fake: FakeApiServer, key: str) -> dict[str, Any] | None:
     return fake.store.get(PODS, ns, name)
 
 
+#: Where kresched records its Kubernetes Events (tests/execute/test_events.py checks them).
+EVENTS_PREFIX = "/apis/events.k8s.io/"
+
+
 def writes(fake: FakeApiServer) -> list[tuple[str, str]]:
-    return [(r.method, r.path) for r in fake.requests if r.method != "GET"]
+    """The writes to the cluster's objects, in order (the Events recorded about them aside)."""
+    return [(r.method, r.path) for r in fake.requests if r.method != "GET" and not r.path.startswith(EVENTS_PREFIX)]
 
 
 def body(request: Any) -> Any:

@@ -424,11 +424,15 @@ def test_an_interrupted_drain_starts_no_new_eviction_and_leaves_the_node_cordone
             proc.communicate()
     assert proc.returncode == ExitCode.INTERRUPTED, err.decode()
     lines = [msgspec.json.decode(line) for line in out.splitlines() if line.startswith(b"{")]
-    summary = next(line for line in lines if line["action"] == "summary")
+    # The summary is the stream's last document, after what stays behind.
+    summary = lines[-1]
+    assert summary["action"] == "summary"
     assert summary["evicted"] == ["shop/web-0"]
     assert summary["notStarted"] == ["shop/web-1", "shop/web-2"]
-    assert lines[-1]["action"] == "interrupted"
-    assert "node-a stays cordoned (kubectl uncordon node-a to undo)" in lines[-1]["message"]
+    assert summary["gone"] + summary["stillTerminating"] == ["shop/web-0"]
+    assert summary["message"].startswith("node/node-a not drained (interrupted): 1 pod evicted, 2 not started")
+    assert lines[-2]["action"] == "interrupted"
+    assert "node-a stays cordoned (kubectl uncordon node-a to undo)" in lines[-2]["message"]
     assert evictions(fake_api) == [("web-0", 201), ("web-1", 429)]
     assert pod(fake_api, "shop/web-1") is not None
     assert pod(fake_api, "shop/web-2") is not None

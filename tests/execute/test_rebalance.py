@@ -13,6 +13,7 @@ from kresched.errors import ExitCode
 from tests.builders import make_namespace, make_node, make_pdb, make_pod, make_state
 from tests.execute.conftest import Cli, writes
 from tests.fakeapi import PODS, FakeApiServer
+from tests.fakeapi.events import events
 
 
 def web(n: int, node: str = "node-a", **kw: Any) -> list:
@@ -57,6 +58,12 @@ def test_a_full_run_moves_one_pod_and_its_replicaset_replacement_lands_where_pre
     assert (move["pod"], move["to"], move["landedOn"], move["status"]) == ("shop/web-0", "node-b", "node-b", "moved")
     assert summary["result"]["moves"][0]["asPredicted"] is True
     assert summary["result"]["complete"] is True
+    # Recorded on the pod for `kubectl describe`: why kresched evicted it, and where it should go.
+    [event] = events(fake_api)
+    assert (event["reason"], event["action"], event["regarding"]["name"], event["related"]["name"]) == (
+        "Rebalance", "Evicting", "web-0", "node-b")
+    assert event["note"].startswith("Evicted by kresched rebalance (utilisation): node-a is above the target")
+    assert event["note"].endswith("; its replacement should land on node-b")
     fake_api.controllers.stop()
     assert running_on(fake_api)[replacement.split("/")[1]] == "node-b"
 
@@ -123,9 +130,9 @@ def test_server_dry_run_sends_the_eviction_with_dry_run_all_and_changes_nothing(
     seed(fake_api, web(3))
     run = rebalance(cli, "--server-dry-run", "--yes")
     assert run.code == ExitCode.OK, run.stderr
-    [post] = [r for r in fake_api.requests if r.method == "POST"]
+    [post] = [r for r in fake_api.requests if r.method == "POST" and r.path.endswith("/eviction")]
     assert post.path.endswith("/web-0/eviction")
-    assert post.query.get("dryRun") == "All"
+    assert all(r.query.get("dryRun") == "All" for r in fake_api.requests if r.method == "POST")
     assert len(running_on(fake_api)) == 3
     assert run.summary["moves"][0]["status"] == "simulated"
 

@@ -71,7 +71,9 @@ def test_an_interrupted_run_removes_its_reservation_and_exits_130(waiting_run, f
     code, lines, err = finish(waiting_run)
     assert code == ExitCode.INTERRUPTED, err
     actions = [line["action"] for line in lines]
-    assert actions[-2:] == ["released", "interrupted"]
+    assert actions[-3:] == ["released", "interrupted", "summary"]
+    assert lines[-1]["message"].startswith(f"pod {PENDING} not bound: interrupted after evicting 1 pod")
+    assert lines[-1]["reservationRemoved"] is True
     assert taints(fake_api) == []
     assert kresched_annotations(fake_api) == {}
 

@@ -21,7 +21,7 @@ __all__ = ["discovery_routes"]
 _READ = ["get", "list", "watch"]
 _VERBS = {"pods": [*_READ, "create", "delete", "patch"], "nodes": [*_READ, "patch"],
           "namespaces": [*_READ, "patch"], "poddisruptionbudgets": [*_READ, "patch"],
-          "leases": [*_READ, "create", "update"], "priorityclasses": _READ}
+          "leases": [*_READ, "create", "update"], "priorityclasses": _READ, "events": [*_READ, "create"]}
 
 
 def _resource(res: Resource) -> dict[str, Any]:

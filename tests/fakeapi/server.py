@@ -69,6 +69,7 @@ import yaml
 from tests.fakeapi.controllers import Controllers, Scheduler
 from tests.fakeapi.discovery import discovery_routes
 from tests.fakeapi.errors import ApiError
+from tests.fakeapi.events import add_event_routes
 from tests.fakeapi.faults import Cut, Fault, Faults
 from tests.fakeapi.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from tests.fakeapi.pods import Clock, PodLifecycle, dry_run_option
@@ -201,6 +202,7 @@ class FakeApiServer:
         for r in RESOURCES:
             self._add_resource_routes(r)
         self._add_write_routes()
+        add_event_routes(self)
         self.routes.extend(discovery_routes(lambda: self.url))
         self.controllers = Controllers(self)
         if objects:

@@ -30,6 +30,7 @@ from tests.fakeapi.errors import ApiError
 from tests.fakeapi.served import admit_topology_labels, kubelet_csinode, nil_as_null
 
 __all__ = [
+    "EVENTS",
     "LEASES",
     "NAMESPACES",
     "NODES",
@@ -92,8 +93,11 @@ CSI_NODES = Resource("CSINode", "csinodes", group="storage.k8s.io", namespaced=F
 #: The storage kinds (the volume filters' input).
 STORAGE: tuple[Resource, ...] = (PVS, PVCS, STORAGE_CLASSES, CSI_NODES)
 
+#: What kresched records about what it did (tests/fakeapi/events.py routes their creation).
+EVENTS = Resource("Event", "events", group="events.k8s.io")
 #: Every resource the server routes (list and get; writes are routed per resource in server.py).
-RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES, *WORKLOADS, *STORAGE)
+RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES, *WORKLOADS, *STORAGE,
+                                   EVENTS)
 _BY_KIND = {r.kind: r for r in RESOURCES}
 
 

@@ -142,7 +142,14 @@ def test_the_demo_drain_says_the_nats_replica_would_be_stranded(monkeypatch: pyt
     r = run_cli(monkeypatch, "drain", "worker-b3", "--snapshot", "demo", "--ignore-daemonsets", "--dry-run",
                 width=400)
     assert r.exit_code == 3  # pods would stay Pending: nothing is done without --allow-pending
-    line = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("data/nats-1:"))
+    lines = r.stdout.splitlines()
+    row = next(i for i, ln in enumerate(lines) if ln.startswith("data/nats-1 "))
+    assert lines[row].split()[-1] == "Pending"  # LANDS ON
+    # What holds it and why it would stay Pending: under its row, each said once.
+    details = lines[row + 1:row + 3]
+    assert all(d.startswith("    ! ") for d in details)
+    line = " ".join(details)
+    assert "held by volume: its volume" in line
     assert "(claim data-nats-1) is in zone eu-west-1b" in line
     # 3: worker-a2 (tainted by the demo's leftover reservation) fails on its taint first.
     assert f"3 {ERR_REASON_NODE_CONFLICT}" in line
