@@ -39,6 +39,7 @@ __all__ = [
     "HIGHEST_USER_DEFINABLE_PRIORITY",
     "check_int32",
     "check_label_selector",
+    "check_node_selector_term",
     "check_pod_spec",
     "check_priority_class",
     "check_taints",
@@ -132,7 +133,9 @@ def _check_node_field_requirement(path: str, req: NodeSelectorRequirement) -> No
         raise ValueError(f'{path}.key: Invalid value: "{req.key}": not a valid field selector key')
 
 
-def _check_node_term(path: str, term: NodeSelectorTerm) -> None:
+def check_node_selector_term(path: str, term: NodeSelectorTerm) -> None:
+    """`ValidateNodeSelectorTerm`: each requirement's operator and values (the scheduler's
+    `nodeaffinity.NewNodeSelector` refuses the same terms)."""
     for i, req in enumerate(term.match_expressions):
         _check_node_requirement(f"{path}.matchExpressions[{i}]", req)
     for i, req in enumerate(term.match_fields):
@@ -157,11 +160,11 @@ def _check_affinity(path: str, affinity: Affinity | None) -> None:
         required = na.required_during_scheduling_ignored_during_execution
         if required is not None:
             for i, term in enumerate(required.node_selector_terms):
-                _check_node_term(f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]",
+                check_node_selector_term(f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]",
                                  term)
         for i, pref in enumerate(na.preferred_during_scheduling_ignored_during_execution):
             p = f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-            _check_node_term(f"{p}.preference", pref.preference)
+            check_node_selector_term(f"{p}.preference", pref.preference)
     for name, pa in (("podAffinity", affinity.pod_affinity), ("podAntiAffinity", affinity.pod_anti_affinity)):
         if pa is None:
             continue
