@@ -11,13 +11,16 @@ from kresched.cli.common import (
     KubeconfigOpt,
     NamespaceOpt,
     NoColorOpt,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
     command,
     default_namespace,
     emit,
+    load_profiles,
     load_state,
     make_options,
 )
@@ -37,6 +40,8 @@ def explain(
     top: Annotated[int, typer.Option("--top", callback=at_least(1), metavar="N",
                                      help="How many of the nearest nodes to list.")]
     = 10,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     namespace: NamespaceOpt = None,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
@@ -56,10 +61,11 @@ def explain(
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
     state = load_state(opts)
     target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
     with progress(opts, f"explaining {target.key}"), paused_gc():
-        result = explain_pod(state, target)
+        result = explain_pod(state, target, profiles=profiles)
     emit(opts.output, explanation_dict(result),
          lambda: explanation_table(result, top=top, all_nodes=all_nodes, wide=opts.output is Output.wide))
     return 0

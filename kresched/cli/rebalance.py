@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -21,12 +22,15 @@ from kresched.cli.common import (
     KubeconfigOpt,
     NoColorOpt,
     Options,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
     command,
     emit,
+    load_profiles,
     load_state,
     make_options,
     parse_duration,
@@ -119,6 +123,8 @@ def rebalance_command(
     = "10m",
     yes: YesOpt = False,
     dry_run: DryRunOpt = DryRun.none,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -149,6 +155,7 @@ def rebalance_command(
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
     ropts = build_options(objective, thresholds, target_thresholds, margin, evict_local_storage_pods, max_moves,
                           max_moves_per_node, max_moves_per_namespace)
+    ropts = replace(ropts, profiles=load_profiles(scheduler_config, simulate_other_schedulers))
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
     with paused_gc():

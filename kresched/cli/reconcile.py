@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -12,11 +13,14 @@ from kresched.cli.common import (
     KubeconfigOpt,
     NoColorOpt,
     Options,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
     command,
+    load_profiles,
     load_state,
     make_options,
     parse_duration,
@@ -66,6 +70,8 @@ def reconcile_command(
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
     dry_run: ClientDryRunOpt = DryRun.none,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -113,14 +119,15 @@ def reconcile_command(
     ns, _, name = lease.partition("/")
     if not name:
         ns, name = "kube-system", ns
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
     options = ReconcileOptions(
         lease_namespace=ns, lease_name=name,
         deadline_seconds=parse_duration(deadline, "--deadline"),
         reservation_ttl_seconds=parse_duration(reservation_ttl, "--reservation-ttl"),
         min_priority=min_priority, min_pending_seconds=parse_duration(min_pending, "--min-pending"),
-        namespace=namespace, max_evictions=max_evictions, plan=PlanOptions(max_grace, allow_pdb_violation),
-        rebalance=build_options(rebalance_objective, rebalance_thresholds, rebalance_target_thresholds, 10, False,
-                                None, None, None) if rebalance else None,
+        namespace=namespace, max_evictions=max_evictions, plan=PlanOptions(max_grace, allow_pdb_violation, profiles),
+        rebalance=replace(build_options(rebalance_objective, rebalance_thresholds, rebalance_target_thresholds, 10,
+                                        False, None, None, None), profiles=profiles) if rebalance else None,
     )
     client = client_dry_run(dry_run, "reconcile")
     api = make_api(opts, load_state(opts) if client else None, client)

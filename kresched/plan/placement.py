@@ -8,9 +8,10 @@ answer the scheduler's way (`schedulePod`):
    first; else the zone-interleaved node order, stopping at `numFeasibleNodesToFind`;
 2. one feasible node: that node, unscored (as upstream);
 3. else PreScore, Score, NormalizeScore and weights of the profile's score plugins
-   (`sched.score`; the default profile's unless a scheduler configuration says otherwise), and the nodes sharing the top total: the scheduler takes the first of them
-   its filters found (`select_host`), an order its parallel filters can shuffle, so a landing is
-   that node plus every tied one (`candidates`).
+   (`sched.score`; the default profile's unless a scheduler configuration says otherwise), and the
+   nodes sharing the top total: the scheduler takes the first of them its filters found
+   (`select_host`), an order its parallel filters can shuffle, so a landing is that node plus
+   every tied one (`candidates`).
 
 Node-local raw scores are kept per pod shape (`ScoreMemos`) while a node's NodeInfo is the same
 object. Also `bound_to` and `replacement_of`, the simulated pod copies. Pure.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kresched.plan.drain import DrainPlan, NodeDrain
+from kresched.plan.drain import DrainPlan, DrainPod, NodeDrain
 from kresched.render.table import Columns, Hanging
 
 if TYPE_CHECKING:
@@ -17,21 +17,35 @@ __all__ = ["node_drain_dict", "preflight_dict", "preflight_view", "drain_summary
 
 
 def node_drain_dict(n: NodeDrain) -> dict[str, Any]:
-    """`{"node", "evict": [{"pod", "pdb", "blocked", "landsOn"}], "skip": [...], "errors": [...]}`."""
+    """`{"node", "evict": [{"pod", "pdb", "blocked", "landsOn"}], "skip": [...], "errors": [...]}`;
+    an evicted pod of a scheduler no profile names adds `"otherScheduler"` (its landing is not
+    simulated)."""
     return {
         "node": n.node,
-        "evict": [{"pod": p.pod.key, "pdb": p.pdb, "blocked": p.blocked, "landsOn": p.lands_on,
-                   "candidates": list(p.candidates), "likely": p.likely} for p in n.evict],
+        "evict": [_evict_dict(p) for p in n.evict],
         "skip": [{"pod": s.pod.key, "reason": s.reason} for s in n.skip],
         "errors": [{"pod": e.pod.key, "reason": e.reason} for e in n.errors],
     }
 
 
+def _evict_dict(p: DrainPod) -> dict[str, Any]:
+    out = {"pod": p.pod.key, "pdb": p.pdb, "blocked": p.blocked, "landsOn": p.lands_on,
+           "candidates": list(p.candidates), "likely": p.likely}
+    if p.other_scheduler is not None:
+        out["otherScheduler"] = p.other_scheduler
+    return out
+
+
 def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
-    """One node's object, or `{"nodes": [...]}` for several."""
+    """One node's object, or `{"nodes": [...]}` for several; `"warnings"` (when any): what kresched
+    could not simulate of the scheduler profiles that place the replacements."""
     if len(plan.nodes) == 1:
-        return node_drain_dict(plan.nodes[0])
-    return {"nodes": [node_drain_dict(n) for n in plan.nodes]}
+        out = node_drain_dict(plan.nodes[0])
+    else:
+        out = {"nodes": [node_drain_dict(n) for n in plan.nodes]}
+    if plan.warnings:
+        out["warnings"] = list(plan.warnings)
+    return out
 
 
 def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
@@ -39,7 +53,7 @@ def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
     from rich.markup import escape
     from rich.text import Text
 
-    parts: list[RenderableType] = []
+    parts: list[RenderableType] = [Hanging(Text(f"warning: {w}", style="yellow"), first="") for w in plan.warnings]
     for n in plan.nodes:
         parts.append(Text.from_markup(
             f"[bold]Drain {escape(n.node)}[/]: {len(n.evict)} pod(s) to evict, {len(n.skip)} skipped, "
@@ -67,6 +81,9 @@ def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
                     details.append(Text("! a bare pod: no controller recreates it", style="red"))
                 elif p.pod.is_terminating:
                     lands = Text("- (terminating)", style="dim")
+                elif p.other_scheduler is not None:
+                    lands = Text("- (another scheduler)", style="dim")
+                    details.append(Text(f"! {p.pending_reason or ''}", style="dim"))
                 else:
                     lands = Text("stays Pending", style="yellow")
                     details.append(Text(f"! {p.pending_reason or ''}", style="yellow"))
