@@ -95,9 +95,11 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
     return PluginSet(tuple(enabled), tuple(disabled))
 
 
-def merge_plugins(custom: Mapping[str, PluginSet] | None) -> dict[str, PluginSet]:
-    """`mergePlugins`: the default plugins with a profile's `plugins` merged in, per extension point."""
-    merged = default_plugins()
+def merge_plugins(custom: Mapping[str, PluginSet] | None,
+                  default: Mapping[str, PluginSet] | None = None) -> dict[str, PluginSet]:
+    """`mergePlugins`: the default plugins (`default`; v1.36's without) with a profile's `plugins`
+    merged in, per extension point."""
+    merged = default_plugins() if default is None else dict(default)
     if custom is None:
         return merged
     for point, custom_set in custom.items():

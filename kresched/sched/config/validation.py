@@ -65,8 +65,15 @@ class FieldError:
         return f"{self.field}: {body}"
 
 
+class GoValue(str):
+    """A bad value already in Go's `%#v` form (a struct): printed as it is."""
+
+
 def _go_value(value: object) -> str:
-    """A bad value as `field.Error` prints it: strings quoted, numbers and booleans bare."""
+    """A bad value as `field.Error` prints it: strings quoted, numbers and booleans bare, structs
+    as Go's `%#v` (`GoValue`)."""
+    if isinstance(value, GoValue):
+        return str(value)
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, bool):
@@ -237,9 +244,17 @@ def _plugin_set_key(s: object) -> tuple:
     return (tuple((p.name, p.weight) for p in s.enabled), tuple(s.disabled))  # type: ignore[attr-defined]
 
 
-def _plugin_set_text(s: object) -> str:
+def _plugin_set_text(s: object) -> GoValue:
+    """The internal `config.PluginSet` as Go's `%#v` prints it (what upstream's error shows)."""
     enabled, disabled = _plugin_set_key(s)
-    return f"{{Enabled:{[n for n, _ in enabled]} Disabled:{list(disabled)}}}"
+
+    def plugins(items: list[tuple[str, int]]) -> str:
+        if not items:
+            return "[]config.Plugin(nil)"
+        return "[]config.Plugin{" + ", ".join(f'config.Plugin{{Name:"{n}", Weight:{w}}}' for n, w in items) + "}"
+
+    return GoValue(f"config.PluginSet{{Enabled:{plugins([(n, w or 0) for n, w in enabled])}, "
+                   f"Disabled:{plugins([(n, 0) for n in disabled])}}}")
 
 
 _QUALIFIED = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
