@@ -135,7 +135,8 @@ extenders:
 
 def test_a_configmap_holding_the_file_is_read_too(cli: Run, cluster: str, tmp_path: Path) -> None:
     body = "\n".join("    " + line for line in MOST_ALLOCATED.splitlines())
-    cfg = _config(tmp_path, f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: sched}}\ndata:\n  config.yaml: |\n{body}\n")
+    text = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: sched}}\ndata:\n  config.yaml: |\n{body}\n"
+    cfg = _config(tmp_path, text)
     code, packed = _plan(cli, cluster, "shop/p", "--scheduler-config", cfg)
     assert (code, packed["node"]) == (0, "node-a")
 
