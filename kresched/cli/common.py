@@ -29,6 +29,7 @@ from kresched.render.safe import escape_control
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from kresched.plan.policy import Policy
     from kresched.sched.profile import Profiles
 
 __all__ = [
@@ -52,6 +53,8 @@ __all__ = [
     "load_state",
     "SchedulerConfigOpt",
     "OtherSchedulersOpt",
+    "ConfigOpt",
+    "load_policy",
     "parse_duration",
     "command",
 ]
@@ -88,6 +91,10 @@ SchedulerConfigOpt = Annotated[str | None, typer.Option(
     "--scheduler-config", metavar="FILE", envvar="KRESCHED_SCHEDULER_CONFIG", show_envvar=False,
     help="The cluster's KubeSchedulerConfiguration (kube-scheduler's --config file, or a ConfigMap holding it): "
          "simulate its profiles instead of the default one (also KRESCHED_SCHEDULER_CONFIG).")]
+ConfigOpt = Annotated[str | None, typer.Option(
+    "--config", metavar="FILE", envvar="KRESCHED_CONFIG", show_envvar=False,
+    help="kresched's own KreschedConfiguration (kresched.io/v1alpha1; or a ConfigMap holding it): which policies "
+         "run, their thresholds and budgets, the aggressiveness preset; flags override it (also KRESCHED_CONFIG).")]
 OtherSchedulersOpt = Annotated[bool, typer.Option(
     "--simulate-other-schedulers",
     help="Simulate pods whose schedulerName no profile names with the default-scheduler profile (without it, "
@@ -222,6 +229,25 @@ def load_profiles(path: str | None, simulate_other: bool = False) -> Profiles:
             raise InputError(f"--scheduler-config {path}: {exc.message}") from None
         profiles = build_profiles(cfg, specs, path)
     return profiles.with_fallback() if simulate_other else profiles
+
+
+def load_policy(path: str | None) -> Policy:
+    """kresched's policy: the `--config` file's (read and checked before anything else is; a bad
+    file is one `error:` line, exit 2), else the moderate preset — the flags' own defaults."""
+    from kresched.plan.policy import decode_policy, preset
+
+    if not path:
+        return preset("moderate")
+    from dataclasses import replace
+
+    from kresched.sources.config_file import read_config_document
+
+    doc = read_config_document(path, "--config", key="config.yaml")
+    try:
+        policy = decode_policy(doc)
+    except InputError as exc:
+        raise InputError(f"--config {path}: {exc.message}") from None
+    return replace(policy, source=path)
 
 
 def default_namespace(opts: Options) -> str:

@@ -105,6 +105,9 @@ class RebalanceOptions:
     #: The cluster's scheduler profiles: a replacement is placed by its pod's; a pod of a scheduler
     #: no profile names is never moved (where it would land is not simulated).
     profiles: Profiles = field(default_factory=Profiles.default, compare=False)
+    #: Disruptions a pod's PodDisruptionBudget must still allow once the move has spent one (the
+    #: buffer a conservative policy leaves; 0: the last one may be spent).
+    budget_buffer: int = 0
 
 
 def validate_options(opts: RebalanceOptions) -> list[str]:
@@ -613,6 +616,10 @@ class _Planner:
         check = self.ledger.check(pod)
         if not check.allowed:
             return check.reason or "its PodDisruptionBudget refuses it"
+        buffer = self.opts.budget_buffer
+        if buffer and check.spends and check.remaining is not None and check.remaining - 1 < buffer:
+            return (f"its PodDisruptionBudget {check.pdb} allows {check.remaining} disruption(s): moving it would "
+                    f"leave fewer than the {buffer} the policy keeps in reserve (budgetBuffer)")
         return None
 
     def _refuse(self, pod: Pod, node: str, objective: str, reason: str) -> bool:
