@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,3 +187,33 @@ def test_drain_places_each_replacement_with_its_profile_and_leaves_other_schedul
     assert res.exit_code == 0, res.stderr
     assert evict["default/web"]["landsOn"] == "node-b"
     assert (evict["default/job"]["landsOn"], evict["default/job"]["otherScheduler"]) == (None, "volcano")
+
+
+def test_reconcile_says_once_per_pass_what_it_cannot_simulate(cli: Run, cluster: str, tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                            "profiles:\n- plugins:\n    filter:\n      enabled: [{name: GpuTopology}]\n")
+    res = cli("reconcile", "--snapshot", cluster, "--dry-run", "-o", "json", "--scheduler-config", cfg)
+    events = [json.loads(line) for line in res.stdout.splitlines()]
+    warned = [e for e in events if e["action"] == "simulation-warning"]
+    assert res.exit_code == 0, res.stderr
+    assert [e["warning"] for e in warned] == [
+        "out-of-tree plugin 'GpuTopology' (filter): kresched cannot simulate it; the scheduler may filter, score "
+        "or bind differently from what is shown"]
+
+
+@pytest.mark.parametrize(("make", "want"), [
+    pytest.param(lambda p: p.mkdir(), "not a regular file", id="a directory"),
+    pytest.param(lambda p: p.write_bytes(b"\x00\x01kind"), "binary data (a NUL byte)", id="binary data"),
+    pytest.param(lambda p: p.write_text("a: [" * 600 + "]" * 600), "nested more than", id="nested too deep"),
+    pytest.param(lambda p: p.write_text("---\nkind: A\n---\nkind: B\n"), "2 documents", id="two documents"),
+    pytest.param(lambda p: p.write_text(""), "empty", id="an empty file"),
+])
+def test_a_file_that_is_no_configuration_is_refused(cli: Run, cluster: str, tmp_path: Path, make: Any,
+                                                    want: str) -> None:
+    path = tmp_path / "sched.yaml"
+    make(path)
+    res = cli("plan", "shop/p", "--snapshot", cluster, "--scheduler-config", str(path))
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"error: --scheduler-config {path}: ")
+    assert want in res.stderr
+    assert res.stderr.count("\n") == 1

@@ -152,6 +152,10 @@ def reconcile_command(
     client = client_dry_run(dry_run, "reconcile")
     api = make_api(opts, load_state(opts) if client else None, client)
     report = make_reporter(opts, api.mode)
+    # What kresched cannot simulate of the cluster's scheduler profiles, once per pass: every plan
+    # of the pass could be changed by it.
+    for w in dict.fromkeys(w for p in profiles.by_name.values() for w in profiles.warnings_for(p)):
+        report(Event("simulation-warning", f"warning: {w}", {"warning": w}, "warn"))
     result = ReconcileResult()
     try:
         with signals_as_exceptions():

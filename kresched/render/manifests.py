@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kresched import __version__
-from kresched.plan.policy import Policy, preset
+
+if TYPE_CHECKING:
+    from kresched.plan.policy import Policy
 
 __all__ = [
     "API_CALLS",
@@ -154,7 +156,7 @@ class ManifestOptions:
     #: kresched's own KreschedConfiguration (the file's text, checked) and what it decides; the CronJob
     #: mounts it from a ConfigMap and runs `reconcile --config` with it.
     config: str | None = None
-    policy: Policy = field(default_factory=lambda: preset("moderate"))
+    policy: Policy = field(default_factory=lambda: _moderate())
     #: The cluster's KubeSchedulerConfiguration (the file's text, checked): mounted from a ConfigMap,
     #: `reconcile --scheduler-config`.
     scheduler_config: str | None = None
@@ -186,6 +188,12 @@ class ManifestOptions:
     def effective_deadline_seconds(self) -> int:
         return self.deadline_seconds if self.deadline_seconds is not None \
             else int(self.policy.reconcile.deadline_seconds)
+
+
+def _moderate() -> Policy:
+    from kresched.plan.policy import preset
+
+    return preset("moderate")
 
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

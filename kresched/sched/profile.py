@@ -30,28 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from kresched.model.objects import Pod
-from kresched.sched import (
-    image_locality,
-    interpod_affinity,
-    node_affinity,
-    node_name,
-    node_ports,
-    node_resources_balanced_allocation,
-    node_resources_fit,
-    node_unschedulable,
-    node_volume_limits,
-    pod_topology_spread,
-    taint_toleration,
-    volume_binding,
-    volume_restrictions,
-    volume_zone,
-)
-from kresched.sched.config import DEFAULT_SCHEDULER_NAME, ProfileSpec, SchedulerConfig
-from kresched.sched.config import types as cfg_types
 from kresched.sched.framework import (
     SUCCESS,
     CycleState,
@@ -62,6 +45,13 @@ from kresched.sched.framework import (
     Snapshot,
     Status,
 )
+
+if TYPE_CHECKING:  # a configuration is read only when a file is given: its modules load then
+    from kresched.sched.config import ProfileSpec, SchedulerConfig
+    from kresched.sched.config import types as cfg_types
+
+#: `v1.DefaultSchedulerName`.
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 __all__ = ["Profile", "Profiles", "PreFilterOnly", "build_profile"]
 
@@ -133,8 +123,9 @@ class Profile:
         NodeResourcesFit ignores (exact for its filter, and the planner's shortcuts then agree)."""
         if not (self.ignored_resources or self.ignored_resource_groups) or not pod.requests.scalar:
             return pod
-        stripped = node_resources_fit.without_ignored(pod.requests, self.ignored_resources,
-                                                      self.ignored_resource_groups)
+        from kresched.sched.node_resources_fit import without_ignored
+
+        stripped = without_ignored(pod.requests, self.ignored_resources, self.ignored_resource_groups)
         if stripped is pod.requests:
             return pod
         copy = msgspec.structs.replace(pod)
@@ -215,6 +206,8 @@ def build_profiles(cfg: SchedulerConfig, specs: Sequence[ProfileSpec], source: s
 
 def build_profile(spec: ProfileSpec, global_percentage: int = 0) -> Profile:
     """kresched's plugins for `spec`, each with the profile's args."""
+    from kresched.sched.config import types as cfg_types
+
     points = spec.points
     args = spec.args
     pre_filter, filters = points.get("preFilter", ()), points.get("filter", ())
@@ -267,6 +260,17 @@ def _extender_warning(i: int, ext: cfg_types.Extender) -> str:
 
 
 def _filter_plugin(name: str, args: Mapping[str, object]) -> FilterPlugin:
+    from kresched.sched import (
+        node_name,
+        node_ports,
+        node_unschedulable,
+        node_volume_limits,
+        taint_toleration,
+        volume_binding,
+        volume_restrictions,
+        volume_zone,
+    )
+
     if name == "NodeUnschedulable":
         return node_unschedulable.NodeUnschedulable()
     if name == "NodeName":
@@ -295,6 +299,9 @@ def _filter_plugin(name: str, args: Mapping[str, object]) -> FilterPlugin:
 
 
 def _score_plugin(name: str, args: Mapping[str, object]) -> ScorePlugin:
+    from kresched.sched import image_locality, node_resources_balanced_allocation, taint_toleration
+    from kresched.sched.config import types as cfg_types
+
     if name == "TaintToleration":
         return taint_toleration.TaintToleration()
     if name == "NodeAffinity":
@@ -316,12 +323,18 @@ def _score_plugin(name: str, args: Mapping[str, object]) -> ScorePlugin:
     raise ValueError(f"no score plugin {name}")
 
 
-def _node_affinity(args: Mapping[str, object]) -> node_affinity.NodeAffinity:
+def _node_affinity(args: Mapping[str, object]) -> FilterPlugin:
+    from kresched.sched import node_affinity
+    from kresched.sched.config import types as cfg_types
+
     a = args.get("NodeAffinity")
     return node_affinity.NodeAffinity(a.added_affinity if isinstance(a, cfg_types.NodeAffinityArgs) else None)
 
 
-def _node_resources_fit(args: Mapping[str, object]) -> node_resources_fit.NodeResourcesFit:
+def _node_resources_fit(args: Mapping[str, object]) -> FilterPlugin:
+    from kresched.sched import node_resources_fit
+    from kresched.sched.config import types as cfg_types
+
     a = args.get("NodeResourcesFit")
     if not isinstance(a, cfg_types.NodeResourcesFitArgs) or a.scoring_strategy is None:
         return node_resources_fit.NodeResourcesFit()
@@ -331,14 +344,20 @@ def _node_resources_fit(args: Mapping[str, object]) -> node_resources_fit.NodeRe
         tuple((p.utilization, p.score) for p in s.shape or ()), a.ignored_resources, a.ignored_resource_groups)
 
 
-def _pod_topology_spread(args: Mapping[str, object]) -> pod_topology_spread.PodTopologySpread:
+def _pod_topology_spread(args: Mapping[str, object]) -> FilterPlugin:
+    from kresched.sched import pod_topology_spread
+    from kresched.sched.config import types as cfg_types
+
     a = args.get("PodTopologySpread")
     if isinstance(a, cfg_types.PodTopologySpreadArgs) and a.defaulting_type == "List":
         return pod_topology_spread.PodTopologySpread(a.default_constraints)
     return pod_topology_spread.PodTopologySpread()
 
 
-def _inter_pod_affinity(args: Mapping[str, object]) -> interpod_affinity.InterPodAffinity:
+def _inter_pod_affinity(args: Mapping[str, object]) -> FilterPlugin:
+    from kresched.sched import interpod_affinity
+    from kresched.sched.config import types as cfg_types
+
     a = args.get("InterPodAffinity")
     if not isinstance(a, cfg_types.InterPodAffinityArgs):
         return interpod_affinity.InterPodAffinity()
