@@ -371,7 +371,7 @@ class Planner:
         nominated = {n: [p for p in ps if p.key not in self.work.placed and p.key != pod.key]
                      for n, ps in self._nominated.items()}
         diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static, self._memo_for(pod),
-                                          sample=True)
+                                          sample=True, percentage=self.placer.percentage)
         notes = self._notes(pod)
         if diag.feasible:
             landing = self.placer.landing(pod, snap, diag, cycle)
