@@ -140,15 +140,16 @@ def snapshot(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize(("pod", "expected"), [
     pytest.param("shop/checkout", {
-        "pod": "shop/checkout", "schedulable": False, "message": CHECKOUT_MESSAGE, "preemptionMessage": None,
+        "pod": "shop/checkout", "profile": "default-scheduler", "schedulable": False, "message": CHECKOUT_MESSAGE,
+        "preemptionMessage": None,
         "nodes": CHECKOUT_NODES,
     }, id="unschedulable, and the scheduler's preemption would make room: no preemption message"),
     pytest.param("shop/nightly", {
-        "pod": "shop/nightly", "schedulable": False, "message": CHECKOUT_MESSAGE,
+        "pod": "shop/nightly", "profile": "default-scheduler", "schedulable": False, "message": CHECKOUT_MESSAGE,
         "preemptionMessage": "not eligible due to preemptionPolicy=Never.", "nodes": CHECKOUT_NODES,
     }, id="preemptionPolicy Never"),
     pytest.param("shop/huge", {
-        "pod": "shop/huge", "schedulable": False,
+        "pod": "shop/huge", "profile": "default-scheduler", "schedulable": False,
         "message": "0/5 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, "
                    "3 Insufficient cpu.",
         "preemptionMessage": "0/5 nodes are available: 1 No preemption victims found for incoming pod, "
@@ -158,7 +159,8 @@ def snapshot(tmp_path: Path) -> str:
                   "node-t": ["node(s) had untolerated taint(s)"]},
     }, id="unschedulable, and preemption fails too: the preemption part as the scheduler writes it"),
     pytest.param("shop/small", {
-        "pod": "shop/small", "schedulable": True, "message": None, "preemptionMessage": None,
+        "pod": "shop/small", "profile": "default-scheduler", "schedulable": True, "message": None,
+        "preemptionMessage": None,
         "nodes": {"node-a": [], "node-b": [], "node-c": ["node(s) were unschedulable"], "node-l": [],
                   "node-t": ["node(s) had untolerated taint(s)"]},
         # The empty 4-CPU node-l: LeastAllocated (97: 3.9 of 4 CPU and 8Gi-200Mi of 8Gi left) beats
@@ -178,7 +180,7 @@ def test_json_is_exactly_the_contract(cli: Run, snapshot: str, pod: str, expecte
     assert (res.exit_code, res.stderr) == (0, "")
     doc = json.loads(res.stdout)
     assert doc == expected
-    assert list(doc) == ["pod", "schedulable", "message", "preemptionMessage", "nodes",
+    assert list(doc) == ["pod", "profile", "schedulable", "message", "preemptionMessage", "nodes",
                          *(["node", "candidates", "likely", "scores"] if doc["schedulable"] else [])]
     assert list(doc["nodes"]) == sorted(doc["nodes"])
 
@@ -200,7 +202,7 @@ def test_yaml_carries_the_same_data_as_json(cli: Run, snapshot: str, pod: str) -
     res = cli("explain", "--pod", pod, "--snapshot", snapshot, "-o", "yaml")
     assert (res.exit_code, res.stderr) == (0, "")
     assert yaml.safe_load(res.stdout) == explain_json(cli, snapshot, pod)
-    assert res.stdout.startswith(f"pod: {pod}\nschedulable: ")
+    assert res.stdout.startswith(f"pod: {pod}\nprofile: default-scheduler\nschedulable: ")
 
 
 def test_a_bound_pod_says_where_it_runs_and_where_it_would_land_now(cli: Run, snapshot: str) -> None:

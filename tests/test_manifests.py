@@ -268,14 +268,21 @@ def test_the_cronjobs_arguments_are_accepted_by_the_real_reconcile(cli, args):
 
 
 def test_without_options_the_cronjob_runs_reconcile_with_reconciles_own_defaults():
-    """The manifests spell every setting out; they must be the ones `kresched reconcile` defaults to."""
+    """The manifests spell every setting out; they must be the ones `kresched reconcile` defaults to
+    without a --config file (the moderate preset: its flags default to None, meaning that)."""
+    from kresched.plan.policy import preset
+
     command = typer.main.get_command(app).commands["reconcile"]  # type: ignore[attr-defined]
     defaults = {p.opts[0]: p.default for p in command.params if p.opts}
+    own = preset("moderate").reconcile
     args = reconcile_args(ManifestOptions())
-    for flag in ("--deadline", "--min-pending", "--reservation-ttl"):
-        assert parse_duration(flag_value(args, flag), flag) == parse_duration(defaults[flag], flag), flag
-    for flag in ("--max-evictions", "--max-grace"):
-        assert int(flag_value(args, flag)) == defaults[flag], flag
+    for flag, seconds in (("--deadline", own.deadline_seconds), ("--min-pending", own.min_pending_seconds),
+                          ("--reservation-ttl", own.reservation_ttl_seconds)):
+        assert defaults[flag] is None, flag
+        assert parse_duration(flag_value(args, flag), flag) == seconds, flag
+    for flag, value in (("--max-evictions", own.max_evictions), ("--max-grace", own.max_grace_seconds)):
+        assert defaults[flag] is None, flag
+        assert int(flag_value(args, flag)) == value, flag
     assert flag_value(args, "--lease") == defaults["--lease"]
     assert "--min-priority" not in args
     assert defaults["--min-priority"] is None

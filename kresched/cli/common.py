@@ -28,6 +28,9 @@ from kresched.render.safe import escape_control
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from kresched.plan.policy import Policy
+    from kresched.sched.profile import Profiles
+
 __all__ = [
     "emit",
     "write_doc",
@@ -48,6 +51,11 @@ __all__ = [
     "kube_context",
     "cluster_of",
     "make_options",
+    "load_profiles",
+    "SchedulerConfigOpt",
+    "OtherSchedulersOpt",
+    "ConfigOpt",
+    "load_policy",
     "parse_duration",
     "command",
 ]
@@ -80,6 +88,18 @@ NamespaceOpt = Annotated[str | None, typer.Option("--namespace", "-n", metavar="
                                                        "'default' for a snapshot).", show_default=False)]
 AllNamespacesOpt = Annotated[bool, typer.Option("--all-namespaces", "-A",
                                                 help="Pods in every namespace (the default without -n).")]
+SchedulerConfigOpt = Annotated[str | None, typer.Option(
+    "--scheduler-config", metavar="FILE", envvar="KRESCHED_SCHEDULER_CONFIG", show_envvar=False,
+    help="The cluster's KubeSchedulerConfiguration (kube-scheduler's --config file, or a ConfigMap holding it): "
+         "simulate its profiles instead of the default one (also KRESCHED_SCHEDULER_CONFIG).")]
+ConfigOpt = Annotated[str | None, typer.Option(
+    "--config", metavar="FILE", envvar="KRESCHED_CONFIG", show_envvar=False,
+    help="kresched's own KreschedConfiguration (kresched.io/v1alpha1; or a ConfigMap holding it): which policies "
+         "run, their thresholds and budgets, the aggressiveness preset; flags override it (also KRESCHED_CONFIG).")]
+OtherSchedulersOpt = Annotated[bool, typer.Option(
+    "--simulate-other-schedulers",
+    help="Simulate pods whose schedulerName no profile names with the default-scheduler profile (without it, "
+         "kresched leaves them to their own scheduler).")]
 
 
 @dataclass(frozen=True)
@@ -202,6 +222,47 @@ def make_options(snapshot: str | None, kubeconfig: str | None, context: str | No
     ENV.no_color = ENV.no_color or no_color
     ENV.docs = 0  # a new command, a new stream
     return Options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
+
+
+def load_profiles(path: str | None, simulate_other: bool = False) -> Profiles:
+    """The scheduler profiles to simulate: those of `--scheduler-config`'s file, read and validated
+    as kube-scheduler reads its `--config` (a bad file is one `error:` line, exit 2, before
+    anything is loaded or touched), else the v1.36 default profile. `simulate_other`: pods of a
+    scheduler no profile names are simulated by the default-scheduler profile."""
+    from kresched.sched.profile import Profiles, build_profiles
+
+    if not path:
+        profiles = Profiles.default()
+    else:
+        from kresched.sched.config import parse_scheduler_config
+        from kresched.sources.config_file import read_config_document
+
+        doc = read_config_document(path, "--scheduler-config", key="config.yaml")
+        try:
+            cfg, specs = parse_scheduler_config(doc)
+        except InputError as exc:
+            raise InputError(f"--scheduler-config {path}: {exc.message}") from None
+        profiles = build_profiles(cfg, specs, path)
+    return profiles.with_fallback() if simulate_other else profiles
+
+
+def load_policy(path: str | None) -> Policy:
+    """kresched's policy: the `--config` file's (read and checked before anything else is; a bad
+    file is one `error:` line, exit 2), else the moderate preset — the flags' own defaults."""
+    from kresched.plan.policy import decode_policy, preset
+
+    if not path:
+        return preset("moderate")
+    from dataclasses import replace
+
+    from kresched.sources.config_file import read_config_document
+
+    doc = read_config_document(path, "--config", key="config.yaml")
+    try:
+        policy = decode_policy(doc)
+    except InputError as exc:
+        raise InputError(f"--config {path}: {exc.message}") from None
+    return replace(policy, source=path)
 
 
 def default_namespace(opts: Options) -> str:

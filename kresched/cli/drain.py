@@ -26,13 +26,16 @@ from kresched.cli.common import (
     KubeconfigOpt,
     NoColorOpt,
     Options,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
     command,
     emit,
     is_table,
+    load_profiles,
     make_options,
     parse_duration,
 )
@@ -89,6 +92,8 @@ def drain_command(
                                                                         "find no node.")] = False,
     yes: YesOpt = False,
     dry_run: DryRunOpt = DryRun.none,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -130,11 +135,12 @@ def drain_command(
     if not nodes and nodes_selected is None:
         raise InputError("a node is required: NODE..., node/NODE or -l SELECTOR")
     limit = parse_duration(timeout, "--timeout")
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
     state = load_state(opts)
     names = _node_names(state, nodes or [], nodes_selected, selector)
     with progress(opts, f"simulating the drain of {', '.join(names)}"), paused_gc():
         plan = plan_drain(state, names, DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction,
-                                                     pods_selected))
+                                                     pods_selected, profiles))
     if dry_run is DryRun.client:
         emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan, wide=opts.output is Output.wide))
         return _dry_run_verdict(opts, plan, allow_pending, timeout)

@@ -12,14 +12,17 @@ from kresched.cli.common import (
     KubeconfigOpt,
     NamespaceOpt,
     NoColorOpt,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
     command,
     default_namespace,
     emit,
     is_table,
+    load_profiles,
     make_options,
 )
 from kresched.cli.load import load_state
@@ -42,6 +45,8 @@ def explain(
     top: Annotated[int, typer.Option("--top", callback=at_least(1), metavar="N",
                                      help="How many of the nearest nodes to list.")]
     = 10,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     namespace: NamespaceOpt = None,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
@@ -61,6 +66,7 @@ def explain(
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
     state = load_state(opts)
     target = parse_target(ref, default_namespace(opts), namespace is not None)
     source = Source(ENV.prog, opts.source_args)
@@ -68,7 +74,7 @@ def explain(
     if isinstance(target, str):
         one = resolve_pod(state, target, opts.source)
         with progress(opts, f"explaining {one.key}"), paused_gc():
-            result = explain_pod(state, one)
+            result = explain_pod(state, one, profiles=profiles)
         emit(opts.output, explanation_dict(result),
              lambda: explanation_table(result, top=top, all_nodes=all_nodes, wide=wide, source=source))
         return 0
@@ -79,7 +85,7 @@ def explain(
     with progress(opts, f"explaining the Pending pods of {target}") as p, paused_gc():
         for i, each in enumerate(pending if not is_table(opts.output) else pending[:1]):
             p.update(f"explaining the Pending pods of {target}: {i} of {len(pending)} done")
-            results.append(explain_pod(state, each))
+            results.append(explain_pod(state, each, profiles=profiles))
     if not pending:
         none = f"{none_pending(target, pods)}: nothing to explain (explain POD says why a running one runs " \
                "where it does)"

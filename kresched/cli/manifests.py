@@ -14,10 +14,11 @@ from kresched.cli.common import (
     at_least,
     command,
     is_table,
+    load_policy,
+    load_profiles,
     make_options,
     parse_duration,
 )
-from kresched.cli.plan import MaxGraceOpt
 from kresched.errors import InputError
 from kresched.render.common import to_json, to_yaml
 from kresched.render.manifests import (
@@ -42,16 +43,31 @@ def manifests_command(
                                                    "NAMESPACE/kresched).", show_default=False)] = None,
     min_priority: Annotated[int | None, typer.Option("--min-priority", metavar="N",
                                                      help="Also help pods with at least this priority.")] = None,
-    max_evictions: Annotated[int, typer.Option("--max-evictions", callback=at_least(0), metavar="N",
-                                               help="Evictions allowed per pass.")] = 10,
-    deadline: Annotated[str, typer.Option("--deadline", metavar="DURATION",
-                                          help="Each pass ends within this (the Job is stopped a minute later).")]
-    = "4m",
-    min_pending: Annotated[str, typer.Option("--min-pending", metavar="DURATION",
-                                             help="Only pods Unschedulable for at least this long.")] = "60s",
-    reservation_ttl: Annotated[str, typer.Option("--reservation-ttl", metavar="DURATION",
-                                                 help="Reservations older than this are stale.")] = "10m",
-    max_grace: MaxGraceOpt = 10,
+    max_evictions: Annotated[int | None, typer.Option("--max-evictions", callback=at_least(0), metavar="N",
+                                                      show_default=False,
+                                                      help="Evictions allowed per pass (default 10, or --config's).")]
+    = None,
+    deadline: Annotated[str | None, typer.Option("--deadline", metavar="DURATION", show_default=False,
+                                                 help="Each pass ends within this (the Job is stopped a minute later; "
+                                                      "default 4m, or --config's).")] = None,
+    min_pending: Annotated[str | None, typer.Option("--min-pending", metavar="DURATION", show_default=False,
+                                                    help="Only pods Unschedulable for at least this long (default "
+                                                         "60s, or --config's).")] = None,
+    reservation_ttl: Annotated[str | None, typer.Option("--reservation-ttl", metavar="DURATION", show_default=False,
+                                                        help="Reservations older than this are stale (default 10m, "
+                                                             "or --config's).")] = None,
+    max_grace: Annotated[int | None, typer.Option("--max-grace", callback=at_least(0), metavar="SECONDS",
+                                                  show_default=False,
+                                                  help="reconcile's --max-grace (default 10, or --config's).")]
+    = None,
+    config: Annotated[str | None, typer.Option(
+        "--config", metavar="FILE",
+        help="kresched's KreschedConfiguration: put into a ConfigMap the CronJob mounts (reconcile --config); the "
+             "options given here still override it.")] = None,
+    scheduler_config: Annotated[str | None, typer.Option(
+        "--scheduler-config", metavar="FILE",
+        help="The cluster's KubeSchedulerConfiguration: put into a ConfigMap the CronJob mounts (reconcile "
+             "--scheduler-config).")] = None,
     allow_pdb_violation: Annotated[bool, typer.Option(
         "--allow-pdb-violation",
         help="Let reconcile delete tier-3 victims a PodDisruptionBudget protects (grants delete on pods).")] = False,
@@ -84,6 +100,9 @@ def manifests_command(
     if is_table(opts.output):
         raise InputError(f"-o {opts.output}: manifests are applied with kubectl, not read as a table; use -o yaml "
                          "(the default) or -o json")
+    policy = load_policy(config)
+    if scheduler_config is not None:
+        load_profiles(scheduler_config)  # checked as reconcile will read it: a bad file stops here
     options = ManifestOptions(
         namespace=namespace, create_namespace=create_namespace, schedule=schedule, image=image, lease=lease,
         min_priority=min_priority, max_evictions=max_evictions, allow_pdb_violation=allow_pdb_violation,
@@ -91,6 +110,8 @@ def manifests_command(
         min_pending_seconds=_seconds(min_pending, "--min-pending"),
         reservation_ttl_seconds=_seconds(reservation_ttl, "--reservation-ttl"), max_grace_seconds=max_grace,
         priority_class=priority_class, memory_limit=memory_limit,
+        config=_document_text(config, "--config"), policy=policy,
+        scheduler_config=_document_text(scheduler_config, "--scheduler-config"),
     )
     errors = manifest_errors(options)
     if errors:
@@ -102,7 +123,19 @@ def manifests_command(
     return 0
 
 
-def _seconds(text: str, option: str) -> int:
+def _document_text(path: str | None, option: str) -> str | None:
+    """The configuration document in `path` (already checked) as YAML, for its ConfigMap (a
+    ConfigMap given in its place yields the document it holds)."""
+    if path is None:
+        return None
+    from kresched.sources.config_file import read_config_document
+
+    return to_yaml(read_config_document(path, option, key="config.yaml"))
+
+
+def _seconds(text: str | None, option: str) -> int | None:
+    if text is None:
+        return None
     seconds = parse_duration(text, option)
     if seconds != int(seconds):
         raise InputError(f"{option}: whole seconds only ({text!r})")

@@ -14,14 +14,17 @@ from kresched.cli.common import (
     NamespaceOpt,
     NoColorOpt,
     Options,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
     command,
     default_namespace,
     emit,
     is_table,
+    load_profiles,
     make_options,
 )
 from kresched.cli.complete import complete_pods
@@ -66,6 +69,8 @@ def plan(
                                                                     "not only critical ones.")] = False,
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     namespace: NamespaceOpt = None,
     all_namespaces: AllNamespacesOpt = False,
     snapshot: SnapshotOpt = None,
@@ -95,8 +100,9 @@ def plan(
         raise InputError("POD and --all-pending are exclusive")
     if ref and all_namespaces:
         raise InputError("POD and -A/--all-namespaces are exclusive: -A plans every pending pod")
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
     state = load_state(opts)
-    options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation)
+    options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation, profiles=profiles)
     wide = opts.output is Output.wide
     source = Source(ENV.prog, opts.source_args)
     target = parse_target(ref, default_namespace(opts), namespace is not None) if ref else None

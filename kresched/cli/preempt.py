@@ -26,11 +26,14 @@ from kresched.cli.common import (
     NamespaceOpt,
     NoColorOpt,
     Options,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     command,
     default_namespace,
+    load_profiles,
     make_options,
     parse_duration,
 )
@@ -65,6 +68,8 @@ def preempt_command(
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
     namespace: NamespaceOpt = None,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -93,7 +98,9 @@ def preempt_command(
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
-    options = PreemptOptions(PlanOptions(max_grace, allow_pdb_violation), parse_duration(timeout, "--timeout"),
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
+    options = PreemptOptions(PlanOptions(max_grace, allow_pdb_violation, profiles),
+                             parse_duration(timeout, "--timeout"),
                              parse_duration(eviction_timeout, "--eviction-timeout"))
     state = load_state(opts)
     target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)

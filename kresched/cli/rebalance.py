@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -21,16 +22,21 @@ from kresched.cli.act import (
     write_summary,
 )
 from kresched.cli.common import (
+    ConfigOpt,
     ContextOpt,
     KubeconfigOpt,
     NoColorOpt,
     Options,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
     command,
     emit,
+    load_policy,
+    load_profiles,
     make_options,
     parse_duration,
 )
@@ -43,21 +49,25 @@ from kresched.sources.decode import paused_gc
 if TYPE_CHECKING:
     from kresched.execute.events import Event, Reporter
     from kresched.execute.rebalance import RebalanceResult
+    from kresched.plan.policy import RebalancePolicy
     from kresched.plan.rebalance import RebalanceOptions, RebalancePlan
 
 
 ObjectiveOpt = Annotated[list[str] | None, typer.Option(
     "--objective", metavar="NAME[,NAME]",
     help=f"What to improve: {', '.join(OBJECTIVES)} (repeatable or a comma list; default all).")]
-ThresholdsOpt = Annotated[str, typer.Option(
+ThresholdsOpt = Annotated[str | None, typer.Option(
     "--thresholds", metavar="RES=PCT,...",
-    help="utilisation: a node below all of these request-% is underutilised (a destination).")]
-TargetOpt = Annotated[str, typer.Option(
+    help="utilisation: a node below all of these request-% is underutilised (a destination; default "
+         "cpu=20,memory=20,pods=20, or --config's).", show_default=False)]
+TargetOpt = Annotated[str | None, typer.Option(
     "--target-thresholds", metavar="RES=PCT,...",
-    help="utilisation: a node above any of these request-% is overutilised (a source).")]
-MarginOpt = Annotated[int, typer.Option("--margin", metavar="POINTS",
-                                        help="preferences: how many preference points (raw scores of the "
-                                             "preferred terms' weights) a move must gain.")]
+    help="utilisation: a node above any of these request-% is overutilised (a source; default "
+         "cpu=50,memory=50,pods=50, or --config's).", show_default=False)]
+MarginOpt = Annotated[int | None, typer.Option("--margin", metavar="POINTS", show_default=False,
+                                               help="preferences: how many preference points (raw scores of the "
+                                                    "preferred terms' weights) a move must gain (default 10, or "
+                                                    "--config's).")]
 LocalStorageOpt = Annotated[bool, typer.Option("--evict-local-storage-pods",
                                                help="Also move pods with emptyDir (their data is lost).")]
 MaxMovesOpt = Annotated[int | None, typer.Option("--max-moves", callback=at_least(0), metavar="N",
@@ -92,15 +102,24 @@ def parse_thresholds(text: str, option: str) -> dict[str, int]:
     return out
 
 
-def build_options(objective: list[str] | None, thresholds: str, target_thresholds: str, margin: int,
-                  evict_local_storage_pods: bool, max_moves: int | None, max_moves_per_node: int | None,
-                  max_moves_per_namespace: int | None) -> RebalanceOptions:
+def build_options(objective: list[str] | None, thresholds: str | None, target_thresholds: str | None,
+                  margin: int | None, evict_local_storage_pods: bool, max_moves: int | None,
+                  max_moves_per_node: int | None, max_moves_per_namespace: int | None,
+                  policy: RebalancePolicy | None = None) -> RebalanceOptions:
+    """The options: each flag given, else the policy's (`--config`), else the built-in default."""
+    from kresched.plan.policy import RebalancePolicy
     from kresched.plan.rebalance import RebalanceOptions, validate_options
 
-    low = {"cpu": 20, "memory": 20, "pods": 20} | parse_thresholds(thresholds, "--thresholds")
-    high = {"cpu": 50, "memory": 50, "pods": 50} | parse_thresholds(target_thresholds, "--target-thresholds")
-    opts = RebalanceOptions(parse_objectives(objective), low, high, margin, evict_local_storage_pods, max_moves,
-                            max_moves_per_node, max_moves_per_namespace)
+    p = policy or RebalancePolicy()
+    low = dict(p.thresholds) | (parse_thresholds(thresholds, "--thresholds") if thresholds is not None else {})
+    high = dict(p.target_thresholds) | (parse_thresholds(target_thresholds, "--target-thresholds")
+                                        if target_thresholds is not None else {})
+    opts = RebalanceOptions(parse_objectives(objective) if objective else p.objectives, low, high,
+                            p.margin if margin is None else margin, evict_local_storage_pods or p.evict_local_storage,
+                            p.max_moves if max_moves is None else max_moves,
+                            p.max_moves_per_node if max_moves_per_node is None else max_moves_per_node,
+                            p.max_moves_per_namespace if max_moves_per_namespace is None else max_moves_per_namespace,
+                            budget_buffer=p.budget_buffer)
     errors = validate_options(opts)
     if errors:
         raise InputError("; ".join(errors))
@@ -110,9 +129,9 @@ def build_options(objective: list[str] | None, thresholds: str, target_threshold
 @command
 def rebalance_command(
     objective: ObjectiveOpt = None,
-    thresholds: ThresholdsOpt = "cpu=20,memory=20,pods=20",
-    target_thresholds: TargetOpt = "cpu=50,memory=50,pods=50",
-    margin: MarginOpt = 10,
+    thresholds: ThresholdsOpt = None,
+    target_thresholds: TargetOpt = None,
+    margin: MarginOpt = None,
     evict_local_storage_pods: LocalStorageOpt = False,
     max_moves: MaxMovesOpt = None,
     max_moves_per_node: MaxPerNodeOpt = None,
@@ -125,6 +144,9 @@ def rebalance_command(
     = "10m",
     yes: YesOpt = False,
     dry_run: DryRunOpt = DryRun.none,
+    config: ConfigOpt = None,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -153,8 +175,10 @@ def rebalance_command(
     from kresched.render.rebalance import rebalance_dict, rebalance_view
 
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    policy = load_policy(config)
     ropts = build_options(objective, thresholds, target_thresholds, margin, evict_local_storage_pods, max_moves,
-                          max_moves_per_node, max_moves_per_namespace)
+                          max_moves_per_node, max_moves_per_namespace, policy.rebalance)
+    ropts = replace(ropts, profiles=load_profiles(scheduler_config, simulate_other_schedulers))
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
     with paused_gc():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -17,20 +18,25 @@ from kresched.cli.act import (
     write_event,
 )
 from kresched.cli.common import (
+    ConfigOpt,
     ContextOpt,
     KubeconfigOpt,
     NoColorOpt,
     Options,
+    OtherSchedulersOpt,
     Output,
     OutputOpt,
+    SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
     command,
+    load_policy,
+    load_profiles,
     make_options,
     parse_duration,
 )
 from kresched.cli.load import load_state
-from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt
+from kresched.cli.plan import AllowPdbOpt
 from kresched.cli.rebalance import build_options
 from kresched.errors import ExitCode
 from kresched.plan.planner import PlanOptions
@@ -42,9 +48,10 @@ if TYPE_CHECKING:
 
 @command
 def reconcile_command(
-    min_pending: Annotated[str, typer.Option("--min-pending", metavar="DURATION",
-                                             help="Only pods Unschedulable for at least this long (the "
-                                                  "scheduler's own preemption goes first).")] = "60s",
+    min_pending: Annotated[str | None, typer.Option("--min-pending", metavar="DURATION", show_default=False,
+                                                    help="Only pods Unschedulable for at least this long (the "
+                                                         "scheduler's own preemption goes first; default 60s).")]
+    = None,
     min_priority: Annotated[int | None, typer.Option("--min-priority", metavar="N",
                                                      help="Also help pods with at least this priority.")] = None,
     namespace: Annotated[str | None, typer.Option("--namespace", "-n", metavar="NAMESPACE",
@@ -52,12 +59,14 @@ def reconcile_command(
     = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A",
                                                  help="Pods in every namespace (the default).")] = False,
-    max_evictions: Annotated[int, typer.Option("--max-evictions", callback=at_least(0), metavar="N",
-                                               help="Evictions allowed per pass.")] = 10,
-    deadline: Annotated[str, typer.Option("--deadline", metavar="DURATION", help="The whole pass ends within this.")]
-    = "4m",
-    reservation_ttl: Annotated[str, typer.Option("--reservation-ttl", metavar="DURATION",
-                                                 help="Reservations older than this are stale.")] = "10m",
+    max_evictions: Annotated[int | None, typer.Option("--max-evictions", callback=at_least(0), metavar="N",
+                                                      show_default=False,
+                                                      help="Evictions allowed per pass (default 10).")] = None,
+    deadline: Annotated[str | None, typer.Option("--deadline", metavar="DURATION", show_default=False,
+                                                 help="The whole pass ends within this (default 4m).")] = None,
+    reservation_ttl: Annotated[str | None, typer.Option("--reservation-ttl", metavar="DURATION", show_default=False,
+                                                        help="Reservations older than this are stale (default "
+                                                             "10m).")] = None,
     lease: Annotated[str, typer.Option("--lease", metavar="NS/NAME", help="The Lease used as a lock.")]
     = "kube-system/kresched",
     rebalance: Annotated[bool, typer.Option("--rebalance", help="After the pending pods, one bounded rebalance "
@@ -66,15 +75,23 @@ def reconcile_command(
     rebalance_objective: Annotated[list[str] | None, typer.Option(
         "--rebalance-objective", metavar="NAME[,NAME]", help="With --rebalance: its objectives (default all).")]
     = None,
-    rebalance_thresholds: Annotated[str, typer.Option("--rebalance-thresholds", metavar="RES=PCT,...",
-                                                      help="With --rebalance: rebalance's --thresholds.")]
-    = "cpu=20,memory=20,pods=20",
-    rebalance_target_thresholds: Annotated[str, typer.Option("--rebalance-target-thresholds", metavar="RES=PCT,...",
-                                                             help="With --rebalance: rebalance's --target-thresholds.")]
-    = "cpu=50,memory=50,pods=50",
-    max_grace: MaxGraceOpt = 10,
+    rebalance_thresholds: Annotated[str | None, typer.Option("--rebalance-thresholds", metavar="RES=PCT,...",
+                                                             show_default=False,
+                                                             help="With --rebalance: rebalance's --thresholds.")]
+    = None,
+    rebalance_target_thresholds: Annotated[str | None, typer.Option(
+        "--rebalance-target-thresholds", metavar="RES=PCT,...", show_default=False,
+        help="With --rebalance: rebalance's --target-thresholds.")] = None,
+    max_grace: Annotated[int | None, typer.Option("--max-grace", callback=at_least(0), metavar="SECONDS",
+                                                  show_default=False,
+                                                  help="Tier 1 takes only victims with a grace period up to this; "
+                                                       "longer ones are shortened to it on eviction (default 10).")]
+    = None,
     allow_pdb_violation: AllowPdbOpt = False,
     dry_run: ClientDryRunOpt = DryRun.none,
+    config: ConfigOpt = None,
+    scheduler_config: SchedulerConfigOpt = None,
+    simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -122,18 +139,32 @@ def reconcile_command(
     ns, _, name = lease.partition("/")
     if not name:
         ns, name = "kube-system", ns
+    policy = load_policy(config)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
+    rp = policy.reconcile
     options = ReconcileOptions(
         lease_namespace=ns, lease_name=name,
-        deadline_seconds=parse_duration(deadline, "--deadline"),
-        reservation_ttl_seconds=parse_duration(reservation_ttl, "--reservation-ttl"),
-        min_priority=min_priority, min_pending_seconds=parse_duration(min_pending, "--min-pending"),
-        namespace=namespace, max_evictions=max_evictions, plan=PlanOptions(max_grace, allow_pdb_violation),
-        rebalance=build_options(rebalance_objective, rebalance_thresholds, rebalance_target_thresholds, 10, False,
-                                None, None, None) if rebalance else None,
+        deadline_seconds=rp.deadline_seconds if deadline is None else parse_duration(deadline, "--deadline"),
+        reservation_ttl_seconds=rp.reservation_ttl_seconds if reservation_ttl is None
+        else parse_duration(reservation_ttl, "--reservation-ttl"),
+        min_priority=rp.min_priority if min_priority is None else min_priority,
+        min_pending_seconds=rp.min_pending_seconds if min_pending is None
+        else parse_duration(min_pending, "--min-pending"),
+        namespace=namespace, max_evictions=rp.max_evictions if max_evictions is None else max_evictions,
+        plan=PlanOptions(rp.max_grace_seconds if max_grace is None else max_grace,
+                         allow_pdb_violation or rp.allow_pdb_violation, profiles),
+        rebalance=replace(build_options(rebalance_objective, rebalance_thresholds, rebalance_target_thresholds, None,
+                                        False, None, None, None, policy.rebalance), profiles=profiles)
+        if rebalance or rp.rebalance else None,
+        critical_pods=rp.critical_pods,
     )
     client = client_dry_run(dry_run, "reconcile")
     api = make_api(opts, load_state(opts) if client else None, client)
     report = make_reporter(opts, api.mode)
+    # What kresched cannot simulate of the cluster's scheduler profiles, once per pass: every plan
+    # of the pass could be changed by it.
+    for w in dict.fromkeys(w for p in profiles.by_name.values() for w in profiles.warnings_for(p)):
+        report(Event("simulation-warning", f"warning: {w}", {"warning": w}, "warn"))
     result = ReconcileResult()
     try:
         with signals_as_exceptions(), make_recorder(api, "reconcile") as recorder:

@@ -78,6 +78,9 @@ class ReconcileOptions:
     min_act_seconds: float = 10.0
     #: `--rebalance`: after the pending pods, one rebalance pass with these options (None: off).
     rebalance: RebalanceOptions | None = None
+    #: The critical-pods policy (KreschedConfiguration `reconcile.criticalPods`): off, pending
+    #: critical pods are left to the scheduler and listed as such.
+    critical_pods: bool = True
     #: Workloads moving at once in the rebalance pass.
     rebalance_parallel: int = 5
 
@@ -231,6 +234,10 @@ class _Pass:
         if cleaned.removed:
             state = api.read_state()
         ready, young = select_pending(state, self.now(), options)
+        if not options.critical_pods:
+            result.still_pending.extend((p.key, "the critical-pods policy is off (reconcile.criticalPods: false)")
+                                        for p in (*ready, *young))
+            ready, young = [], []
         result.still_pending.extend((p.key, _why_young(p, self.now(), options)) for p in young)
         if ready:
             self.help_pending(state, ready)

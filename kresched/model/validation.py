@@ -37,6 +37,7 @@ __all__ = [
     "HIGHEST_USER_DEFINABLE_PRIORITY",
     "check_int32",
     "check_label_selector",
+    "check_node_selector_term",
     "check_pod_spec",
     "check_priority_class",
     "check_taints",
@@ -99,7 +100,7 @@ def check_label_selector(path: str, selector: LabelSelector | None) -> None:
 
 # -- node selectors (ValidateNodeSelectorRequirement, ValidateNodeFieldSelectorRequirement) --------
 
-def _check_node_requirement(path: str, req: NodeSelectorRequirement) -> None:
+def _check_node_requirement(path: str, req: NodeSelectorRequirement, parsed: bool = False) -> None:
     if req.operator in ("In", "NotIn"):
         if not req.values:
             raise ValueError(f"{path}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'")
@@ -111,8 +112,12 @@ def _check_node_requirement(path: str, req: NodeSelectorRequirement) -> None:
         if len(req.values) != 1:
             raise ValueError(f"{path}.values: Required value: must be specified single value when `operator` is "
                              "'Lt' or 'Gt'")
-        # Any label value is legal here; one that is not an integer fails only when the scheduler
-        # parses the term (`labels.NewRequirement`): see `_unparsable_terms`.
+        # Any label value is legal in an object; one that is not an integer fails only where the
+        # scheduler parses the term (`labels.NewRequirement`): in a pod it matches no node (see
+        # `_unparsable_terms`), in a scheduler configuration (`parsed`) it is refused.
+        if parsed and not _is_int64(req.values[0]):
+            raise ValueError(f"{path}.values[0]: Invalid value: \"{req.values[0]}\": for 'Gt', 'Lt' operators, "
+                             "the value must be an integer")
     else:
         raise _invalid_operator(path, req.operator)
 
@@ -128,9 +133,12 @@ def _check_node_field_requirement(path: str, req: NodeSelectorRequirement) -> No
         raise ValueError(f'{path}.key: Invalid value: "{req.key}": not a valid field selector key')
 
 
-def _check_node_term(path: str, term: NodeSelectorTerm) -> None:
+def check_node_selector_term(path: str, term: NodeSelectorTerm, parsed: bool = False) -> None:
+    """`ValidateNodeSelectorTerm`: each requirement's operator and values. `parsed`: as the
+    scheduler's `nodeaffinity.NewNodeSelector` parses a term (a scheduler configuration's
+    addedAffinity), where a `Gt`/`Lt` value must be an integer too."""
     for i, req in enumerate(term.match_expressions):
-        _check_node_requirement(f"{path}.matchExpressions[{i}]", req)
+        _check_node_requirement(f"{path}.matchExpressions[{i}]", req, parsed)
     for i, req in enumerate(term.match_fields):
         _check_node_field_requirement(f"{path}.matchFields[{i}]", req)
 
@@ -153,11 +161,11 @@ def _check_affinity(path: str, affinity: Affinity | None) -> None:
         required = na.required_during_scheduling_ignored_during_execution
         if required is not None:
             for i, term in enumerate(required.node_selector_terms):
-                _check_node_term(f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]",
+                check_node_selector_term(f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]",
                                  term)
         for i, pref in enumerate(na.preferred_during_scheduling_ignored_during_execution):
             p = f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-            _check_node_term(f"{p}.preference", pref.preference)
+            check_node_selector_term(f"{p}.preference", pref.preference)
     for name, pa in (("podAffinity", affinity.pod_affinity), ("podAntiAffinity", affinity.pod_anti_affinity)):
         if pa is None:
             continue

@@ -30,7 +30,7 @@ with --force.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import msgspec
 
@@ -42,7 +42,8 @@ from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.sched.framework import NodeInfo, Snapshot
-from kresched.sched.runner import FilterMemo, default_plugins, memo_of
+from kresched.sched.profile import Profiles, scheduler_name
+from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters
 
 __all__ = [
@@ -82,6 +83,8 @@ class DrainOptions:
     force: bool = False
     disable_eviction: bool = False
     pod_selector: LabelSelector | None = None
+    #: The cluster's scheduler profiles: each replacement is placed by its pod's.
+    profiles: Profiles = field(default_factory=Profiles.default, compare=False)
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class DrainPod:
     likely: bool = False
     #: How its volumes hold it to its node or zone (`placement.held_by_volume`), if they do.
     held_by: str | None = None
+    #: Its schedulerName, when no scheduler profile names it: where it lands is not simulated.
+    other_scheduler: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,8 @@ class NodeDrain:
 @dataclass(frozen=True)
 class DrainPlan:
     nodes: tuple[NodeDrain, ...]
+    #: What kresched could not simulate of the scheduler profiles that place the replacements.
+    warnings: tuple[str, ...] = ()
 
     @property
     def errors(self) -> list[Skipped]:
@@ -154,7 +161,8 @@ class DrainPlan:
     @property
     def pending(self) -> list[DrainPod]:
         """Evicted pods whose replacement would find no node (bare pods have none: not counted)."""
-        return [p for n in self.nodes for p in n.evict if p.pending_reason is not None and not p.pod.is_bare]
+        return [p for n in self.nodes for p in n.evict
+                if p.pending_reason is not None and not p.pod.is_bare and p.other_scheduler is None]
 
     @property
     def blocked(self) -> list[DrainPod]:
@@ -263,12 +271,12 @@ def plan_drain(state: ClusterState, node_names: Sequence[str], opts: DrainOption
                 evict.append(DrainPod(pod, name, check.pdb, warning=msg))
         per_node.append((name, evict, skip, errors))
     evicted = [p for _, ev, _, _ in per_node for p in ev]
-    landed = _simulate_landing(state, drained, evicted)
+    landed, warnings = _simulate_landing(state, drained, evicted, opts.profiles)
     ordered = _order_by_budget([landed[p.pod.key] for p in evicted], checks, ledger, opts.disable_eviction)
     return DrainPlan(tuple(
         NodeDrain(name, tuple(ordered[p.pod.key] for p in ev), tuple(sk), tuple(er))
         for name, ev, sk, er in per_node
-    ))
+    ), warnings)
 
 
 def _order_by_budget(evicted: list[DrainPod], checks: dict[str, PdbCheck], ledger: PdbLedger,
@@ -311,12 +319,16 @@ def _order_by_budget(evicted: list[DrainPod], checks: dict[str, PdbCheck], ledge
     return out
 
 
-def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[DrainPod]) -> dict[str, DrainPod]:
+def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[DrainPod],
+                      profiles: Profiles | None = None) -> tuple[dict[str, DrainPod], tuple[str, ...]]:
     """Place the evicted pods' replacements, most important first, on the nodes that stay; each
     placement takes room from the later ones. Drained nodes are cordoned, so nothing lands there.
+    Each replacement is placed by its pod's scheduler profile; one of a scheduler no profile names
+    is not placed (`other_scheduler`). Also the warnings of the profiles that placed any.
 
     Replicas of one workload share their filter verdicts (`find_nodes_that_fit`'s memo, one per
     pod shape): a placement replaces one NodeInfo, and only that node is filtered again."""
+    profiles = profiles or Profiles.default()
     snap = Snapshot.from_state(state)
     gone = {p.pod.key for p in evicted}
     infos = []
@@ -328,12 +340,10 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
         else:
             infos.append(info)
     sim = Snapshot(infos, {i.name: i for i in infos}, snap.namespace_labels, snap.facts, snap.storage)
-    plugins = default_plugins()
-    static = StaticFilters(plugins)
-    placer = Placer(plugins, static)
-    memos: dict[bytes, FilterMemo] = {}
+    placers: dict[str, tuple[Placer, dict[bytes, FilterMemo]]] = {}
     nominated = nominated_pods(state)
     out: dict[str, DrainPod] = {}
+    warnings: dict[str, None] = {}
     for d in sorted(evicted, key=lambda d: (-d.pod.effective_priority, d.pod.key)):
         d = replace(d, held_by=held_by_volume(d.pod, state.storage))
         if d.pod.is_bare and not d.pod.is_finished:
@@ -342,7 +352,16 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
         if d.pod.is_finished or d.pod.is_terminating:
             out[d.pod.key] = d
             continue
-        replacement = replacement_of(d.pod)
+        profile = profiles.for_pod(d.pod)
+        if profile is None:
+            out[d.pod.key] = replace(d, other_scheduler=scheduler_name(d.pod),
+                                     pending_reason=profiles.other_scheduler_note(d.pod))
+            continue
+        warnings.update(dict.fromkeys(profiles.warnings_for(profile)))
+        if profile.name not in placers:
+            placers[profile.name] = (Placer.of(profile, StaticFilters(profile.filters)), {})
+        placer, memos = placers[profile.name]
+        replacement = profile.planning_pod(replacement_of(d.pod))
         memo = memo_of(memos, pod_shape(replacement))
         landing = placer.land(replacement, sim, nominated, memo)
         if landing.node is None:
@@ -352,7 +371,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
         info.add_pod(bound_to(replacement, info.node))
         sim = sim.with_node_info(info)
         out[d.pod.key] = replace(d, lands_on=landing.node, candidates=landing.candidates, likely=landing.likely)
-    return out
+    return out, tuple(warnings)
 
 
 def pod_shape(pod: Pod) -> bytes:

@@ -13,7 +13,7 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 
@@ -26,10 +26,15 @@ from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, N
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT
 from kresched.sched.node_resources_fit import NAME as NODE_RESOURCES_FIT
 from kresched.sched.node_resources_fit import fits_request
-from kresched.sched.preemption import full_scheduler_message, post_filter_error, preemption_message
+from kresched.sched.preemption import (
+    DEFAULT_POST_FILTERS,
+    full_scheduler_message,
+    post_filter_error,
+    preemption_message,
+)
+from kresched.sched.profile import Profile, Profiles, scheduler_name
 from kresched.sched.runner import (
     NO_NODES_AVAILABLE,
-    default_plugins,
     find_nodes_that_fit,
     fit_error_message,
     holding_room,
@@ -89,12 +94,22 @@ class Explanation:
     #: What the scheduler appends instead of a preemption part when its PostFilter stops at an
     #: error (`preemption.post_filter_error`); then `preemption_message` is None too.
     post_filter_error: str | None = None
+    #: The scheduler profile simulated, and its PostFilter plugins (what the message ends with).
+    profile: str = DEFAULT_SCHEDULER
+    post_filters: tuple[str, ...] = DEFAULT_POST_FILTERS
+    #: What kresched could not simulate of that profile (out-of-tree plugins, extenders, ...).
+    warnings: tuple[str, ...] = ()
+    #: The pod's schedulerName when no profile names it (the profile simulated stands in for it).
+    other_scheduler: str | None = None
+    #: A scheduler configuration was given (`--scheduler-config`), not the built-in profile.
+    configured: bool = False
 
     @property
     def scheduler_message(self) -> str | None:
         if self.message is None:
             return None
-        return full_scheduler_message(self.message, self.preemption_message, self.post_filter_error)
+        return full_scheduler_message(self.message, self.preemption_message, self.post_filter_error,
+                                      self.post_filters)
 
     @property
     def feasible(self) -> list[str]:
@@ -112,10 +127,34 @@ def nominated_pods(state: ClusterState, exclude: Pod | None = None) -> dict[str,
 
 
 def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] | None = None,
-                snapshot: Snapshot | None = None) -> Explanation:
-    plugins = list(plugins) if plugins is not None else default_plugins()
+                snapshot: Snapshot | None = None, profiles: Profiles | None = None) -> Explanation:
+    """Why `pod` is Pending (or, bound, why there), simulated with the profile of its scheduler
+    (`profiles`; the v1.36 default profile without). A pod whose scheduler no profile names is
+    explained with the fallback profile, else the `default-scheduler` one (or the first), and
+    the explanation says it stands in for another scheduler. `plugins` (tests) replaces the
+    profile's filter plugins."""
+    profiles = profiles or Profiles.default()
+    profile = profiles.for_pod(pod)
+    other = None
+    if profile is None:
+        other = scheduler_name(pod)
+        profile = profiles.with_fallback().fallback
+        assert profile is not None
+    result = _explain(state, profile.planning_pod(pod), profile,
+                      list(plugins) if plugins is not None else list(profile.filters), snapshot)
+    warnings = profiles.warnings_for(profile)
+    if other is not None:
+        where = f"the scheduler configuration {profiles.source}" if profiles.source else "kresched's default profile"
+        warnings = (f"scheduled by another scheduler ({other!r}): no profile of {where} names it, so this is what "
+                    f"the {profile.name} profile would do, not what its own scheduler does", *warnings)
+    return replace(result, pod=pod, profile=profile.name, post_filters=profile.post_filters, warnings=warnings,
+                   other_scheduler=other, configured=not profiles.builtin)
+
+
+def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin],
+             snapshot: Snapshot | None) -> Explanation:
     if pod.spec.node_name:
-        return _why_there(state, pod, plugins)
+        return _why_there(state, pod, profile, plugins)
     snapshot = snapshot or Snapshot.from_state(state)
     if not snapshot.node_infos:
         # ErrNoNodesAvailable: the scheduler runs no PostFilter, so there is no preemption part.
@@ -138,19 +177,22 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
             counts[r] = counts.get(r, 0) + 1
     volume_notes = volume_state_notes(pod, state)
     if diag.feasible:
-        placer = Placer(plugins)
+        placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score)
         landing = placer.land(pod, snapshot, nominated)
         scores = tuple(sorted(landing.scores, key=lambda s: (-s.total, s.node)))
         return Explanation(pod, diag.num_all_nodes, True, None, None, tuple(verdicts),
-                           volume_notes + _why_still_pending(pod, state), counts, scores, landing.node,
+                           volume_notes + _why_still_pending(pod, state, profile.name), counts, scores, landing.node,
                            landing.candidates, landing.likely)
     message = fit_error_message(diag)
     notes: tuple[str, ...] = volume_notes
-    stopped = post_filter_error(diag)
+    stopped = post_filter_error(diag, profile.post_filters)
     if stopped is not None:
         # PostFilter fails before DefaultPreemption runs: the scheduler does not try to preempt.
         return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), notes, counts,
                            post_filter_error=stopped)
+    if not profile.preempts:
+        alone = f"the {profile.name} profile runs no DefaultPreemption: the scheduler itself never evicts for this pod"
+        return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), (*notes, alone), counts)
     pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
     if pmsg is None:
         notes += ("the scheduler's own preemption can make room: it will evict lower-priority pods "
@@ -158,7 +200,7 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
     return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts)
 
 
-def _why_there(state: ClusterState, pod: Pod, plugins: list[FilterPlugin]) -> Explanation:
+def _why_there(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin]) -> Explanation:
     """A bound pod: filter and score it as if it were Pending now, on the cluster without it."""
     node = pod.spec.node_name
     where = f"runs on node {node} (phase {pod.status.phase or 'unknown'})"
@@ -172,7 +214,7 @@ def _why_there(state: ClusterState, pod: Pod, plugins: list[FilterPlugin]) -> Ex
     # The same pod (its name, so its own ephemeral claims too), unbound.
     unbound = msgspec.structs.replace(unbound, metadata=pod.metadata,
                                       spec=msgspec.structs.replace(unbound.spec, volumes=pod.spec.volumes))
-    again = explain_pod(without, unbound, plugins)
+    again = _explain(without, unbound, profile, plugins, None)
     notes = [where]
     if again.predicted is None:
         notes.append("it would not fit anywhere if it were scheduled again now")
@@ -208,13 +250,13 @@ def volume_state_notes(pod: Pod, state: ClusterState) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _why_still_pending(pod: Pod, state: ClusterState) -> tuple[str, ...]:
+def _why_still_pending(pod: Pod, state: ClusterState, profile: str) -> tuple[str, ...]:
     out: list[str] = []
     if pod.spec.scheduling_gates:
         gates = ", ".join(g.name for g in pod.spec.scheduling_gates)
         out.append(f"held by scheduling gates ({gates}): the scheduler ignores it until they are removed")
-    name = pod.spec.scheduler_name or DEFAULT_SCHEDULER
-    if name != DEFAULT_SCHEDULER:
+    name = scheduler_name(pod)
+    if name != profile:
         out.append(f"uses schedulerName {name!r}: only that scheduler places it")
     if pod.is_terminating:
         out.append("is being deleted")

@@ -7,10 +7,11 @@ answer the scheduler's way (`schedulePod`):
 1. filter as the scheduler searches (`find_nodes_that_fit(sample=True)`): the nominated node
    first; else the zone-interleaved node order, stopping at `numFeasibleNodesToFind`;
 2. one feasible node: that node, unscored (as upstream);
-3. else PreScore, Score, NormalizeScore and weights of the default profile's score plugins
-   (`sched.score`), and the nodes sharing the top total: the scheduler takes the first of them
-   its filters found (`select_host`), an order its parallel filters can shuffle, so a landing is
-   that node plus every tied one (`candidates`).
+3. else PreScore, Score, NormalizeScore and weights of the profile's score plugins
+   (`sched.score`; the default profile's unless a scheduler configuration says otherwise), and the
+   nodes sharing the top total: the scheduler takes the first of them its filters found
+   (`select_host`), an order its parallel filters can shuffle, so a landing is that node plus
+   every tied one (`candidates`).
 
 Node-local raw scores are kept per pod shape (`ScoreMemos`) while a node's NodeInfo is the same
 object. Also `bound_to` and `replacement_of`, the simulated pod copies. Pure.
@@ -26,6 +27,7 @@ import msgspec
 from kresched.model.objects import POD_TOPOLOGY_LABELS, Node, Pod
 from kresched.model.storage import StorageState
 from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot, Status
+from kresched.sched.profile import Profile
 from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message
 from kresched.sched.score import (
     NodeScore,
@@ -65,11 +67,14 @@ class Placer:
     """The scheduler's node choice for one pod at a time (see the module docstring)."""
 
     def __init__(self, plugins: Sequence[FilterPlugin], static: StaticFilters | None = None,
-                 score_plugins: Sequence[tuple[ScorePlugin, int]] | None = None, memoize: bool = True) -> None:
-        """`memoize=False` scores every node afresh (the results are the same; tests prove it)."""
+                 score_plugins: Sequence[tuple[ScorePlugin, int]] | None = None, memoize: bool = True,
+                 percentage: int = 0) -> None:
+        """`memoize=False` scores every node afresh (the results are the same; tests prove it).
+        `percentage`: the profile's percentageOfNodesToScore (0: adaptive)."""
         self.plugins = list(plugins)
         self.static = static if static is not None else StaticFilters(self.plugins)
         self.score_plugins = list(score_plugins) if score_plugins is not None else default_score_plugins()
+        self.percentage = percentage
         #: Node-local raw scores per pod shape, reused while a node's NodeInfo is the same object
         #: (snapshots never change a NodeInfo in place): replicas, and the replacements of one
         #: workload, score only the nodes that changed.
@@ -79,10 +84,16 @@ class Placer:
              memo: dict[str, tuple[NodeInfo, Status]] | None = None) -> Landing:
         """Filter as the scheduler searches, then choose (`select`). `memo` (filter verdicts, per
         pod shape): see `find_nodes_that_fit`."""
-        diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True)
+        diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True,
+                                          percentage=self.percentage)
         if not diag.feasible:
             return Landing(None, reason=fit_error_message(diag))
         return self.landing(pod, snapshot, diag, cycle)
+
+    @classmethod
+    def of(cls, profile: Profile, static: StaticFilters | None = None, memoize: bool = True) -> Placer:
+        """The placer of a scheduler profile: its filters, scores and percentageOfNodesToScore."""
+        return cls(profile.filters, static, profile.scores, memoize, profile.percentage_of_nodes_to_score)
 
     def landing(self, pod: Pod, snapshot: Snapshot, diag: Diagnosis, cycle: CycleState) -> Landing:
         """The choice among `diag.feasible` (non-empty) for a pod filtered with `cycle`."""

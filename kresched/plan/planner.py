@@ -78,16 +78,16 @@ from kresched.sched.preemption import (
     select_victims_by_resources,
     select_victims_on_node,
 )
+from kresched.sched.profile import Profile, Profiles
 from kresched.sched.runner import (
     Diagnosis,
     FilterMemo,
-    default_plugins,
     find_nodes_that_fit,
     fit_error_message,
     memo_of,
     resources_only,
 )
-from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, fit_shape
+from kresched.sched.static import StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
 __all__ = [
@@ -114,6 +114,8 @@ Outcome = Literal["fits", "evict", "infeasible"]
 class PlanOptions:
     max_grace_seconds: int = 10
     allow_pdb_violation: bool = False
+    #: The cluster's scheduler profiles (`--scheduler-config`; the v1.36 default profile without).
+    profiles: Profiles = field(default_factory=Profiles.default, compare=False)
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,10 @@ class Plan:
     #: For `fits`: the scheduler would score only a sample of the feasible nodes, so `node` is the
     #: likely one (large clusters, `numFeasibleNodesToFind`).
     likely: bool = False
+    #: The scheduler profile simulated (None: the pod's scheduler is no profile's, nothing was).
+    profile: str | None = "default-scheduler"
+    #: What kresched could not simulate of that profile (out-of-tree plugins, extenders, ...).
+    warnings: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -243,6 +249,7 @@ def queue_key(pod: Pod) -> tuple[int, str, str]:
 
 
 def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()) -> Plan:
+    """The plan for one pod (`Planner.plan`)."""
     return Planner(state, options).plan(pod)
 
 
@@ -263,20 +270,42 @@ class _Working:
     changes: list[str] = field(default_factory=list)
 
 
+class _Engine:
+    """What the planner keeps per scheduler profile: its plugins, the node-static ones' memo, its
+    placer, and the filter memos and tier indexes of the pods it schedules (their verdicts are the
+    profile's)."""
+
+    __slots__ = ("dynamic", "filter_memo", "indexes", "placer", "plugins", "profile", "static")
+
+    def __init__(self, profile: Profile, plugins: Sequence[FilterPlugin], memoize: bool) -> None:
+        self.profile = profile
+        self.plugins = list(plugins)
+        self.static = StaticFilters(self.plugins)
+        self.placer = Placer(self.plugins, self.static, profile.scores, memoize, profile.percentage_of_nodes_to_score)
+        self.dynamic = [p for p in self.plugins if p.name not in self.static.names]
+        #: Per pod shape: node name → (NodeInfo, its filter status).
+        self.filter_memo: dict[bytes, FilterMemo] = {}
+        #: Per (pod shape, tier): its candidate nodes, kept across pods (`_TierIndex`).
+        self.indexes: dict[tuple[bytes, int], _TierIndex] = {}
+
+
 class Planner:
     """Plans pods one after another on a working copy of the cluster (see `plan_pending`)."""
 
     def __init__(self, state: ClusterState, options: PlanOptions = PlanOptions(),
                  plugins: Sequence[FilterPlugin] | None = None, memoize: bool = True, prune: bool = True) -> None:
         """`memoize=False` turns off the per-shape reuse, `prune=False` the branch and bound (every
-        candidate node's option is found): the choices are the same; tests prove it."""
+        candidate node's option is found): the choices are the same; tests prove it. `plugins`
+        (tests) replaces every profile's filter plugins."""
         self.prune = prune
         self.state = state
         self.options = options
-        self.plugins = list(plugins) if plugins is not None else default_plugins()
-        self.static = StaticFilters(self.plugins)
-        self.placer = Placer(self.plugins, self.static, memoize=memoize)
-        self.dynamic = [p for p in self.plugins if p.name not in NODE_STATIC_PLUGINS]
+        self.profiles = options.profiles
+        self._plugins_override = list(plugins) if plugins is not None else None
+        self._engines: dict[str, _Engine] = {}
+        self.memoize = memoize
+        first = self.profiles.by_name.get("default-scheduler") or next(iter(self.profiles.by_name.values()))
+        self._use(self._engine(first))
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
         #: critical) with their effective priorities, lowest first. Which of them may go for a
         #: given pod only depends on its priority.
@@ -298,24 +327,53 @@ class Planner:
         self._budgets: dict[int, tuple[NodeInfo, tuple[int, ...]]] = {}
         self._budgets_version = 0
         self._budget_users: dict[str, set[int]] = {}
-        #: Per pod shape: node name → (NodeInfo, its filter status).
-        self._filter_memo: dict[bytes, FilterMemo] = {}
-        #: Per (pod shape, tier): its candidate nodes, kept across pods (`_TierIndex`).
-        self._indexes: dict[tuple[bytes, int], _TierIndex] = {}
         self._stamps = itertools.count(1)
-        self.memoize = memoize
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
 
+    # -- profiles ---------------------------------------------------------------------------
+    def _engine(self, profile: Profile) -> _Engine:
+        engine = self._engines.get(profile.name)
+        if engine is None or engine.profile is not profile:
+            plugins = self._plugins_override if self._plugins_override is not None else profile.filters
+            engine = self._engines[profile.name] = _Engine(profile, plugins, self.memoize)
+        return engine
+
+    def _use(self, engine: _Engine) -> None:
+        """Plan with `engine`'s profile from now on (the attributes the search reads)."""
+        self.engine = engine
+        self.plugins = engine.plugins
+        self.static = engine.static
+        self.placer = engine.placer
+        self.dynamic = engine.dynamic
+        self._filter_memo = engine.filter_memo
+        self._indexes = engine.indexes
+
     # -- one pod ----------------------------------------------------------------------------
     def plan(self, pod: Pod, commit: bool = False) -> Plan:
+        """The plan for `pod`, simulated with the profile its scheduler name selects; for a pod of a
+        scheduler no profile names (and no fallback), an `infeasible` plan that says so."""
+        profile = self.profiles.for_pod(pod)
+        if profile is None:
+            return Plan(pod, pod.effective_priority, "infeasible",
+                        taint=tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT),
+                        message=self.profiles.other_scheduler_note(pod), notes=self._notes(pod), profile=None)
+        self._use(self._engine(profile))
+        planned = profile.planning_pod(pod)
+        plan = self._plan(planned, commit)
+        warnings = self.profiles.warnings_for(profile)
+        if planned is not pod or warnings or profile.name != "default-scheduler":
+            plan = replace(plan, pod=pod, profile=profile.name, warnings=warnings)
+        return plan
+
+    def _plan(self, pod: Pod, commit: bool) -> Plan:
         snap = self.work.snapshot
         priority = pod.effective_priority
         taint = tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT)
         nominated = {n: [p for p in ps if p.key not in self.work.placed and p.key != pod.key]
                      for n, ps in self._nominated.items()}
         diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static, self._memo_for(pod),
-                                          sample=True)
+                                          sample=True, percentage=self.placer.percentage)
         notes = self._notes(pod)
         if diag.feasible:
             landing = self.placer.landing(pod, snap, diag, cycle)
@@ -335,7 +393,7 @@ class Planner:
         # node-static filters (they run first and reject as UnschedulableAndUnresolvable); after a
         # PreFilter's Unschedulable no node was filtered, so each is asked.
         unfiltered = diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE
-        if self.memoize and not unfiltered and resources_only(self.plugins, cycle):
+        if self.memoize and not unfiltered and resources_only(self.plugins, cycle, self.static.names):
             return self._plan_indexed(pod, priority, taint, notes, commit, diag, cycle, nominated)
         if unfiltered:
             potential = list(snap.node_infos)
@@ -700,8 +758,9 @@ class Planner:
         sfx = self._suffixes[id(info)][1]  # (`_candidates` ranked `info`: `_rank`)
         return _quickbound_to(pod, info, sfx, len(sfx.all.count) - 1 - len(cands), tier)
 
-    def _memo_for(self, pod: Pod) -> FilterMemo | None:
-        return memo_of(self._filter_memo, fit_shape(pod)) if self.memoize else None
+    def _memo_for(self, pod: Pod, engine: _Engine | None = None) -> FilterMemo | None:
+        memos = self._filter_memo if engine is None else engine.filter_memo
+        return memo_of(memos, fit_shape(pod)) if self.memoize else None
 
     def _sync_budgets(self) -> None:
         """Drop the kept budget states of nodes covered by a PDB the ledger changed since."""
@@ -808,10 +867,11 @@ class Planner:
         """No tier has an option: `out`, the first nodes by name and why none helps, of `count`."""
         # No node was feasible, so the search visited every node: the scheduler's own message,
         # with what its PostFilter (preemption) adds.
-        stopped = post_filter_error(diag)
-        pmsg = None if stopped is not None else \
+        post_filters = self.engine.profile.post_filters
+        stopped = post_filter_error(diag, post_filters)
+        pmsg = None if stopped is not None or "DefaultPreemption" not in post_filters else \
             preemption_message(self.plugins, pod, self.work.snapshot, diag, cycle, nominated)[0]
-        parts = [full_scheduler_message(fit_error_message(diag), pmsg, stopped)]
+        parts = [full_scheduler_message(fit_error_message(diag), pmsg, stopped, post_filters)]
         if count:
             parts.append(f"no eviction helps on any of {count} candidate node(s)")
         else:
@@ -845,8 +905,13 @@ class Planner:
             if v.is_bare:
                 out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
                 continue
-            replacement = replacement_of(v.pod)
-            landing = self.placer.land(replacement, sim, nominated, self._memo_for(replacement))
+            profile = self.profiles.for_pod(v.pod)
+            if profile is None:
+                out.append(replace(v, lands_on=None, pending_reason=self.profiles.other_scheduler_note(v.pod)))
+                continue
+            engine = self._engine(profile)
+            replacement = profile.planning_pod(replacement_of(v.pod))
+            landing = engine.placer.land(replacement, sim, nominated, self._memo_for(replacement, engine))
             if landing.node is None:
                 out.append(replace(v, lands_on=None, pending_reason=landing.reason))
                 continue

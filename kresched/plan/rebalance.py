@@ -61,7 +61,8 @@ from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
 from kresched.plan.planner import RESERVATION_TAINT
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread, taint_toleration
 from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot, Status
-from kresched.sched.runner import FilterMemo, default_plugins, memo_of
+from kresched.sched.profile import Profiles
+from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters
 
 __all__ = [
@@ -102,6 +103,12 @@ class RebalanceOptions:
     max_moves: int | None = None
     max_moves_per_node: int | None = None
     max_moves_per_namespace: int | None = None
+    #: The cluster's scheduler profiles: a replacement is placed by its pod's; a pod of a scheduler
+    #: no profile names is never moved (where it would land is not simulated).
+    profiles: Profiles = field(default_factory=Profiles.default, compare=False)
+    #: Disruptions a pod's PodDisruptionBudget must still allow once the move has spent one (the
+    #: buffer a conservative policy leaves; 0: the last one may be spent).
+    budget_buffer: int = 0
 
 
 def validate_options(opts: RebalanceOptions) -> list[str]:
@@ -170,6 +177,8 @@ class RebalancePlan:
     #: node → {"cpu": %, "memory": %, "pods": %} of requests against allocatable.
     before: dict[str, dict[str, int]]
     after: dict[str, dict[str, int]]
+    #: What kresched could not simulate of the scheduler profiles that place the replacements.
+    warnings: tuple[str, ...] = ()
 
 
 # -- utilisation ----------------------------------------------------------------------------------
@@ -451,11 +460,9 @@ class _Planner:
         self.prune = prune
         self.shape_tries = shape_tries
         self.snap = Snapshot.from_state(state)
-        plugins = default_plugins()
-        self.placer = Placer(plugins, StaticFilters(plugins), memoize=prune)
+        #: Per scheduler profile: its placer and, per replacement shape, the filter verdicts (`_land`).
+        self.placers: dict[str, tuple[Placer, dict[bytes, FilterMemo]]] = {}
         self.ledger = PdbLedger(state)
-        #: Per replacement shape: its filter verdicts (`_land`).
-        self.memos: dict[bytes, FilterMemo] = {}
         self.moves: list[Move] = []
         self.skipped: list[Skip] = []
         self.limits: dict[tuple[str, str | None], LimitHit] = {}
@@ -518,7 +525,8 @@ class _Planner:
         if ok is None:
             ok = self.eligible[pod.key] = (
                 protected_reason(pod) is None and not (pod.is_bare or pod.is_finished or pod.status.phase != "Running")
-                and (self.opts.evict_local_storage or not pod.has_empty_dir))
+                and (self.opts.evict_local_storage or not pod.has_empty_dir)
+                and self.opts.profiles.for_pod(pod) is not None)
         return ok
 
     def shape(self, pod: Pod) -> bytes:
@@ -550,10 +558,18 @@ class _Planner:
         return self._land(replacement, without), without, replacement
 
     def _land(self, replacement: Pod, snap: Snapshot) -> Landing:
-        """`Placer.land` with the filter verdicts of the replacement's shape (replicas share them:
-        each simulation filters only the nodes that changed since the last)."""
-        memo = memo_of(self.memos, pod_shape(replacement)) if self.prune else None
-        return self.placer.land(replacement, snap, None, memo)
+        """`Placer.land`, by the replacement's scheduler profile, with the filter verdicts of its
+        shape (replicas share them: each simulation filters only the nodes that changed since the
+        last)."""
+        profile = self.opts.profiles.for_pod(replacement)
+        assert profile is not None, "a pod of a scheduler no profile names is never proposed"
+        hit = self.placers.get(profile.name)
+        if hit is None:
+            hit = self.placers[profile.name] = (Placer.of(profile, StaticFilters(profile.filters), self.prune), {})
+        placer, memos = hit
+        replacement = profile.planning_pod(replacement)
+        memo = memo_of(memos, pod_shape(replacement)) if self.prune else None
+        return placer.land(replacement, snap, None, memo)
 
     def try_move(self, pod: Pod, node: str, objective: str, reason: str,
                  simulated: tuple[Landing, Snapshot, Pod] | None = None) -> bool:
@@ -604,6 +620,10 @@ class _Planner:
         check = self.ledger.check(pod)
         if not check.allowed:
             return check.reason or "its PodDisruptionBudget refuses it"
+        buffer = self.opts.budget_buffer
+        if buffer and check.spends and check.remaining is not None and check.remaining - 1 < buffer:
+            return (f"its PodDisruptionBudget {check.pdb} allows {check.remaining} disruption(s): moving it would "
+                    f"leave fewer than the {buffer} the policy keeps in reserve (budgetBuffer)")
         return None
 
     def _refuse(self, pod: Pod, node: str, objective: str, reason: str) -> bool:
@@ -853,4 +873,7 @@ def _plan(p: _Planner) -> RebalancePlan:
     after = {i.name: node_utilisation(i) for i in p.snap.node_infos}
     moved = {m.pod.key for m in p.moves}
     skipped = tuple(s for s in p.skipped if s.pod.key not in moved)
-    return RebalancePlan(tuple(p.moves), skipped, tuple(p.limits.values()), before, after)
+    profiles = opts.profiles
+    warnings = tuple(dict.fromkeys(w for name in p.placers for w in profiles.warnings_for(profiles.by_name[name])
+                                   if name in profiles.by_name))
+    return RebalancePlan(tuple(p.moves), skipped, tuple(p.limits.values()), before, after, warnings)

@@ -19,21 +19,35 @@ __all__ = ["node_drain_dict", "preflight_dict", "preflight_view", "drain_closing
 
 
 def node_drain_dict(n: NodeDrain) -> dict[str, Any]:
-    """`{"node", "evict": [{"pod", "pdb", "blocked", "landsOn"}], "skip": [...], "errors": [...]}`."""
+    """`{"node", "evict": [{"pod", "pdb", "blocked", "landsOn"}], "skip": [...], "errors": [...]}`;
+    an evicted pod of a scheduler no profile names adds `"otherScheduler"` (its landing is not
+    simulated)."""
     return {
         "node": n.node,
-        "evict": [{"pod": p.pod.key, "pdb": p.pdb, "blocked": p.blocked, "landsOn": p.lands_on,
-                   "candidates": list(p.candidates), "likely": p.likely} for p in n.evict],
+        "evict": [_evict_dict(p) for p in n.evict],
         "skip": [{"pod": s.pod.key, "reason": s.reason} for s in n.skip],
         "errors": [{"pod": e.pod.key, "reason": e.reason} for e in n.errors],
     }
 
 
+def _evict_dict(p: DrainPod) -> dict[str, Any]:
+    out = {"pod": p.pod.key, "pdb": p.pdb, "blocked": p.blocked, "landsOn": p.lands_on,
+           "candidates": list(p.candidates), "likely": p.likely}
+    if p.other_scheduler is not None:
+        out["otherScheduler"] = p.other_scheduler
+    return out
+
+
 def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
-    """One node's object, or `{"nodes": [...]}` for several."""
+    """One node's object, or `{"nodes": [...]}` for several; `"warnings"` (when any): what kresched
+    could not simulate of the scheduler profiles that place the replacements."""
     if len(plan.nodes) == 1:
-        return node_drain_dict(plan.nodes[0])
-    return {"nodes": [node_drain_dict(n) for n in plan.nodes]}
+        out = node_drain_dict(plan.nodes[0])
+    else:
+        out = {"nodes": [node_drain_dict(n) for n in plan.nodes]}
+    if plan.warnings:
+        out["warnings"] = list(plan.warnings)
+    return out
 
 
 def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
@@ -45,7 +59,7 @@ def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
     from rich.markup import escape
     from rich.text import Text
 
-    parts: list[RenderableType] = []
+    parts: list[RenderableType] = [Hanging(Text(f"warning: {w}", style="yellow"), first="") for w in plan.warnings]
     for n in plan.nodes:
         counts = [count(len(n.evict), "pod") + " to evict"] if n.evict else ["nothing to evict"]
         if n.skip:
@@ -92,6 +106,8 @@ def _cells(p: DrainPod) -> list[Text]:
         lands = Text("gone", style="red")
     elif p.pod.is_finished or p.pod.is_terminating:
         lands = Text("-", style="dim")
+    elif p.other_scheduler is not None:
+        lands = Text("-", style="dim")  # placed by another scheduler: not simulated (`_details` says so)
     else:
         lands = Text("Pending", style="yellow")
     return [now, lands]
@@ -115,6 +131,8 @@ def _details(p: DrainPod) -> list[Text]:
         out.append(Text("! a bare pod: no controller recreates it", style="red"))
     elif p.pod.is_terminating:
         out.append(Text("already terminating: its replacement exists", style="dim"))
+    elif p.other_scheduler is not None:
+        out.append(Text(f"! {p.pending_reason or ''}", style="dim"))
     else:
         out.append(Text(f"! {p.pending_reason or 'no node would take it'}", style="yellow"))
     if p.held_by:

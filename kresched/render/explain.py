@@ -18,14 +18,21 @@ __all__ = ["explanation_dict", "explanation_table"]
 def explanation_dict(e: Explanation) -> dict[str, Any]:
     """`{"pod", "schedulable", "message", "preemptionMessage", "nodes": {name: [reasons]}}`, and for a
     pod that fits or runs `"scores": {node: {plugin: weighted score, ..., "total": n}}` with the
-    predicted `"node"`, its tied `"candidates"`, `"likely"` and `"boundTo"`."""
+    predicted `"node"`, its tied `"candidates"`, `"likely"` and `"boundTo"`. `"profile"`: the
+    scheduler profile simulated; `"warnings"` (when any): what kresched could not simulate of it, and
+    `"otherScheduler"` the pod's schedulerName when no profile names it."""
     out: dict[str, Any] = {
         "pod": e.pod.key,
+        "profile": e.profile,
         "schedulable": e.schedulable,
         "message": e.message,
         "preemptionMessage": e.preemption_message,
         "nodes": {v.node: list(v.status.reasons) for v in sorted(e.verdicts, key=lambda v: v.node)},
     }
+    if e.other_scheduler is not None:
+        out["otherScheduler"] = e.other_scheduler
+    if e.warnings:
+        out["warnings"] = list(e.warnings)
     if e.predicted is not None:
         out["node"] = e.predicted
         out["candidates"] = list(e.candidates)
@@ -78,6 +85,10 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
         Text(pod.key, style="bold"),
         Hanging(f"priority {priority_text(pod)}, requests {pod_requests_text(pod)}", first="  "),
     ]
+    if e.configured or e.other_scheduler is not None:
+        parts.append(Hanging(f"simulated with scheduler profile {e.profile}", first="  "))
+    for w in e.warnings:
+        parts.append(Hanging(Text(f"warning: {w}", style="yellow"), first="  "))
     if e.schedulable and not e.verdicts:  # bound: nothing to filter
         parts.append(_bullets(e.notes))
         return Group(*parts)

@@ -13,10 +13,13 @@ Pure: builds plain API dicts from `ManifestOptions`; never prints, never reads t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from kresched import __version__
+
+if TYPE_CHECKING:
+    from kresched.plan.policy import Policy
 
 __all__ = [
     "API_CALLS",
@@ -140,16 +143,25 @@ class ManifestOptions:
     image: str = DEFAULT_IMAGE
     #: `NS/NAME` of the Lease used as the lock; None: `kresched` in `namespace`.
     lease: str | None = None
+    #: The reconcile settings: None where not given, which means the `config`'s (the file decides,
+    #: in its ConfigMap) or, without one, kresched's defaults (spelled out in the arguments).
     min_priority: int | None = None
-    max_evictions: int = 10
+    max_evictions: int | None = None
     allow_pdb_violation: bool = False
     #: `reconcile --rebalance`: one bounded rebalance pass after the pending pods (no new permission:
     #: it lists pods, reads PDBs and evicts, as the rest of the pass does).
     rebalance: bool = False
-    deadline_seconds: int = 240
-    min_pending_seconds: int = 60
-    reservation_ttl_seconds: int = 600
-    max_grace_seconds: int = 10
+    deadline_seconds: int | None = None
+    min_pending_seconds: int | None = None
+    reservation_ttl_seconds: int | None = None
+    max_grace_seconds: int | None = None
+    #: kresched's own KreschedConfiguration (the file's text, checked) and what it decides; the CronJob
+    #: mounts it from a ConfigMap and runs `reconcile --config` with it.
+    config: str | None = None
+    policy: Policy = field(default_factory=lambda: _moderate())
+    #: The cluster's KubeSchedulerConfiguration (the file's text, checked): mounted from a ConfigMap,
+    #: `reconcile --scheduler-config`.
+    scheduler_config: str | None = None
     #: The CronJob's pods run at this priority, so that the rescheduler itself gets scheduled on a
     #: full cluster; "" for none.
     priority_class: str = "system-cluster-critical"
@@ -172,7 +184,18 @@ class ManifestOptions:
     def active_deadline_seconds(self) -> int:
         """The job is killed a minute after reconcile's own deadline: room to start, and to release
         reservations and the Lease on the way out."""
-        return self.deadline_seconds + 60
+        return self.effective_deadline_seconds + 60
+
+    @property
+    def effective_deadline_seconds(self) -> int:
+        return self.deadline_seconds if self.deadline_seconds is not None \
+            else int(self.policy.reconcile.deadline_seconds)
+
+
+def _moderate() -> Policy:
+    from kresched.plan.policy import preset
+
+    return preset("moderate")
 
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -193,7 +216,7 @@ def manifest_errors(o: ManifestOptions) -> list[str]:
         errors.append(f"--schedule {o.schedule!r}: expected a cron schedule of five fields, e.g. '*/5 * * * *'")
     if not o.image.strip() or any(c.isspace() for c in o.image):
         errors.append(f"--image {o.image!r}: not an image reference")
-    if o.deadline_seconds < 10:
+    if o.effective_deadline_seconds < 10:
         errors.append("--deadline: at least 10s")
     if o.priority_class and not _DNS_SUBDOMAIN.match(o.priority_class):
         errors.append(f"--priority-class {o.priority_class!r}: not a valid PriorityClass name")
@@ -215,14 +238,23 @@ def _duration_text(seconds: int) -> str:
 
 def reconcile_args(o: ManifestOptions) -> list[str]:
     """The container's arguments (the image's entrypoint is `kresched`): every setting spelled
-    out, so the CronJob does not depend on the defaults of the image's version."""
-    args = ["reconcile",
-            "--lease", f"{o.lease_namespace}/{o.lease_name}",
-            "--deadline", _duration_text(o.deadline_seconds),
-            "--min-pending", _duration_text(o.min_pending_seconds),
-            "--reservation-ttl", _duration_text(o.reservation_ttl_seconds),
-            "--max-evictions", str(o.max_evictions),
-            "--max-grace", str(o.max_grace_seconds)]
+    out, so the CronJob does not depend on the defaults of the image's version — but with a
+    `config`, only the settings given here: the rest is the file's, read from its ConfigMap."""
+    own = o.policy.reconcile
+    args = ["reconcile", "--lease", f"{o.lease_namespace}/{o.lease_name}"]
+    if o.config is not None:
+        args += ["--config", f"{CONFIG_DIR}/{CONFIG_KEY}"]
+    if o.scheduler_config is not None:
+        args += ["--scheduler-config", f"{SCHEDULER_CONFIG_DIR}/{CONFIG_KEY}"]
+    for flag, given, default in (("--deadline", o.deadline_seconds, own.deadline_seconds),
+                                 ("--min-pending", o.min_pending_seconds, own.min_pending_seconds),
+                                 ("--reservation-ttl", o.reservation_ttl_seconds, own.reservation_ttl_seconds)):
+        if given is not None or o.config is None:
+            args += [flag, _duration_text(int(default if given is None else given))]
+    for flag, count, fallback in (("--max-evictions", o.max_evictions, own.max_evictions),
+                                  ("--max-grace", o.max_grace_seconds, own.max_grace_seconds)):
+        if count is not None or o.config is None:
+            args += [flag, str(fallback if count is None else count)]
     if o.min_priority is not None:
         args += ["--min-priority", str(o.min_priority)]
     if o.allow_pdb_violation:
@@ -255,7 +287,7 @@ def _cron_job(o: ManifestOptions) -> dict[str, Any]:
         "capabilities": {"drop": ["ALL"]},
         "seccompProfile": {"type": "RuntimeDefault"},
     }
-    container = {
+    container: dict[str, Any] = {
         "name": NAME,
         "image": o.image,
         "imagePullPolicy": "IfNotPresent",
@@ -266,6 +298,9 @@ def _cron_job(o: ManifestOptions) -> dict[str, Any]:
                       "limits": {"cpu": "1", "memory": o.memory_limit}},
         "securityContext": container_security,
     }
+    mounts = _config_mounts(o)
+    if mounts:
+        container["volumeMounts"] = [{"name": v, "mountPath": path, "readOnly": True} for v, _, path in mounts]
     pod_spec: dict[str, Any] = {
         "serviceAccountName": NAME,
         # Exit 4 (partly done) is not worth an immediate retry: the next scheduled pass finds the
@@ -284,6 +319,8 @@ def _cron_job(o: ManifestOptions) -> dict[str, Any]:
                             "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [container],
     }
+    if mounts:
+        pod_spec["volumes"] = [{"name": v, "configMap": {"name": cm}} for v, cm, _ in mounts]
     return {
         "apiVersion": "batch/v1",
         "kind": "CronJob",
@@ -306,8 +343,31 @@ def _cron_job(o: ManifestOptions) -> dict[str, Any]:
     }
 
 
+#: Where the CronJob's pod finds the configuration files (each a ConfigMap's `config.yaml`).
+CONFIG_DIR = "/etc/kresched/config"
+SCHEDULER_CONFIG_DIR = "/etc/kresched/scheduler"
+CONFIG_KEY = "config.yaml"
+CONFIG_MAP = f"{NAME}-config"
+SCHEDULER_CONFIG_MAP = f"{NAME}-scheduler-config"
+
+
+def _config_mounts(o: ManifestOptions) -> list[tuple[str, str, str]]:
+    """(volume, ConfigMap, mount path) of each configuration file the CronJob reads."""
+    out = []
+    if o.config is not None:
+        out.append(("config", CONFIG_MAP, CONFIG_DIR))
+    if o.scheduler_config is not None:
+        out.append(("scheduler-config", SCHEDULER_CONFIG_MAP, SCHEDULER_CONFIG_DIR))
+    return out
+
+
+def _config_map(name: str, namespace: str, text: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(name, namespace), "data": {CONFIG_KEY: text}}
+
+
 def build_manifests(o: ManifestOptions) -> list[dict[str, Any]]:
-    """The objects, in the order they can be applied (namespace, identity, RBAC, workload)."""
+    """The objects, in the order they can be applied (namespace, identity, RBAC, configuration,
+    workload)."""
     subject = [{"kind": "ServiceAccount", "name": NAME, "namespace": o.namespace}]
     objects: list[dict[str, Any]] = []
     if o.create_namespace:
@@ -325,8 +385,12 @@ def build_manifests(o: ManifestOptions) -> list[dict[str, Any]]:
          "metadata": _meta(f"{NAME}-lease", o.lease_namespace),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{NAME}-lease"},
          "subjects": subject},
-        _cron_job(o),
     ]
+    if o.config is not None:
+        objects.append(_config_map(CONFIG_MAP, o.namespace, o.config))
+    if o.scheduler_config is not None:
+        objects.append(_config_map(SCHEDULER_CONFIG_MAP, o.namespace, o.scheduler_config))
+    objects.append(_cron_job(o))
     return objects
 
 

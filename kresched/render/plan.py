@@ -38,8 +38,10 @@ def victim_dict(v: Victim) -> dict[str, Any]:
 
 
 def plan_dict(p: Plan) -> dict[str, Any]:
-    """The design's contract: `pod, priority, outcome, node, tier, taint, victims, message`."""
-    return {
+    """The design's contract: `pod, priority, outcome, node, tier, taint, victims, message`; with a
+    profile other than `default-scheduler` (or none: a pod of another scheduler) `"profile"`, and
+    `"warnings"` when kresched could not simulate all of it."""
+    out = {
         "pod": p.pod.key,
         "priority": p.priority,
         "outcome": p.outcome,
@@ -51,6 +53,11 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         "likely": p.likely,
         "message": p.message,
     }
+    if p.profile != "default-scheduler":
+        out["profile"] = p.profile
+    if p.warnings:
+        out["warnings"] = list(p.warnings)
+    return out
 
 
 def plans_dict(plans: list[Plan]) -> dict[str, Any]:
@@ -73,6 +80,9 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
         Text(p.pod.key, style="bold"),
         Hanging(f"priority {priority_text(p.pod)}, requests {pod_requests_text(p.pod)}", first="  "),
     ]
+    if p.profile not in ("default-scheduler", None):
+        parts.append(Hanging(f"simulated with scheduler profile {p.profile}", first="  "))
+    parts.extend(Hanging(Text(f"warning: {w}", style="yellow"), first="  ") for w in p.warnings)
     style = _OUTCOME_STYLE[p.outcome]
     head = f"[{style} bold]{p.outcome.upper()}[/]"
     if p.node:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.plan.rebalance import RESOURCES, RebalancePlan
 from kresched.render.common import cluster_text, count, duration_text
 from kresched.render.events import dry_suffix
-from kresched.render.table import Columns
+from kresched.render.table import Columns, Hanging
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -31,7 +31,7 @@ def rebalance_dict(plan: RebalancePlan, result: RebalanceResult | None = None) -
                       "landedOn": o.landed_on if o is not None and o.status == "moved" else None,
                       **({"status": o.status} if o is not None else {}),
                       **({"likely": True} if m.likely else {})})
-    return {
+    out: dict[str, Any] = {
         "moves": moves,
         "before": plan.before,
         "after": plan.after,
@@ -39,6 +39,9 @@ def rebalance_dict(plan: RebalancePlan, result: RebalanceResult | None = None) -
                     for s in plan.skipped],
         "limits": [{"limit": h.limit, "value": h.value, "scope": h.scope} for h in plan.limits],
     }
+    if plan.warnings:  # what kresched could not simulate of the scheduler profiles
+        out["warnings"] = list(plan.warnings)
+    return out
 
 
 def _cell(before: int, after: int) -> Text:
@@ -58,6 +61,7 @@ def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableTyp
     parts: list[RenderableType] = [Text.from_markup(
         f"[bold]Rebalance[/]: {len(plan.moves)} move(s)"
         + (f", {len(plan.skipped)} proposal(s) refused by the simulation" if plan.skipped else ""))]
+    parts.extend(Hanging(Text(f"warning: {w}", style="yellow"), first="") for w in plan.warnings)
     heads = ("NODE", *(r.upper() for r in RESOURCES), "MOVES")
     nodes = Columns(*heads, right=heads[1:], movable=("MOVES", *heads[-2:0:-1]))
     out = dict.fromkeys(plan.before, 0)

@@ -22,9 +22,12 @@ Score, as upstream: the sum of the weights of the pod's preferred terms the node
 weight 0 and empty terms count for nothing), normalized by the highest sum (`DefaultNormalizeScore`);
 PreScore Skip when the pod has no preferred terms at all.
 
-Not simulated: the scheduler profile's `addedAffinity` (NodeAffinityArgs) and its reason
-`node(s) didn't match scheduler-enforced node affinity`; kresched assumes the default profile,
-which has none. Pure; stateless.
+The scheduler profile's `addedAffinity` (NodeAffinityArgs; the default profile has none), as
+upstream: its required terms are checked first, failing with `node(s) didn't match
+scheduler-enforced node affinity` (UnschedulableAndUnresolvable), and keep PreFilter from
+skipping a pod without affinity of its own (the node-name narrowing reads the pod's terms only);
+its preferred terms add their weights to every pod's score, and keep PreScore from skipping.
+Pure; stateless but for the profile's args.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from kresched.model.selectors import (
     node_requirement_matches,
     node_selector_term_matches,
 )
+from kresched.model.specs import NodeAffinity as NodeAffinitySpec
 from kresched.model.specs import NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
 from kresched.sched.framework import (
     MAX_NODE_SCORE,
@@ -52,6 +56,7 @@ from kresched.sched.framework import (
 
 __all__ = [
     "ERR_REASON_CONFLICT",
+    "ERR_REASON_ENFORCED",
     "ERR_REASON_POD",
     "NAME",
     "NodeAffinity",
@@ -63,6 +68,7 @@ __all__ = [
 NAME = "NodeAffinity"
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
 _SKIP = PreFilterResult(Status(Code.SKIP))
@@ -80,9 +86,20 @@ class NodeAffinity:
     #: NodeInfo is the same object.
     node_local: ClassVar[bool] = True
 
+    def __init__(self, added_affinity: NodeAffinitySpec | None = None) -> None:
+        """`added_affinity`: NodeAffinityArgs' `addedAffinity`, applied to every pod."""
+        self.added_affinity = added_affinity
+        self._added_required = added_affinity.required_during_scheduling_ignored_during_execution \
+            if added_affinity is not None else None
+        self._added_preferred: tuple[PreferredSchedulingTerm, ...] = () if added_affinity is None else tuple(
+            t for t in added_affinity.preferred_during_scheduling_ignored_during_execution
+            if t.weight != 0 and (t.preference.match_expressions or t.preference.match_fields))
+        self._added_prefers = added_affinity is not None and bool(
+            added_affinity.preferred_during_scheduling_ignored_during_execution)
+
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
         required = required_node_selector(pod)
-        if required is None and not pod.spec.node_selector:
+        if required is None and not pod.spec.node_selector and self._added_required is None:
             return _SKIP
         if required is None:
             return PreFilterResult()
@@ -95,6 +112,11 @@ class NodeAffinity:
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         node = node_info.node
+        added = self._added_required
+        if added is not None and not any(node_selector_term_matches(t, node.name, node.labels)
+                                         for t in added.node_selector_terms):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_ENFORCED,), NAME,
+                          details=("the scheduler profile's addedAffinity (NodeAffinityArgs) excludes this node",))
         if required_node_affinity_matches(pod, node.name, node.labels):
             return SUCCESS
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,), NAME,
@@ -111,8 +133,9 @@ class NodeAffinity:
         # Upstream skips only a pod without preferred terms; terms of weight 0 or empty ones still
         # make it score (0 everywhere).
         aff = pod.spec.affinity
-        if aff is None or aff.node_affinity is None \
-                or not aff.node_affinity.preferred_during_scheduling_ignored_during_execution:
+        if (aff is None or aff.node_affinity is None
+                or not aff.node_affinity.preferred_during_scheduling_ignored_during_execution) \
+                and not self._added_prefers:
             return Status(Code.SKIP)
         cycle.write(_PRESCORE_KEY, preferred_terms(pod))
         return SUCCESS
@@ -122,7 +145,11 @@ class NodeAffinity:
         if terms is None:
             terms = preferred_terms(pod)
         node = node_info.node
-        return sum(t.weight for t in terms if node_selector_term_matches(t.preference, node.name, node.labels))
+        count = sum(t.weight for t in terms if node_selector_term_matches(t.preference, node.name, node.labels))
+        if self._added_preferred:
+            count += sum(t.weight for t in self._added_preferred
+                         if node_selector_term_matches(t.preference, node.name, node.labels))
+        return count
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)

@@ -1,10 +1,12 @@
 """NodeResourcesBalancedAllocation: favour nodes whose cpu and memory stay evenly used.
 
-Mirrors kube-scheduler v1.36's `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`
-with the default resources (cpu and memory, weight 1). A score plugin only; no NormalizeScore.
+Mirrors kube-scheduler v1.36's `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`.
+A score plugin only; no NormalizeScore. The resources are the profile's
+(NodeResourcesBalancedAllocationArgs `resources`, each of weight 1; default cpu and memory): the
+default pair is computed inline below, any other list by `resource_allocation.ResourceAllocation`.
 
-1. PreScore: the pod's *actual* requests (`useRequested`: no non-zero defaults); a pod that requests
-   neither cpu nor memory is BestEffort for this plugin, which then returns Skip.
+1. PreScore: the pod's *actual* requests (`useRequested`: no non-zero defaults) of the resources; a
+   pod that requests none of them is BestEffort for this plugin, which then returns Skip.
 2. Score: for each resource the node has (allocatable > 0), the fraction `requested / allocatable`
    capped at 1, with requested = the node's requests (+ the pod's); the imbalance is the standard
    deviation of the fractions (for two resources, `|f1 - f2| / 2`); a placement scores
@@ -17,15 +19,18 @@ Pure; stateless.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from typing import ClassVar
 
 from kresched.model.objects import Pod
 from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Snapshot, Status, go_div
+from kresched.sched.resource_allocation import ResourceAllocation, balanced_resource_score
 
-__all__ = ["NAME", "NodeResourcesBalancedAllocation", "balanced_resource_score"]
+__all__ = ["DEFAULT_RESOURCES", "NAME", "NodeResourcesBalancedAllocation", "balanced_resource_score"]
 
 NAME = "NodeResourcesBalancedAllocation"
+#: The default resources: cpu and memory, weight 1.
+DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
 
 
 class NodeResourcesBalancedAllocation:
@@ -34,13 +39,27 @@ class NodeResourcesBalancedAllocation:
     #: NodeInfo is the same object.
     node_local: ClassVar[bool] = True
 
+    def __init__(self, resources: Sequence[tuple[str, int]] = DEFAULT_RESOURCES) -> None:
+        """`resources`: (name, weight) as NodeResourcesBalancedAllocationArgs gives them, defaulted."""
+        self.resources = tuple(resources)
+        self._general = None if self.resources == DEFAULT_RESOURCES else ResourceAllocation.balanced(self.resources)
+
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        general = self._general
+        if general is not None:
+            if not any(general.pod_requests(pod)):
+                return Status(Code.SKIP)
+            return SUCCESS
         r = pod.requests
         if r.milli_cpu == 0 and r.memory == 0:
             return Status(Code.SKIP)
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        general = self._general
+        if general is not None:
+            requests = general.pod_requests(pod)
+            return general.score(requests, node_info) if any(requests) else 0
         r = pod.requests
         if r.milli_cpu == 0 and r.memory == 0:
             return 0
@@ -72,15 +91,3 @@ class NodeResourcesBalancedAllocation:
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         return None
-
-
-def balanced_resource_score(requested: list[int], allocatable: list[int]) -> int:
-    """`balancedResourceScore`: `int64((1 - std) * 100)` over the capped usage fractions."""
-    fractions = [min(float(req) / float(cap), 1.0) for req, cap in zip(requested, allocatable, strict=True) if cap]
-    std = 0.0
-    if len(fractions) == 2:
-        std = abs((fractions[0] - fractions[1]) / 2)
-    elif len(fractions) > 2:
-        mean = sum(fractions) / len(fractions)
-        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
-    return int((1 - std) * float(MAX_NODE_SCORE))

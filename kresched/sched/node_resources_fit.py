@@ -21,17 +21,21 @@ never unresolvable, as upstream. A rejection is one `Status` object per code and
 
 PreFilter never skips (upstream computes the request there; kresched has it on the Pod).
 
-Score, as the default profile configures it (`ScoringStrategy` LeastAllocated, cpu and memory,
-weight 1 each; least_allocated.go, resource_allocation.go): per resource the node has,
+The profile's NodeResourcesFitArgs: `ignoredResources` (extended resources by name) and
+`ignoredResourceGroups` (by the prefix before `/`) are not checked by the filter (only extended
+resources: cpu, memory, hugepages and `kubernetes.io/` names always are); the planner plans a pod
+without them (`without_ignored`) so that its shortcuts agree with the filter.
+
+Score, by the profile's `scoringStrategy`. The default (LeastAllocated, cpu and memory, weight 1
+each; least_allocated.go, resource_allocation.go), inline below: per resource the node has,
 `(allocatable - requested) * 100 / allocatable` (0 when over), where requested is the node's
 `NonZeroRequested` plus the pod's — both counting 100m CPU and 200Mi memory for a container that
-requests none (`Pod.nonzero_milli_cpu`) — then the weighted mean, in integer arithmetic. No
-NormalizeScore.
+requests none (`Pod.nonzero_milli_cpu`) — then the weighted mean, in integer arithmetic. Any other
+strategy or resource list (MostAllocated, RequestedToCapacityRatio with its shape, other
+resources or weights) is `resource_allocation.ResourceAllocation`. No NormalizeScore.
 
 Deliberate differences:
 - extended resources are reported in name order (upstream iterates a Go map: random order);
-- `ignoredResources` / `ignoredResourceGroups` (NodeResourcesFitArgs) are not configurable: the
-  default profile ignores none;
 - extended resources backed by a DRA DeviceClass (DRAExtendedResource) are not simulated:
   kresched reads no DeviceClasses, so such a request is checked against node allocatable like
   any other (upstream, with no DeviceClass mapping the name, does the same).
@@ -40,6 +44,7 @@ Pure; stateless.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from kresched.model.objects import Pod
@@ -55,9 +60,13 @@ from kresched.sched.framework import (
     Snapshot,
     Status,
 )
+from kresched.sched.resource_allocation import ResourceAllocation
 
 __all__ = [
+    "DEFAULT_RESOURCES",
+    "is_extended_resource_name",
     "least_requested_score",
+    "without_ignored",
     "fits_usage",
     "ERR_REASON_INSUFFICIENT",
     "ERR_REASON_TOO_MANY_PODS",
@@ -73,6 +82,8 @@ ERR_REASON_TOO_MANY_PODS = "Too many pods"
 #: `Insufficient <resource name>`, e.g. `Insufficient cpu`, `Insufficient nvidia.com/gpu`
 #: (`InsufficientResource.reason` writes both).
 ERR_REASON_INSUFFICIENT = "Insufficient {}"
+#: The default scoring resources: cpu and memory, weight 1.
+DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
 
 
 class NodeResourcesFit:
@@ -83,14 +94,37 @@ class NodeResourcesFit:
     #: NodeInfo is the same object.
     node_local: ClassVar[bool] = True
 
+    def __init__(self, strategy: str = "LeastAllocated", resources: Iterable[tuple[str, int]] = DEFAULT_RESOURCES,
+                 shape: Iterable[tuple[int, int]] = (), ignored_resources: Iterable[str] = (),
+                 ignored_resource_groups: Iterable[str] = ()) -> None:
+        """The profile's NodeResourcesFitArgs, defaulted: the scoring `strategy` (LeastAllocated,
+        MostAllocated, RequestedToCapacityRatio with its `shape` of (utilization, score) points),
+        its (resource, weight) list, and the extended resources the filter ignores."""
+        self.strategy = strategy
+        self.resources = tuple(resources)
+        self.ignored_resources = frozenset(ignored_resources)
+        self.ignored_resource_groups = frozenset(ignored_resource_groups)
+        self._general: ResourceAllocation | None = None
+        if strategy == "MostAllocated":
+            self._general = ResourceAllocation.most_allocated(self.resources)
+        elif strategy == "RequestedToCapacityRatio":
+            self._general = ResourceAllocation.requested_to_capacity_ratio(self.resources, tuple(shape))
+        elif strategy != "LeastAllocated":
+            raise ValueError(f"scoring strategy {strategy} is not supported")
+        elif self.resources != DEFAULT_RESOURCES:
+            self._general = ResourceAllocation.least_allocated(self.resources)
+
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         usage = _usage(node_info)
-        if fits_usage(pod.requests, *usage):
+        request = pod.requests
+        if request.scalar and (self.ignored_resources or self.ignored_resource_groups):
+            request = without_ignored(request, self.ignored_resources, self.ignored_resource_groups)
+        if fits_usage(request, *usage):
             return SUCCESS
-        return _rejection(_short(pod.requests, *usage))
+        return _rejection(_short(request, *usage))
 
     def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
         return None
@@ -103,6 +137,9 @@ class NodeResourcesFit:
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        general = self._general
+        if general is not None:
+            return general.score(general.pod_requests(pod), node_info)
         alloc = node_info.node.allocatable
         cpu_cap, mem_cap = alloc.milli_cpu, alloc.memory
         if cpu_cap and mem_cap:  # the usual node: both `least_requested_score`s inline
@@ -130,6 +167,23 @@ def least_requested_score(requested: int, capacity: int) -> int:
     if capacity == 0 or requested > capacity:
         return 0
     return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """`v1helper.IsExtendedResourceName`: a name with a domain that is not `kubernetes.io`'s
+    (cpu, memory, hugepages-* and `*kubernetes.io/*` are native), not a quota's `requests.`."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def without_ignored(request: Resources, ignored: frozenset[str], groups: frozenset[str]) -> Resources:
+    """`request` without the extended resources NodeResourcesFit's args tell the filter to ignore
+    (by name, or by the group before the `/`); the same object when it requests none of them."""
+    drop = [n for n in request.scalar if is_extended_resource_name(n)
+            and (n in ignored or n.split("/", 1)[0] in groups)]
+    if not drop:
+        return request
+    scalar = {k: v for k, v in request.scalar.items() if k not in drop}
+    return Resources(request.milli_cpu, request.memory, request.ephemeral_storage, scalar, request.allowed_pods)
 
 
 def fits_request(request: Resources, node_info: NodeInfo) -> list[InsufficientResource]:

@@ -33,20 +33,22 @@ Semantics, as upstream:
      minimum` must not exceed `maxSkew`, else Unschedulable with
      `node(s) didn't match pod topology spread constraints`. The global minimum is 0 when there
      are fewer eligible domains than `minDomains` (default 1).
-  6. A pod without constraints gets the cluster's default constraints. With the default
-     scheduler configuration (`defaultingType: System`) those are the system defaults (hostname
-     maxSkew 3, zone maxSkew 5), which are `ScheduleAnyway` and therefore never filter: such a
-     pod's PreFilter returns Skip.
+  6. A pod without constraints gets the profile's default constraints (PodTopologySpreadArgs),
+     each with the pod's default selector (`default_selector`; none when it is empty). With
+     `defaultingType: System` (the default) those are the system defaults (hostname maxSkew 3,
+     zone maxSkew 5), which are `ScheduleAnyway` and therefore never filter: such a pod's
+     PreFilter returns Skip. With `defaultingType: List` they are `defaultConstraints` (none when
+     empty); their DoNotSchedule ones filter like the pod's own.
 
 Scoring (scoring.go), as upstream:
   7. Constraints: the pod's `ScheduleAnyway` ones; if the pod has no constraints at all, the
-     system defaults with the selector `default_selector` builds: the selectors of the pod's
+     profile's default ScheduleAnyway ones with the selector `default_selector` builds: the selectors of the pod's
      namespace's Services that select the pod, merged, plus the selector of its controlling
      ReplicationController (`v1`, merged as a map), ReplicaSet or StatefulSet (`apps/v1`, whose
      requirements are ANDed). No constraint, or an empty default selector: PreScore Skip (also
      when the snapshot has no node).
-  8. IgnoredNodes: with the pod's own constraints, feasible nodes lacking any of their topology
-     keys score 0. With the system defaults no node is ignored: a node without a zone label adds
+  8. IgnoredNodes: with the pod's own constraints (or `List` defaults), feasible nodes lacking any
+     of their topology keys score 0. With the system defaults no node is ignored: a node without a zone label adds
      the domain "" to the zone count (and its own zone term is left out of its score).
   9. Per constraint (not hostname): the domains are the values on the non-ignored feasible nodes;
      every node of the cluster that has all keys (own constraints only) and passes the
@@ -59,8 +61,6 @@ Scoring (scoring.go), as upstream:
      `100 × (max + min − score) / max` in int64 (min and max over the non-ignored nodes).
 
 Deliberate differences:
-  * Custom `defaultConstraints` in a scheduler configuration (`PodTopologySpreadArgs`, which may
-    be DoNotSchedule) are not modelled: kresched does not read the scheduler's configuration.
   * The global minimum is kept exact under any sequence of `add_pod`/`remove_pod` (a histogram of
     domains per count, as the newest `filtering.go` does with `DomainsAtCount`); releases up to
     1.35 keep two "critical paths", which give the same answer after a fresh PreFilter but can
@@ -239,8 +239,19 @@ class PodTopologySpread:
 
     name: ClassVar[str] = NAME
 
+    def __init__(self, default_constraints: tuple[TopologySpreadConstraint, ...] | None = None) -> None:
+        """`default_constraints`: PodTopologySpreadArgs' `defaultConstraints` with `defaultingType:
+        List` (an empty tuple: no default spreading); None (`System`): the system defaults."""
+        self.system_defaulted = default_constraints is None
+        self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS if default_constraints is None \
+            else tuple(default_constraints)
+        self._hard_defaults = any(c.when_unsatisfiable == "DoNotSchedule" for c in self.default_constraints)
+
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
-        constraints = build_constraints(pod)
+        if pod.spec.topology_spread_constraints or not self._hard_defaults:
+            constraints = build_constraints(pod)
+        else:  # `getConstraints`: the profile's default DoNotSchedule constraints
+            constraints = _build_default_constraints(pod, snapshot.cluster, self.default_constraints, "DoNotSchedule")
         if not constraints:
             return PreFilterResult(Status(Code.SKIP))
         eligible = _node_inclusion(pod)
@@ -315,7 +326,7 @@ class PodTopologySpread:
         cycle.write(_PRESCORE_KEY, None)
         if not snapshot.node_infos:
             return Status(Code.SKIP)
-        constraints, require_all = _score_constraints(pod, snapshot)
+        constraints, require_all = _score_constraints(pod, snapshot, self.default_constraints, self.system_defaulted)
         if not constraints:
             return Status(Code.SKIP)
         everywhere: _AllNodeDomains = snapshot.index(_ALL_NODE_DOMAINS, _AllNodeDomains.build)
@@ -477,15 +488,18 @@ class _ScoreState:
         return self
 
 
-def _score_constraints(pod: Pod, snapshot: Snapshot) -> tuple[tuple[SpreadConstraint, ...], bool]:
+def _score_constraints(pod: Pod, snapshot: Snapshot,
+                       defaults: tuple[TopologySpreadConstraint, ...] | None = None,
+                       system: bool = True) -> tuple[tuple[SpreadConstraint, ...], bool]:
     """The constraints the score reads — the pod's ScheduleAnyway ones, or, for a pod without any
-    constraint, the system defaults — and whether a node needs all their keys (`requireAllTopologies`:
-    only for the pod's own; with the system defaults a node without a zone label still gets
-    hostname spreading)."""
+    constraint, the profile's default ones (`defaults`; None: the system defaults) — and whether a
+    node needs all their keys (`requireAllTopologies`: not with the system defaults, where a node
+    without a zone label still gets hostname spreading)."""
     own = bool(pod.spec.topology_spread_constraints)
     if own:
         return build_constraints(pod, "ScheduleAnyway"), True
-    return _build_default_constraints(pod, snapshot.cluster), False
+    defaults = SYSTEM_DEFAULT_CONSTRAINTS if defaults is None else defaults
+    return _build_default_constraints(pod, snapshot.cluster, defaults, "ScheduleAnyway"), not system
 
 
 class _ScoreDomains:
@@ -809,9 +823,15 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 )
 
 
-def _build_default_constraints(pod: Pod, cluster: ClusterFacts) -> tuple[SpreadConstraint, ...]:
-    """`buildDefaultConstraints(pod, ScheduleAnyway)` with the system defaults: each takes the
-    pod's default selector; none when that selector is empty."""
+def _build_default_constraints(pod: Pod, cluster: ClusterFacts,
+                               defaults: tuple[TopologySpreadConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS,
+                               when: str = "ScheduleAnyway") -> tuple[SpreadConstraint, ...]:
+    """`buildDefaultConstraints(pod, when)`: the default constraints of that kind, each with the
+    pod's default selector in place of its own (matchLabelKeys included: upstream overwrites the
+    merged selector); none when there are none or that selector is empty."""
+    chosen = [c for c in defaults if c.when_unsatisfiable == when]
+    if not chosen:
+        return ()
     selector = default_selector(pod, cluster)
     if not selector.match_labels and not selector.match_expressions:
         return ()
@@ -822,11 +842,11 @@ def _build_default_constraints(pod: Pod, cluster: ClusterFacts) -> tuple[SpreadC
         topology_key=c.topology_key,
         selector=match,
         counts_existing=True,
-        min_domains=1,
-        honor_node_affinity=True,
-        honor_node_taints=False,
+        min_domains=1 if c.min_domains is None else c.min_domains,
+        honor_node_affinity=(c.node_affinity_policy or "Honor") == "Honor",
+        honor_node_taints=(c.node_taints_policy or "Ignore") == "Honor",
         selector_key=key,
-    ) for c in SYSTEM_DEFAULT_CONSTRAINTS)
+    ) for c in chosen)
 
 
 def default_selector(pod: Pod, cluster: ClusterFacts) -> LabelSelector:

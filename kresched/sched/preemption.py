@@ -30,6 +30,7 @@ from kresched.sched.runner import (
 )
 
 __all__ = [
+    "DEFAULT_POST_FILTERS",
     "DRA_POSTFILTER_NOTE",
     "NOT_ELIGIBLE_NEVER",
     "NOT_ELIGIBLE_TERMINATING",
@@ -271,7 +272,11 @@ def preemption_message(
     return fit_error_message(fit), statuses
 
 
-def post_filter_error(diag: Diagnosis) -> str | None:
+#: The default profile's PostFilter plugins, in order.
+DEFAULT_POST_FILTERS = ("DynamicResources", "DefaultPreemption")
+
+
+def post_filter_error(diag: Diagnosis, post_filters: Sequence[str] = DEFAULT_POST_FILTERS) -> str | None:
     """What the scheduler appends instead of the preemption part when PostFilter fails with an
     error: `not found`, when a PreFilter rejected the pod as UnschedulableAndUnresolvable (the
     PreFilter loop stops there, before DynamicResources' PreFilter — default_plugins.go puts
@@ -280,14 +285,18 @@ def post_filter_error(diag: Diagnosis) -> str | None:
     v1.36.2 control plane for VolumeBinding's and VolumeRestrictions' PreFilter rejections
     (`... pod has unbound immediate PersistentVolumeClaims. not found`,
     tests/sched/rig_volumes.json); NodeAffinity's and an empty intersection of PreFilter node sets
-    take the same path. None otherwise."""
+    take the same path. None otherwise, and for a profile without DynamicResources' PostFilter
+    (`post_filters`)."""
     st = diag.pre_filter_status
+    if "DynamicResources" not in post_filters:
+        return None
     if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
         return POST_FILTER_NOT_FOUND
     return None
 
 
-def full_scheduler_message(message: str, preemption: str | None, post_filter: str | None = None) -> str:
+def full_scheduler_message(message: str, preemption: str | None, post_filter: str | None = None,
+                           post_filters: Sequence[str] = DEFAULT_POST_FILTERS) -> str:
     """The PodScheduled condition's message as kube-scheduler 1.35/1.36 writes it.
 
     `FitError.Error()` appends the PostFilter message after a space, with no period of its own
@@ -298,11 +307,21 @@ def full_scheduler_message(message: str, preemption: str | None, post_filter: st
     far are dropped and nothing follows the filter part (`preemption` None). A cluster without
     nodes fails before filtering and runs no PostFilter. When PostFilter stops at an error
     (`post_filter`, see `post_filter_error`), that error's text follows instead.
+
+    `post_filters`: the profile's PostFilter plugins, in order (the default profile's: those two).
+    Without any, the scheduler runs none and nothing follows the filter part; without
+    DefaultPreemption, no preemption part.
     """
-    if message == NO_NODES_AVAILABLE:
+    if message == NO_NODES_AVAILABLE or not post_filters:
         return message
     if post_filter is not None:
         return f"{message} {post_filter}"
-    if preemption is None:
-        return message
-    return f"{message} {DRA_POSTFILTER_NOTE}, preemption: {preemption}"
+    reasons = []
+    for name in post_filters:
+        if name == "DynamicResources":
+            reasons.append(DRA_POSTFILTER_NOTE)
+        elif name == "DefaultPreemption":
+            if preemption is None:
+                return message  # it found a candidate: Success drops the reasons gathered so far
+            reasons.append(f"preemption: {preemption}")
+    return f"{message} {', '.join(reasons)}" if reasons else message

@@ -260,27 +260,30 @@ class _Walk:
         self.diag = diag
 
 
-def resources_only(plugins: Sequence[FilterPlugin], cycle: CycleState) -> bool:
+def resources_only(plugins: Sequence[FilterPlugin], cycle: CycleState, static: frozenset[str] = NODE_STATIC_PLUGINS
+                   ) -> bool:
     """After PreFilter: NodeResourcesFit is the only filter whose verdict depends on the pods on a
-    node (every other pod-dependent plugin returned Skip). Then a node's verdict for this pod is a
-    function of that NodeInfo alone."""
+    node (every other pod-dependent plugin returned Skip), and the node-static ones (`static`:
+    those a `StaticFilters` runs first) come before it. Then a node's verdict for this pod is a
+    function of that NodeInfo alone, and is NodeResourcesFit's where the node-static ones pass."""
     return all(pl.name in cycle.skip for pl in plugins
-               if pl.name not in NODE_STATIC_PLUGINS and pl.name != "NodeResourcesFit")
+               if pl.name not in static and pl.name != "NodeResourcesFit")
 
 
 def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot,
                         nominated: dict[str, list[Pod]] | None = None,
                         static: StaticFilters | None = None,
                         memo: dict[str, tuple[NodeInfo, Status]] | None = None,
-                        sample: bool = False) -> tuple[Diagnosis, CycleState]:
+                        sample: bool = False, percentage: int = 0) -> tuple[Diagnosis, CycleState]:
     """Filter the nodes (`findNodesThatFitPod`).
 
     By default every node, in name order: whether the pod fits, and every node's reason, do not
     depend on how far the scheduler searches. With `sample`, the way the scheduler searches before
     it scores: the pod's nominated node first (if it passes, it is the only feasible node); else
     the nodes in the zone-interleaved order of its node tree, stopping once
-    `numFeasibleNodesToFind` feasible nodes are found (from the first node: kresched cannot know
-    the scheduler's rotating start index, so `Diagnosis.sampled` says when it mattered).
+    `numFeasibleNodesToFind` feasible nodes are found (`percentage`: the profile's
+    percentageOfNodesToScore, 0 adaptive; from the first node: kresched cannot know the
+    scheduler's rotating start index, so `Diagnosis.sampled` says when it mattered).
 
     With `static` (built from the same `plugins`), the node-static plugins' verdicts come from its
     memo; they are upstream's first four filters, so the statuses are the same either way.
@@ -304,7 +307,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     nominated = nominated or {}
     limit = len(infos)
     if sample:
-        limit = num_feasible_nodes_to_find(len(infos))
+        limit = num_feasible_nodes_to_find(len(infos), percentage)
         nom = snapshot.by_name.get(pod.status.nominated_node_name) if pod.status.nominated_node_name else None
         if nom is not None and (names is None or nom.name in names):
             others = holding_room(pod, nominated.get(nom.name, ()))
@@ -313,7 +316,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 diag.feasible_set = frozenset(diag.feasible)
                 diag.nominated_fits = True
                 return diag, cycle
-    dynamic = [pl for pl in plugins if pl.name not in NODE_STATIC_PLUGINS] if static is not None else plugins
+    dynamic = [pl for pl in plugins if pl.name not in static.names] if static is not None else plugins
     active = [pl for pl in dynamic if pl.name not in cycle.skip]  # `run_filters` without the skipped
     # For a pod not `resources_only` whose first filter after the node-static ones is
     # NodeResourcesFit, the memo still holds what those filters say of a node (all they read of
@@ -322,7 +325,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     prefix: dict[str, tuple[NodeInfo, Status]] | None = None
     fit: list[FilterPlugin] = []
     rest: list[FilterPlugin] = []
-    if memo is not None and not resources_only(plugins, cycle):
+    static_names = static.names if static is not None else NODE_STATIC_PLUGINS
+    if memo is not None and not resources_only(plugins, cycle, static_names):
         if static is not None and active and active[0].name == "NodeResourcesFit":
             prefix, fit, rest = memo, active[:1], active[1:]
         memo = None

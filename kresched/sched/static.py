@@ -46,10 +46,20 @@ def _signature(pod: Pod) -> bytes:
 
 
 class StaticFilters:
-    """The node-static plugins of a plugin list, with a memo of their verdicts."""
+    """The node-static plugins that lead a plugin list, with a memo of their verdicts.
+
+    Only the leading ones: their verdict is the node's whenever they fail, because nothing runs
+    before them. (A profile may order its filters otherwise; a node-static plugin after another one
+    is then filtered in its place, like the others. Upstream's order puts all four first.)"""
 
     def __init__(self, plugins: Sequence[FilterPlugin]) -> None:
-        self.plugins = [p for p in plugins if p.name in NODE_STATIC_PLUGINS]
+        self.plugins: list[FilterPlugin] = []
+        for p in plugins:
+            if p.name not in NODE_STATIC_PLUGINS:
+                break
+            self.plugins.append(p)
+        #: Their names: what callers leave out when they run the other filters.
+        self.names = frozenset(p.name for p in self.plugins)
         self._memo: dict[tuple[bytes, str], tuple[Node, Status]] = {}
         #: The last pod asked about and its signature (filtering asks about one pod, node after node).
         self._last: tuple[Pod | None, bytes] = (None, b"")

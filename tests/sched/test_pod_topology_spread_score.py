@@ -11,12 +11,6 @@ policy or matchLabelKeys unless the case turns the gate on).
 Cases left out, and why (the rest of each table is here):
 - TestPodTopologySpreadScore "matchLabelKeys ignored when feature gate disabled": the gate is locked on
   in 1.36; kresched always applies matchLabelKeys.
-- TestPreScoreStateEmptyNodes "default constraints and a replicaset": custom `defaultConstraints`
-  (`defaultingType: List`) are not modelled; kresched has the system defaults built in.
-- TestPreScoreSkip: both cases configure `defaultingType: List` (no default constraints, resp. a custom
-  "planet" one). They are kept adapted to the system defaults, where they Skip for the same reason: the
-  pod has no ScheduleAnyway constraint of its own and its default selector is empty (nothing selects
-  it; its ReplicaSet rs2 does not exist).
 - BenchmarkTestPodTopologySpreadScore: a benchmark, no expectations.
 """
 
@@ -32,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kresched.model.objects import Node, Pod, ReplicaSet, ReplicationController, Service, StatefulSet, Workload
-from kresched.model.specs import LabelSelector, LabelSelectorRequirement
+from kresched.model.specs import LabelSelector, LabelSelectorRequirement, TopologySpreadConstraint
 from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, Snapshot
 from kresched.sched.pod_topology_spread import (
     NAME,
@@ -361,21 +355,28 @@ def test_score(pod: Pod, existing: list[Pod], nodes: list[Node], failed: list[No
 
 # -- TestPreScoreSkip -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("pod", "nodes", "workloads"), [
-    pytest.param(_pod("p"), [_hz("node-a"), _hz("node-b")], [],
+#: `defaultingType: List` with these default constraints (PodTopologySpreadArgs).
+_PLANET = (TopologySpreadConstraint(max_skew=2, topology_key="planet", when_unsatisfiable=ANYWAY),)
+
+
+@pytest.mark.parametrize(("pod", "nodes", "workloads", "defaults"), [
+    pytest.param(_pod("p"), [_hz("node-a"), _hz("node-b")], [], (),
                  id="TestPreScoreSkip/the pod doesn't have soft topology spread Constraints"),
     pytest.param(_pod("p", label_values={"foo": "bar", "baz": "sup"}, owner=("apps/v1", "ReplicaSet", "rs2")),
                  [_node("node-a", {"planet": "mars"})],
                  [_controller(ReplicaSet, "rs1", {"matchExpressions": [{"key": "tar", "operator": "Exists"}]})],
-                 id="TestPreScoreSkip/default constraints and a replicaset that doesn't match"),
-    pytest.param(_pod("p", "foo", spread=[_FOO_ON_NODE]), [], [], id=_K + "a snapshot without nodes"),
-    pytest.param(_pod("p", "foo", spread=[_sc(1, HOST, DO_NOT, FOO)]), [_hz("node-a")], [],
+                 _PLANET, id="TestPreScoreSkip/default constraints and a replicaset that doesn't match"),
+    pytest.param(_pod("p"), [_hz("node-a"), _hz("node-b")], [], None,
+                 id=_K + "the system defaults, for a pod nothing selects"),
+    pytest.param(_pod("p", "foo", spread=[_FOO_ON_NODE]), [], [], None, id=_K + "a snapshot without nodes"),
+    pytest.param(_pod("p", "foo", spread=[_sc(1, HOST, DO_NOT, FOO)]), [_hz("node-a")], [], None,
                  id=_K + "only DoNotSchedule constraints"),
 ])
-def test_pre_score_skip(pod: Pod, nodes: list[Node], workloads: list[Workload]) -> None:
+def test_pre_score_skip(pod: Pod, nodes: list[Node], workloads: list[Workload],
+                        defaults: tuple[TopologySpreadConstraint, ...] | None) -> None:
     snap = _snapshot(nodes, [], workloads)
     cycle = CycleState()
-    assert PodTopologySpread().pre_score(cycle, pod, list(snap.node_infos), snap).code == Code.SKIP
+    assert PodTopologySpread(defaults).pre_score(cycle, pod, list(snap.node_infos), snap).code == Code.SKIP
     assert cycle.read(f"PreScore{NAME}") is None
 
 
@@ -388,8 +389,15 @@ _ZXN_FOO = [_hz("node-a", "zone1", foo=""), _hz("node-b", "zone1", foo=""), _hz(
 _ZXN_TAINT = [*_ZXN_FOO[:2], _node("node-x", {"zone": "zone2", HOST: "node-x"}, TAINTS)]
 
 
+#: TestPreScoreStateEmptyNodes/default constraints and a replicaset: `defaultingType: List`.
+_RS_DEFAULTS = (TopologySpreadConstraint(max_skew=1, topology_key=HOST, when_unsatisfiable=ANYWAY),
+                TopologySpreadConstraint(max_skew=2, topology_key="rack", when_unsatisfiable=DO_NOT),
+                TopologySpreadConstraint(max_skew=2, topology_key="planet", when_unsatisfiable=ANYWAY))
+
+
 @pytest.mark.parametrize(("pod", "nodes", "workloads", "want_constraints", "want_ignored", "want_counts",
                           "want_sizes"), [
+
     pytest.param(_pod("p", "foo", ns="", spread=[_sc(1, "zone", ANYWAY, FOO), _sc(1, HOST, ANYWAY, FOO)]), _ZXN, [],
                  [(1, "zone", _HONOR_IGNORE), (1, HOST, _HONOR_IGNORE)], set(),
                  [{"zone1": 0, "zone2": 0}, {}], [2, 3], id=_S + "normal case"),
@@ -432,9 +440,16 @@ _ZXN_TAINT = [*_ZXN_FOO[:2], _node("node-x", {"zone": "zone2", HOST: "node-x"}, 
 def test_pre_score_state(pod: Pod, nodes: list[Node], workloads: list[Workload],
                          want_constraints: list[tuple[int, str, tuple[bool, bool]]], want_ignored: set[str],
                          want_counts: list[dict[str, int]], want_sizes: list[int]) -> None:
+    _check_pre_score_state(pod, nodes, workloads, want_constraints, want_ignored, want_counts, want_sizes, None)
+
+
+def _check_pre_score_state(pod: Pod, nodes: list[Node], workloads: list[Workload],
+                           want_constraints: list[tuple[int, str, tuple[bool, bool]]], want_ignored: set[str],
+                           want_counts: list[dict[str, int]], want_sizes: list[int],
+                           defaults: tuple[TopologySpreadConstraint, ...] | None) -> None:
     snap = _snapshot(nodes, [], workloads)
     cycle = CycleState()
-    assert PodTopologySpread().pre_score(cycle, pod, list(snap.node_infos), snap).is_success
+    assert PodTopologySpread(defaults).pre_score(cycle, pod, list(snap.node_infos), snap).is_success
     state = cycle.read(f"PreScore{NAME}")
     assert [(c.max_skew, c.topology_key, (c.honor_node_affinity, c.honor_node_taints))
             for c in state.constraints] == want_constraints
@@ -442,6 +457,17 @@ def test_pre_score_state(pod: Pod, nodes: list[Node], workloads: list[Workload],
     assert state.ignored == want_ignored
     assert state.counts == want_counts
     assert state.weights == tuple(go_log(float(n + 2)) for n in want_sizes)
+
+
+def test_pre_score_state_with_list_default_constraints() -> None:
+    """TestPreScoreStateEmptyNodes/default constraints and a replicaset: with `defaultingType: List`
+    the ScheduleAnyway default constraints score (the DoNotSchedule `rack` one only filters), each
+    with the ReplicaSet's selector, and a node must have every key (`requireAllTopologies`)."""
+    pod = _pod("p", label_values={"foo": "tar", "baz": "sup"}, owner=("apps/v1", "ReplicaSet", "rs1"))
+    _check_pre_score_state(pod, [_node("node-a", {"rack": "rack1", HOST: "node-a", "planet": "mars"})],
+                           [_controller(ReplicaSet, "rs1", FOO)],
+                           [(1, HOST, _HONOR_IGNORE), (2, "planet", _HONOR_IGNORE)], set(), [{}, {"mars": 0}], [1, 1],
+                           _RS_DEFAULTS)
 
 
 def test_pre_score_state_keeps_the_constraint_selectors() -> None:

@@ -11,21 +11,20 @@ Cases left out, and why (the rest of each table is here):
 - TestNodeAffinityPriority "PreScore returns error when an incoming Pod has a broken affinity": the API
   server rejects such a pod (invalid label key), and kresched's score path has no Error status;
   kresched scores such a term as matching nothing.
-- TestNodeAffinityPriority "added affinity", "added affinity and pod has default affinity": the
-  profile's `addedAffinity` (NodeAffinityArgs) is not simulated; the default profile has none.
-- TestLeastAllocatedScoringStrategy "Resources not set, pods scheduled with error", "resource with
-  negative weight", "resource with zero weight", "resource weight larger than MaxNodeScore",
-  "nothing scheduled, resources requested with different weight on CPU and memory, differently sized
-  nodes", "honor extended resource if the pod requests": they configure the scoring strategy's
-  resources or weights; kresched has the default profile's (cpu and memory, weight 1) built in.
-  "bypass extended resource if the pod does not request" and "if the node doesn't have a resource"
-  are kept, adapted to the default resources: the extended resource plays no part in them, so
-  upstream's expected scores are the same.
+- TestNodeAffinityPriority "added affinity", "added affinity and pod has default affinity": with the
+  profile's `addedAffinity`, in test_plugin_args.py.
+- TestLeastAllocatedScoringStrategy: the rows that configure the scoring strategy's resources or
+  weights are in test_plugin_args.py (MostAllocated's and RequestedToCapacityRatio's tables too);
+  those whose weights upstream's validation refuses are refused files in
+  test_scheduler_config.py. "bypass extended resource if the pod does not request" and "if the
+  node doesn't have a resource" are also kept here, with the default resources: the extended
+  resource plays no part in them, so upstream's expected scores are the same.
 - TestNodeResourcesBalancedAllocation: the two "include DRA resource ..." cases (DRA extended
-  resources are not simulated). The two "scalar resource ..." cases are adapted to the default
-  resources (cpu, memory): "... is not included ... if pod doesn't request" keeps upstream's
-  scores; "... is included ... if pod requests the scalar resource" becomes a PreScore Skip, since
-  with cpu and memory only that pod (requesting 0 cpu and 0 memory) is BestEffort for the plugin.
+  resources are not simulated). The two "scalar resource ..." cases, with upstream's `resources`
+  (cpu, memory, nvidia.com/gpu), are in test_plugin_args.py; here they are also run with the
+  default resources: "... is not included ... if pod doesn't request" keeps upstream's scores;
+  "... is included ... if pod requests the scalar resource" becomes a PreScore Skip, since with
+  cpu and memory only that pod (requesting 0 cpu and 0 memory) is BestEffort for the plugin.
 - TestImageSignature: pod signatures (scheduling batches) are not simulated.
 - TestPodInfoCalculateResources: the five cases with DRA node-allocatable resource claims
   (`DRANodeAllocatableResources`, off by default; claims are not in kresched's model). "DRA gate

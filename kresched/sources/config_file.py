@@ -1,0 +1,83 @@
+"""Reading a configuration document — kube-scheduler's `--config` file, kresched's own
+configuration — from a file or a ConfigMap manifest holding it: bounded, UTF-8, one YAML or JSON
+document (YAML as Kubernetes reads it: timestamps stay strings), nested no deeper than the
+snapshot reader allows. Every failure is one `InputError` line naming the file. What the document
+means is decided above (`sched.config`, `plan.policy`): this module only reads.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from kresched.errors import InputError
+from kresched.sources.decode import MAX_DEPTH, _yaml, _yaml_error, _yaml_type, check_yaml_depth
+
+__all__ = ["MAX_CONFIG_BYTES", "read_config_document"]
+
+#: A configuration file is small; anything larger is not one.
+MAX_CONFIG_BYTES = 4 << 20
+
+
+def read_config_document(path: str, what: str, key: str | None = None) -> Any:
+    """The one document in `path` (`what` names the option for messages). A ConfigMap manifest is
+    accepted in its place when `key` is given: the document is its `data[key]` (or its only key),
+    as a pod reads it mounted from the ConfigMap."""
+    origin = f"{what} {path}"
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise InputError(f"{origin}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{origin}: cannot read it: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{origin}: not a regular file")
+    if st.st_size > MAX_CONFIG_BYTES:
+        raise InputError(f"{origin}: larger than {MAX_CONFIG_BYTES >> 20} MiB: not a configuration file")
+    try:
+        data = p.read_bytes()[:MAX_CONFIG_BYTES + 1]
+    except OSError as exc:
+        raise InputError(f"{origin}: cannot read it: {exc.strerror}") from None
+    doc = parse_document(data, origin)
+    if key is not None and isinstance(doc, dict) and doc.get("kind") == "ConfigMap" and doc.get("apiVersion") == "v1":
+        data_map = doc.get("data") or {}
+        if not isinstance(data_map, dict) or not data_map:
+            raise InputError(f"{origin}: the ConfigMap has no data")
+        if key in data_map:
+            text = data_map[key]
+        elif len(data_map) == 1:
+            text = next(iter(data_map.values()))
+        else:
+            raise InputError(f"{origin}: the ConfigMap has no key {key!r} (it has {', '.join(sorted(data_map))})")
+        if not isinstance(text, str):
+            raise InputError(f"{origin}: the ConfigMap's data is not text")
+        doc = parse_document(text.encode(), f"{origin} (ConfigMap data)")
+    return doc
+
+
+def parse_document(data: bytes, origin: str) -> Any:
+    """One YAML (or JSON: YAML reads it) document from `data`."""
+    if b"\x00" in data:
+        raise InputError(f"{origin}: binary data (a NUL byte): not a YAML or JSON document")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{origin}: not UTF-8 (byte {exc.start})") from None
+    yaml, loader = _yaml()
+    try:
+        check_yaml_depth(text, origin)
+        docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+    except yaml.YAMLError as exc:
+        raise InputError(f"{origin}: malformed YAML: {_yaml_error(exc)}") from None
+    except RecursionError:
+        raise InputError(f"{origin}: nested more than {MAX_DEPTH} levels deep") from None
+    if not docs:
+        raise InputError(f"{origin}: empty: no document in it")
+    if len(docs) > 1:
+        raise InputError(f"{origin}: {len(docs)} documents: a configuration file holds one")
+    if not isinstance(docs[0], dict):
+        raise InputError(f"{origin}: not a mapping (it is a {_yaml_type(docs[0])})")
+    return docs[0]
