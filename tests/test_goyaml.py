@@ -110,3 +110,11 @@ def test_special_floats() -> None:
     doc = yaml.load("a: .nan\nb: -.inf", Loader=loader())
     assert math.isnan(doc["a"])
     assert doc["b"] == -math.inf
+
+
+def test_a_string_of_several_lines_is_a_literal_block_as_kubectl_writes_it() -> None:
+    """go-yaml's encoder writes a multi-line string as `|` (a ConfigMap's file reads as the file)."""
+    text = to_yaml({"config.yaml": "apiVersion: v1\nkind: Config\n"})
+    assert text == "config.yaml: |\n  apiVersion: v1\n  kind: Config\n"
+    for value in ("a\nb", "a \nb", "\tz\nq", "trailing\n\n", " lead\nx"):
+        assert yaml.load(to_yaml({"v": value}), Loader=loader()) == {"v": value}

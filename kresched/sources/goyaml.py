@@ -212,7 +212,17 @@ def _dumper() -> type:
         go = go_tag(value)
         return _FLOAT if go == _STR and _BASE60.fullmatch(value) else go
 
-    return type("GoDumper", (base,), {"resolve": resolve})
+    def represent_str(self: Any, data: str) -> Any:
+        """A string of several lines as a literal block (`|`), as go-yaml's encoder writes it;
+        PyYAML falls back to quoting where a block cannot hold it (trailing spaces, tabs)."""
+        if "\n" in data:
+            return self.represent_scalar(_STR, data, style="|")
+        return self.represent_scalar(_STR, data)
+
+    dumper = type("GoDumper", (base,), {"resolve": resolve,
+                                        "yaml_representers": dict(base.yaml_representers)})
+    dumper.add_representer(str, represent_str)
+    return dumper
 
 
 def dump(data: Any) -> str:
