@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import gc
 import importlib
 import os
@@ -146,6 +147,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
     max_input: str | None = typer.Option(None, "--max-input", metavar="SIZE",
@@ -161,12 +163,20 @@ def _root(
     Common options (--snapshot, --kubeconfig, --context, -n, -A, -o, --no-color) may come before or
     after the command, as with kubectl. Also runs as a kubectl plugin: `kubectl kresched ...`.
     """
-    if max_input is not None:
-        # Read where the snapshot is read (`sources.snapshot.max_input_bytes`), checked there.
-        os.environ["KRESCHED_MAX_INPUT"] = max_input
-    if request_timeout is not None:
-        # Read by `sources.live.connect`, checked there.
-        os.environ["KRESCHED_REQUEST_TIMEOUT"] = request_timeout
+    # Read where the snapshot is read (`sources.snapshot.max_input_bytes`) and by `sources.live.connect`,
+    # and checked there; set for this command only (a test running several in one process sees none
+    # of another's).
+    for name, value in (("KRESCHED_MAX_INPUT", max_input), ("KRESCHED_REQUEST_TIMEOUT", request_timeout)):
+        if value is not None:
+            ctx.call_on_close(functools.partial(_restore_env, name, os.environ.get(name)))
+            os.environ[name] = value
+
+
+def _restore_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 #: Each verb's line in `kresched --help`: written to fit 80 columns, never cut (click would cut
