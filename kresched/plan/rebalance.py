@@ -60,8 +60,8 @@ from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
 from kresched.plan.planner import RESERVATION_TAINT
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread, taint_toleration
-from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot, Status
-from kresched.sched.profile import Profiles
+from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
+from kresched.sched.profile import Profile, Profiles
 from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters
 
@@ -230,12 +230,28 @@ def _eviction_order(pod: Pod) -> tuple[int, int, str]:
 
 _RESERVATION = (RESERVATION_TAINT.key, RESERVATION_TAINT.value, RESERVATION_TAINT.effect)
 
-_VIOLATION_PLUGINS = (node_affinity.NodeAffinity(), taint_toleration.TaintToleration(),
-                      interpod_affinity.InterPodAffinity(), pod_topology_spread.PodTopologySpread())
+_VIOLATION_NAMES = ("NodeAffinity", "TaintToleration", "InterPodAffinity", "PodTopologySpread")
+_VIOLATION_PLUGINS: tuple[FilterPlugin, ...] = (
+    node_affinity.NodeAffinity(), taint_toleration.TaintToleration(), interpod_affinity.InterPodAffinity(),
+    pod_topology_spread.PodTopologySpread())
 
 
-def _may_violate(pod: Pod, info: NodeInfo) -> bool:
-    """Cheap pre-check: does the pod have anything the violation filters could reject?"""
+def violation_plugins(profile: Profile | None) -> tuple[FilterPlugin, ...]:
+    """The filters whose verdict on a running pod can stop holding, as the pod's scheduler profile
+    runs them (in its order, with its args: an added affinity, hard default spreading; a filter
+    the profile disables is no violation); the default profile's without one."""
+    if profile is None or profile.builtin:
+        return _VIOLATION_PLUGINS
+    return tuple(pl for pl in profile.filters if pl.name in _VIOLATION_NAMES)
+
+
+def _may_violate(pod: Pod, info: NodeInfo, plugins: tuple[FilterPlugin, ...] = _VIOLATION_PLUGINS) -> bool:
+    """Cheap pre-check: does the pod have anything the violation filters could reject? (A profile's
+    added affinity or hard default spreading applies to every pod: no shortcut then.)"""
+    if plugins is not _VIOLATION_PLUGINS and any(
+            getattr(pl, "added_affinity", None) is not None or getattr(pl, "_hard_defaults", False)
+            for pl in plugins):
+        return True
     spec = pod.spec
     aff = spec.affinity
     return bool(
@@ -260,9 +276,11 @@ def _depends_on_other_pods(pod: Pod) -> bool:
         or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.spec.topology_spread_constraints))
 
 
-def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
+def violation_of(pod: Pod, node: str, snapshot: Snapshot,
+                 plugins: tuple[FilterPlugin, ...] = _VIOLATION_PLUGINS) -> str | None:
     """What no longer holds for `pod` on `node` (the node's NodeInfo in `snapshot` without the pod),
-    as the filter's reason with its details, or None."""
+    as the filter's reason with its details, or None. `plugins`: `violation_plugins` of the pod's
+    scheduler profile."""
     info = snapshot.by_name[node]
     taints = info.node.spec.taints
     own = [t for t in taints if (t.key, t.value, t.effect) == _RESERVATION]
@@ -272,7 +290,7 @@ def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
         info = info.clone()
         info.node = msgspec.structs.replace(info.node, spec=msgspec.structs.replace(
             info.node.spec, taints=tuple(t for t in taints if t not in own)))
-    if not _may_violate(pod, info):
+    if not _may_violate(pod, info, plugins):
         return None
     without = info.clone()
     present = any(p.key == pod.key for p in without.pods)
@@ -283,7 +301,7 @@ def violation_of(pod: Pod, node: str, snapshot: Snapshot) -> str | None:
     # taints were edited above needs a snapshot of its own.
     snap = snapshot.with_node_info(without) if own else snapshot
     cycle = CycleState()
-    for pl in _VIOLATION_PLUGINS:
+    for pl in plugins:
         res = pl.pre_filter(cycle, pod, snap)
         st = res.status
         if st.code == Code.SKIP:
@@ -350,11 +368,15 @@ def preference_points(pod: Pod, nodes: Sequence[str], snapshot: Snapshot) -> dic
     return points
 
 
-def landing_points(pod: Pod, landing: Landing, nodes: Sequence[str], snapshot: Snapshot) -> dict[str, int]:
+def landing_points(pod: Pod, landing: Landing, nodes: Sequence[str], snapshot: Snapshot,
+                   default_profile: bool = True) -> dict[str, int]:
     """`preference_points`, read from the raw scores the landing already computed when it scored
-    every one of `nodes` (the same cycle, so the same numbers); computed afresh otherwise."""
+    every one of `nodes` (the same cycle, so the same numbers); computed afresh otherwise, and
+    when another profile than the default scored it (its plugins may carry args — an added
+    affinity's weights — or be disabled: the points are the pod's own preferences, measured as
+    the default plugins measure them)."""
     by_node = {s.node: s for s in landing.scores}
-    if not all(n in by_node for n in nodes):
+    if not default_profile or not all(n in by_node for n in nodes):
         return preference_points(pod, nodes, snapshot)
     aff = pod.spec.affinity
     declared = {
@@ -509,6 +531,9 @@ class _Planner:
         """The pods that may move at all and that `objective` may propose (a cheap test of the
         pod first: most pods have nothing for it), on the node they run on."""
         wanted = _PROPOSABLE[objective]
+        if objective == "violations" and not self.opts.profiles.builtin:
+            def wanted(p: Pod, info: NodeInfo) -> bool:
+                return _may_violate(p, info, self.violation_plugins(p))
         for info in self.snap.node_infos:
             key = (objective, info.name)
             cached = self.movable_on.get(key)
@@ -643,7 +668,7 @@ class _Planner:
                 return (f"its replacement would land on {', '.join(bad)}, not underutilised"
                         + (f" (tied: {', '.join(cands)})" if len(cands) > 1 else ""))
         elif objective == "preferences":
-            points = landing_points(replacement_of(pod), landing, [node, *cands], without)
+            points = landing_points(replacement_of(pod), landing, [node, *cands], without, self.by_default(pod))
             short = [c for c in cands if points[c] - points[node] < self.opts.preference_margin]
             if short:
                 c = short[0]
@@ -655,7 +680,7 @@ class _Planner:
     def _would_move_again(self, placed: Pod, node: str, objective: str, after: Snapshot) -> str | None:
         """Re-run `objective` for the replacement where it landed, on the predicted result."""
         if objective == "violations":
-            return violation_of(placed, node, after)
+            return violation_of(placed, node, after, self.violation_plugins(placed))
         if objective == "preferences":
             return self._preference_gain(placed, node, after)
         return "its new node would be overutilised" if is_overutilised(after.by_name[node], self.opts) else None
@@ -666,11 +691,21 @@ class _Planner:
         landing, without, replacement = self.land(pod, node, snap)
         if landing.node is None or node in landing.candidates:
             return None
-        points = landing_points(replacement, landing, [node, *landing.candidates], without)
+        points = landing_points(replacement, landing, [node, *landing.candidates], without, self.by_default(pod))
         gain = min(points[c] - points[node] for c in landing.candidates)
         if gain >= self.opts.preference_margin:
             return f"{landing.node} satisfies its preferences by {gain} point(s) more than {node}"
         return None
+
+    def violation_plugins(self, pod: Pod) -> tuple[FilterPlugin, ...]:
+        """`violation_plugins` of the pod's scheduler profile."""
+        return violation_plugins(self.opts.profiles.for_pod(pod))
+
+    def by_default(self, pod: Pod) -> bool:
+        """Whether the built-in default profile places the pod's replacement (its landing's raw
+        scores are then the preference points' own)."""
+        profile = self.opts.profiles.for_pod(pod)
+        return profile is None or profile.builtin
 
     # -- the objectives ---------------------------------------------------------------------------
     def violations(self) -> int:
@@ -690,7 +725,7 @@ class _Planner:
             if seen is not None and seen[0] == stamp:
                 why = seen[1]
             else:
-                why = violation_of(pod, node, self.snap)
+                why = violation_of(pod, node, self.snap, self.violation_plugins(pod))
                 self.violation_seen[pod.key] = (stamp, why)
             if why is not None and self.try_move(pod, node, "violations", f"no longer holds on {node}: {why}"):
                 made += 1
@@ -813,7 +848,7 @@ class _Planner:
         landing, without, replacement = simulated
         if landing.node is None or node in landing.candidates:
             return
-        points = landing_points(replacement, landing, [node, landing.node], without)
+        points = landing_points(replacement, landing, [node, landing.node], without, self.by_default(pod))
         gain = points[landing.node] - points[node]
         if gain <= 0:
             return

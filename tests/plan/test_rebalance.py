@@ -369,3 +369,38 @@ def test_bounds_memos_and_kept_verdicts_change_no_plan(state: ClusterState, marg
     assert [(m.pod.key, m.source, m.to, m.candidates, m.objective, m.reason) for m in fast.moves] == \
         [(m.pod.key, m.source, m.to, m.candidates, m.objective, m.reason) for m in slow.moves]
     assert fast.after == slow.after
+
+
+def _profiles(profile: dict[str, Any]) -> Any:
+    from kresched.sched.config import parse_scheduler_config
+    from kresched.sched.profile import build_profiles
+
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"schedulerName": "default-scheduler", **profile}]}
+    return build_profiles(*parse_scheduler_config(doc), "test")
+
+
+@pytest.mark.parametrize(("profile", "moved"), [
+    pytest.param({}, ["default/web-0"], id="the default profile: an untolerated NoExecute taint is a violation"),
+    pytest.param({"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}, [],
+                 id="a profile without TaintToleration's filter: the taint keeps no pod off, nothing moves"),
+])
+def test_violations_are_the_filters_of_the_pods_profile(profile: dict[str, Any], moved: list[str]) -> None:
+    state = make_state([make_node("a", taints=[{"key": "gone", "effect": "NoExecute"}]), make_node("b")],
+                       [make_pod("web-0", node="a", cpu="1")])
+    plan = plan_rebalance(state, RebalanceOptions(objectives=("violations",), profiles=_profiles(profile)))
+    assert [m.pod.key for m in plan.moves] == moved
+
+
+def test_a_profiles_added_affinity_makes_a_pod_outside_it_a_violation() -> None:
+    """NodeAffinityArgs' addedAffinity applies to every pod: one running where it does not hold
+    moves to a node where it does (the scheduler places its replacement there)."""
+    added = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["new"]}]}]}}
+    profiles = _profiles({"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": added}}]})
+    state = make_state([make_node("old"), make_node("fresh", labels={"pool": "new"})],
+                       [make_pod("web-0", node="old", cpu="1")])
+    plan = plan_rebalance(state, RebalanceOptions(objectives=("violations",), profiles=profiles))
+    assert [(m.pod.key, m.source, m.to) for m in plan.moves] == [("default/web-0", "old", "fresh")]
+    assert "scheduler-enforced node affinity" in plan.moves[0].reason
+    assert plan_rebalance(state, RebalanceOptions(objectives=("violations",))).moves == ()
