@@ -118,3 +118,13 @@ def test_a_string_of_several_lines_is_a_literal_block_as_kubectl_writes_it() -> 
     assert text == "config.yaml: |\n  apiVersion: v1\n  kind: Config\n"
     for value in ("a\nb", "a \nb", "\tz\nq", "trailing\n\n", " lead\nx"):
         assert yaml.load(to_yaml({"v": value}), Loader=loader()) == {"v": value}
+
+
+def test_a_key_given_twice_is_the_last_one_or_an_error_when_strict() -> None:
+    """go-yaml's `Unmarshal` keeps the last; `UnmarshalStrict` (the API machinery's strict decoding,
+    which reads kube-scheduler's --config) refuses it."""
+    text = "a: 1\nb: 2\na: 3\n"
+    assert yaml.load(text, Loader=loader()) == {"a": 3, "b": 2}
+    with pytest.raises(yaml.YAMLError, match="key 'a' already set in map"):
+        yaml.load(text, Loader=loader(strict=True))
+    assert yaml.load("base: &b {x: 1}\nv: {<<: *b, x: 2}\n", Loader=loader(strict=True))["v"] == {"x": 2}

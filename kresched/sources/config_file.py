@@ -66,10 +66,13 @@ def parse_document(data: bytes, origin: str) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{origin}: not UTF-8 (byte {exc.start})") from None
-    yaml, loader = _yaml()
+    yaml, _ = _yaml()
+    from kresched.sources.goyaml import loader
+
     try:
         check_yaml_depth(text, origin)
-        docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+        # Strict, as kube-scheduler decodes its --config (`serializer.EnableStrict`): a key twice is an error.
+        docs = [d for d in yaml.load_all(text, Loader=loader(strict=True)) if d is not None]
     except yaml.YAMLError as exc:
         raise InputError(f"{origin}: malformed YAML: {_yaml_error(exc)}") from None
     except RecursionError:

@@ -173,8 +173,11 @@ def _construct_merge_value(loader: Any, node: Any) -> str:
 
 
 @functools.cache
-def loader() -> type:
-    """A PyYAML loader (libyaml's where there is one) that reads plain scalars as Go does."""
+def loader(strict: bool = False) -> type:
+    """A PyYAML loader (libyaml's where there is one) that reads plain scalars as Go does.
+    `strict`: a key given twice in one mapping is an error, as in go-yaml's `UnmarshalStrict`
+    (what the API machinery's strict decoding — kube-scheduler's `--config` — uses); otherwise the
+    last one wins, as in `Unmarshal`."""
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     def resolve(self: Any, kind: Any, value: str, implicit: tuple[bool, bool]) -> str:
@@ -184,13 +187,22 @@ def loader() -> type:
         return base.resolve(self, kind, value, implicit)
 
     def construct_mapping(self: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
+        if strict:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE:
+                    if key_node.value in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"key {key_node.value!r} already set in map", key_node.start_mark)
+                    seen.add(key_node.value)
         mapping = base.construct_mapping(self, node, deep)
         for key in [k for k in mapping if type(k) is not str]:
             mapping[_key_text(key)] = mapping.pop(key)
         return mapping
 
-    cls = type("GoLoader", (base,), {"resolve": resolve, "construct_mapping": construct_mapping,
-                                      "yaml_constructors": dict(base.yaml_constructors)})
+    cls = type("GoStrictLoader" if strict else "GoLoader", (base,),
+               {"resolve": resolve, "construct_mapping": construct_mapping,
+                "yaml_constructors": dict(base.yaml_constructors)})
     cls.add_constructor(_BOOL, _construct_bool)
     cls.add_constructor(_INT, _construct_int)
     cls.add_constructor(_FLOAT, _construct_float)
