@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -89,10 +89,10 @@ def make_recorder(api: ClusterApi, command: str) -> Iterator[Recorder]:
         recorder.close()
 
 
-def write_event(opts: Options, data: dict, view: RenderableType) -> None:
-    """One step of a run: a document of the stream under -o json|yaml, else the readable `view`."""
+def write_event(opts: Options, data: dict, view: Callable[[], RenderableType]) -> None:
+    """One step of a run: a document of the stream under -o json|yaml, else the readable `view()`."""
     if is_table(opts.output):
-        ENV.out.print(view, crop=False)
+        ENV.out.print(view(), crop=False)
     else:
         write_doc(opts.output, data)
 
@@ -148,15 +148,15 @@ def live_reporting(opts: Options, mode: str) -> Iterator[Reporter]:
         yield report
 
 
-def write_summary(opts: Options, report: Reporter, summary: dict[str, Any], view: RenderableType,
+def write_summary(opts: Options, report: Reporter, summary: dict[str, Any], view: Callable[[], RenderableType],
                   left_behind: Sequence[Event] = (), documents: Sequence[Event] = ()) -> None:
     """A run's last word. Under -o json|yaml: `documents` (events a table says in its closing line,
     such as a refusal), what stays behind (`left_behind`: each a document, and a warning on stderr),
     then the `summary` document, always the stream's last. In a table: the summary, its closing
     line last on stdout, then what stays behind on stderr, where it is seen even when stdout goes to
-    a file."""
+    a file. `view` makes the table's renderable, only for a table (rich loads only then)."""
     if is_table(opts.output):
-        ENV.out.print(view, crop=False)
+        ENV.out.print(view(), crop=False)
         for e in left_behind:
             report(e)
         return

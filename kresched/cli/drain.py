@@ -152,7 +152,7 @@ def drain_command(
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
     write_event(opts, {"action": "preflight", **preflight_dict(plan)},
-                preflight_view(plan, wide=opts.output is Output.wide))
+                lambda: preflight_view(plan, wide=opts.output is Output.wide))
     result = DrainResult()
     # Refusals are decided before anything is touched: not even a cordon. The pre-flight above
     # names the pods; the refusal says why nothing was done.
@@ -241,7 +241,7 @@ def _summarise(opts: Options, report: Reporter, result: DrainResult, nodes: list
     if refused is not None:
         data["complete"] = False
         data["message"] = f"{', '.join(f'node/{n}' for n in nodes)} not drained: {refused}"
-    write_summary(opts, report, data, drain_view(data), left_behind or (), documents or ())
+    write_summary(opts, report, data, lambda: drain_view(data), left_behind or (), documents or ())
 
 
 def _stay(names: list[str]) -> str:

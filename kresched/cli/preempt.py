@@ -140,7 +140,8 @@ def preempt_command(
 
 
 def _show(plan: Plan, state: ClusterState, opts: Options) -> None:
-    write_event(opts, {"action": "plan", **plan_dict(plan)}, plan_view(plan, state, wide=opts.output is Output.wide))
+    write_event(opts, {"action": "plan", **plan_dict(plan)},
+                lambda: plan_view(plan, state, wide=opts.output is Output.wide))
 
 
 def _finish(opts: Options, report: Reporter, r: PreemptResult, mode: str, left_behind: list[Event] | None = None,
@@ -149,7 +150,7 @@ def _finish(opts: Options, report: Reporter, r: PreemptResult, mode: str, left_b
     from kresched.render.results import preempt_summary, preempt_view
 
     data = preempt_summary(r, mode, cluster_dict(opts))
-    write_summary(opts, report, data, preempt_view(data), left_behind or (), documents or ())
+    write_summary(opts, report, data, lambda: preempt_view(data), left_behind or (), documents or ())
     return _exit_code(r)
 
 

@@ -47,6 +47,8 @@ from kresched.render.common import count
 from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from kresched.execute.events import Event, Reporter
     from kresched.execute.rebalance import RebalanceResult
     from kresched.plan.policy import RebalancePolicy
@@ -193,7 +195,7 @@ def rebalance_command(
     from kresched.execute.rebalance import RebalanceResult, rebalance
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
-    write_event(opts, {"action": "plan", **rebalance_dict(plan)}, rebalance_view(plan))
+    write_event(opts, {"action": "plan", **rebalance_dict(plan)}, lambda: rebalance_view(plan))
     result = RebalanceResult()
     if not plan.moves:
         _summarise(opts, report, plan, result, api.mode, "nothing to move")
@@ -218,8 +220,6 @@ def _summarise(opts: Options, report: Reporter, plan: RebalancePlan, result: Reb
                nothing: str | None = None, left_behind: list[Event] | None = None) -> None:
     """The summary document (the plan with where each replacement landed, and predicted against
     actual), always the run's last; `nothing`: why nothing was done, as its closing line."""
-    from rich.text import Text
-
     from kresched.render.rebalance import rebalance_dict, rebalance_summary, summary_view
 
     outcome = rebalance_summary(plan, result, mode)
@@ -227,5 +227,10 @@ def _summarise(opts: Options, report: Reporter, plan: RebalancePlan, result: Reb
         outcome["message"] = nothing
     data = {**rebalance_dict(plan, result), "result": outcome, "mode": mode, "cluster": cluster_dict(opts),
             "message": outcome["message"]}
-    view = Text(nothing, style="bold") if nothing is not None else summary_view({**outcome, "cluster": data["cluster"]})
+    def view() -> RenderableType:
+        from rich.text import Text
+
+        return Text(nothing, style="bold") if nothing is not None else summary_view({**outcome,
+                                                                                      "cluster": data["cluster"]})
+
     write_summary(opts, report, data, view, left_behind or ())

@@ -186,4 +186,4 @@ def _summary(r: ReconcileResult, mode: str, opts: Options, error: str | None) ->
 
     cluster = cluster_dict(opts)
     write_event(opts, {"action": "summary", **pass_summary(r, mode, error, cluster)},
-                pass_summary_text(r, mode, error, cluster))
+                lambda: pass_summary_text(r, mode, error, cluster))

@@ -78,5 +78,5 @@ def untaint_command(
         result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=names or None,
                          recorder=recorder)
     data = untaint_summary(result, api.mode, cluster_dict(opts))
-    write_summary(opts, report, data, untaint_view(result, data))
+    write_summary(opts, report, data, lambda: untaint_view(result, data))
     return ExitCode.PARTIAL if result.failed else ExitCode.OK

@@ -28,7 +28,7 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -147,8 +147,10 @@ class Profiles:
 
     @classmethod
     def default(cls) -> Profiles:
-        profile = default_profile()
-        return cls({profile.name: profile})
+        """kube-scheduler v1.36 without `--config`. Its plugins are built when a pod first asks for
+        its profile: options made at import time (`PlanOptions()` as a default argument) cost a
+        command that never simulates (untaint, snapshot, a shell completion) nothing."""
+        return cls(_DefaultProfile())
 
     @property
     def builtin(self) -> bool:
@@ -185,6 +187,24 @@ def scheduler_name(pod: Pod) -> str:
 
 
 _DEFAULT: list[Profile] = []
+
+
+class _DefaultProfile(Mapping[str, Profile]):
+    """`{"default-scheduler": default_profile()}`, built on first use."""
+
+    def __getitem__(self, name: str) -> Profile:
+        if name != DEFAULT_SCHEDULER_NAME:
+            raise KeyError(name)
+        return default_profile()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((DEFAULT_SCHEDULER_NAME,))
+
+    def __len__(self) -> int:
+        return 1
+
+    def __contains__(self, name: object) -> bool:
+        return name == DEFAULT_SCHEDULER_NAME
 
 
 def default_profile() -> Profile:
