@@ -70,7 +70,7 @@ class Output(StrEnum):
 
 SnapshotOpt = Annotated[
     str | None,
-    typer.Option("--snapshot", "-f", metavar="PATH",
+    typer.Option("--snapshot", metavar="PATH",
                  help="Read cluster state from a file, a directory, '-' (stdin) or 'demo' instead of the cluster."),
 ]
 KubeconfigOpt = Annotated[
