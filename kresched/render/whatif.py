@@ -196,11 +196,17 @@ def _evictions_table(plans: list[Plan], wide: bool) -> RenderableType:
                                 style="red"))
         for v in p.victims:
             where = v.lands_on or ("gone for good" if v.is_bare else "Pending")
-            details.append(Text(f"- {v.pod.key} → {where}", style="dim"))
+            details.append(Text(f"- {_victim_name(v.pod.key)} → {where}", style="dim"))
         t.add_row(p.pod.name, p.node or "-", str(p.tier or "-"), str(len(p.victims)), details=details)
     if len(plans) > len(shown):
         return Group(t, Text(f"… and {count(len(plans) - len(shown), 'more replica')} (-o wide: all)", style="dim"))
     return t
+
+
+def _victim_name(key: str) -> str:
+    """A victim's key; the replacement an earlier replica's eviction brought (`placement.replacement_of`)
+    as such: its name is the controller's to choose."""
+    return f"the replacement of {key.removesuffix('~replacement')}" if key.endswith("~replacement") else key
 
 
 def _nearest_table(w: WorkloadPlan) -> RenderableType:

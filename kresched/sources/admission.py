@@ -121,13 +121,14 @@ def admit_priority(doc: dict[str, Any], classes: dict[str, PriorityClass]) -> No
     if not name:
         default = min((c for c in classes.values() if c.global_default), key=lambda c: c.value, default=None)
         if default is not None:
-            name, value, policy = default.name, default.value, default.preemption_policy
+            name, value, policy = default.name, default.value, default.preemption_policy or "PreemptLowerPriority"
         else:
             value, policy = 0, "PreemptLowerPriority"
     else:
         cls = classes.get(name)
         if cls is not None:
-            value, policy = cls.value, cls.preemption_policy
+            # The API server defaults a class's preemptionPolicy (`SetDefaults_PriorityClass`).
+            value, policy = cls.value, cls.preemption_policy or "PreemptLowerPriority"
         elif name in SYSTEM_PRIORITY_CLASSES:
             value, policy = SYSTEM_PRIORITY_CLASSES[name], "PreemptLowerPriority"
         else:
@@ -138,12 +139,11 @@ def admit_priority(doc: dict[str, Any], classes: dict[str, PriorityClass]) -> No
         raise Forbidden(f"the integer value of priority ({given}) must not be provided in pod spec; priority "
                         f"admission controller computed {value} from the given PriorityClass name")
     spec["priority"] = value
-    if policy is not None:
-        given = spec.get("preemptionPolicy")
-        if given is not None and given != policy:
-            raise Forbidden(f"the string value of PreemptionPolicy ({given}) must not be provided in pod spec; "
-                            f"priority admission controller computed {policy} from the given PriorityClass name")
-        spec["preemptionPolicy"] = policy
+    given = spec.get("preemptionPolicy")
+    if given is not None and given != policy:
+        raise Forbidden(f"the string value of PreemptionPolicy ({given}) must not be provided in pod spec; "
+                        f"priority admission controller computed {policy} from the given PriorityClass name")
+    spec["preemptionPolicy"] = policy
 
 
 def admit_default_tolerations(doc: dict[str, Any]) -> None:

@@ -406,7 +406,9 @@ def _workload(doc: Document, kind: str, name: str, ns: str, classes: dict[str, P
                                  "name": owner_name, "uid": stable_uid(owner_kind, ns, owner_name), "controller": True,
                                  "blockOwnerDeletion": True}]
     pod_doc = {"apiVersion": "v1", "kind": "Pod", "metadata": tmeta, "spec": pod_spec}
-    refused, pod = _admitted(pod_doc, classes, where, f"{owner_name}-")
+    first = f"{name}-{_int(spec.get('ordinals') or {}, 'start', where, 0) or 0}" if kind == "StatefulSet" \
+        else f"{owner_name}-"
+    refused, pod = _admitted(pod_doc, classes, where, first)
     claims: tuple[PersistentVolumeClaim, ...] = ()
     management, start, service = "OrderedReady", 0, ""
     if kind == "StatefulSet":
