@@ -121,7 +121,8 @@ def test_a_list_and_several_files(cli: Run, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "error"), [
     (("plan", "-f", "https://example.com/deploy.yaml"),
-     "error: -f https://example.com/deploy.yaml: kresched does not fetch URLs; download the manifest and pass the file"),
+     "error: -f https://example.com/deploy.yaml: kresched does not fetch URLs; download the manifest and pass the "
+     "file"),
     (("plan", "-f", "missing.yaml"), "error: -f missing.yaml: no such file or directory"),
     (("plan", "web-1", "-f", "x.yaml"), "error: -f and POD are exclusive: -f plans the workloads in the manifests"),
     (("plan", "--max"), "error: --max goes with -f FILE (the workloads to plan for)"),
@@ -143,7 +144,8 @@ def test_a_manifest_without_workloads_is_an_error(cli: Run, tmp_path: Path) -> N
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}}
     r = cli("plan", "-f", _write(tmp_path, cm), "--snapshot", _snapshot(tmp_path))
     assert r.exit_code == 2
-    assert r.stderr.startswith("error: -f ") and "no workload to plan for (only ConfigMap default/cfg)" in r.stderr
+    assert r.stderr.startswith("error: -f ")
+    assert "no workload to plan for (only ConfigMap default/cfg)" in r.stderr
 
 
 def test_explicit_namespace_must_match_the_objects(cli: Run, tmp_path: Path) -> None:
@@ -162,4 +164,5 @@ def test_the_demo_manifests_on_the_demo_cluster(cli: Run) -> None:
     assert set(by_kind) == {"Deployment", "DaemonSet", "Job"}
     assert by_kind["Deployment"]["pending"] == 0
     assert any(p["outcome"] == "evict" for p in by_kind["Deployment"]["plans"])
-    assert by_kind["Job"]["pending"] == 2 and by_kind["Job"]["nearest"]
+    assert by_kind["Job"]["pending"] == 2
+    assert by_kind["Job"]["nearest"]
