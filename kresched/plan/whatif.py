@@ -52,7 +52,7 @@ from kresched.sched.node_affinity import required_node_affinity_matches
 from kresched.sched.taint_toleration import find_untolerated_taint
 from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid
 
-__all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "plan_workloads",
+__all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "plan_workloads",
            "replicas_of", "simulated_state"]
 
 #: How many replicas `--max` simulates at most by default (cluster-capacity's `--max-limit`, whose
@@ -134,7 +134,7 @@ def simulated_state(state: ClusterState, manifests: Manifests) -> tuple[ClusterS
     notes: dict[str, tuple[str, ...]] = {}
     replaced: set[str] = set()
     for spec in manifests.workloads:
-        old = [p for p in state.pods if _runs(spec, p, state)]
+        old = [p for p in state.pods if belongs_to(spec, p, state)]
         if old:
             replaced.update(p.key for p in old)
             bound = sum(1 for p in old if p.spec.node_name)
@@ -166,9 +166,10 @@ def simulated_state(state: ClusterState, manifests: Manifests) -> tuple[ClusterS
                                workload_by_key=out.workload_by_key), notes
 
 
-def _runs(spec: WorkloadSpec, pod: Pod, state: ClusterState) -> bool:
+def belongs_to(spec: WorkloadSpec, pod: Pod, state: ClusterState | None = None) -> bool:
     """`pod` belongs to a workload of `spec`'s kind, namespace and name (through its owner
-    references, as `kubectl`'s TYPE/NAME finds them)."""
+    references, as `kubectl`'s TYPE/NAME finds them; a Deployment's through the ReplicaSets `state`
+    holds, else by the ReplicaSet's name, `<deployment>-<pod-template-hash>`)."""
     if pod.namespace != spec.namespace:
         return False
     if spec.kind == "Pod":
@@ -179,7 +180,7 @@ def _runs(spec: WorkloadSpec, pod: Pod, state: ClusterState) -> bool:
     if spec.kind == "Deployment":
         if owner.kind != "ReplicaSet":
             return False
-        rs = state.workload_by_key.get(("ReplicaSet", pod.namespace, owner.name))
+        rs = state.workload_by_key.get(("ReplicaSet", pod.namespace, owner.name)) if state is not None else None
         if rs is not None:
             return any(o.controller and o.kind == "Deployment" and o.name == spec.name
                        for o in rs.metadata.owner_references)
