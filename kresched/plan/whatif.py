@@ -53,7 +53,7 @@ from kresched.sched.taint_toleration import find_untolerated_taint
 from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid
 
 __all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "plan_workloads",
-           "replicas_of", "simulated_state"]
+           "replicas_of", "runs_in", "simulated_state"]
 
 #: How many replicas `--max` simulates at most by default (cluster-capacity's `--max-limit`, whose
 #: default is none: kresched's keeps a 5,000-node cluster's answer within seconds).
@@ -167,29 +167,34 @@ def simulated_state(state: ClusterState, manifests: Manifests) -> tuple[ClusterS
 
 
 def belongs_to(spec: WorkloadSpec, pod: Pod, state: ClusterState | None = None) -> bool:
-    """`pod` belongs to a workload of `spec`'s kind, namespace and name (through its owner
-    references, as `kubectl`'s TYPE/NAME finds them; a Deployment's through the ReplicaSets `state`
-    holds, else by the ReplicaSet's name, `<deployment>-<pod-template-hash>`)."""
-    if pod.namespace != spec.namespace:
+    """`pod` belongs to a workload of `spec`'s kind, namespace and name (`runs_in`)."""
+    return runs_in(spec.kind, spec.namespace, spec.name, pod, state)
+
+
+def runs_in(kind: str, namespace: str, name: str, pod: Pod, state: ClusterState | None = None) -> bool:
+    """`pod` belongs to the workload `kind` `namespace/name` (through its owner references, as
+    `kubectl`'s TYPE/NAME finds them; a Deployment's through the ReplicaSets `state` holds, else by
+    the ReplicaSet's name, `<deployment>-<pod-template-hash>`; a CronJob's through its Jobs, named
+    `<cronjob>-<minutes>`)."""
+    if pod.namespace != namespace:
         return False
-    if spec.kind == "Pod":
-        return pod.name == spec.name
+    if kind == "Pod":
+        return pod.name == name
     owner = pod.controller
     if owner is None:
         return False
-    if spec.kind == "Deployment":
+    if kind == "Deployment":
         if owner.kind != "ReplicaSet":
             return False
         rs = state.workload_by_key.get(("ReplicaSet", pod.namespace, owner.name)) if state is not None else None
         if rs is not None:
-            return any(o.controller and o.kind == "Deployment" and o.name == spec.name
+            return any(o.controller and o.kind == "Deployment" and o.name == name
                        for o in rs.metadata.owner_references)
         h = pod.labels.get("pod-template-hash")
-        return bool(h) and owner.name == f"{spec.name}-{h}"
-    if spec.kind == "CronJob":
-        return owner.kind == "Job" and owner.name.startswith(f"{spec.name}-") \
-            and owner.name[len(spec.name) + 1:].isdigit()
-    return (owner.kind, owner.name) == (spec.kind, spec.name)
+        return bool(h) and owner.name == f"{name}-{h}"
+    if kind == "CronJob":
+        return owner.kind == "Job" and owner.name.startswith(f"{name}-") and owner.name[len(name) + 1:].isdigit()
+    return (owner.kind, owner.name) == (kind, name)
 
 
 def _key(spec: WorkloadSpec) -> str:
