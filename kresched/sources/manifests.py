@@ -395,6 +395,9 @@ def _workload(doc: Document, kind: str, name: str, ns: str, classes: dict[str, P
     elif kind in ("DaemonSet", "StatefulSet"):
         extra_labels["controller-revision-hash"] = f"{name}-{template_hash(template)}" \
             if kind == "StatefulSet" else template_hash(template)
+        if kind == "DaemonSet":
+            # A new DaemonSet's template generation (the deprecated annotation its strategy sets) is 1.
+            extra_labels["pod-template-generation"] = "1"
     if kind == "DaemonSet":
         _daemon_tolerations(pod_spec)
     tmeta = dict(tmeta)
