@@ -93,7 +93,8 @@ def test_preempt_f_apply_evicted_what_the_plan_said_and_the_pods_landed_there() 
 
 def _daemon_node(pod: Pod) -> str:
     """The node a DaemonSet pod is bound to by its node affinity (`matchFields metadata.name`)."""
-    assert pod.spec.affinity is not None and pod.spec.affinity.node_affinity is not None
+    assert pod.spec.affinity is not None
+    assert pod.spec.affinity.node_affinity is not None
     required = pod.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
     assert required is not None
     return required.node_selector_terms[0].match_fields[0].values[0]
