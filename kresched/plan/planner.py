@@ -295,13 +295,14 @@ class Planner:
 
     def __init__(self, state: ClusterState, options: PlanOptions = PlanOptions(),
                  plugins: Sequence[FilterPlugin] | None = None, memoize: bool = True, prune: bool = True,
-                 rotate: bool = False) -> None:
+                 rotate: bool = False, rank: bool = True) -> None:
         """`memoize=False` turns off the per-shape reuse, `prune=False` the branch and bound (every
         candidate node's option is found): the choices are the same; tests prove it. `plugins`
         (tests) replaces every profile's filter plugins. `rotate`: each pod's search for a node
         starts where the last one stopped, as the scheduler's `nextStartNodeIndex` does from one
         pod to the next (the first starts at the first node); without it every search starts at
-        the first node."""
+        the first node. `rank=False`: each node's evictable pods are ranked when first needed, not
+        as the cluster is read (the choices are the same)."""
         self.prune = prune
         self.rotate = rotate
         #: The scheduler's `nextStartNodeIndex` (with `rotate`).
@@ -324,8 +325,9 @@ class Planner:
         self._suffixes: dict[int, tuple[NodeInfo, _Suffixes]] = {}
         # The cluster's nodes are ranked as they are built (`_rank`), while their pods are in the
         # CPU's caches: a third cheaper than a pass over every pod later, and planning is for pods
-        # that need evictions.
-        self.work = _Working(Snapshot.from_state(state, self._rank), PdbLedger(state))
+        # that need evictions. (Not with `rank=False`: a what-if's replicas mostly fit, and a node is
+        # ranked when a pod first needs evictions there.)
+        self.work = _Working(Snapshot.from_state(state, self._rank if rank else None), PdbLedger(state))
         #: Per NodeInfo (by identity) and tier: (it, its budgets, the positions of the eligible
         #: pods among its evictable ones, those pods, `_eligible` per candidate count).
         self._eligible_memo: dict[tuple[int, int], tuple[NodeInfo, tuple[int, ...], list[int], list[Pod],

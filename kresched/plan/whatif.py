@@ -310,7 +310,7 @@ def plan_workloads(state: ClusterState, manifests: Manifests, options: WhatIfOpt
         for i, pod in enumerate(pods):
             queue.append(((-pod.effective_priority, order, i), spec, pod))
     queue.sort(key=lambda q: q[0])
-    planner = Planner(sim, options.plan, rotate=True)
+    planner = Planner(sim, options.plan, rotate=True, rank=False)
     plans: dict[str, list[Plan]] = {_key(s): [] for s in manifests.workloads}
     waiting: dict[str, int] = {}
     for _, spec, pod in queue:
@@ -487,7 +487,7 @@ def max_replicas(state: ClusterState, spec: WorkloadSpec, options: WhatIfOptions
 
 
 def _count_fitting(state: ClusterState, pods: Sequence[Pod], limit: int, options: WhatIfOptions, evict: bool):
-    planner = Planner(state, options.plan, rotate=True)
+    planner = Planner(state, options.plan, rotate=True, rank=False)
     placed: dict[str, int] = {}
     evictions = 0
     n = 0
