@@ -203,9 +203,10 @@ class _State:
         self.anti_affinity_counts = anti_affinity_counts
         #: `podMatchesAllAffinityTerms(terms, pod)` for the incoming pod, which never changes.
         self.matches_own_affinity = _matches_all(affinity_terms, pod)
-        #: The topology keys `existing_anti_affinity_counts` counts any pod in (found on first use;
-        #: None again whenever the counts change): a node is looked up by those, not label by label.
-        self.existing_keys: tuple[str, ...] | None = None
+        #: The topology keys `existing_anti_affinity_counts` has counted (a key whose counts fell to
+        #: 0 may stay: a node is looked up by these, then its count checked), so that a node is
+        #: looked up key by key, not label by label.
+        self.existing_keys: tuple[str, ...] = tuple(dict.fromkeys(k for k, _ in existing_anti_affinity_counts))
 
     def clone(self) -> _State:
         c = _State.__new__(_State)
@@ -226,7 +227,8 @@ class _State:
         for t in required_anti_affinity_terms(pod):
             if t.matches(self.pod, self.namespace_labels):
                 _bump(self.existing_anti_affinity_counts, node_labels, t.topology_key, delta)
-                self.existing_keys = None
+                if t.topology_key not in self.existing_keys:
+                    self.existing_keys = (*self.existing_keys, t.topology_key)
         if _matches_all(self.affinity_terms, pod):
             for t in self.affinity_terms:
                 _bump(self.affinity_counts, node_labels, t.topology_key, delta)
@@ -283,12 +285,9 @@ class InterPodAffinity:
 
         counts = state.existing_anti_affinity_counts
         if counts:
-            keys = state.existing_keys
-            if keys is None:
-                keys = state.existing_keys = tuple(dict.fromkeys(k for (k, _), n in counts.items() if n > 0))
             # Upstream walks the node's labels; only the keys counted can match (a few, where a node
             # has a dozen labels). On a match, the walk in the node's order names the pair.
-            for key in keys:
+            for key in state.existing_keys:
                 value = labels.get(key)
                 if value is not None and counts.get((key, value), 0) > 0:
                     for pair in labels.items():
