@@ -166,3 +166,38 @@ def test_the_demo_manifests_on_the_demo_cluster(cli: Run) -> None:
     assert any(p["outcome"] == "evict" for p in by_kind["Deployment"]["plans"])
     assert by_kind["Job"]["pending"] == 2
     assert by_kind["Job"]["nearest"]
+
+
+@pytest.mark.parametrize(("name", "content", "error"), [
+    ("bin.yaml", b"\x00\x01binary", "bin.yaml: binary data (a NUL byte), not JSON or YAML text"),
+    ("deep.json", b"[" * 5000 + b"]" * 5000, "deep.json: objects and lists nested too deeply; no Kubernetes object is"),
+    ("bad.yaml", b"a: [\n", "bad.yaml: malformed YAML: did not find expected node content (while parsing a flow node) "
+                            "at line 2, column 1"),
+    ("list.yaml", b"- 1\n- 2\n", "list.yaml: item 0 is not an object"),
+    ("nokind.yaml", b"metadata: {name: x}\n", "nokind.yaml: not a Kubernetes object: it has no `kind`"),
+    ("badq.yaml", yaml.safe_dump({**_deployment(), "spec": {**_deployment()["spec"], "template": {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1 core"}}}]}}}}).encode(),
+     "badq.yaml: Deployment shop/web: spec.template.spec.containers[c].resources.requests.cpu: invalid quantity "
+     "'1 core'"),
+])
+def test_a_bad_manifest_is_one_error_line_naming_the_file_and_the_field(cli: Run, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch, name: str,
+                                                                       content: bytes, error: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_bytes(content)
+    r = cli("plan", "-f", name, "--snapshot", "demo")
+    assert r.exit_code == 2
+    assert len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith(f"error: {error}")
+
+
+def test_nulls_in_a_manifest_are_read_as_go_reads_them(cli: Run, tmp_path: Path) -> None:
+    doc = _deployment(replicas=2)
+    doc["metadata"]["labels"] = None
+    doc["spec"]["template"]["metadata"]["annotations"] = None
+    doc["spec"]["template"]["spec"]["tolerations"] = None
+    doc["spec"]["template"]["spec"]["containers"][0]["ports"] = None
+    r = cli("plan", "-f", _write(tmp_path, doc), "--snapshot", _snapshot(tmp_path), "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["workloads"][0]["replicas"] == 2

@@ -167,18 +167,19 @@ def admit_default_tolerations(doc: dict[str, Any]) -> None:
     spec["tolerations"] = tolerations
 
 
-def stored_pod(doc: dict[str, Any], classes: dict[str, PriorityClass], where: str) -> Pod:
+def stored_pod(doc: dict[str, Any], classes: dict[str, PriorityClass], where: str, prefix: str = "") -> Pod:
     """The pod `doc` becomes once the API server stored it: defaulted, through the Priority and
     DefaultTolerationSeconds admission plugins (`Forbidden` when refused), decoded into the model
     (an `InputError` naming `where` and the field when the model refuses it)."""
     default_pod(doc)
     admit_priority(doc, classes)
     admit_default_tolerations(doc)
-    return decode_pod(doc, where)
+    return decode_pod(doc, where, prefix)
 
 
-def decode_pod(doc: dict[str, Any], where: str) -> Pod:
-    """`doc` into the model, `null`s read as Go reads them; an `InputError` naming `where`."""
+def decode_pod(doc: dict[str, Any], where: str, prefix: str = "") -> Pod:
+    """`doc` into the model, `null`s read as Go reads them; an `InputError` naming `where` and the
+    field (after `prefix`: `spec.template.` for a workload's template)."""
     from kresched.sources.decode import describe_error
 
     try:
@@ -189,4 +190,4 @@ def decode_pod(doc: dict[str, Any], where: str) -> Pod:
                 raise
             return msgspec.convert(drop_nulls(doc, Pod), Pod)
     except msgspec.ValidationError as exc:
-        raise InputError(f"{where}: {describe_error(exc, doc)}") from None
+        raise InputError(f"{where}: {prefix}{describe_error(exc, doc)}") from None

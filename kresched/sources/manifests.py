@@ -411,7 +411,7 @@ def _workload(doc: Document, kind: str, name: str, ns: str, classes: dict[str, P
     pod_doc = {"apiVersion": "v1", "kind": "Pod", "metadata": tmeta, "spec": pod_spec}
     first = f"{name}-{_int(spec.get('ordinals') or {}, 'start', where, 0) or 0}" if kind == "StatefulSet" \
         else f"{owner_name}-"
-    refused, pod = _admitted(pod_doc, classes, where, first)
+    refused, pod = _admitted(pod_doc, classes, where, first, f"{where_spec}.template.")
     claims: tuple[PersistentVolumeClaim, ...] = ()
     management, start, service = "OrderedReady", 0, ""
     if kind == "StatefulSet":
@@ -455,15 +455,16 @@ def _bare_pod(doc: Document, name: str, ns: str, classes: dict[str, PriorityClas
                         origin=doc.file or doc.origin)
 
 
-def _admitted(pod_doc: dict[str, Any], classes: dict[str, PriorityClass], where: str, name: str
+def _admitted(pod_doc: dict[str, Any], classes: dict[str, PriorityClass], where: str, name: str, prefix: str = ""
               ) -> tuple[str | None, Any]:
-    """(None, the stored pod), or (the API server's refusal, the pod decoded as it was sent)."""
+    """(None, the stored pod), or (the API server's refusal, the pod decoded as it was sent).
+    `prefix`: where the pod is in the manifest (`spec.template.`), for the field an error names."""
     from kresched.sources.admission import decode_pod
 
     try:
-        return None, stored_pod(pod_doc, classes, f"{where}: the pod template")
+        return None, stored_pod(pod_doc, classes, where, prefix)
     except Forbidden as exc:
-        return f'pods "{name}" is forbidden: {exc}', decode_pod(pod_doc, f"{where}: the pod template")
+        return f'pods "{name}" is forbidden: {exc}', decode_pod(pod_doc, where, prefix)
 
 
 def _claim_templates(spec: dict[str, Any], ns: str, where: str) -> tuple[PersistentVolumeClaim, ...]:
