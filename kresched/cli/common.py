@@ -71,7 +71,8 @@ class Output(StrEnum):
 SnapshotOpt = Annotated[
     str | None,
     typer.Option("--snapshot", metavar="PATH",
-                 help="Read cluster state from a file, a directory, '-' (stdin) or 'demo' instead of the cluster."),
+                 help="Read cluster state from a file, a directory, '-' (stdin) or 'demo' instead of the cluster. "
+                      "(Its short form was -f, which is now kubectl's: the manifests of plan and preempt.)"),
 ]
 KubeconfigOpt = Annotated[
     str | None, typer.Option("--kubeconfig", metavar="FILE", help="Path to the kubeconfig file.",
