@@ -329,7 +329,10 @@ def plan_workloads(state: ClusterState, manifests: Manifests, options: WhatIfOpt
         out.append(_result(spec, wanted[key], plans[key], waiting.get(key, 0), planner, sim, options, notes))
     if options.max:
         out = [dataclasses.replace(w, max=max_replicas(sim, w.spec, options)) if w.spec.kind != "DaemonSet"
-               and w.spec.refused is None else w for w in out]
+               and w.spec.refused is None else
+               dataclasses.replace(w, notes=(*w.notes, "--max does not apply to a DaemonSet: it runs one pod on every "
+                                                       "node it may run on")) if w.spec.kind == "DaemonSet" else w
+               for w in out]
     return WhatIf(tuple(out), tuple(manifests.ignored))
 
 
