@@ -351,6 +351,10 @@ def _result(spec: WorkloadSpec, wanted: int, plans: list[Plan], not_created: int
     first = next((p for p in plans if p.outcome == "infeasible"), None)
     if first is not None:
         nearest = explain_pod(sim, first.pod, snapshot=planner.work.snapshot, profiles=options.plan.profiles)
+        if nearest.message is not None and nearest.preemption_message is None and nearest.post_filter_error is None \
+                and "DefaultPreemption" in nearest.post_filters and first.pod.spec.preemption_policy != "Never":
+            notes = (*notes, "the scheduler's own preemption would make room for the Pending replicas by evicting pods "
+                             "kresched never evicts (DaemonSet, mirror or critical pods): kresched counts them Pending")
     message = _message(spec, wanted, plans, bound, pending, not_created, nearest, first)
     return WorkloadPlan(spec, wanted, tuple(plans), dict(sorted(placed.items())), pending, message, nearest,
                         not_created, notes)

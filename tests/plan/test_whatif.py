@@ -374,3 +374,16 @@ def test_other_kinds_are_named_and_not_planned():
     m = manifests(state, cm, deployment())
     assert m.ignored == ["ConfigMap shop/cfg"]
     assert len(m.workloads) == 1
+
+
+def test_a_replica_only_a_daemonset_pod_stands_in_the_way_of_is_pending_and_said_to_be():
+    """kresched never evicts DaemonSet pods; the scheduler's own preemption would: the plan counts the
+    replica Pending and says the scheduler would make room."""
+    state = make_state([make_node("node-a", cpu="2")],
+                       [make_pod("agent-x", "kube-system", node="node-a", cpu="2", priority=0,
+                                 owner="DaemonSet/agent")],
+                       priority_classes=[make_priority_class("high", 1000)])
+    [w] = plan(state, deployment(replicas=1, cpu="1", spec={"priorityClassName": "high"})).workloads
+    assert w.pending == 1
+    assert any("the scheduler's own preemption would make room" in n for n in w.notes)
+    assert w.message.endswith("0/1 nodes are available: 1 Insufficient cpu.")
