@@ -135,3 +135,17 @@ def test_the_pod_kresched_makes_from_the_template_is_the_one_the_api_server_stor
     else:
         mine = next(iter(ours.values()))
     assert _scheduling_view(mine) == _scheduling_view(stored)
+
+
+@pytest.mark.parametrize("name", ["deployment-partly-fits", "deployment-anti-affinity-partly-fits"])
+def test_max_without_evictions_is_how_many_replicas_the_scheduler_bound(name: str) -> None:
+    """cluster-capacity's question on a scene where the real scheduler left replicas Pending: the
+    largest count that fits without evicting anything is the number it bound."""
+    from kresched.plan.planner import PlanOptions
+    from kresched.plan.whatif import WhatIfOptions, max_replicas
+
+    data, state, result = scene(name)
+    [w] = result.workloads
+    m = max_replicas(state, w.spec, WhatIfOptions(PlanOptions(), max=True, max_limit=50))
+    assert m.without_evictions == sum(1 for p in data["pods"] if p["node"])
+    assert m.stopped_without.endswith(next(p["message"] for p in data["pods"] if not p["node"]).split(" no new")[0])

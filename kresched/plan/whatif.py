@@ -52,7 +52,8 @@ from kresched.sched.node_affinity import required_node_affinity_matches
 from kresched.sched.taint_toleration import find_untolerated_taint
 from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid
 
-__all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "plan_workloads",
+__all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "max_replicas",
+           "plan_workloads",
            "replicas_of", "runs_in", "simulated_state"]
 
 #: How many replicas `--max` simulates at most by default (cluster-capacity's `--max-limit`, whose
