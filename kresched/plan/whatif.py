@@ -53,8 +53,7 @@ from kresched.sched.taint_toleration import find_untolerated_taint
 from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid
 
 __all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "max_replicas",
-           "plan_workloads",
-           "replicas_of", "runs_in", "simulated_state"]
+           "plan_workloads", "replicas_of", "runs_in", "simulated_state"]
 
 #: How many replicas `--max` simulates at most by default (cluster-capacity's `--max-limit`, whose
 #: default is none: kresched's keeps a 5,000-node cluster's answer within seconds).
