@@ -12,13 +12,15 @@ import copy
 import re
 from typing import Any
 
+import msgspec
 import pytest
 
 from kresched.model.cluster import ClusterState
+from kresched.model.storage import StorageClass
 from kresched.plan.planner import PlanOptions
 from kresched.plan.whatif import WhatIfOptions, plan_workloads, replicas_of
 from kresched.sources.manifests import Document, Manifests, workloads_of
-from tests.builders import make_node, make_pdb, make_pod, make_priority_class, make_state
+from tests.builders import make_node, make_pdb, make_pod, make_priority_class, make_state, make_storage_class
 
 WEB = {"app": "web"}
 
@@ -387,3 +389,39 @@ def test_a_replica_only_a_daemonset_pod_stands_in_the_way_of_is_pending_and_said
     assert w.pending == 1
     assert any("the scheduler's own preemption would make room" in n for n in w.notes)
     assert w.message.endswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+def _sts_with_claims(storage_class: str | None) -> dict[str, Any]:
+    claim: dict[str, Any] = {"metadata": {"name": "data"},
+                             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    if storage_class is not None:
+        claim["spec"]["storageClassName"] = storage_class
+    return deployment("db", 2, cpu="100m", kind="StatefulSet", extra={"volumeClaimTemplates": [claim]})
+
+
+def test_a_statefulsets_new_claims_are_made_and_bound_where_its_class_can_provision():
+    """The controller's claims `data-db-<ordinal>`: a WaitForFirstConsumer class allowed only in zone-b
+    binds them there, so the replicas go to zone-b; a claim that exists already (db-0's, bound to a PV
+    in zone-a) is reused, and db-0 follows its volume."""
+    zonal = make_storage_class("zonal-b", allowed_zones=["zone-b"])
+    from tests.builders import make_pv, make_pvc
+
+    pv = make_pv("pv-a", storage_class="zonal-b", claim="shop/data-db-0",
+                 node_affinity=[[{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}]])
+    existing = make_pvc("data-db-0", "shop", storage_class="zonal-b", volume="pv-a")
+    state = make_state(three_nodes(), storage=[zonal, pv, existing])
+    [w] = plan(state, _sts_with_claims("zonal-b")).workloads
+    nodes = {p.pod.name: p.node for p in w.plans}
+    assert nodes["db-0"] in ("node-a1", "node-a2")  # its existing claim's volume is in zone-a
+    assert nodes["db-1"] == "node-b1"  # a new claim: only zone-b can provision it
+    assert w.pending == 0
+
+
+def test_a_claim_without_a_class_gets_the_default_one_and_an_immediate_class_is_said_to_follow_its_pod():
+    default = msgspec.convert({"metadata": {"name": "fast", "annotations": {
+        "storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": "csi.example.com",
+        "volumeBindingMode": "Immediate"}, StorageClass)
+    state = make_state(three_nodes(), storage=[default])
+    [w] = plan(state, _sts_with_claims(None)).workloads
+    assert w.pending == 0
+    assert any("volumeBindingMode Immediate" in n and "fast" in n for n in w.notes)
