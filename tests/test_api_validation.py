@@ -129,7 +129,7 @@ CASES = [
 def test_an_object_the_api_server_would_refuse_is_refused_in_one_line(monkeypatch, tmp_path, obj, expected):
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [obj]}))
-    result = run_cli(monkeypatch, "plan", "-f", str(path), "-o", "json")
+    result = run_cli(monkeypatch, "plan", "--snapshot", str(path), "-o", "json")
     assert result.exit_code == ExitCode.USAGE
     assert result.stderr.splitlines() == [f"error: {path}: {expected}"]
 
@@ -137,7 +137,7 @@ def test_an_object_the_api_server_would_refuse_is_refused_in_one_line(monkeypatc
 def test_the_same_objects_in_yaml_are_refused_the_same_way(monkeypatch, tmp_path):
     path = tmp_path / "snapshot.yaml"
     path.write_text("kind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  priority: 2147483648\n")
-    result = run_cli(monkeypatch, "plan", "-f", str(path), "-o", "json")
+    result = run_cli(monkeypatch, "plan", "--snapshot", str(path), "-o", "json")
     assert result.exit_code == ExitCode.USAGE
     assert result.stderr.splitlines() == [f"error: {path}: Pod shop/web: spec.priority: 2147483648 is out of the "
                                           "int32 range (-2147483648 to 2147483647)"]

@@ -72,7 +72,7 @@ def test_yaml_nested_thirty_thousand_levels_is_refused_before_the_parser_recurse
     depth = 30_000
     path = tmp_path / "deep.yaml"
     path.write_text(POD + "  volumes:\n  - name: x\n    emptyDir: " + "[" * depth + "]" * depth + "\n")
-    p = kresched("plan", "-f", str(path), "-o", "json")
+    p = kresched("plan", "--snapshot", str(path), "-o", "json")
     assert p.code == ExitCode.USAGE
     line = one_error_line(p)
     # Where it is noticed depends on libyaml: from 0.2.5 its scanner, reading ahead, stops at 1,000
@@ -85,7 +85,7 @@ def test_yaml_nested_just_beyond_the_limit_says_where(tmp_path):
     depth = 600  # deeper than kresched's 512, shallower than libyaml's own limit
     path = tmp_path / "deep.yaml"
     path.write_text(POD + "  volumes:\n  - name: x\n    emptyDir: " + "[" * depth + "]" * depth + "\n")
-    p = kresched("plan", "-f", str(path), "-o", "json")
+    p = kresched("plan", "--snapshot", str(path), "-o", "json")
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == (f"error: {path}: objects and lists nested more than 512 levels deep "
                                  "(at line 8, column 523); no Kubernetes object is")
@@ -98,7 +98,7 @@ def test_json_nested_beyond_the_limit_anywhere_is_one_error_line(tmp_path, where
         f'"spec": {{"volumes": [{{"name": "x", "emptyDir": {{"x": {nested}}}}}]}}'
     path = tmp_path / "deep.json"
     path.write_text('{"kind": "Pod", "metadata": {"name": "web", "namespace": "shop"}, ' + inner + "}")
-    p = kresched("plan", "-f", str(path), "-o", "json")
+    p = kresched("plan", "--snapshot", str(path), "-o", "json")
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == (f"error: {path}: objects and lists nested more than 512 levels deep; "
                                  "no Kubernetes object is")
@@ -107,7 +107,7 @@ def test_json_nested_beyond_the_limit_anywhere_is_one_error_line(tmp_path, where
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     fifo = tmp_path / "cluster.yaml"
     os.mkfifo(fifo)
-    p = kresched("plan", "-f", str(fifo), timeout=30)
+    p = kresched("plan", "--snapshot", str(fifo), timeout=30)
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == (f"error: {fifo}: not a regular file (it is a FIFO); use '-' to read a stream "
                                  "from stdin")
@@ -116,18 +116,18 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
 def test_a_fifo_in_a_snapshot_directory_is_skipped(tmp_path):
     os.mkfifo(tmp_path / "a.yaml")
     (tmp_path / "b.yaml").write_text(NODE + POD)
-    p = kresched("plan", "-f", str(tmp_path), "-o", "json", timeout=30)
+    p = kresched("plan", "--snapshot", str(tmp_path), "-o", "json", timeout=30)
     assert p.code == ExitCode.OK, p.stderr
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_a_device_is_refused_as_a_file_and_on_stdin(device):
-    p = kresched("plan", "-f", device)
+    p = kresched("plan", "--snapshot", device)
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == f"error: {device}: not a regular file (it is a character device); use '-' to " \
                                 "read a stream from stdin"
     with open(device, "rb") as dev:
-        p = kresched("plan", "-f", "-", stdin=dev)
+        p = kresched("plan", "--snapshot", "-", stdin=dev)
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == "error: <stdin>: is a character device, not a file or a pipe"
 
@@ -136,7 +136,7 @@ def test_an_endless_binary_stream_on_stdin_is_refused_after_its_first_chunk():
     # `cat /dev/zero | kresched plan -f -`: a pipe is a fine stdin, but NUL bytes are no JSON or YAML.
     with subprocess.Popen(["cat", "/dev/zero"], stdout=subprocess.PIPE) as cat:
         try:
-            p = kresched("plan", "-f", "-", stdin=cat.stdout)
+            p = kresched("plan", "--snapshot", "-", stdin=cat.stdout)
         finally:
             cat.kill()
     assert p.code == ExitCode.USAGE
@@ -146,14 +146,14 @@ def test_an_endless_binary_stream_on_stdin_is_refused_after_its_first_chunk():
 def test_a_text_stream_beyond_the_input_limit_is_refused_and_the_limit_can_be_raised(tmp_path):
     path = tmp_path / "big.yaml"
     path.write_text(NODE + POD + "#" * (2 << 20) + "\n")
-    p = kresched("--max-input", "1Mi", "plan", "-f", str(path))
+    p = kresched("--max-input", "1Mi", "plan", "--snapshot", str(path))
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == (f"error: {path}: larger than 1 MiB; if it really is a snapshot, raise the limit "
                                  "with --max-input or KRESCHED_MAX_INPUT (e.g. KRESCHED_MAX_INPUT=8Gi)")
     with path.open("rb") as f:
-        p = kresched("plan", "-f", "-", stdin=f, env={"KRESCHED_MAX_INPUT": "1Mi"})
+        p = kresched("plan", "--snapshot", "-", stdin=f, env={"KRESCHED_MAX_INPUT": "1Mi"})
     assert one_error_line(p).startswith("error: <stdin>: larger than 1 MiB;")
-    assert kresched("--max-input", "3Mi", "plan", "-f", str(path), "-o", "json").code == ExitCode.OK
+    assert kresched("--max-input", "3Mi", "plan", "--snapshot", str(path), "-o", "json").code == ExitCode.OK
 
 
 def test_a_gzip_bomb_is_stopped_at_the_limit_without_decompressing_it_whole(tmp_path):
@@ -164,7 +164,7 @@ def test_a_gzip_bomb_is_stopped_at_the_limit_without_decompressing_it_whole(tmp_
     path = tmp_path / "bomb.yaml.gz"
     path.write_bytes(b"".join(parts))
     assert path.stat().st_size < 4 << 20
-    p = kresched("plan", "-f", str(path), env={"KRESCHED_MAX_INPUT": "256Mi"})
+    p = kresched("plan", "--snapshot", str(path), env={"KRESCHED_MAX_INPUT": "256Mi"})
     assert p.code == ExitCode.USAGE
     assert one_error_line(p).startswith(f"error: {path}: larger than 256 MiB once decompressed; ")
 
@@ -173,9 +173,9 @@ def test_corrupt_and_truncated_gzip_are_one_error_line(tmp_path):
     data = gzip.compress(POD.encode())
     (tmp_path / "cut.yaml.gz").write_bytes(data[: len(data) // 2])
     (tmp_path / "tail.yaml.gz").write_bytes(data + b"garbage")
-    assert one_error_line(kresched("plan", "-f", str(tmp_path / "cut.yaml.gz"))) == (
+    assert one_error_line(kresched("plan", "--snapshot", str(tmp_path / "cut.yaml.gz"))) == (
         f"error: {tmp_path / 'cut.yaml.gz'}: corrupt gzip data: the compressed stream ends early")
-    assert one_error_line(kresched("plan", "-f", str(tmp_path / "tail.yaml.gz"))) == (
+    assert one_error_line(kresched("plan", "--snapshot", str(tmp_path / "tail.yaml.gz"))) == (
         f"error: {tmp_path / 'tail.yaml.gz'}: corrupt gzip data: trailing garbage after the compressed data")
 
 
@@ -205,7 +205,7 @@ def test_a_yaml_alias_bomb_in_a_subtree_kresched_does_not_use_costs_nothing(tmp_
     path = tmp_path / "bomb.yaml"
     path.write_text(NODE + ALIAS_BOMB)
     assert path.stat().st_size < 1200
-    p = kresched("snapshot", "-f", str(path), "-o", "json")
+    p = kresched("snapshot", "--snapshot", str(path), "-o", "json")
     assert p.code == ExitCode.OK, p.stderr
     assert len(p.stdout) < 2000
     assert b'"emptyDir":{}' in p.stdout  # still an emptyDir (its data is lost on eviction)
@@ -214,14 +214,14 @@ def test_a_yaml_alias_bomb_in_a_subtree_kresched_does_not_use_costs_nothing(tmp_
 def test_latin1_bytes_inside_a_json_string_name_the_byte_and_where(tmp_path):
     path = tmp_path / "latin1.json"
     path.write_bytes(b'{"kind": "Pod",\n "metadata": {"name": "caf\xe9", "namespace": "shop"}}')
-    p = kresched("plan", "-f", str(path))
+    p = kresched("plan", "--snapshot", str(path))
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == f"error: {path}: malformed JSON: not UTF-8: byte 0xe9 at line 2, column 27"
 
 
 def test_a_full_disk_on_stdout_is_one_error_line():
     with open("/dev/full", "wb") as full:
-        p = subprocess.run([sys.executable, "-m", "kresched", "snapshot", "-f", "demo", "-o", "json"],
+        p = subprocess.run([sys.executable, "-m", "kresched", "snapshot", "--snapshot", "demo", "-o", "json"],
                            stdout=full, stderr=subprocess.PIPE, timeout=60)
     stderr = p.stderr.decode()
     assert p.returncode == ExitCode.ERROR
@@ -229,7 +229,7 @@ def test_a_full_disk_on_stdout_is_one_error_line():
 
 
 def test_an_unreadable_max_input_is_a_usage_error(tmp_path):
-    p = kresched("--max-input", "lots", "plan", "-f", "demo")
+    p = kresched("--max-input", "lots", "plan", "--snapshot", "demo")
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == "error: KRESCHED_MAX_INPUT='lots': not a byte size (use e.g. 4Gi, 500Mi)"
 

@@ -9,6 +9,10 @@ Three checks, from the code to the wire:
    resource/subresource, namespace, name) and must be allowed by the ServiceAccount's bindings in
    the manifests — with `--allow-pdb-violation` only for the scenarios that delete pods;
 3. together the commands use every permission the manifests grant (least privilege).
+`preempt -f --apply` (server-side apply of workloads; an apply that creates is authorised as a create
+too) is the operator's, never the CronJob's: its permissions are in the table, marked
+`only_with_apply`, never in the manifests' role, and its scenario is checked against the manifests
+plus those (`apply_role_rules`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typer.testing import CliRunner
 from kresched.cli import app
 from kresched.cli.common import ENV
 from kresched.demo import __file__ as demo_init
-from kresched.render.manifests import API_CALLS, ManifestOptions, build_manifests
+from kresched.render.manifests import API_CALLS, ManifestOptions, apply_role_rules, build_manifests
 from tests.builders import make_namespace, make_node, make_pdb, make_pod, make_priority_class, make_state
 from tests.fakeapi import NODES, PODS, FakeApiServer, RecordedRequest
 from tests.fakeapi.controllers import BIND, NEVER
@@ -226,6 +230,28 @@ class Scenario:
     #: The scenario deletes pods: its requests are checked against the --allow-pdb-violation manifests.
     deletes: bool = False
     requests: list[RecordedRequest] = field(default_factory=list)
+    #: The scenario runs `preempt -f --apply`: its requests are checked against the manifests plus
+    #: the operator's apply permissions (`apply_role_rules`), which the manifests never grant.
+    applies: bool = False
+
+
+def request_attributes(r: RecordedRequest) -> list[Attributes]:
+    """What the authoriser checks for a request: its attributes, and for a server-side apply that
+    created its object (201) the create it turned into too."""
+    a = attributes(r.method, r.path, r.query)
+    if r.method == "PATCH" and r.content_type == "application/apply-patch+yaml" and r.status == 201:
+        return [a, Attributes("create", a.group, a.resource, a.subresource, a.namespace, a.name)]
+    return [a]
+
+
+def with_apply_role(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The manifests plus a ClusterRole of the apply permissions bound to the same ServiceAccount."""
+    name, namespace = SERVICE_ACCOUNT
+    role = {"kind": "ClusterRole", "metadata": {"name": "kresched-apply"}, "rules": apply_role_rules()}
+    binding = {"kind": "ClusterRoleBinding", "metadata": {"name": "kresched-apply"},
+               "roleRef": {"kind": "ClusterRole", "name": "kresched-apply"},
+               "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]}
+    return [*objects, role, binding]
 
 
 class Cluster:
@@ -389,6 +415,53 @@ def tier3(c: Cluster) -> None:
     assert "deleted" in run.actions()
 
 
+#: A workload of every kind `--apply` creates, small enough to fit the demo without evictions.
+_APPLY_KINDS = ("Pod", "ReplicationController", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
+                "CronJob")
+
+
+def _every_kind_manifest(path: Path) -> Path:
+    import yaml
+
+    container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "1m", "memory": "1Mi"}}}
+    docs: list[dict[str, Any]] = []
+    for kind in _APPLY_KINDS:
+        name = f"rbac-{kind.lower()}"
+        labels = {"app": name}
+        pod_spec: dict[str, Any] = {"containers": [container],
+                                    "tolerations": [{"operator": "Exists"}]}
+        if kind in ("Job", "CronJob"):
+            pod_spec["restartPolicy"] = "Never"
+        template = {"metadata": {"labels": labels}, "spec": pod_spec}
+        version = {"Pod": "v1", "ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}.get(kind,
+                                                                                                            "apps/v1")
+        meta = {"name": name, "namespace": "default", **({"labels": labels} if kind == "Pod" else {})}
+        if kind == "Pod":
+            spec: dict[str, Any] = pod_spec
+        elif kind == "CronJob":
+            spec = {"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": template}}}
+        elif kind == "Job":
+            spec = {"template": template}
+        elif kind == "ReplicationController":
+            spec = {"replicas": 1, "selector": labels, "template": template}
+        else:
+            spec = {"selector": {"matchLabels": labels}, "template": template,
+                    **({} if kind == "DaemonSet" else {"replicas": 1})}
+        docs.append({"apiVersion": version, "kind": kind, "metadata": meta, "spec": spec})
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def demo_apply(c: Cluster) -> None:
+    """`preempt -f --apply` with a workload of every kind: each is created by server-side apply (a
+    PATCH that is a create too); then applied again (a PATCH of what exists)."""
+    manifest = _every_kind_manifest(c.kubeconfig.parent / "every-kind.yaml")
+    for _ in range(2):
+        run = c.run("preempt", "-f", str(manifest), "--apply", "--yes", "--timeout", "1s", "-o", "json")
+        assert run.code in (0, 4), run.stderr  # (the fake has no controller for most kinds: pods never come)
+        assert "applied" in run.actions()
+
+
 SCENARIOS = {
     "reads": (seed_demo, demo_reads, False),
     "preempt": (seed_demo, demo_preempt, False),
@@ -397,7 +470,10 @@ SCENARIOS = {
     "reconcile": (seed_demo, demo_reconcile, False),
     "rebalance": (seed_demo_with_replicasets, demo_rebalance, False),
     "tier 3 deletes": (seed_tier3, tier3, True),
+    "apply": (seed_demo, demo_apply, False),
 }
+#: The scenarios that run `preempt -f --apply`.
+APPLYING = {"apply"}
 
 
 @pytest.fixture(scope="module")
@@ -415,7 +491,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scenario]:
                     body(Cluster(server, kubeconfig, mp))
                 finally:
                     server.controllers.stop()
-                results[name] = Scenario(name, deletes, requests=list(server.requests))
+                results[name] = Scenario(name, deletes, requests=list(server.requests), applies=name in APPLYING)
                 assert not server.controllers.errors, server.controllers.errors
     return results
 
@@ -424,10 +500,17 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scenario]:
 def test_every_request_the_commands_send_is_allowed_by_the_manifests(recorded, name):
     scenario = recorded[name]
     objects = WITH_DELETE if scenario.deletes else DEFAULT
+    if scenario.applies:
+        objects = with_apply_role(objects)
     assert scenario.requests
-    denied = sorted({str(attributes(r.method, r.path, r.query)) for r in scenario.requests
-                     if not allowed(objects, attributes(r.method, r.path, r.query))})
+    denied = sorted({str(a) for r in scenario.requests for a in request_attributes(r) if not allowed(objects, a)})
     assert not denied, f"requests the manifests' RBAC does not allow: {denied}"
+
+
+def test_only_the_apply_scenario_needs_the_apply_permissions(recorded):
+    for name, scenario in recorded.items():
+        needs = any(not allowed(WITH_DELETE, a) for r in scenario.requests for a in request_attributes(r))
+        assert needs is scenario.applies, name
 
 
 def test_pods_are_deleted_only_where_the_manifests_allow_it(recorded):
@@ -438,7 +521,7 @@ def test_pods_are_deleted_only_where_the_manifests_allow_it(recorded):
 
 def test_together_the_commands_use_every_permission_granted(recorded):
     used = {(a.verb, a.group, a.resource, a.subresource)
-            for s in recorded.values() for r in s.requests for a in [attributes(r.method, r.path, r.query)]}
+            for s in recorded.values() for r in s.requests for a in request_attributes(r)}
     granted = {(p.verb, p.group, p.resource, p.subresource) for p in API_CALLS}
     assert granted - used == set(), "granted but never used by any command"
     assert used - granted == set(), "used but not in API_CALLS"

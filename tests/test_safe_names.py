@@ -31,7 +31,7 @@ def test_escape_control_shows_every_control_character_and_keeps_text_as_it_is():
 
 
 def test_a_plan_table_escapes_names_from_the_snapshot(monkeypatch, tmp_path):
-    result = run_cli(monkeypatch, "plan", "-f", write_state(tmp_path))
+    result = run_cli(monkeypatch, "plan", "--snapshot", write_state(tmp_path))
     assert result.exit_code == ExitCode.INFEASIBLE, result.stderr
     assert "web\\x1b]0;pwned\\x07" in result.stdout
     assert "\x1b" not in result.stdout
@@ -40,7 +40,7 @@ def test_a_plan_table_escapes_names_from_the_snapshot(monkeypatch, tmp_path):
 
 
 def test_an_error_line_escapes_the_name_it_quotes(monkeypatch, tmp_path):
-    result = run_cli(monkeypatch, "plan", "-f", write_state(tmp_path), "--pod", "shop/other\x1b]0;x\x07")
+    result = run_cli(monkeypatch, "plan", "--snapshot", write_state(tmp_path), "--pod", "shop/other\x1b]0;x\x07")
     assert result.exit_code == ExitCode.USAGE
     [line] = result.stderr.splitlines()
     assert line.startswith("error: pod shop/other\\x1b]0;x\\x07 not found in ")
@@ -48,12 +48,12 @@ def test_an_error_line_escapes_the_name_it_quotes(monkeypatch, tmp_path):
 
 
 def test_json_output_keeps_the_exact_name_json_escaped(monkeypatch, tmp_path):
-    result = run_cli(monkeypatch, "plan", "-f", write_state(tmp_path), "-o", "json")
+    result = run_cli(monkeypatch, "plan", "--snapshot", write_state(tmp_path), "-o", "json")
     assert "\x1b" not in result.stdout
     assert json.loads(result.stdout)["plans"][0]["pod"] == f"shop/{EVIL_POD}"
 
 
 def test_plan_refuses_an_empty_pod_instead_of_planning_every_pending_pod(monkeypatch, tmp_path):
-    result = run_cli(monkeypatch, "plan", "-f", write_state(tmp_path), "--pod", "")
+    result = run_cli(monkeypatch, "plan", "--snapshot", write_state(tmp_path), "--pod", "")
     assert result.exit_code == ExitCode.USAGE
     assert result.stderr.splitlines() == ["error: the pod name is empty: POD, pod/NAME or NAMESPACE/NAME"]

@@ -81,7 +81,7 @@ def test_the_check_sees_rich_where_a_table_is_drawn(tmp_path: Path) -> None:
 def test_a_json_run_never_imports_pyyaml(tmp_path: Path) -> None:
     snapshot = tmp_path / "cluster.json"
     with snapshot.open("w") as f:
-        subprocess.run([sys.executable, "-m", "kresched", "snapshot", "-f", "demo", "-o", "json"], stdout=f,
+        subprocess.run([sys.executable, "-m", "kresched", "snapshot", "--snapshot", "demo", "-o", "json"], stdout=f,
                        check=True, timeout=120)
     out = tmp_path / "modules.json"
     run = subprocess.run([sys.executable, "-c", _RUN, str(out), "plan", "--snapshot", str(snapshot), "-o", "json"],

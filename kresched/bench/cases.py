@@ -233,6 +233,25 @@ def _plan_pending(path: Path) -> Result:
     return seconds, {"pods": len(pods), "outcomes": outcomes}
 
 
+@case("plan.whatif", "plan -f (a Deployment of 1,000 replicas, one after another)")
+def _plan_whatif(path: Path) -> Result:
+    from kresched.bench.whatif import whatif_manifest
+    from kresched.plan.whatif import plan_workloads
+    from kresched.sources.decode import paused_gc
+    from kresched.sources.manifests import Document, workloads_of
+    from kresched.sources.snapshot import load_snapshot
+
+    state = load_snapshot(str(path))
+    docs = [Document("bench", d, "bench") for d in whatif_manifest()]
+    t0 = time.perf_counter()
+    with paused_gc():
+        result = plan_workloads(state, workloads_of(docs, state, "default"))
+    seconds = time.perf_counter() - t0
+    [w] = result.workloads
+    return seconds, {"placed": sum(w.placed.values()), "evicting": sum(1 for p in w.plans if p.outcome == "evict"),
+                     "pending": w.pending}
+
+
 @case("drain.preflight", "drain --dry-run (1 busy node: PDBs, where pods land)")
 def _drain_preflight(path: Path) -> Result:
     from kresched.plan.drain import plan_drain

@@ -18,7 +18,8 @@ floor would be reading as kresched reads.
 
 Cases: `plan --pod`, `explain --pod` (the first pending critical pod) and the drain pre-flight of
 the busiest worker on the generated cluster; `plan --all-pending` on it (its own ~100 pending
-pods); and `plan` (pending critical pods only) on the variants with exactly N pending critical
+pods); `plan -f` of a Deployment of 1,000 replicas (`kresched.bench.whatif`); and `plan` (pending
+critical pods only) on the variants with exactly N pending critical
 pods, each needing evictions (`kresched.bench.pending`), so that the growth with the queue shows.
 """
 
@@ -127,6 +128,7 @@ def _targets(path: Path) -> tuple[str, str]:
 def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callable[[str], None]) -> list[ProcessCase]:
     from kresched.bench.generate import ensure_cluster
     from kresched.bench.pending import NATURAL_PENDING, ensure_natural, ensure_pending
+    from kresched.bench.whatif import REPLICAS, ensure_whatif
 
     base = ensure_cluster(directory, size, log)
     pod, node = _targets(base)
@@ -149,6 +151,9 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
         ProcessCase("rebalance", "`rebalance --dry-run` (every objective, the whole cluster)",
                     [*k, "rebalance", "--dry-run", *snap], base),
     ]
+    manifest = ensure_whatif(directory, log)
+    out.append(ProcessCase("plan.whatif", f"`plan -f` (a what-if: a Deployment of {REPLICAS:,} replicas of one shape)",
+                           [*k, "plan", "-f", str(manifest), *snap], base))
     natural = ensure_natural(directory, size, NATURAL_PENDING[size], log)
     out.append(ProcessCase("plan.all-pending.natural",
                            f"`plan --all-pending`, {NATURAL_PENDING[size]} more pending pods of ordinary workloads",

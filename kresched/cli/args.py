@@ -8,7 +8,10 @@ spellings kubectl (pflag) accepts that click does not.
   flag, anything else is kubectl's `invalid argument` usage error;
 - a shorthand takes its value after `=` too (`-o=json`, `-n=kube-system`);
 - a bare `--dry-run` is `--dry-run=client`, `--server-dry-run` is `--dry-run=server`, and asking for
-  both is a usage error.
+  both is a usage error;
+- `-f` is kubectl's: manifests (`--filename`), on the verbs that read them (`plan`, `preempt`); on any
+  other verb, or before the verb, it is a usage error that points to `--snapshot` (kresched's `-f`
+  used to be the snapshot's).
 Nothing after `--` is touched.
 """
 
@@ -21,7 +24,9 @@ from typing import Any
 __all__ = ["BadArgument", "normalize_args"]
 
 #: Options every reading command has, which kubectl lets come before the verb: those taking a value…
-_LEADING_WITH_VALUE = {"--snapshot", "-f", "--kubeconfig", "--context", "--namespace", "-n", "--output", "-o"}
+_LEADING_WITH_VALUE = {"--snapshot", "--kubeconfig", "--context", "--namespace", "-n", "--output", "-o"}
+#: The verbs whose `-f` names manifests (kubectl's `-f, --filename`).
+_MANIFEST_VERBS = {"plan", "preempt"}
 #: …and flags.
 _LEADING_FLAGS = {"--no-color", "--all-namespaces", "-A"}
 #: The root's own options, which kubectl lets come after the verb.
@@ -54,6 +59,9 @@ def normalize_args(args: Sequence[str], commands: Mapping[str, Any] | Collection
     i = 0
     while i < len(head):
         a = head[i]
+        if i > 0 and verb is not None and verb not in _MANIFEST_VERBS and _is_short_f(a):
+            raise BadArgument(f"unknown shorthand flag: 'f' in {a}: {verb} reads no manifests (-f is plan's and "
+                              "preempt's, as kubectl's); a snapshot is --snapshot PATH", verb)
         name, eq, value = a.partition("=")
         if eq and name in flags:
             if value in _TRUE:
@@ -82,6 +90,11 @@ def normalize_args(args: Sequence[str], commands: Mapping[str, Any] | Collection
     return [*kept, *moved, *new, *tail]
 
 
+def _is_short_f(arg: str) -> bool:
+    """`-f`, `-fFILE`, `-f=FILE` (not `--filename`, which only the manifest verbs define)."""
+    return arg.startswith("-f") and not arg.startswith("--")
+
+
 def _verb_first(args: list[str], commands: Collection[str]) -> tuple[list[str], list[str]]:
     """(the global options before the verb, the verb and the rest): common options before the verb
     are moved after it."""
@@ -89,9 +102,12 @@ def _verb_first(args: list[str], commands: Collection[str]) -> tuple[list[str], 
     while i < len(args):
         a = args[i]
         name = a.split("=", 1)[0]
+        if _is_short_f(a) and any(x in commands for x in args[i + 1:]):
+            raise BadArgument("-f names manifests and comes after the verb (kresched plan -f FILE); a snapshot "
+                              "is --snapshot PATH")
         if name in _LEADING_WITH_VALUE or name in _GLOBAL_WITH_VALUE:
             step = 1 if "=" in a else 2
-        elif a[:2] in ("-n", "-o", "-f") and len(a) > 2 and not a.startswith("--"):
+        elif a[:2] in ("-n", "-o") and len(a) > 2 and not a.startswith("--"):
             step = 1  # -ojson, -nkube-system
         elif name in _LEADING_FLAGS:
             step = 1

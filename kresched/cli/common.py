@@ -70,8 +70,9 @@ class Output(StrEnum):
 
 SnapshotOpt = Annotated[
     str | None,
-    typer.Option("--snapshot", "-f", metavar="PATH",
-                 help="Read cluster state from a file, a directory, '-' (stdin) or 'demo' instead of the cluster."),
+    typer.Option("--snapshot", metavar="PATH",
+                 help="Read cluster state from a file, a directory, '-' (stdin) or 'demo' instead of the cluster. "
+                      "(Its short form was -f, which is now kubectl's: the manifests of plan and preempt.)"),
 ]
 KubeconfigOpt = Annotated[
     str | None, typer.Option("--kubeconfig", metavar="FILE", help="Path to the kubeconfig file.",

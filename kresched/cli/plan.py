@@ -43,6 +43,7 @@ from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.planner import Plan, Planner, PlanOptions, pending_pods_to_plan, plan_pod, queue_key
+from kresched.plan.whatif import DEFAULT_MAX_LIMIT
 from kresched.render.common import Source, count
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view
 from kresched.sources.decode import paused_gc
@@ -53,6 +54,16 @@ MaxGraceOpt = Annotated[int, typer.Option("--max-grace", callback=at_least(0), m
 AllowPdbOpt = Annotated[bool, typer.Option("--allow-pdb-violation",
                                            help="Allow tier-3 plans that violate PodDisruptionBudgets.")]
 
+
+FilenameOpt = Annotated[list[str] | None, typer.Option(
+    "--filename", "-f", metavar="FILE", show_default=False,
+    help="Manifests of workloads that do not exist yet (a file, a directory, or '-' for stdin; repeatable; 'demo': "
+         "the demo's): plan for them as if created now. Not the snapshot: that is --snapshot.")]
+RecursiveOpt = Annotated[bool, typer.Option("--recursive", "-R",
+                                            help="With -f DIR: read its subdirectories too (kubectl's -R).")]
+ReplicasOpt = Annotated[int | None, typer.Option(
+    "--replicas", metavar="N", callback=at_least(0), show_default=False,
+    help="With -f: plan for N replicas of each workload (a Job's parallelism) instead of the manifest's.")]
 
 PodArg = Annotated[str | None, typer.Argument(metavar="POD", help="NAME (in -n), pod/NAME or NAMESPACE/NAME.",
                                               show_default=False, autocompletion=complete_pods)]
@@ -67,6 +78,13 @@ def plan(
     pod: PodOpt = None,
     all_pending: Annotated[bool, typer.Option("--all-pending", help="Without POD: every pending pod, "
                                                                     "not only critical ones.")] = False,
+    filename: FilenameOpt = None,
+    recursive: RecursiveOpt = False,
+    replicas: ReplicasOpt = None,
+    max_: Annotated[bool, typer.Option("--max", help="With -f: also find how many replicas fit at all, without "
+                                                     "evictions and with them (cluster-capacity's question).")] = False,
+    max_limit: Annotated[int, typer.Option("--max-limit", metavar="N", callback=at_least(1),
+                                           help="With --max: simulate at most N replicas.")] = DEFAULT_MAX_LIMIT,
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
     scheduler_config: SchedulerConfigOpt = None,
@@ -86,6 +104,11 @@ def plan(
     that to one namespace. Exit code 0 when every pod planned fits or can be made to fit, 3 when
     one cannot.
 
+    With -f FILE (kubectl's -f: manifests, not the snapshot, which is --snapshot) it plans for the
+    workloads in FILE as if they were created now: how many replicas are placed and where, the
+    evictions that make room for them, and why the rest would stay Pending. Exit code 3 when some
+    replica would stay Pending.
+
     Examples:
 
     \b
@@ -93,9 +116,21 @@ def plan(
       kresched plan metrics-server-5p9lfwkgvh-mkd72 -n kube-system --snapshot demo
       kresched plan kube-system/metrics-server-5p9lfwkgvh-mkd72 --snapshot demo -o json
       kresched plan --all-pending --snapshot demo -o wide
+      kresched plan -f demo --snapshot demo
+      kresched plan -f demo --snapshot demo --max -o json
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
     ref = pick_pod_ref(pod_arg, pod, required=False)
+    if filename is not None:
+        if ref or all_pending or all_namespaces:
+            raise InputError("-f and " + ("POD" if ref else "--all-pending" if all_pending else "-A")
+                             + " are exclusive: -f plans the workloads in the manifests")
+        return _what_if(opts, filename, recursive, replicas, max_, max_limit,
+                        PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation,
+                                    profiles=load_profiles(scheduler_config, simulate_other_schedulers)))
+    if replicas is not None or max_ or recursive:
+        raise InputError(f"{'--replicas' if replicas is not None else '--max' if max_ else '-R'} goes with -f FILE "
+                         "(the workloads to plan for)")
     if ref and all_pending:
         raise InputError("POD and --all-pending are exclusive")
     if ref and all_namespaces:
@@ -143,6 +178,39 @@ def plan(
     emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state, wide=wide, source=source, what=what,
                                                              where=where, left_out=tuple(left_out), empty=empty))
     return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
+
+
+def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | None, max_: bool, max_limit: int,
+             options: PlanOptions) -> int:
+    """`plan -f FILE`: the workloads of the manifests, planned as if created now."""
+    from kresched.plan.whatif import WhatIfOptions, plan_workloads
+    from kresched.render.whatif import whatif_dict, whatif_view
+    from kresched.sources.admission import NOT_SIMULATED
+    from kresched.sources.manifests import read_manifests, workloads_of
+
+    if "-" in files and opts.snapshot == "-":
+        raise InputError("-f - and --snapshot - both read standard input: give one of them a file")
+    stdin = getattr(ENV.stdin, "buffer", ENV.stdin)
+    docs = read_manifests(files, recursive, stdin)
+    state = load_state(opts)
+    manifests = workloads_of(docs, state, default_namespace(opts), opts.namespace is not None, replicas)
+    if not manifests.workloads:
+        kinds = f" (only {', '.join(manifests.ignored)})" if manifests.ignored else ""
+        raise InputError(f"-f {' '.join(files)}: no workload to plan for{kinds}: kresched plans Pods, Deployments, "
+                         "ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets, Jobs and CronJobs")
+    n = sum(w.replicas or 0 for w in manifests.workloads)
+    with progress(opts, f"planning {count(len(manifests.workloads), 'workload')} ({count(n, 'replica')})"), \
+            paused_gc():
+        result = plan_workloads(state, manifests, WhatIfOptions(options, max_, max_limit))
+    if not is_table(opts.output):
+        for name in manifests.ignored:
+            ENV.say(f"note: {name} is not a workload: not planned")
+        ENV.say(f"note: {NOT_SIMULATED}")
+    source = Source(ENV.prog, opts.source_args)
+    emit(opts.output, whatif_dict(result),
+         lambda: whatif_view(result, state, tuple(files), wide=opts.output is Output.wide, source=source,
+                             not_simulated=NOT_SIMULATED))
+    return ExitCode.INFEASIBLE if any(w.pending for w in result.workloads) else ExitCode.OK
 
 
 def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: PlanOptions) -> list[Plan]:

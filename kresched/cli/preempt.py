@@ -21,6 +21,7 @@ from kresched.cli.act import (
     write_summary,
 )
 from kresched.cli.common import (
+    ENV,
     ContextOpt,
     KubeconfigOpt,
     NamespaceOpt,
@@ -38,7 +39,7 @@ from kresched.cli.common import (
     parse_duration,
 )
 from kresched.cli.load import load_state
-from kresched.cli.plan import AllowPdbOpt, MaxGraceOpt, PodArg, PodOpt
+from kresched.cli.plan import AllowPdbOpt, FilenameOpt, MaxGraceOpt, PodArg, PodOpt, RecursiveOpt, ReplicasOpt
 from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
@@ -50,7 +51,7 @@ from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
     from kresched.execute.events import Event, Reporter
-    from kresched.execute.preempt import PreemptResult
+    from kresched.execute.preempt import PreemptOptions, PreemptResult
 
 
 
@@ -58,10 +59,16 @@ if TYPE_CHECKING:
 def preempt_command(
     pod_arg: PodArg = None,
     pod: PodOpt = None,
+    filename: FilenameOpt = None,
+    recursive: RecursiveOpt = False,
+    replicas: ReplicasOpt = None,
+    apply: Annotated[bool, typer.Option("--apply", help="With -f: once the room is made, create the workloads "
+                                                        "(server-side apply, field manager kresched).")] = False,
     yes: YesOpt = False,
     dry_run: DryRunOpt = DryRun.none,
     timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION",
-                                         help="How long to wait for the scheduler to bind the pod.")] = "5m",
+                                         help="How long to wait for the scheduler to bind the pod (with -f: the "
+                                              "workloads' pods).")] = "5m",
     eviction_timeout: Annotated[str, typer.Option("--eviction-timeout", metavar="DURATION",
                                                   help="How long to retry an eviction a PodDisruptionBudget "
                                                        "refuses (429) before giving up on that victim.")] = "60s",
@@ -85,23 +92,36 @@ def preempt_command(
     On a cluster: `kresched preempt -n kube-system POD` asks before it evicts (--yes does not ask),
     and --dry-run=server has the API server validate every write without acting.
 
+    With -f FILE it makes room for workloads that do not exist yet (as `plan -f FILE` plans it):
+    reserve, evict replica by replica, wait until the evicted pods are gone, then create nothing —
+    the operator applies the workloads, kresched waits (--timeout) until their pods are bound and
+    releases the reservations; --apply creates them itself once the room is made.
+
     Examples:
 
     \b
       kresched preempt metrics-server-5p9lfwkgvh-mkd72 -n kube-system --dry-run --snapshot demo
       kresched preempt kube-system/metrics-server-5p9lfwkgvh-mkd72 --dry-run=client --snapshot demo -o yaml
+      kresched preempt -f demo --apply --dry-run --snapshot demo
     """
     # Imported here, not at the top: every other verb (and a snapshot run) starts without them.
     from kresched.execute.events import Event
     from kresched.execute.preempt import PreemptOptions, PreemptResult, Terminated, preempt, signals_as_exceptions
 
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
-    ref = pick_pod_ref(pod_arg, pod, required=True)
-    assert ref is not None
     profiles = load_profiles(scheduler_config, simulate_other_schedulers)
     options = PreemptOptions(PlanOptions(max_grace, allow_pdb_violation, profiles),
                              parse_duration(timeout, "--timeout"),
                              parse_duration(eviction_timeout, "--eviction-timeout"))
+    if filename is not None:
+        if pod_arg or pod:
+            raise InputError("-f and POD are exclusive: -f makes room for the workloads in the manifests")
+        return _make_room(opts, filename, recursive, replicas, apply, options, dry_run, yes)
+    if apply or replicas is not None or recursive:
+        raise InputError(f"{'--apply' if apply else '--replicas' if replicas is not None else '-R'} goes with -f FILE "
+                         "(the workloads to make room for)")
+    ref = pick_pod_ref(pod_arg, pod, required=True)
+    assert ref is not None
     state = load_state(opts)
     target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
     if target.spec.node_name:
@@ -137,6 +157,84 @@ def preempt_command(
         _finish(opts, report, result, api.mode, [stays])
         return ExitCode.INTERRUPTED
     return _finish(opts, report, result, api.mode)
+
+
+def _make_room(opts: Options, files: list[str], recursive: bool, replicas: int | None, apply: bool,
+               options: PreemptOptions, dry_run: DryRun, yes: bool) -> int:
+    """`preempt -f FILE`: the what-if's evictions carried out (`execute.whatif.make_room`)."""
+    from kresched.execute.events import Event
+    from kresched.execute.preempt import Terminated, signals_as_exceptions
+    from kresched.execute.whatif import WhatIfRunOptions, WhatIfRunResult, make_room, reservation_ref
+    from kresched.plan.whatif import WhatIf, WhatIfOptions, plan_workloads
+    from kresched.render.whatif import whatif_dict, whatif_view
+    from kresched.sources.manifests import read_manifests, workloads_of
+
+    if "-" in files and opts.snapshot == "-":
+        raise InputError("-f - and --snapshot - both read standard input: give one of them a file")
+    docs = read_manifests(files, recursive, getattr(ENV.stdin, "buffer", ENV.stdin))
+    state = load_state(opts)
+    manifests = workloads_of(docs, state, default_namespace(opts), opts.namespace is not None, replicas)
+    if not manifests.workloads:
+        raise InputError(f"-f {' '.join(files)}: no workload to make room for")
+    api = make_api(opts, state, dry_run)
+    report = make_reporter(opts, api.mode)
+    whatif_options = WhatIfOptions(options.plan)
+    with progress(opts, f"planning {count(len(manifests.workloads), 'workload')}"), paused_gc():
+        whatif = plan_workloads(state, manifests, whatif_options)
+
+    def show(w: WhatIf) -> None:
+        write_event(opts, {"action": "plan", **whatif_dict(w)},
+                    whatif_view(w, state, tuple(files), wide=opts.output is Output.wide))
+
+    show(whatif)
+    result = WhatIfRunResult([reservation_ref(s) for s in manifests.workloads], whatif)
+    evicting = [p for p in whatif.plans if p.outcome == "evict"]
+    victims = sum(len(p.victims) for p in evicting)
+    if not evicting and not apply:
+        result.outcome = "nothing-to-do"
+        return _finish_room(opts, report, result, api.mode)
+    what = f"Evict {count(victims, 'pod')} for {', '.join(result.workloads)}" if evicting else \
+        f"Apply {', '.join(result.workloads)}"
+    if evicting and apply:
+        what += " and apply them"
+    if dry_run is not DryRun.client and not confirm(f"{what}{in_cluster(opts)}?", yes):
+        result.outcome = "aborted"
+        return _finish_room(opts, report, result, api.mode)
+
+    def confirm_changed(new: WhatIf) -> bool:
+        show(new)
+        n = sum(len(p.victims) for p in new.plans if p.outcome == "evict")
+        return confirm(f"The plan changed. Evict {count(n, 'pod')}{in_cluster(opts)}?", yes)
+
+    try:
+        with signals_as_exceptions(), make_recorder(api, "preempt") as recorder, \
+                live_reporting(opts, api.mode) as live:
+            make_room(api, manifests, whatif, WhatIfRunOptions(options, apply), live, confirm_changed,
+                      result=result, recorder=recorder, whatif_options=whatif_options)
+    except (KeyboardInterrupt, Terminated):
+        result.outcome = "interrupted"
+        stays = Event("interrupted", "interrupted; pods already evicted stay evicted", {}, "error")
+        _finish_room(opts, report, result, api.mode, [stays])
+        return ExitCode.INTERRUPTED
+    return _finish_room(opts, report, result, api.mode)
+
+
+def _finish_room(opts: Options, report: Reporter, r: object, mode: str,
+                 left_behind: list[Event] | None = None) -> int:
+    from kresched.execute.whatif import WhatIfRunResult
+    from kresched.render.results import whatif_run_summary, whatif_run_view
+
+    assert isinstance(r, WhatIfRunResult)
+    data = whatif_run_summary(r, mode, cluster_dict(opts))
+    write_summary(opts, report, data, whatif_run_view(data), left_behind or ())
+    if r.outcome in ("done", "simulated", "nothing-to-do", "aborted"):
+        clean = not r.failed and not r.pdb_blocked and set(r.released) >= set(r.reserved)
+        if r.plan is not None and any(w.pending for w in r.plan.workloads) and r.outcome != "aborted":
+            return ExitCode.INFEASIBLE if clean else ExitCode.PARTIAL
+        return ExitCode.OK if clean else ExitCode.PARTIAL
+    if r.outcome == "interrupted":
+        return ExitCode.INTERRUPTED
+    return ExitCode.PARTIAL
 
 
 def _show(plan: Plan, state: ClusterState, opts: Options) -> None:

@@ -19,6 +19,8 @@ from kresched.errors import KreschedError
 from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
+from kresched.model.selectors import label_selector_matches
+from kresched.model.specs import LabelSelector
 
 __all__ = [
     "ApiFailure",
@@ -123,6 +125,16 @@ class ClusterApi(Protocol):
 
     def create_event(self, namespace: str, event: dict[str, Any]) -> None:
         """Record an `events.k8s.io/v1` Event (`kresched.execute.recorder` builds it)."""
+        ...
+
+    def apply_object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Server-side apply `obj` (a workload of `model.workloads.WORKLOAD_KINDS`, its namespace set),
+        field manager `kresched`: created when it does not exist, else the fields it sets are
+        kresched's. Returns the object as the API server answered (with its UID)."""
+        ...
+
+    def pods_matching(self, namespace: str, selector: LabelSelector) -> list[Pod]:
+        """The pods of `namespace` that `selector` selects."""
         ...
 
 
@@ -240,6 +252,15 @@ class DryRunApi:
     def wait_for_replacement(self, pod: Pod, known_uids: set[str], timeout_seconds: float,
                              planned: str | None = None, selector: str | None = None) -> WaitResult:
         return WaitResult("simulated", planned)
+
+    def apply_object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        meta = obj.get("metadata") or {}
+        ref = f"{obj.get('kind', '').lower()}/{meta.get('namespace', '')}/{meta.get('name', '')}"
+        self.writes.append(("apply", ref, obj))
+        return obj
+
+    def pods_matching(self, namespace: str, selector: LabelSelector) -> list[Pod]:
+        return [p for p in self.state.pods if p.namespace == namespace and label_selector_matches(selector, p.labels)]
 
 
 def same_controller(pod: Pod, pods: Sequence[Pod]) -> list[Pod]:

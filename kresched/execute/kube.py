@@ -38,6 +38,8 @@ from kresched.execute.api import ApiFailure, Conflict, NotFound, TooManyRequests
 from kresched.model.cluster import ClusterState, template_selector
 from kresched.model.lease import Lease
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
+from kresched.model.selectors import label_selector_text
+from kresched.model.specs import LabelSelector
 from kresched.retry import TRANSIENT_RETRY, RetryPolicy
 from kresched.sources.decode import Objects, decode_json, decode_object
 from kresched.sources.live import (
@@ -50,7 +52,30 @@ from kresched.sources.live import (
     retry_after_seconds,
 )
 
-__all__ = ["KubeApi"]
+__all__ = ["APPLY_CALLS", "FIELD_MANAGER", "KubeApi"]
+
+#: The field manager of what kresched applies (`kubectl apply --server-side --field-manager`).
+FIELD_MANAGER = "kresched"
+
+#: Server-side apply of each workload kind: its API path and the call (the PATCH). An apply that
+#: creates the object is authorised as a create too, so RBAC needs both (`APPLY_CALLS`).
+_APPLY: dict[str, tuple[str, ApiCall]] = {
+    "Pod": ("/api/v1", ApiCall("patch", "pods")),
+    "ReplicationController": ("/api/v1", ApiCall("patch", "replicationcontrollers")),
+    "Deployment": ("/apis/apps/v1", ApiCall("patch", "deployments", "apps")),
+    "ReplicaSet": ("/apis/apps/v1", ApiCall("patch", "replicasets", "apps")),
+    "StatefulSet": ("/apis/apps/v1", ApiCall("patch", "statefulsets", "apps")),
+    "DaemonSet": ("/apis/apps/v1", ApiCall("patch", "daemonsets", "apps")),
+    "Job": ("/apis/batch/v1", ApiCall("patch", "jobs", "batch")),
+    "CronJob": ("/apis/batch/v1", ApiCall("patch", "cronjobs", "batch")),
+}
+#: Every call `--apply` makes, as RBAC sees it: the PATCH, and the create it is when the object is new.
+APPLY_CALLS: tuple[ApiCall, ...] = (
+    *(call for _, call in _APPLY.values()),
+    ApiCall("create", "pods"), ApiCall("create", "replicationcontrollers"), ApiCall("create", "deployments", "apps"),
+    ApiCall("create", "replicasets", "apps"), ApiCall("create", "statefulsets", "apps"),
+    ApiCall("create", "daemonsets", "apps"), ApiCall("create", "jobs", "batch"), ApiCall("create", "cronjobs", "batch"),
+)
 
 
 class _Cause(msgspec.Struct):
@@ -331,13 +356,46 @@ class KubeApi:
         self._call(ApiCall("create", "events", "events.k8s.io", namespace=namespace),
                    lambda: self._post(path, query, event))
 
+    def apply_object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """PATCH `application/apply-patch+yaml` (JSON is YAML), `fieldManager=kresched`, without
+        `force`: a field another manager owns is a conflict (409), as `kubectl apply
+        --server-side` without `--force-conflicts`."""
+        kind = obj.get("kind", "")
+        meta = obj.get("metadata") or {}
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        base, call = _APPLY[kind]
+        plural = call.resource
+        call = replace(call, namespace=namespace, name=name)
+        path = f"{base}/namespaces/{namespace}/{plural}/{name}"
+        query: list[tuple[str, Any]] = [("fieldManager", FIELD_MANAGER)]
+        if self.dry_run:
+            query.append(("dryRun", self.dry_run))
+        try:
+            data = self._call(call, lambda: self._request("PATCH", path, query, obj, "application/apply-patch+yaml"))
+        except ClusterAccessError as exc:
+            raise ClusterAccessError(f"{exc.message} (server-side apply creates with the create verb too: "
+                                     f'apiGroups ["{call.group}"], resources ["{plural}"], verbs ["create", '
+                                     '"patch"])') from None
+        answer = msgspec.json.decode(data)
+        return answer if isinstance(answer, dict) else {}
+
+    def pods_matching(self, namespace: str, selector: LabelSelector) -> list[Pod]:
+        text = label_selector_text(selector)
+        data = self._call(ApiCall("list", "pods", namespace=namespace),
+                          lambda: self.client.core.list_namespaced_pod(
+                              namespace, label_selector=text or None, _preload_content=False,
+                              _request_timeout=self._timeout))
+        return decode_json(data, f"the pods of {namespace} selected by {text}", item_kind="Pod").pods
+
     def _post(self, path: str, query: list[tuple[str, Any]], body: Any) -> Any:
         """A raw POST (JSON in, JSON out), as the urllib3 response, unread; a non-2xx answer raises
         `ApiException` as the generated methods do."""
+        return self._request("POST", path, query, body, "application/json")
+
+    def _request(self, method: str, path: str, query: list[tuple[str, Any]], body: Any, content_type: str) -> Any:
         api = self.client.api_client
-        request = api.param_serialize("POST", path, query_params=query, body=body, auth_settings=["BearerToken"],
-                                      header_params={"Content-Type": "application/json",
-                                                     "Accept": "application/json"})
+        request = api.param_serialize(method, path, query_params=query, body=body, auth_settings=["BearerToken"],
+                                      header_params={"Content-Type": content_type, "Accept": "application/json"})
         response = api.call_api(*request, _request_timeout=self._timeout)
         if not 200 <= response.status <= 299:
             response.read()

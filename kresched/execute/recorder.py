@@ -99,15 +99,19 @@ class Recorder:
         self._lock = threading.Lock()
 
     # -- what kresched did ------------------------------------------------------------------------
-    def preempted(self, victim: Pod, for_pod: Pod, node: str, grace: int, over_pdb: str | None = None) -> None:
+    def preempted(self, victim: Pod, for_pod: Pod | str, node: str, grace: int, over_pdb: str | None = None) -> None:
+        """`for_pod`: the pending pod, or a workload that does not exist yet (`deployment/shop/web`,
+        `preempt -f`): named in the note, with no object to relate the Event to."""
         by = f"kresched {self.command}"
+        related = for_pod if isinstance(for_pod, Pod) else None
+        what = f"pod {for_pod.key}" if isinstance(for_pod, Pod) else for_pod
         if over_pdb:
-            self.record(victim, for_pod, "Warning", "Preempted", "Deleting",
+            self.record(victim, related, "Warning", "Preempted", "Deleting",
                         f"Deleted by {by}, bypassing PodDisruptionBudget {over_pdb} (grace {grace}s), to make room "
-                        f"for pod {for_pod.key} on node {node}")
+                        f"for {what} on node {node}")
         else:
-            self.record(victim, for_pod, "Normal", "Preempted", "Preempting",
-                        f"Evicted by {by} (grace {grace}s) to make room for pod {for_pod.key} on node {node}")
+            self.record(victim, related, "Normal", "Preempted", "Preempting",
+                        f"Evicted by {by} (grace {grace}s) to make room for {what} on node {node}")
 
     def made_room(self, pod: Pod, node: str, evicted: list[str], bound_to: str | None, seconds: float) -> None:
         what = f"kresched {self.command} evicted {count(len(evicted), 'pod')} on node {node} for this pod"
@@ -121,8 +125,10 @@ class Recorder:
                         f"{what}; it was still Pending {seconds:.1f}s after kresched started")
 
     def reserved(self, node: Node | str, for_pod: Pod | str) -> None:
+        """`for_pod`: the pod (or its key), or a workload's `kind/ns/name` (`preempt -f`)."""
+        what = f"pod {_key(for_pod)}" if isinstance(for_pod, Pod) or for_pod.count("/") < 2 else for_pod
         self.record(node, for_pod if isinstance(for_pod, Pod) else None, "Normal", "Reserved", "Reserving",
-                    f"kresched {self.command} reserved the node for pod {_key(for_pod)} (taint "
+                    f"kresched {self.command} reserved the node for {what} (taint "
                     "CriticalAddonsOnly=kresched:NoSchedule)")
 
     def released(self, node: Node | str, for_pod: str | None, why: str = "") -> None:

@@ -2,7 +2,9 @@
 are no longer needed — and only kresched's.
 
 A reservation is stale when the pod it was made for is bound, or gone, or when it is older than
-the TTL (`older_than_seconds`); `all_` takes every kresched reservation. A `CriticalAddonsOnly`
+the TTL (`older_than_seconds`); one made for a workload (`preempt -f`, reserved-for
+`deployment/shop/web`) when the workload's pods are all bound, or after the TTL (it may never be
+created); `all_` takes every kresched reservation. A `CriticalAddonsOnly`
 taint kresched did not place is never touched (`reservation.release_patch` keeps it).
 """
 
@@ -17,8 +19,10 @@ from kresched.execute.preempt import release_outcome
 from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.execute.reservation import RESERVED_AT, Reservation, reservation_of
 from kresched.model.cluster import ClusterState
+from kresched.model.workloads import WORKLOAD_KINDS
+from kresched.plan.whatif import runs_in
 
-__all__ = ["Decision", "UntaintResult", "select_stale", "untaint"]
+__all__ = ["Decision", "UntaintResult", "select_stale", "untaint", "workload_of_reservation"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ def _stale(res: Reservation, state: ClusterState, now: datetime, ttl: float, all
         return True, "--all"
     if res.pod is None:
         return True, "kresched's taint without a record of the pod it was for"
+    workload = workload_of_reservation(res.pod)
+    if workload is not None:
+        return _workload_stale(res, workload, state, now, ttl)
     pod = state.pod(res.pod)
     if pod is None:
         return True, f"{res.pod} is gone"
@@ -68,6 +75,37 @@ def _stale(res: Reservation, state: ClusterState, now: datetime, ttl: float, all
     if age > ttl:
         return True, f"reserved {_age(age)} ago, longer than {_age(ttl)}"
     return False, f"{res.pod} is still Pending; reserved {_age(age)} ago"
+
+
+def workload_of_reservation(value: str) -> tuple[str, str, str] | None:
+    """(kind, namespace, name) of a reservation made for a workload (`preempt -f`, reserved-for
+    `deployment/shop/web`); None for a pod's (`shop/web-1`)."""
+    parts = value.split("/")
+    if len(parts) != 3:
+        return None
+    kind = _WORKLOAD_KINDS.get(parts[0])
+    return (kind, parts[1], parts[2]) if kind is not None else None
+
+
+_WORKLOAD_KINDS = {k.lower(): k for k in WORKLOAD_KINDS}
+
+
+def _workload_stale(res: Reservation, workload: tuple[str, str, str], state: ClusterState, now: datetime,
+                    ttl: float) -> tuple[bool, str]:
+    """A workload's reservation is stale once the workload has pods and none of them is Pending (they
+    are bound), or after the TTL (it may never be created)."""
+    kind, namespace, name = workload
+    ref = res.pod
+    pods = [p for p in state.pods if runs_in(kind, namespace, name, p, state) and not p.is_terminating]
+    if pods and not any(p.is_pending for p in pods):
+        return True, f"the pods of {ref} are bound"
+    if res.unreadable_time is not None or res.reserved_at is None:
+        return True, "no readable reservation time"
+    age = (now - res.reserved_at).total_seconds()
+    if age > ttl:
+        return True, f"reserved {_age(age)} ago, longer than {_age(ttl)}"
+    waiting = "not created yet" if not pods else f"{sum(1 for p in pods if p.is_pending)} of its pods still Pending"
+    return False, f"{ref}: {waiting}; reserved {_age(age)} ago"
 
 
 def _age(seconds: float) -> str:

@@ -85,6 +85,7 @@ from kresched.sched.runner import (
     find_nodes_that_fit,
     fit_error_message,
     memo_of,
+    processed_nodes,
     resources_only,
 )
 from kresched.sched.static import StaticFilters, fit_shape
@@ -293,11 +294,19 @@ class Planner:
     """Plans pods one after another on a working copy of the cluster (see `plan_pending`)."""
 
     def __init__(self, state: ClusterState, options: PlanOptions = PlanOptions(),
-                 plugins: Sequence[FilterPlugin] | None = None, memoize: bool = True, prune: bool = True) -> None:
+                 plugins: Sequence[FilterPlugin] | None = None, memoize: bool = True, prune: bool = True,
+                 rotate: bool = False, rank: bool = True) -> None:
         """`memoize=False` turns off the per-shape reuse, `prune=False` the branch and bound (every
         candidate node's option is found): the choices are the same; tests prove it. `plugins`
-        (tests) replaces every profile's filter plugins."""
+        (tests) replaces every profile's filter plugins. `rotate`: each pod's search for a node
+        starts where the last one stopped, as the scheduler's `nextStartNodeIndex` does from one
+        pod to the next (the first starts at the first node); without it every search starts at
+        the first node. `rank=False`: each node's evictable pods are ranked when first needed, not
+        as the cluster is read (the choices are the same)."""
         self.prune = prune
+        self.rotate = rotate
+        #: The scheduler's `nextStartNodeIndex` (with `rotate`).
+        self.start = 0
         self.state = state
         self.options = options
         self.profiles = options.profiles
@@ -316,8 +325,9 @@ class Planner:
         self._suffixes: dict[int, tuple[NodeInfo, _Suffixes]] = {}
         # The cluster's nodes are ranked as they are built (`_rank`), while their pods are in the
         # CPU's caches: a third cheaper than a pass over every pod later, and planning is for pods
-        # that need evictions.
-        self.work = _Working(Snapshot.from_state(state, self._rank), PdbLedger(state))
+        # that need evictions. (Not with `rank=False`: a what-if's replicas mostly fit, and a node is
+        # ranked when a pod first needs evictions there.)
+        self.work = _Working(Snapshot.from_state(state, self._rank if rank else None), PdbLedger(state))
         #: Per NodeInfo (by identity) and tier: (it, its budgets, the positions of the eligible
         #: pods among its evictable ones, those pods, `_eligible` per candidate count).
         self._eligible_memo: dict[tuple[int, int], tuple[NodeInfo, tuple[int, ...], list[int], list[Pod],
@@ -350,9 +360,11 @@ class Planner:
         self._indexes = engine.indexes
 
     # -- one pod ----------------------------------------------------------------------------
-    def plan(self, pod: Pod, commit: bool = False) -> Plan:
+    def plan(self, pod: Pod, commit: bool = False, evict: bool = True) -> Plan:
         """The plan for `pod`, simulated with the profile its scheduler name selects; for a pod of a
-        scheduler no profile names (and no fallback), an `infeasible` plan that says so."""
+        scheduler no profile names (and no fallback), an `infeasible` plan that says so. Without
+        `evict`, a pod that does not fit is `infeasible` at once, with the scheduler's filter message
+        (nothing is searched for victims)."""
         profile = self.profiles.for_pod(pod)
         if profile is None:
             return Plan(pod, pod.effective_priority, "infeasible",
@@ -360,20 +372,22 @@ class Planner:
                         message=self.profiles.other_scheduler_note(pod), notes=self._notes(pod), profile=None)
         self._use(self._engine(profile))
         planned = profile.planning_pod(pod)
-        plan = self._plan(planned, commit)
+        plan = self._plan(planned, commit, evict)
         warnings = self.profiles.warnings_for(profile)
         if planned is not pod or warnings or profile.name != "default-scheduler":
             plan = replace(plan, pod=pod, profile=profile.name, warnings=warnings)
         return plan
 
-    def _plan(self, pod: Pod, commit: bool) -> Plan:
+    def _plan(self, pod: Pod, commit: bool, evict: bool = True) -> Plan:
         snap = self.work.snapshot
         priority = pod.effective_priority
         taint = tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT)
         nominated = {n: [p for p in ps if p.key not in self.work.placed and p.key != pod.key]
                      for n, ps in self._nominated.items()}
         diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static, self._memo_for(pod),
-                                          sample=True, percentage=self.placer.percentage)
+                                          sample=True, percentage=self.placer.percentage, start=self.start)
+        if self.rotate and snap.node_infos:
+            self.start = (self.start + processed_nodes(diag)) % len(snap.node_infos)
         notes = self._notes(pod)
         if diag.feasible:
             landing = self.placer.landing(pod, snap, diag, cycle)
@@ -385,6 +399,8 @@ class Planner:
             if commit:
                 self._apply(plan)
             return plan
+        if not evict:
+            return Plan(pod, priority, "infeasible", taint=taint, notes=notes, message=fit_error_message(diag))
         if pod.spec.preemption_policy == "Never":
             return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
                         message="preemptionPolicy is Never: the pod may not displace other pods, so kresched "

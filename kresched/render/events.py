@@ -25,8 +25,10 @@ _WOULD = (("evicted ", "would evict "), ("deleted ", "would delete "), ("cordone
           ("reserved node ", "would reserve node "), ("released node ", "would release node "),
           ("took over ", "would take over "), ("kept the ", "would keep the "), ("gave up ", "would give up "),
           ("waiting up to ", "would wait up to "), ("evicting ", "would evict "),
-          ("plan still holds on the live state: ", "the plan holds: "))
+          ("plan still holds on the live state: ", "the plan holds: "), ("applied ", "would apply "),
+          ("the plan still holds on the live state: ", "the plan holds: "))
 _WOULD_INSIDE = {"gone": (" is gone", " would be gone"), "bound": (" is bound to ", " would be bound to "),
+                 "room-made": (" are gone: the room is made", " would be gone: the room would be made"),
                  "pdb-allows": (": evicting ", ": would evict "),
                  "pdb-blocked": ("; waiting for ", "; would wait for ")}
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "API_CALLS",
     "DEFAULT_IMAGE",
+    "apply_role_rules",
     "RUN_AS_USER",
     "ManifestOptions",
     "Permission",
@@ -56,6 +57,9 @@ class Permission:
     scope: Literal["cluster", "lock"] = "cluster"
     #: Needed only when PodDisruptionBudget-violating deletions are allowed (`--allow-pdb-violation`).
     only_with_pdb_violation: bool = False
+    #: Needed only by `preempt -f --apply`, which the CronJob never runs: the manifests never grant it
+    #: (the operator running it needs it; `apply_role_rules` spells it out).
+    only_with_apply: bool = False
     #: Who calls it, for the people reading the table and the role.
     why: str = ""
 
@@ -91,6 +95,12 @@ API_CALLS: tuple[Permission, ...] = (
                why="tier-3 victims whose eviction a PDB refuses (--allow-pdb-violation only)"),
     Permission("create", "events", "events.k8s.io",
                why="record Kubernetes Events of what kresched does (evictions, reservations, cordons)"),
+    *(Permission(verb, resource, group, only_with_apply=True,
+                 why="preempt -f --apply: server-side apply of the workload (an apply that creates is a create too)")
+      for resource, group in (("pods", ""), ("replicationcontrollers", ""), ("deployments", "apps"),
+                              ("replicasets", "apps"), ("statefulsets", "apps"), ("daemonsets", "apps"),
+                              ("jobs", "batch"), ("cronjobs", "batch"))
+      for verb in ("create", "patch")),
     Permission("get", "leases", "coordination.k8s.io", scope="lock", why="reconcile's lock"),
     Permission("create", "leases", "coordination.k8s.io", scope="lock", why="reconcile's lock, first pass"),
     Permission("update", "leases", "coordination.k8s.io", scope="lock", why="take, renew and release the lock"),
@@ -121,9 +131,15 @@ def _rules(perms: list[Permission], resource_name: str | None = None) -> list[di
 
 
 def cluster_role_rules(allow_pdb_violation: bool) -> list[dict[str, Any]]:
-    """The ClusterRole's rules: every cluster-wide call in `API_CALLS`."""
-    return _rules([p for p in API_CALLS
-                   if p.scope == "cluster" and (allow_pdb_violation or not p.only_with_pdb_violation)])
+    """The ClusterRole's rules: every cluster-wide call in `API_CALLS` the CronJob may make (never
+    `preempt -f --apply`'s)."""
+    return _rules([p for p in API_CALLS if p.scope == "cluster" and not p.only_with_apply
+                   and (allow_pdb_violation or not p.only_with_pdb_violation)])
+
+
+def apply_role_rules() -> list[dict[str, Any]]:
+    """What an operator's role needs beyond the CronJob's to run `preempt -f --apply`."""
+    return _rules([p for p in API_CALLS if p.only_with_apply])
 
 
 def lease_role_rules(lease_name: str) -> list[dict[str, Any]]:

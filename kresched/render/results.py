@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.execute.preempt import PreemptResult
 from kresched.execute.reconcile import ReconcileResult
 from kresched.execute.untaint import UntaintResult
+from kresched.execute.whatif import WhatIfRunResult
 from kresched.render.common import cluster_text, count, duration_text
 from kresched.render.events import dry_suffix, summary_view
 from kresched.render.table import markup_lines
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 __all__ = ["preempt_closing", "preempt_summary", "preempt_view", "pass_summary", "pass_summary_text",
-           "untaint_summary", "untaint_view"]
+           "untaint_summary", "untaint_view", "whatif_run_closing", "whatif_run_summary", "whatif_run_view"]
 
 
 def preempt_summary(r: PreemptResult, mode: str, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -187,3 +188,65 @@ def untaint_view(r: UntaintResult, data: dict[str, Any]) -> RenderableType:
                   ("kept", [f"{d.reservation.node} ({d.reason})" for d in r.kept]),
                   ("failed", [d.reservation.node for d in r.failed])]
     return summary_view(categories, data["message"], "bold yellow" if r.failed else "bold")
+
+
+def whatif_run_summary(r: WhatIfRunResult, mode: str, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `summary` document of `preempt -f`: what was evicted, reserved and released, what was
+    applied, and how many of the workloads' pods were bound where (`expected`: how many the plan
+    places)."""
+    reserved = mode == "cluster"
+    return {
+        "workloads": r.workloads,
+        "outcome": r.outcome,
+        "evicted": r.evicted,
+        "alreadyGone": r.already_gone,
+        "pdbBlocked": [{"pod": p, "pdb": b} for p, b in r.pdb_blocked],
+        "failed": [{"pod": p, "reason": why} for p, why in r.failed],
+        "blocked": r.blocked,
+        "leftToTheScheduler": r.left,
+        "reserved": sorted(r.reserved) if reserved else [],
+        "released": sorted(r.released) if reserved else [],
+        "applied": r.applied,
+        "bound": r.bound,
+        "expected": r.expected,
+        "seconds": round(r.seconds, 1),
+        "mode": mode,
+        "cluster": cluster,
+        "message": whatif_run_closing(r, mode),
+    }
+
+
+def whatif_run_closing(r: WhatIfRunResult, mode: str) -> str:
+    """`deployment/shop/web: 3 pods bound in 14.2s after evicting 2 pods`."""
+    what = ", ".join(r.workloads)
+    took = duration_text(r.seconds)
+    evicted = f" after evicting {count(len(r.evicted), 'pod')}" if r.evicted else ""
+    dry = dry_suffix(mode)
+    n = sum(r.bound.values())
+    if r.outcome == "done":
+        return f"{what}: {count(n, 'pod')} bound in {took}{evicted}{dry}"
+    if r.outcome == "simulated":
+        made = f"room made for {count(r.expected, 'pod')}{evicted}" if r.evicted or r.expected else "nothing to do"
+        return f"{what}: {made}{' and applied' if r.applied else ''}{dry}"
+    if r.outcome == "nothing-to-do":
+        return f"{what}: every replica fits without evictions: nothing to do (kubectl apply -f creates it){dry}"
+    if r.outcome == "timeout":
+        return f"{what}: {n} of {count(r.expected, 'pod')} bound after {took}{evicted}{dry}"
+    if r.outcome == "aborted":
+        return f"{what}: not confirmed, nothing was changed"
+    if r.outcome == "interrupted":
+        return f"{what}: interrupted{evicted or ' before evicting anything'}{dry}"
+    return f"{what}: {r.outcome}{evicted}{dry}"
+
+
+def whatif_run_view(data: dict[str, Any]) -> RenderableType:
+    style = "bold" if data["outcome"] in ("done", "simulated", "nothing-to-do") else "bold yellow"
+    categories = [
+        ("cluster", cluster_text(data["cluster"])),
+        ("already gone", data["alreadyGone"]),
+        ("refused by a PodDisruptionBudget", [f"{b['pod']} ({b['pdb']})" for b in data["pdbBlocked"]]),
+        ("not carried out (a PodDisruptionBudget forbids it: --allow-pdb-violation)", data["blocked"]),
+        ("left to the scheduler's own preemption", data["leftToTheScheduler"]),
+        ("failed", [f"{f['pod']}: {f['reason']}" for f in data["failed"]]),
+    ]
+    return summary_view(categories, data["message"], style)

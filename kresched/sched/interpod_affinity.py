@@ -188,7 +188,7 @@ class _State:
     """Upstream's `preFilterState`; `clone()` copies the counts, shares the parsed terms."""
 
     __slots__ = ("affinity_counts", "affinity_terms", "anti_affinity_counts", "anti_affinity_terms",
-                 "existing_anti_affinity_counts", "matches_own_affinity", "namespace_labels", "pod")
+                 "existing_anti_affinity_counts", "existing_keys", "matches_own_affinity", "namespace_labels", "pod")
 
     def __init__(self, pod: Pod, affinity_terms: tuple[AffinityTerm, ...],
                  anti_affinity_terms: tuple[AffinityTerm, ...], namespace_labels: Mapping[str, str],
@@ -203,6 +203,10 @@ class _State:
         self.anti_affinity_counts = anti_affinity_counts
         #: `podMatchesAllAffinityTerms(terms, pod)` for the incoming pod, which never changes.
         self.matches_own_affinity = _matches_all(affinity_terms, pod)
+        #: The topology keys `existing_anti_affinity_counts` has counted (a key whose counts fell to
+        #: 0 may stay: a node is looked up by these, then its count checked), so that a node is
+        #: looked up key by key, not label by label.
+        self.existing_keys: tuple[str, ...] = tuple(dict.fromkeys(k for k, _ in existing_anti_affinity_counts))
 
     def clone(self) -> _State:
         c = _State.__new__(_State)
@@ -212,6 +216,7 @@ class _State:
         c.namespace_labels = self.namespace_labels
         c.matches_own_affinity = self.matches_own_affinity
         c.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
+        c.existing_keys = self.existing_keys
         c.affinity_counts = dict(self.affinity_counts)
         c.anti_affinity_counts = dict(self.anti_affinity_counts)
         return c
@@ -222,6 +227,8 @@ class _State:
         for t in required_anti_affinity_terms(pod):
             if t.matches(self.pod, self.namespace_labels):
                 _bump(self.existing_anti_affinity_counts, node_labels, t.topology_key, delta)
+                if t.topology_key not in self.existing_keys:
+                    self.existing_keys = (*self.existing_keys, t.topology_key)
         if _matches_all(self.affinity_terms, pod):
             for t in self.affinity_terms:
                 _bump(self.affinity_counts, node_labels, t.topology_key, delta)
@@ -278,11 +285,16 @@ class InterPodAffinity:
 
         counts = state.existing_anti_affinity_counts
         if counts:
-            for pair in labels.items():
-                if counts.get(pair, 0) > 0:
-                    return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
-                                         details=(f"pods in {pair[0]}={pair[1]} have anti-affinity "
-                                                  f"against this pod",))
+            # Upstream walks the node's labels; only the keys counted can match (a few, where a node
+            # has a dozen labels). On a match, the walk in the node's order names the pair.
+            for key in state.existing_keys:
+                value = labels.get(key)
+                if value is not None and counts.get((key, value), 0) > 0:
+                    for pair in labels.items():
+                        if counts.get(pair, 0) > 0:
+                            return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+                                                 details=(f"pods in {pair[0]}={pair[1]} have anti-affinity "
+                                                          f"against this pod",))
         return SUCCESS
 
     def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:

@@ -107,7 +107,7 @@ from kresched.sched.framework import (
     unschedulable,
 )
 from kresched.sched.interpod_affinity import compile_label_selector
-from kresched.sched.node_affinity import required_node_affinity_matches
+from kresched.sched.node_affinity import required_node_affinity_matches, required_node_selector
 from kresched.sched.taint_toleration import find_untolerated_taint
 
 __all__ = [
@@ -945,10 +945,13 @@ def _node_inclusion(pod: Pod) -> Callable[[SpreadConstraint, Node], bool]:
     `FindMatchingUntoleratedTaint` over NoSchedule/NoExecute taints)."""
     affinity: dict[str, bool] = {}
     taints: dict[str, bool] = {}
+    # No nodeSelector and no required node affinity: every node matches (`GetRequiredNodeAffinity`
+    # of such a pod matches everything), so the affinity policy never leaves a node out.
+    selects = bool(pod.spec.node_selector) or required_node_selector(pod) is not None
 
     def eligible(c: SpreadConstraint, node: Node) -> bool:
         name = node.metadata.name
-        if c.honor_node_affinity:
+        if c.honor_node_affinity and selects:
             ok = affinity.get(name)
             if ok is None:
                 ok = affinity[name] = required_node_affinity_matches(pod, name, node.metadata.labels)

@@ -37,6 +37,7 @@ __all__ = [
     "fit_error_message",
     "holding_room",
     "memo_of",
+    "processed_nodes",
     "reasons_histogram",
     "resources_only",
     "run_filters",
@@ -274,7 +275,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                         nominated: dict[str, list[Pod]] | None = None,
                         static: StaticFilters | None = None,
                         memo: dict[str, tuple[NodeInfo, Status]] | None = None,
-                        sample: bool = False, percentage: int = 0) -> tuple[Diagnosis, CycleState]:
+                        sample: bool = False, percentage: int = 0, start: int = 0) -> tuple[Diagnosis, CycleState]:
     """Filter the nodes (`findNodesThatFitPod`).
 
     By default every node, in name order: whether the pod fits, and every node's reason, do not
@@ -283,7 +284,9 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     the nodes in the zone-interleaved order of its node tree, stopping once
     `numFeasibleNodesToFind` feasible nodes are found (`percentage`: the profile's
     percentageOfNodesToScore, 0 adaptive; from the first node: kresched cannot know the
-    scheduler's rotating start index, so `Diagnosis.sampled` says when it mattered).
+    scheduler's rotating start index, so `Diagnosis.sampled` says when it mattered). `start`: where
+    the search starts in that order (the scheduler's `nextStartNodeIndex`, which a simulation of
+    several pods advances by each search's `processed_nodes`); the search wraps around.
 
     With `static` (built from the same `plugins`), the node-static plugins' verdicts come from its
     memo; they are upstream's first four filters, so the statuses are the same either way.
@@ -304,6 +307,9 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         plugs = cycle.read(NARROWING_PLUGINS) or ()
         diag.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                     (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugs))}]",))
+    if sample and start and infos:
+        k = start % len(infos)
+        infos = [*infos[k:], *infos[:k]]
     nominated = nominated or {}
     limit = len(infos)
     if sample:
@@ -366,7 +372,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             memo[info.name] = (info, st)
         return st
 
-    walked = sample and names is None and isinstance(memo, FilterMemo)
+    walked = sample and names is None and isinstance(memo, FilterMemo) and not start
     start = 0
     if walked:
         assert isinstance(memo, FilterMemo)
@@ -394,6 +400,15 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             {j for n in held if (j := positions.get(n, cut)) < cut}, limit, len(infos), diag.sampled, diag)
     diag.feasible_set = frozenset(diag.feasible)
     return diag, cycle
+
+
+def processed_nodes(diag: Diagnosis) -> int:
+    """How far a sampled search went (`processedNodes`: the feasible nodes and those with a status),
+    what the scheduler advances its `nextStartNodeIndex` by; 0 when the nominated node was taken
+    (the search never ran)."""
+    if diag.nominated_fits:
+        return 0
+    return len(diag.feasible) + len(diag.node_to_status)
 
 
 def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held: dict[str, list[Pod]], limit: int,

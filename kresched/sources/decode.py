@@ -41,7 +41,7 @@ from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeCl
 from kresched.sources.nulls import drop_nulls, is_null_error
 
 __all__ = ["KINDS", "MAX_DEPTH", "Buffer", "Objects", "bad_byte", "check_yaml_depth", "decode_items", "decode_json",
-           "decode_object", "decode_yaml", "paused_gc"]
+           "decode_object", "decode_yaml", "describe_error", "paused_gc", "yaml_documents"]
 
 #: What JSON is decoded from: bytes, or a file mapped into memory (`mmap`, read-only), or a view of either.
 Buffer: TypeAlias = bytes | memoryview | mmap.mmap
@@ -415,6 +415,11 @@ def _clean(exc: Exception, obj: Buffer | dict[str, Any] | None = None) -> str:
     return f"{path}: {msg}" if path else msg
 
 
+def describe_error(exc: Exception, obj: Buffer | dict[str, Any] | None = None) -> str:
+    """A decoding failure as one line naming the field: `spec.priority: expected `int`, got `str``."""
+    return _clean(exc, obj)
+
+
 _GOT = re.compile(r"got `(\w+)`")
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "null": (type(None),), "bool": (bool,), "int": (int,), "float": (float,), "str": (str,),
@@ -458,14 +463,7 @@ def _yaml() -> tuple[Any, type]:
 def decode_yaml(text: str | bytes, origin: str) -> Objects:
     """Multi-document YAML: each document a List or a single object."""
     out = Objects()
-    yaml, loader = _yaml()
-    try:
-        check_yaml_depth(text, origin)
-        docs = list(yaml.load_all(text, Loader=loader))
-    except yaml.YAMLError as exc:
-        raise InputError(f"{origin}: malformed YAML: {_yaml_error(exc)}") from None
-    except RecursionError:
-        raise _too_deep(origin) from None
+    docs = yaml_documents(text, origin)
     if all(doc is None for doc in docs):
         raise InputError(f"{origin}: empty input: no YAML document in it")
     for n, doc in enumerate(docs):
@@ -477,6 +475,20 @@ def decode_yaml(text: str | bytes, origin: str) -> Objects:
                              f"(it is a {_yaml_type(doc)})")
         decode_items(doc, origin, out)
     return out
+
+
+def yaml_documents(text: str | bytes, origin: str) -> list[Any]:
+    """Every document of multi-document YAML, read as Go reads it (`kresched.sources.goyaml`),
+    generic (dicts, lists, scalars; None for an empty document); nesting beyond `MAX_DEPTH` and
+    malformed YAML are `InputError`s naming `origin`."""
+    yaml, loader = _yaml()
+    try:
+        check_yaml_depth(text, origin)
+        return list(yaml.load_all(text, Loader=loader))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{origin}: malformed YAML: {_yaml_error(exc)}") from None
+    except RecursionError:
+        raise _too_deep(origin) from None
 
 
 def check_yaml_depth(text: str | bytes, origin: str) -> None:

@@ -140,3 +140,28 @@ def test_rbac_forbidding_node_patches_exits_5_naming_the_rule_and_what_stays(res
     assert lines[-1].endswith("; node n-bound keeps kresched's reservation (taint "
                               "CriticalAddonsOnly=kresched:NoSchedule): `kresched untaint n-bound` removes it")
     assert taints(reservations, "n-bound") == [OURS]
+
+
+@pytest.mark.parametrize(("pods", "seconds_ago", "stale", "reason"), [
+    ([], 5, False, "deployment/shop/web: not created yet; reserved "),
+    ([("web-7d9-a", "node-x"), ("web-7d9-b", "")], 5, False, "deployment/shop/web: 1 of its pods still Pending; "
+                                                            "reserved "),
+    ([("web-7d9-a", "node-x"), ("web-7d9-b", "node-x")], 5, True, "the pods of deployment/shop/web are bound"),
+    ([], 3600, True, "reserved 60m ago, longer than 10m"),
+])
+def test_a_reservation_for_a_workload_lasts_until_its_pods_are_bound_or_the_ttl(fake_api, cli, pods, seconds_ago,
+                                                                                stale, reason):
+    """`preempt -f` reserves nodes for a workload that does not exist yet (reserved-for
+    `deployment/shop/web`): its pods are found through their ReplicaSet, `<deployment>-<hash>`."""
+    objects = [make_pod(name, "shop", node=node, owner="ReplicaSet/web-7d9", labels={"pod-template-hash": "7d9"})
+               for name, node in pods]
+    fake_api.load(make_state([make_node("node-r", taints=[OURS]), make_node("node-x")], objects))
+    reserved(fake_api, "node-r", "deployment/shop/web", seconds_ago=seconds_ago)
+    run = cli("untaint", "-o", "json")
+    assert run.code == ExitCode.OK, run.stderr
+    if stale:
+        assert run.summary["removed"] == ["node-r"]
+        assert run.events("stale")[0]["reason"] == reason
+    else:
+        assert run.summary["kept"] == ["node-r"]
+        assert run.events("kept")[0]["reason"].startswith(reason)  # (then how long ago: a few seconds)

@@ -23,11 +23,14 @@ with the server).
   kubelet then place and start it.
 - `StatefulSets` (off unless `enabled`): when a pod owned by a StatefulSet is gone, creates it again
   under the same name with a new UID (unbound, Pending).
+- `Rollouts` (off unless `enabled`): the Deployment and ReplicaSet controllers for workloads created
+  while it runs (`preempt -f --apply`): a Deployment's ReplicaSet, a ReplicaSet's missing pods.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import random
 import string
 import threading
@@ -46,12 +49,23 @@ from kresched.sources.decode import decode_json
 from kresched.sources.snapshot import build_state
 from tests.fakeapi.pods import PodLifecycle, compute_pdb_status, rfc3339
 from tests.fakeapi.served import TOPOLOGY_LABELS, admit_topology_labels
-from tests.fakeapi.store import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, WORKLOADS, Change, Store
+from tests.fakeapi.store import (
+    DEPLOYMENTS,
+    NAMESPACES,
+    NODES,
+    PDBS,
+    PODS,
+    PRIORITY_CLASSES,
+    REPLICA_SETS,
+    WORKLOADS,
+    Change,
+    Store,
+)
 
 if TYPE_CHECKING:
     from tests.fakeapi.server import FakeApiServer
 
-__all__ = ["BIND", "DELETE", "NEVER", "Controllers", "Kubelet", "PdbController", "Policy", "ReplicaSets",
+__all__ = ["BIND", "DELETE", "NEVER", "Controllers", "Kubelet", "PdbController", "Policy", "ReplicaSets", "Rollouts",
            "Scheduler", "StatefulSets", "bind_to", "cluster_state"]
 
 
@@ -314,6 +328,67 @@ class StatefulSets(_FollowsHistory):
             return made
 
 
+class Rollouts:
+    """Off unless `enabled`. The Deployment and ReplicaSet controllers, for workloads created while
+    the fake runs (`preempt -f --apply`): a Deployment without a ReplicaSet gets one
+    (`<deployment>-<pod-template-hash>`, owned by it, with the hash in its selector and template), and
+    a ReplicaSet with fewer pods than `replicas` gets new ones (`<replicaset>-<5 letters>`, owned by
+    it, unbound and Pending); the scheduler and the kubelet then place and start them."""
+
+    def __init__(self, store: Store, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.clock = clock
+        self.enabled = False
+        #: `ns/name` of each pod it created, in order.
+        self.created: list[str] = []
+
+    def step(self) -> int:
+        if not self.enabled:
+            return 0
+        made = 0
+        with self.store.lock:
+            sets = self.store.list(REPLICA_SETS)
+            for d in self.store.list(DEPLOYMENTS):
+                meta = d["metadata"]
+                if any(o.get("uid") == meta["uid"] for rs in sets for o in rs["metadata"].get("ownerReferences") or []):
+                    continue
+                template = copy.deepcopy(d["spec"]["template"])
+                h = f"{abs(hash(json.dumps(template, sort_keys=True))) % 10**10:010d}"
+                template.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = h
+                selector = copy.deepcopy(d["spec"]["selector"])
+                selector.setdefault("matchLabels", {})["pod-template-hash"] = h
+                rs = {"metadata": {"name": f"{meta['name']}-{h}", "namespace": meta["namespace"],
+                                   "uid": str(uuid.uuid4()), "creationTimestamp": rfc3339(self.clock()),
+                                   "labels": dict(template["metadata"]["labels"]),
+                                   "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                                        "name": meta["name"], "uid": meta["uid"], "controller": True}]},
+                      "spec": {"replicas": d["spec"].get("replicas", 1), "selector": selector, "template": template}}
+                self.store.create(REPLICA_SETS, rs)
+                made += 1
+            pods = self.store.list(PODS)
+            for rs in self.store.list(REPLICA_SETS):
+                meta = rs["metadata"]
+                if "template" not in rs.get("spec", {}):
+                    continue
+                owned = [p for p in pods if not p["metadata"].get("deletionTimestamp")
+                         and any(o.get("uid") == meta.get("uid") for o in p["metadata"].get("ownerReferences") or [])]
+                for _ in range(rs["spec"].get("replicas", 1) - len(owned)):
+                    suffix = "".join(random.choices("bcdfghjklmnpqrstvwxz2456789", k=5))
+                    template = rs["spec"]["template"]
+                    pod = {"metadata": {"name": f"{meta['name']}-{suffix}", "namespace": meta["namespace"],
+                                        "generateName": f"{meta['name']}-", "uid": str(uuid.uuid4()),
+                                        "creationTimestamp": rfc3339(self.clock()),
+                                        "labels": dict((template.get("metadata") or {}).get("labels") or {}),
+                                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                             "name": meta["name"], "uid": meta["uid"],
+                                                             "controller": True}]},
+                           "spec": copy.deepcopy(template["spec"]), "status": {"phase": "Pending"}}
+                    self.store.create(PODS, pod)
+                    self.created.append(f"{meta['namespace']}/{pod['metadata']['name']}")
+                    made += 1
+        return made
+
+
 @dataclass
 class Controllers:
     """All of the above, stepped together in a fixed order, by hand or from a background thread."""
@@ -328,13 +403,14 @@ class Controllers:
         self.pdbs = PdbController(store, clock)
         self.replicasets = ReplicaSets(store, clock)
         self.statefulsets = StatefulSets(store, clock)
+        self.rollouts = Rollouts(store, clock)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
     def step(self) -> int:
         """One pass of every controller; the number of things they did."""
-        return (self.kubelet.step() + self.replicasets.step() + self.statefulsets.step() + self.scheduler.step()
-                + self.kubelet.step() + self.pdbs.step())
+        return (self.kubelet.step() + self.rollouts.step() + self.replicasets.step() + self.statefulsets.step()
+                + self.scheduler.step() + self.kubelet.step() + self.pdbs.step())
 
     def settle(self, max_passes: int = 20) -> int:
         """Step until nothing more happens (bounded); the total number of things done."""

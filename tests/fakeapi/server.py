@@ -74,6 +74,7 @@ from tests.fakeapi.faults import Cut, Fault, Faults
 from tests.fakeapi.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from tests.fakeapi.pods import Clock, PodLifecycle, dry_run_option
 from tests.fakeapi.store import (
+    APPLIED,
     LEASES,
     NAMESPACES,
     NODES,
@@ -140,6 +141,7 @@ class RecordedRequest:
     body: bytes = b""
     #: The status answered; None when the connection was dropped or reset.
     status: int | None = None
+    content_type: str = ""
 
 
 Handler = Callable[[Request], Response]
@@ -204,6 +206,10 @@ class FakeApiServer:
         self._add_write_routes()
         add_event_routes(self)
         self.routes.extend(discovery_routes(lambda: self.url))
+        #: What server-side apply wrote: (kind, namespace, name, fieldManager), in order.
+        self.applied: list[tuple[str, str, str, str]] = []
+        #: Called (with the store's lock held) just before an apply stores its object.
+        self.on_apply: Callable[[], None] | None = None
         self.controllers = Controllers(self)
         if objects:
             self.store.load(*objects)
@@ -309,7 +315,8 @@ class FakeApiServer:
     # -- request handling (called from the HTTP handler threads) --------------------------------
     def handle(self, req: Request) -> Response:
         """The whole pipeline: record, fault hook, authentication, routing, authorisation, handler."""
-        record = RecordedRequest(req.method, req.path, dict(req.query), req.body)
+        record = RecordedRequest(req.method, req.path, dict(req.query), req.body,
+                                 content_type=(req.headers.get("Content-Type") or "").split(";")[0].strip())
         with self._lock:
             self.requests.append(record)
         try:
@@ -386,7 +393,7 @@ class FakeApiServer:
         return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **obj})
 
     def _add_write_routes(self) -> None:
-        for res in (NODES, PODS, PDBS, NAMESPACES):
+        for res in (NODES, PODS, PDBS, NAMESPACES, *(r for r in APPLIED if r is not PODS)):
             path = (f"{res.prefix}/namespaces/{{namespace}}/{res.plural}/{{name}}" if res.namespaced
                     else f"{res.prefix}/{res.plural}/{{name}}")
             self.routes.append(Route("PATCH", path, lambda req, r=res: self._patch(r, req), "patch", res))
@@ -454,6 +461,8 @@ class FakeApiServer:
     # -- PATCH ------------------------------------------------------------------------------------
     def _patch(self, res: Resource, req: Request) -> Response:
         content_type = (req.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type == "application/apply-patch+yaml" and res in APPLIED:
+            return self._server_side_apply(res, req)
         apply = _PATCHERS.get(content_type)
         if apply is None:
             raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
@@ -498,6 +507,70 @@ class FakeApiServer:
                 return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **new})
             stored = self.store.replace(res, new)
             return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **stored})
+
+    def _server_side_apply(self, res: Resource, req: Request) -> Response:
+        """Server-side apply, as far as kresched uses it: `fieldManager` is required; the object is
+        created when it does not exist (an apply that creates is authorised as a create too: the
+        authoriser checks both), else its fields are replaced by the applied ones; a field manager
+        other than the one that applied it before is a conflict (409) unless `force=true`."""
+        manager = req.query.get("fieldManager")
+        if not manager:
+            raise ApiError.bad_request("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
+                                       "required for apply patch")
+        self._authorise_apply_create(res, req)
+        obj = req.json()
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            raise ApiError.bad_request(f"the body is not a {res.kind}")
+        if obj.get("kind") != res.kind or obj.get("apiVersion") != res.api_version:
+            raise ApiError.bad_request(f"the object is a {obj.get('kind')} {obj.get('apiVersion')}, not a {res.kind}")
+        obj = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion", "status")}
+        meta = obj["metadata"]
+        namespace, name = req.params.get("namespace", ""), req.params["name"]
+        if meta.get("name") != name or meta.get("namespace", namespace) != namespace:
+            raise ApiError.bad_request("the name or namespace of the object does not match the request")
+        meta["namespace"] = namespace
+        dry_run = dry_run_option(req.query.get("dryRun"))
+        with self.store.lock:
+            current = self.store.get(res, namespace, name)
+            if current is None:
+                meta["uid"] = str(uuid.uuid4())
+                meta["creationTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now()))
+                meta["managedFields"] = [{"manager": manager, "operation": "Apply"}]
+                if dry_run:
+                    return Response(201, {"kind": res.kind, "apiVersion": res.api_version, **obj})
+                if self.on_apply is not None:
+                    self.on_apply()
+                created = self.store.create(res, obj)
+                self.applied.append((res.kind, namespace, name, manager))
+                return Response(201, {"kind": res.kind, "apiVersion": res.api_version, **created})
+            owners = {f.get("manager") for f in current["metadata"].get("managedFields") or []}
+            if owners and manager not in owners and req.query.get("force") != "true" \
+                    and current.get("spec") != obj.get("spec"):
+                raise ApiError(409, "Conflict", f"Apply failed with 1 conflict: conflict with "
+                               f'"{sorted(owners)[0]}": .spec')
+            new = copy.deepcopy(current)
+            new["metadata"] = {**current["metadata"], **{k: v for k, v in meta.items() if k != "managedFields"}}
+            new["metadata"]["managedFields"] = [*(current["metadata"].get("managedFields") or []),
+                                                *([{"manager": manager, "operation": "Apply"}]
+                                                  if manager not in owners else [])]
+            for k, v in obj.items():
+                if k != "metadata":
+                    new[k] = v
+            if dry_run:
+                return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **new})
+            stored = self.store.replace(res, new)
+            self.applied.append((res.kind, namespace, name, manager))
+            return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **stored})
+
+    def _authorise_apply_create(self, res: Resource, req: Request) -> None:
+        """An apply that would create the object needs `create` as well as `patch` (the API server's
+        patch handler authorises the create it turns into)."""
+        with self.store.lock:
+            exists = self.store.get(res, req.params.get("namespace", ""), req.params["name"]) is not None
+        names = {res.plural, res.key}
+        if not exists and any((v, n) in self.forbidden for v in ("create", "*") for n in names):
+            raise ApiError.forbidden(res, "create", self.user, namespace=req.params.get("namespace", ""),
+                                     name=req.params["name"])
 
     # -- pods: DELETE, eviction ---------------------------------------------------------------------
     def _delete_pod(self, req: Request) -> Response:

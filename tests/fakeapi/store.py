@@ -30,6 +30,8 @@ from tests.fakeapi.errors import ApiError
 from tests.fakeapi.served import admit_topology_labels, kubelet_csinode, nil_as_null
 
 __all__ = [
+    "APPLIED",
+    "DEPLOYMENTS",
     "EVENTS",
     "LEASES",
     "NAMESPACES",
@@ -86,6 +88,13 @@ REPLICA_SETS = Resource("ReplicaSet", "replicasets", group="apps")
 STATEFUL_SETS = Resource("StatefulSet", "statefulsets", group="apps")
 #: What a kresched state holds besides the kinds above (default spreading selectors).
 WORKLOADS: tuple[Resource, ...] = (SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
+DEPLOYMENTS = Resource("Deployment", "deployments", group="apps")
+DAEMON_SETS = Resource("DaemonSet", "daemonsets", group="apps")
+JOBS = Resource("Job", "jobs", group="batch")
+CRON_JOBS = Resource("CronJob", "cronjobs", group="batch")
+#: What `preempt -f --apply` creates (server-side apply): every workload kind and pods.
+APPLIED: tuple[Resource, ...] = (PODS, REPLICATION_CONTROLLERS, DEPLOYMENTS, REPLICA_SETS, STATEFUL_SETS, DAEMON_SETS,
+                                 JOBS, CRON_JOBS)
 PVS = Resource("PersistentVolume", "persistentvolumes", namespaced=False)
 PVCS = Resource("PersistentVolumeClaim", "persistentvolumeclaims")
 STORAGE_CLASSES = Resource("StorageClass", "storageclasses", group="storage.k8s.io", namespaced=False)
@@ -97,7 +106,7 @@ STORAGE: tuple[Resource, ...] = (PVS, PVCS, STORAGE_CLASSES, CSI_NODES)
 EVENTS = Resource("Event", "events", group="events.k8s.io")
 #: Every resource the server routes (list and get; writes are routed per resource in server.py).
 RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES, *WORKLOADS, *STORAGE,
-                                   EVENTS)
+                                   EVENTS, DEPLOYMENTS, DAEMON_SETS, JOBS, CRON_JOBS)
 _BY_KIND = {r.kind: r for r in RESOURCES}
 
 

@@ -279,6 +279,22 @@ def test_reusing_results_across_replicas_changes_no_plan(cluster: tuple[ClusterS
 
 
 @PROFILE
+@given(clusters(), OPTIONS, st.integers(2, 4))
+def test_ranking_the_nodes_when_first_needed_changes_no_plan(cluster: tuple[ClusterState, Pod],
+                                                             options: PlanOptions, replicas: int) -> None:
+    """A what-if's planner (`rank=False`, `rotate=True`) ranks a node's evictable pods when a pod
+    first needs evictions there, not as the cluster is read: the same plans as ranking them all
+    first (and as recomputing everything), replica after replica."""
+    state, copies = _with_copies(*cluster, replicas, other_workloads=True)
+    lazy = Planner(state, options, rank=False, rotate=True)
+    eager = Planner(state, options, rotate=True)
+    slow = Planner(state, options, memoize=False, rotate=True)
+    for p in copies:
+        a, b, c = (plan_dict(x.plan(p, commit=True)) for x in (lazy, eager, slow))
+        assert a == b == c
+
+
+@PROFILE
 @given(clusters(), OPTIONS, st.lists(st.tuples(st.sampled_from((None, "n0", "n1")), st.sampled_from((0, 250, 1000)),
                                                st.sampled_from((0, 0, 1000))), min_size=2, max_size=6))
 def test_the_search_kept_per_shape_follows_nominations_spent_budgets_and_other_shapes(

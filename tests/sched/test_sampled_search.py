@@ -90,3 +90,39 @@ def test_the_nodes_a_resumed_search_filters_again_are_those_replaced_anywhere_in
         now[j] = now[j].clone()
     assert _replaced_at(now, infos) == {0, 255, 256, 511, 599}
     assert _replaced_at(list(infos), infos) == set()
+
+
+def test_each_search_starts_where_the_last_one_stopped_and_every_node_gets_its_turn():
+    """Upstream's TestFairEvaluationForNodes (schedule_one_test.go): 500 nodes, 30 % to score, so 150
+    nodes found per search; the scheduler's `nextStartNodeIndex` moves on by the nodes each search
+    processed, wrapping around, so that every node is looked at in turn."""
+    from kresched.sched.runner import processed_nodes
+
+    n_all = 500
+    state = make_state([make_node(str(i)) for i in range(n_all)])
+    snap = Snapshot.from_state(state)
+    order = [i.name for i in snap.in_scheduling_order()]
+    plugins = default_plugins()
+    pod = make_pod("p", priority=0)
+    start = 0
+    to_find = 150
+    for i in range(2 * (n_all // to_find + 1)):
+        diag, _ = find_nodes_that_fit(plugins, pod, snap, sample=True, percentage=30, start=start)
+        assert len(diag.feasible) == to_find
+        assert diag.feasible == [order[(start + k) % n_all] for k in range(to_find)]
+        start = (start + processed_nodes(diag)) % n_all
+        assert start == (i + 1) * to_find % n_all
+
+
+def test_the_planner_rotates_the_start_only_when_asked_to():
+    """`Planner(rotate=True)` (what a what-if plans with): identical empty nodes tie, the scheduler
+    takes the first its search found, and each search starts where the last one stopped (300 nodes:
+    144 found per search); without it every search starts at the first node."""
+    from kresched.plan.planner import Planner
+
+    state = make_state([make_node(f"n{i:03}", cpu="4") for i in range(300)])
+    pods = [make_pod(f"p{i}", cpu="100m", priority=0) for i in range(3)]
+    rotating = Planner(state, rotate=True)
+    fixed = Planner(state)
+    assert [rotating.plan(p, commit=True).node for p in pods] == ["n000", "n144", "n288"]
+    assert [fixed.plan(p, commit=True).node for p in pods] == ["n000", "n001", "n002"]

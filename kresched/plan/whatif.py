@@ -1,0 +1,514 @@
+"""What-if: plan for workloads before they exist (`kresched plan -f FILE`).
+
+Owns `plan_workloads`: the pods each workload's controller would create (`replicas_of`: names,
+owner references and labels as the controllers give them; a StatefulSet's ordinals and claims; a
+DaemonSet's pod per eligible node, bound there by `matchFields metadata.name` as its controller
+binds it; a Job's active pods; a CronJob's one run), queued as the scheduler queues them (priority,
+then creation: file order, then replica order), then planned one after another by the `Planner` on
+one working copy of the cluster — each replica sees the ones before it placed (its own spreading
+and anti-affinity included) and the pods evicted for them gone — with the scheduler's rotating
+start index (`Planner(rotate=True)`). The answer per workload: how many replicas are placed and
+where, how many stay Pending and the scheduler's message for them, the eviction plan of each
+replica that needs one, and, for the first replica nothing can place, what each nearest node
+lacks (`explain_pod` on the cluster as the earlier replicas left it). With `max`: how many
+replicas of it fit at all (`max_replicas`: without evicting anything — cluster-capacity's
+question —, and with evictions within the tiers).
+
+The cluster is the one given, with the manifests' Services, PodDisruptionBudgets, PriorityClasses
+and Namespaces added, the controllers' own objects whose selectors default spreading reads (a
+Deployment's ReplicaSet, a StatefulSet), a StatefulSet's new claims, and without the pods of a
+workload of the same kind and name that already runs (a rollout replaces them: the plan is the
+cluster once it is done). Pure: no I/O, no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Node, Pod, ReplicaSet, ReplicationController, StatefulSet
+from kresched.model.specs import (
+    Affinity,
+    NodeAffinity,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    ObjectMeta,
+    OwnerReference,
+    ReplicationControllerSpec,
+    SelectorSpec,
+    Volume,
+)
+from kresched.model.storage import ANN_STORAGE_CLASS, PersistentVolumeClaim, StorageState
+from kresched.model.volumes import PersistentVolumeClaimVolumeSource
+from kresched.model.workloads import WorkloadSpec
+from kresched.plan.explain import Explanation, explain_pod
+from kresched.plan.planner import Plan, Planner, PlanOptions
+from kresched.sched.node_affinity import required_node_affinity_matches
+from kresched.sched.taint_toleration import find_untolerated_taint
+from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid
+
+__all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "max_replicas",
+           "plan_workloads", "replicas_of", "runs_in", "simulated_state"]
+
+#: How many replicas `--max` simulates at most by default (cluster-capacity's `--max-limit`, whose
+#: default is none: kresched's keeps a 5,000-node cluster's answer within seconds).
+DEFAULT_MAX_LIMIT = 1000
+
+DEFAULT_STORAGE_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+
+
+@dataclass(frozen=True)
+class WhatIfOptions:
+    plan: PlanOptions = field(default_factory=PlanOptions)
+    #: Also find the largest replica count that fits (`--max`), simulating at most `max_limit`.
+    max: bool = False
+    max_limit: int = DEFAULT_MAX_LIMIT
+
+
+@dataclass(frozen=True)
+class MaxResult:
+    """`--max`: the largest replica count the cluster takes without evicting anything (the first
+    replica that does not fit stops it: cluster-capacity's answer), and with evictions within the
+    tiers (a replica whose plan a PodDisruptionBudget blocks stops it, unless
+    `--allow-pdb-violation`); where they go, and why it stopped."""
+
+    without_evictions: int
+    placed_without: dict[str, int]
+    stopped_without: str
+    with_evictions: int
+    placed_with: dict[str, int]
+    evictions: int
+    stopped_with: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class WorkloadPlan:
+    spec: WorkloadSpec
+    #: How many pods its controller wants (a DaemonSet: the nodes it may run on).
+    replicas: int
+    #: Each replica's plan, in the order planned (those never created are not planned).
+    plans: tuple[Plan, ...]
+    #: Node → replicas the scheduler binds there, those that bind after evictions included.
+    placed: dict[str, int]
+    pending: int
+    message: str
+    #: The first replica nothing places: why, per node, nearest to fitting first.
+    nearest: Explanation | None = None
+    #: StatefulSet (OrderedReady): replicas never created, waiting on an earlier one Pending.
+    not_created: int = 0
+    notes: tuple[str, ...] = ()
+    max: MaxResult | None = None
+
+    @property
+    def evictions(self) -> int:
+        return sum(len(p.victims) for p in self.plans if p.outcome == "evict")
+
+    @property
+    def blocked(self) -> int:
+        return sum(1 for p in self.plans if p.blocked)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    workloads: tuple[WorkloadPlan, ...]
+    #: Kinds in the manifests that were not planned (`ConfigMap shop/cfg`).
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def plans(self) -> list[Plan]:
+        return [p for w in self.workloads for p in w.plans]
+
+
+# -- the cluster the workloads are created in ----------------------------------------------------------
+
+
+def simulated_state(state: ClusterState, manifests: Manifests) -> tuple[ClusterState, dict[str, tuple[str, ...]]]:
+    """`state` as it is once the manifests are applied and before any of their pods is scheduled
+    (see the module docstring), and per workload (by key `Kind ns/name`) what that changed of it."""
+    notes: dict[str, tuple[str, ...]] = {}
+    replaced: set[str] = set()
+    for spec in manifests.workloads:
+        old = [p for p in state.pods if belongs_to(spec, p, state)]
+        if old:
+            replaced.update(p.key for p in old)
+            bound = sum(1 for p in old if p.spec.node_name)
+            notes[_key(spec)] = (f"{spec.kind.lower()} {spec.key} exists already ({_count(len(old), 'pod')}, {bound} "
+                                 "running): planned as once rolled out, its pods replaced by the new ones",)
+    controllers: list[ReplicaSet | StatefulSet | ReplicationController] = []
+    for spec in manifests.workloads:
+        meta = ObjectMeta(name=spec.template.controller.name if spec.template.controller else spec.name,
+                          namespace=spec.namespace)
+        if spec.kind in ("Deployment", "ReplicaSet"):
+            controllers.append(ReplicaSet(metadata=meta, spec=SelectorSpec(selector=spec.selector)))
+        elif spec.kind == "StatefulSet":
+            controllers.append(StatefulSet(metadata=meta, spec=SelectorSpec(selector=spec.selector)))
+        elif spec.kind == "ReplicationController" and spec.selector is not None:
+            controllers.append(ReplicationController(metadata=meta, spec=ReplicationControllerSpec(
+                selector=dict(spec.selector.match_labels))))
+    workloads = [*state.workloads, *manifests.services, *controllers]
+    pdbs = [*state.pdbs, *manifests.pdbs]
+    classes = [*state.priority_classes, *manifests.priority_classes]
+    namespaces = [*state.namespaces, *manifests.namespaces]
+    pods: Iterable[Pod] = state.pods
+    if replaced:
+        pods = [p for p in state.pods if p.key not in replaced]
+        out = ClusterState.build(state.nodes, pods, pdbs, classes, namespaces, workloads, state.storage)
+        return dataclasses.replace(out, warnings=state.warnings), notes
+    out = ClusterState.build((), (), pdbs, classes, namespaces, workloads)
+    return dataclasses.replace(state, pdbs=out.pdbs, priority_classes=out.priority_classes,
+                               namespaces=out.namespaces, workloads=out.workloads,
+                               workload_by_key=out.workload_by_key), notes
+
+
+def belongs_to(spec: WorkloadSpec, pod: Pod, state: ClusterState | None = None) -> bool:
+    """`pod` belongs to a workload of `spec`'s kind, namespace and name (`runs_in`)."""
+    return runs_in(spec.kind, spec.namespace, spec.name, pod, state)
+
+
+def runs_in(kind: str, namespace: str, name: str, pod: Pod, state: ClusterState | None = None) -> bool:
+    """`pod` belongs to the workload `kind` `namespace/name` (through its owner references, as
+    `kubectl`'s TYPE/NAME finds them; a Deployment's through the ReplicaSets `state` holds, else by
+    the ReplicaSet's name, `<deployment>-<pod-template-hash>`; a CronJob's through its Jobs, named
+    `<cronjob>-<minutes>`)."""
+    if pod.namespace != namespace:
+        return False
+    if kind == "Pod":
+        return pod.name == name
+    owner = pod.controller
+    if owner is None:
+        return False
+    if kind == "Deployment":
+        if owner.kind != "ReplicaSet":
+            return False
+        rs = state.workload_by_key.get(("ReplicaSet", pod.namespace, owner.name)) if state is not None else None
+        if rs is not None:
+            return any(o.controller and o.kind == "Deployment" and o.name == name
+                       for o in rs.metadata.owner_references)
+        h = pod.labels.get("pod-template-hash")
+        return bool(h) and owner.name == f"{name}-{h}"
+    if kind == "CronJob":
+        return owner.kind == "Job" and owner.name.startswith(f"{name}-") and owner.name[len(name) + 1:].isdigit()
+    return (owner.kind, owner.name) == (kind, name)
+
+
+def _key(spec: WorkloadSpec) -> str:
+    return f"{spec.kind} {spec.key}"
+
+
+# -- the pods the controllers create -------------------------------------------------------------------
+
+
+def replicas_of(spec: WorkloadSpec, state: ClusterState, count: int | None = None) -> list[Pod]:
+    """The pods `spec`'s controller creates in `state`'s cluster, in the order it creates them: a
+    DaemonSet's one per node it should run on (`NodeShouldRunDaemonPod`: its nodeName, required
+    node affinity and nodeSelector, and no untolerated NoSchedule/NoExecute taint), in node name
+    order; `count` (else the workload's own) of any other kind."""
+    if spec.kind == "DaemonSet":
+        return [_daemon_pod(spec, node) for node in sorted(state.nodes, key=lambda n: n.name)
+                if _should_run(spec.template, node)]
+    n = spec.replicas if count is None else count
+    assert n is not None
+    if spec.kind == "Pod":
+        return [spec.template if i == 0 else _named(spec, f"{spec.name}-{i + 1}", {}) for i in range(n)]
+    if spec.kind == "StatefulSet":
+        return [_stateful_pod(spec, spec.ordinal_start + i, state.storage) for i in range(n)]
+    owner = spec.template.metadata.name
+    out = []
+    for i in range(n):
+        labels: dict[str, str] = {}
+        prefix = f"{owner}-"
+        if spec.indexed:
+            prefix = f"{owner}-{i}-"
+            labels["batch.kubernetes.io/job-completion-index"] = str(i)
+        out.append(_named(spec, _generated(prefix, spec.key, i), labels))
+    return out
+
+
+def _generated(prefix: str, key: str, i: int) -> str:
+    """`generateName`'s name: the prefix (cut to 58 characters) and five characters of the
+    apimachinery alphabet — derived from the workload and the replica, so that a plan is the same
+    every time (the API server's are random)."""
+    return prefix[:58] + safe_encode(stable_digest(key, str(i)))[:5]
+
+
+def _named(spec: WorkloadSpec, name: str, labels: dict[str, str], annotations: dict[str, str] | None = None,
+           volumes: tuple[Volume, ...] | None = None, affinity: Affinity | None = None) -> Pod:
+    t = spec.template
+    meta = msgspec.structs.replace(t.metadata, name=name, generate_name="", uid=stable_uid("Pod", spec.namespace, name),
+                                   labels={**t.labels, **labels} if labels else t.labels,
+                                   annotations={**t.metadata.annotations, **(annotations or {})}
+                                   if annotations else t.metadata.annotations)
+    pod_spec = t.spec
+    if volumes is not None or affinity is not None:
+        pod_spec = msgspec.structs.replace(pod_spec, volumes=volumes if volumes is not None else pod_spec.volumes,
+                                           affinity=affinity if affinity is not None else pod_spec.affinity)
+    return Pod(metadata=meta, spec=pod_spec, status=t.status)
+
+
+def _stateful_pod(spec: WorkloadSpec, ordinal: int, storage: StorageState) -> Pod:
+    """`newStatefulSetPod`: `<set>-<ordinal>`, its pod-name and pod-index labels, and a volume per
+    claim template naming the claim `<template>-<set>-<ordinal>` (replacing a volume of that name)."""
+    name = f"{spec.name}-{ordinal}"
+    labels = {"statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": str(ordinal)}
+    volumes: tuple[Volume, ...] | None = None
+    if spec.claim_templates:
+        names = {c.name for c in spec.claim_templates}
+        kept = [v for v in spec.template.spec.volumes if v.name not in names]
+        volumes = (*kept, *(Volume(name=c.name, persistent_volume_claim=PersistentVolumeClaimVolumeSource(
+            claim_name=f"{c.name}-{spec.name}-{ordinal}")) for c in spec.claim_templates))
+    return _named(spec, name, labels, volumes=volumes)
+
+
+def _daemon_pod(spec: WorkloadSpec, node: Node) -> Pod:
+    """The DaemonSet controller's pod for `node`: its required node affinity replaced by
+    `matchFields metadata.name In [node]` (`ReplaceDaemonSetPodNodeNameNodeAffinity`)."""
+    aff = spec.template.spec.affinity or Affinity()
+    term = NodeSelectorTerm(match_fields=(NodeSelectorRequirement("metadata.name", "In", (node.name,)),))
+    na = aff.node_affinity or NodeAffinity()
+    na = msgspec.structs.replace(na, required_during_scheduling_ignored_during_execution=NodeSelector((term,)))
+    affinity = msgspec.structs.replace(aff, node_affinity=na)
+    return _named(spec, _generated(f"{spec.name}-", spec.key, hash_index(node.name)), {}, affinity=affinity)
+
+
+def hash_index(text: str) -> int:
+    return int(stable_digest(text)[:8], 16)
+
+
+def _should_run(pod: Pod, node: Node) -> bool:
+    """`NodeShouldRunDaemonPod`'s shouldRun: the template's nodeName (if any) is this node, its
+    required node affinity and nodeSelector match, and it tolerates the node's NoSchedule and
+    NoExecute taints (the DaemonSet's own tolerations are in the template already)."""
+    if pod.spec.node_name and pod.spec.node_name != node.name:
+        return False
+    if not required_node_affinity_matches(pod, node.name, node.labels):
+        return False
+    return find_untolerated_taint(node.taints, pod.spec.tolerations) is None
+
+
+# -- planning -------------------------------------------------------------------------------------------
+
+
+def plan_workloads(state: ClusterState, manifests: Manifests, options: WhatIfOptions = WhatIfOptions()) -> WhatIf:
+    """Plan every workload of `manifests` as if created now (see the module docstring)."""
+    sim, changed = simulated_state(state, manifests)
+    storage_notes: dict[str, list[str]] = {}
+    queue: list[tuple[tuple, WorkloadSpec, Pod]] = []
+    wanted: dict[str, int] = {}
+    for order, spec in enumerate(manifests.workloads):
+        pods = replicas_of(spec, sim)
+        wanted[_key(spec)] = len(pods)
+        if spec.refused is not None:
+            continue
+        pods, sim, said = _with_claims(spec, pods, sim)
+        storage_notes[_key(spec)] = said
+        for i, pod in enumerate(pods):
+            queue.append(((-pod.effective_priority, order, i), spec, pod))
+    queue.sort(key=lambda q: q[0])
+    planner = Planner(sim, options.plan, rotate=True, rank=False)
+    plans: dict[str, list[Plan]] = {_key(s): [] for s in manifests.workloads}
+    waiting: dict[str, int] = {}
+    for _, spec, pod in queue:
+        key = _key(spec)
+        if key in waiting:  # OrderedReady: nothing after a replica that never runs is created
+            waiting[key] += 1
+            continue
+        plan = planner.plan(pod, commit=True)
+        plans[key].append(plan)
+        if plan.outcome == "infeasible" and spec.kind == "StatefulSet" and spec.pod_management == "OrderedReady":
+            waiting[key] = 0
+    out = []
+    for spec in manifests.workloads:
+        key = _key(spec)
+        notes = (*changed.get(key, ()), *spec.notes, *storage_notes.get(key, ()))
+        out.append(_result(spec, wanted[key], plans[key], waiting.get(key, 0), planner, sim, options, notes))
+    if options.max:
+        out = [dataclasses.replace(w, max=max_replicas(sim, w.spec, options)) if w.spec.kind != "DaemonSet"
+               and w.spec.refused is None else
+               dataclasses.replace(w, notes=(*w.notes, "--max does not apply to a DaemonSet: it runs one pod on every "
+                                                       "node it may run on")) if w.spec.kind == "DaemonSet" else w
+               for w in out]
+    return WhatIf(tuple(out), tuple(manifests.ignored))
+
+
+def _result(spec: WorkloadSpec, wanted: int, plans: list[Plan], not_created: int, planner: Planner,
+            sim: ClusterState, options: WhatIfOptions, notes: tuple[str, ...]) -> WorkloadPlan:
+    if spec.refused is not None:
+        return WorkloadPlan(spec, wanted, (), {}, wanted, f"the API server refuses its pods: {spec.refused}",
+                            notes=notes)
+    placed: dict[str, int] = {}
+    for p in plans:
+        if p.node is not None and p.outcome in ("fits", "evict"):
+            placed[p.node] = placed.get(p.node, 0) + 1
+    bound = sum(placed.values())
+    pending = wanted - bound
+    nearest = None
+    first = next((p for p in plans if p.outcome == "infeasible"), None)
+    if first is not None:
+        nearest = explain_pod(sim, first.pod, snapshot=planner.work.snapshot, profiles=options.plan.profiles)
+        if nearest.message is not None and nearest.preemption_message is None and nearest.post_filter_error is None \
+                and "DefaultPreemption" in nearest.post_filters and first.pod.spec.preemption_policy != "Never":
+            notes = (*notes, "the scheduler's own preemption would make room for the Pending replicas by evicting pods "
+                             "kresched never evicts (DaemonSet, mirror or critical pods): kresched counts them Pending")
+    message = _message(spec, wanted, plans, bound, pending, not_created, nearest, first)
+    return WorkloadPlan(spec, wanted, tuple(plans), dict(sorted(placed.items())), pending, message, nearest,
+                        not_created, notes)
+
+
+def _message(spec: WorkloadSpec, wanted: int, plans: list[Plan], bound: int, pending: int, not_created: int,
+             nearest: Explanation | None, first: Plan | None) -> str:
+    what = _count(wanted, "replica") if spec.kind != "DaemonSet" else \
+        f"{_count(wanted, 'pod')} (one per node it may run on)"
+    if wanted == 0:
+        return f"{spec.kind.lower()} {spec.key} creates no pod" + \
+            (": no node is one it may run on" if spec.kind == "DaemonSet" else "")
+    fits = sum(1 for p in plans if p.outcome == "fits")
+    evicting = [p for p in plans if p.outcome == "evict"]
+    parts = []
+    if fits:
+        parts.append(f"{fits} without evicting anything")
+    if evicting:
+        victims = sum(len(p.victims) for p in evicting)
+        blocked = sum(1 for p in evicting if p.blocked)
+        text = f"{len(evicting)} after evicting {_count(victims, 'pod')}"
+        if blocked:
+            text += f" ({blocked} of them over a PodDisruptionBudget: --allow-pdb-violation)"
+        parts.append(text)
+    head = f"{what}: {bound} placed" + (f" ({', '.join(parts)})" if parts else "")
+    if not pending:
+        return head
+    tail = f"{pending} stay{'s' if pending == 1 else ''} Pending"
+    if not_created:
+        tail += (f" ({not_created} never created: podManagementPolicy OrderedReady creates the next ordinal only once "
+                 "the one before is Running and Ready)")
+    if nearest is not None and nearest.scheduler_message:
+        tail += f": {nearest.scheduler_message}"
+    elif first is not None:
+        tail += f": {first.message}"
+    return f"{head}, {tail}"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+# -- claims ---------------------------------------------------------------------------------------------
+
+
+def _with_claims(spec: WorkloadSpec, pods: list[Pod], state: ClusterState
+                 ) -> tuple[list[Pod], ClusterState, list[str]]:
+    """The StatefulSet controller's claims for its pods (`<template>-<set>-<ordinal>`, reused when
+    they exist; with the DefaultStorageClass admission's class when a template names none), and
+    the ephemeral volume controller's (`<pod>-<volume>`, owned by the pod), added to the state's
+    storage when it holds storage objects (else the volume filters do not run anyway). A new claim
+    of a class that binds at once (`Immediate`) is provisioned before the pod is scheduled, where
+    kresched cannot know: the pod is planned without it, and the plan says so."""
+    storage = state.storage
+    if not storage.has_claims or not (spec.claim_templates or spec.ephemeral_claims):
+        return pods, state, []
+    default_class = _default_class(storage)
+    new: list[PersistentVolumeClaim] = []
+    immediate: set[str] = set()
+    out: list[Pod] = []
+    for pod in pods:
+        drop: set[str] = set()
+        made = []
+        for v in pod.spec.volumes:
+            if v.persistent_volume_claim is not None:
+                template = next((c for c in spec.claim_templates if v.name == c.name), None)
+                name = v.persistent_volume_claim.claim_name
+                owner = None
+            else:
+                template = next((c for name_, c in spec.ephemeral_claims if name_ == v.name), None)
+                name = f"{pod.name}-{v.name}"
+                owner = pod
+            if template is None or storage.pvc(pod.namespace, name) is not None:
+                continue
+            claim = _claim(template, name, pod.namespace, default_class, owner)
+            cls = storage.storage_class(claim.storage_class) if claim.storage_class else None
+            if cls is not None and not cls.is_wait_for_first_consumer:
+                drop.add(v.name)
+                immediate.add(cls.name)
+                continue
+            made.append(claim)
+        new += made
+        if drop:
+            pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(
+                pod.spec, volumes=tuple(v for v in pod.spec.volumes if v.name not in drop)))
+        out.append(pod)
+    notes = []
+    if immediate:
+        notes.append(f"its new claims of StorageClass {', '.join(sorted(immediate))} (volumeBindingMode Immediate) are "
+                     "provisioned before the pods are scheduled, wherever the provisioner puts them: the pods are "
+                     "planned as if their volumes could follow them")
+    if new:
+        storage = StorageState.build(storage.pvs, (*storage.pvcs, *new), storage.classes, storage.csi_nodes,
+                                     storage.kinds)
+        state = dataclasses.replace(state, storage=storage)
+    return out, state, notes
+
+
+def _claim(template: PersistentVolumeClaim, name: str, namespace: str, default_class: str | None,
+           owner: Pod | None) -> PersistentVolumeClaim:
+    meta = msgspec.structs.replace(template.metadata, name=name, namespace=namespace,
+                                   uid=stable_uid("PersistentVolumeClaim", namespace, name))
+    if owner is not None:
+        meta = msgspec.structs.replace(meta, owner_references=(OwnerReference(
+            kind="Pod", name=owner.name, api_version="v1", uid=owner.uid, controller=True),))
+    spec = template.spec
+    if spec.storage_class_name is None and ANN_STORAGE_CLASS not in meta.annotations and default_class is not None:
+        spec = msgspec.structs.replace(spec, storage_class_name=default_class)
+    return PersistentVolumeClaim(metadata=meta, spec=spec)
+
+
+def _default_class(storage: StorageState) -> str | None:
+    """The DefaultStorageClass admission's choice: the class annotated as default (the newest, then
+    the first by name, if several)."""
+    defaults = [c for c in storage.classes
+                if c.metadata.annotations.get(DEFAULT_STORAGE_CLASS_ANNOTATION) == "true"]
+    if not defaults:
+        return None
+    defaults.sort(key=lambda c: (c.metadata.creation_timestamp or "", c.name), reverse=True)
+    return defaults[0].name
+
+
+# -- --max ----------------------------------------------------------------------------------------------
+
+
+def max_replicas(state: ClusterState, spec: WorkloadSpec, options: WhatIfOptions) -> MaxResult:
+    """The largest number of `spec`'s replicas the cluster takes, each after the ones before:
+    without evictions, until the first that does not fit (cluster-capacity's question); with
+    evictions within the tiers, until the first nothing can place (or whose plan a
+    PodDisruptionBudget blocks, without `--allow-pdb-violation`). At most `options.max_limit`."""
+    limit = options.max_limit
+    pods = replicas_of(spec, state, limit + 1)
+    pods, state, _ = _with_claims(spec, pods, state)
+    without, placed_without, stopped_without = _count_fitting(state, pods, limit, options, evict=False)
+    with_, placed_with, stopped_with, evictions = _count_fitting(state, pods, limit, options, evict=True)
+    return MaxResult(without, placed_without, stopped_without, with_, placed_with, evictions, stopped_with, limit)
+
+
+def _count_fitting(state: ClusterState, pods: Sequence[Pod], limit: int, options: WhatIfOptions, evict: bool):
+    planner = Planner(state, options.plan, rotate=True, rank=False)
+    placed: dict[str, int] = {}
+    evictions = 0
+    n = 0
+    stopped = f"the limit of {limit} replicas was reached (--max-limit)"
+    for pod in pods[:limit]:
+        plan = planner.plan(pod, commit=True, evict=evict)
+        if plan.outcome == "infeasible" or plan.blocked:
+            stopped = f"replica {n + 1}: {plan.message}"
+            break
+        assert plan.node is not None
+        placed[plan.node] = placed.get(plan.node, 0) + 1
+        evictions += len(plan.victims)
+        n += 1
+    placed = dict(sorted(placed.items()))
+    if evict:
+        return n, placed, stopped, evictions
+    return n, placed, stopped
