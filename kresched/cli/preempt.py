@@ -184,7 +184,7 @@ def _make_room(opts: Options, files: list[str], recursive: bool, replicas: int |
 
     def show(w: WhatIf) -> None:
         write_event(opts, {"action": "plan", **whatif_dict(w)},
-                    whatif_view(w, state, tuple(files), wide=opts.output is Output.wide))
+                    lambda: whatif_view(w, state, tuple(files), wide=opts.output is Output.wide))
 
     show(whatif)
     result = WhatIfRunResult([reservation_ref(s) for s in manifests.workloads], whatif)
@@ -226,7 +226,7 @@ def _finish_room(opts: Options, report: Reporter, r: object, mode: str,
 
     assert isinstance(r, WhatIfRunResult)
     data = whatif_run_summary(r, mode, cluster_dict(opts))
-    write_summary(opts, report, data, whatif_run_view(data), left_behind or ())
+    write_summary(opts, report, data, lambda: whatif_run_view(data), left_behind or ())
     if r.outcome in ("done", "simulated", "nothing-to-do", "aborted"):
         clean = not r.failed and not r.pdb_blocked and set(r.released) >= set(r.reserved)
         if r.plan is not None and any(w.pending for w in r.plan.workloads) and r.outcome != "aborted":
