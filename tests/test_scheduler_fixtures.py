@@ -40,7 +40,8 @@ import pytest
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.explain import explain_pod
-from kresched.plan.planner import Planner, PlanOptions, plan_pod
+from kresched.plan.planner import Planner, plan_pod
+from kresched.plan.plans import PlanOptions
 from kresched.sched.config import parse_scheduler_config
 from kresched.sched.profile import Profiles, build_profiles
 from kresched.sources.config_file import parse_document

@@ -141,7 +141,7 @@ def test_the_pod_kresched_makes_from_the_template_is_the_one_the_api_server_stor
 def test_max_without_evictions_is_how_many_replicas_the_scheduler_bound(name: str) -> None:
     """cluster-capacity's question on a scene where the real scheduler left replicas Pending: the
     largest count that fits without evicting anything is the number it bound."""
-    from kresched.plan.planner import PlanOptions
+    from kresched.plan.plans import PlanOptions
     from kresched.plan.whatif import WhatIfOptions, max_replicas
 
     data, state, result = scene(name)

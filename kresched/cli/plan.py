@@ -42,7 +42,8 @@ from kresched.cli.resolve import (
 from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
-from kresched.plan.planner import Plan, Planner, PlanOptions, pending_pods_to_plan, plan_pod, queue_key
+from kresched.plan.planner import Planner, pending_pods_to_plan, plan_pod, queue_key
+from kresched.plan.plans import Plan, PlanOptions
 from kresched.plan.whatif import DEFAULT_MAX_LIMIT
 from kresched.render.common import Source, count
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view

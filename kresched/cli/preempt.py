@@ -44,7 +44,8 @@ from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
-from kresched.plan.planner import Plan, PlanOptions, plan_pod
+from kresched.plan.planner import plan_pod
+from kresched.plan.plans import Plan, PlanOptions
 from kresched.render.common import count
 from kresched.render.plan import plan_dict, plan_view
 from kresched.sources.decode import paused_gc

@@ -39,7 +39,7 @@ from kresched.cli.load import load_state
 from kresched.cli.plan import AllowPdbOpt
 from kresched.cli.rebalance import build_options
 from kresched.errors import ExitCode
-from kresched.plan.planner import PlanOptions
+from kresched.plan.plans import PlanOptions
 
 if TYPE_CHECKING:
     from kresched.execute.reconcile import ReconcileResult

@@ -37,7 +37,8 @@ from kresched.execute.reservation import (
 )
 from kresched.execute.writes import EvictionGaveUp, evict_with_retry, patch_node_with_retry
 from kresched.model.objects import Node
-from kresched.plan.planner import Plan, PlanOptions, Victim, plan_pod
+from kresched.plan.planner import plan_pod
+from kresched.plan.plans import Plan, PlanOptions, Victim
 
 __all__ = ["PreemptOptions", "PreemptResult", "Terminated", "preempt", "release_outcome", "release_reservation",
            "signals_as_exceptions"]

@@ -48,7 +48,8 @@ from kresched.execute.untaint import untaint
 from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Pod
-from kresched.plan.planner import Plan, PlanOptions, plan_pending, queue_key
+from kresched.plan.planner import plan_pending, queue_key
+from kresched.plan.plans import Plan, PlanOptions
 from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
 
 __all__ = ["ReconcileOptions", "ReconcileResult", "reconcile", "select_pending"]

@@ -18,7 +18,7 @@ from typing import Any
 from kresched.errors import KreschedError
 from kresched.model.objects import Node
 from kresched.model.specs import Taint
-from kresched.plan.planner import RESERVATION_TAINT
+from kresched.plan.plans import RESERVATION_TAINT
 
 __all__ = [
     "RESERVED_FOR",

@@ -34,7 +34,7 @@ from kresched.execute.writes import patch_node_with_retry
 from kresched.model.objects import Pod
 from kresched.model.specs import LabelSelector
 from kresched.model.workloads import WorkloadSpec
-from kresched.plan.planner import Plan
+from kresched.plan.plans import Plan
 from kresched.plan.whatif import WhatIf, WhatIfOptions, belongs_to, plan_workloads
 from kresched.sources.manifests import Manifests
 

@@ -53,22 +53,37 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from operator import attrgetter, mul
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.model.objects import Node, Pod, start_text
-from kresched.model.resources import Resources
-from kresched.model.specs import Taint
+from kresched.model.objects import Node, Pod
+from kresched.plan.choice import (
+    NOTHING_EVICTABLE,
+    QUICK,
+    REFINED,
+    CannotBeat,
+    Entry,
+    PdbView,
+    Reason,
+    Suffixes,
+    TierIndex,
+    lost_because,
+    lowerbound_to,
+    min_victims,
+    option_key,
+    pdb_violations,
+    quickbound_to,
+    why_not_enough,
+)
 from kresched.plan.explain import nominated_pods
-from kresched.plan.pdb import NO_PDB, PdbCheck, PdbLedger
+from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
+from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
     full_scheduler_message,
@@ -78,7 +93,7 @@ from kresched.sched.preemption import (
     select_victims_by_resources,
     select_victims_on_node,
 )
-from kresched.sched.profile import Profile, Profiles
+from kresched.sched.profile import Profile
 from kresched.sched.runner import (
     Diagnosis,
     FilterMemo,
@@ -91,149 +106,7 @@ from kresched.sched.runner import (
 from kresched.sched.static import StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
-__all__ = [
-    "CRITERIA",
-    "RESERVATION_TAINT",
-    "NodeOption",
-    "Plan",
-    "PlanOptions",
-    "Planner",
-    "RunnerUp",
-    "Victim",
-    "pending_pods_to_plan",
-    "queue_key",
-    "plan_pending",
-    "plan_pod",
-]
-
-RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
-
-Outcome = Literal["fits", "evict", "infeasible"]
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    max_grace_seconds: int = 10
-    allow_pdb_violation: bool = False
-    #: The cluster's scheduler profiles (`--scheduler-config`; the v1.36 default profile without).
-    profiles: Profiles = field(default_factory=Profiles.default, compare=False)
-
-
-@dataclass(frozen=True)
-class Victim:
-    pod: Pod
-    node: str
-    pdb: PdbCheck
-    grace_seconds: int
-    eviction_grace_seconds: int
-    #: Where its replacement would land once P is placed; None = it would stay Pending (or, for a
-    #: bare pod, nothing replaces it).
-    lands_on: str | None = None
-    #: Why it would stay Pending (explain's words), when it would.
-    pending_reason: str | None = None
-    #: Every node tied with `lands_on` at the top score (the scheduler takes the first it found; see `select_host`).
-    candidates: tuple[str, ...] = ()
-    #: The scheduler would score only a sample of the feasible nodes: `lands_on` is the likely one.
-    likely: bool = False
-    #: How its volumes hold it to its node or zone (`placement.held_by_volume`), if they do.
-    held_by: str | None = None
-
-    @property
-    def is_bare(self) -> bool:
-        return self.pod.is_bare
-
-    @property
-    def has_empty_dir(self) -> bool:
-        return self.pod.has_empty_dir
-
-    @property
-    def grace_shortened(self) -> bool:
-        return self.eviction_grace_seconds < self.grace_seconds
-
-    @property
-    def flags(self) -> tuple[str, ...]:
-        out = []
-        if self.is_bare:
-            out.append("bare pod: gone for good")
-        if self.has_empty_dir:
-            out.append("emptyDir data lost")
-        if self.grace_shortened:
-            out.append(f"grace shortened {self.grace_seconds}s→{self.eviction_grace_seconds}s")
-        if self.pdb.violation:
-            out.append("violates PDB")
-        if self.held_by:
-            out.append(f"held by volume: {self.held_by}")
-        return tuple(out)
-
-
-#: (name shown to operators, how to phrase "better") for each component of `option_key`.
-CRITERIA: tuple[tuple[str, str], ...] = (
-    ("PDB violations", "fewer PDB violations"),
-    ("grace periods shortened", "fewer grace periods shortened"),
-    ("highest victim priority", "a lower highest victim priority"),
-    ("sum of victim priorities", "a lower sum of victim priorities"),
-    ("victims", "fewer victims"),
-    ("start of the most important victims", "a later start of its most important victims"),
-    ("victim requests", "smaller victim requests"),
-    ("bare-pod victims", "fewer bare-pod victims"),
-    ("node name", "an earlier node name"),
-)
-
-
-@dataclass(frozen=True)
-class NodeOption:
-    """A feasible node in a tier: the minimal victims and the key the choice compares."""
-
-    node: str
-    tier: int
-    victims: tuple[Victim, ...]
-    key: tuple
-
-    @property
-    def violations(self) -> int:
-        return self.key[0]
-
-
-@dataclass(frozen=True)
-class RunnerUp:
-    node: str
-    tier: int | None
-    #: Why it lost against the chosen node, or why it was not feasible.
-    reason: str
-    victims: int = 0
-
-
-@dataclass(frozen=True)
-class Plan:
-    pod: Pod
-    priority: int
-    outcome: Outcome
-    node: str | None = None
-    tier: int | None = None
-    taint: bool = False
-    victims: tuple[Victim, ...] = ()
-    message: str = ""
-    #: For `evict`: the criterion that decided against the runner-up, e.g. "fewer victims than node-b".
-    decided_by: str | None = None
-    runners_up: tuple[RunnerUp, ...] = ()
-    #: Tier 3 with PDB violations and no --allow-pdb-violation: planned, but not to be carried out.
-    blocked: bool = False
-    #: The node's pods before (for the before/after diff).
-    node_pods_before: tuple[Pod, ...] = ()
-    notes: tuple[str, ...] = ()
-    #: For `fits`: every node tied with `node` at the top score (see `score.select_host`).
-    candidates: tuple[str, ...] = ()
-    #: For `fits`: the scheduler would score only a sample of the feasible nodes, so `node` is the
-    #: likely one (large clusters, `numFeasibleNodesToFind`).
-    likely: bool = False
-    #: The scheduler profile simulated (None: the pod's scheduler is no profile's, nothing was).
-    profile: str | None = "default-scheduler"
-    #: What kresched could not simulate of that profile (out-of-tree plugins, extenders, ...).
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> str:
-        return self.pod.key
+__all__ = ["Planner", "pending_pods_to_plan", "queue_key", "plan_pending", "plan_pod"]
 
 
 def pending_pods_to_plan(state: ClusterState, all_pending: bool = False) -> list[Pod]:
@@ -286,8 +159,8 @@ class _Engine:
         self.dynamic = [p for p in self.plugins if p.name not in self.static.names]
         #: Per pod shape: node name → (NodeInfo, its filter status).
         self.filter_memo: dict[bytes, FilterMemo] = {}
-        #: Per (pod shape, tier): its candidate nodes, kept across pods (`_TierIndex`).
-        self.indexes: dict[tuple[bytes, int], _TierIndex] = {}
+        #: Per (pod shape, tier): its candidate nodes, kept across pods (`TierIndex`).
+        self.indexes: dict[tuple[bytes, int], TierIndex] = {}
 
 
 class Planner:
@@ -318,11 +191,11 @@ class Planner:
         #: Per NodeInfo (by identity): its evictable pods (not mirror, DaemonSet, terminating or
         #: critical) with their effective priorities, lowest first. Which of them may go for a
         #: given pod only depends on its priority.
-        #: The fourth item, the node's `_PdbView`, is found on first use (`_budget_state`).
-        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], _PdbView | None,
+        #: The fourth item, the node's `PdbView`, is found on first use (`_budget_state`).
+        self._evictable: dict[int, tuple[NodeInfo, list[int], list[Pod], PdbView | None,
                                          dict[int, list[Pod]]]] = {}
-        #: Per NodeInfo (by identity): (it, `_Suffixes` of its evictable pods).
-        self._suffixes: dict[int, tuple[NodeInfo, _Suffixes]] = {}
+        #: Per NodeInfo (by identity): (it, `Suffixes` of its evictable pods).
+        self._suffixes: dict[int, tuple[NodeInfo, Suffixes]] = {}
         # The cluster's nodes are ranked as they are built (`_rank`), while their pods are in the
         # CPU's caches: a third cheaper than a pass over every pod later, and planning is for pods
         # that need evictions. (Not with `rank=False`: a what-if's replicas mostly fit, and a node is
@@ -431,7 +304,7 @@ class Planner:
             if cands is None:
                 cands = self._candidates(info, priority)
             if not cands:
-                infeasible[info.name] = _NOTHING_EVICTABLE
+                infeasible[info.name] = NOTHING_EVICTABLE
                 continue
             candidates.append((info, cands))
         tier_reasons: dict[str, Reason] = {}
@@ -465,7 +338,7 @@ class Planner:
         """`info`'s entries of `_evictable` and `_suffixes`, found together."""
         ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key)  # (`protected_reason`)
         hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
-        self._suffixes[id(info)] = (info, _Suffixes.of(ranked, self.options.max_grace_seconds))
+        self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.options.max_grace_seconds))
         return hit
 
     def _notes(self, pod: Pod) -> tuple[str, ...]:
@@ -507,20 +380,20 @@ class Planner:
                       tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason]) -> list[NodeOption]:
         """Every feasible option of `tier` that could be the best or the runner-up.
 
-        Branch and bound, lazily: each node enters the heap with a quick bound (`_quickbound_to`,
-        from the node's `_Suffixes`; a node where not even all the candidates the tier may evict,
+        Branch and bound, lazily: each node enters the heap with a quick bound (`quickbound_to`,
+        from the node's `Suffixes`; a node where not even all the candidates the tier may evict,
         budgets aside, make room is out at once); when it reaches the top, its exact tier-eligible
-        pods and bound (`_lowerbound_to`) are computed and it goes back in; when it reaches the top
+        pods and bound (`lowerbound_to`) are computed and it goes back in; when it reaches the top
         again, its victims are selected. The search stops once no node left can beat the second
         best option, so both the chosen node and its runner-up (which `decided_by` names) are what
-        a search of every node would find. (`_search` is the same search over a `_TierIndex`.)"""
+        a search of every node would find. (`_search` is the same search over a `TierIndex`.)"""
         heap: list[tuple[tuple, int, NodeInfo, list[Pod], int]] = []
         for i, (info, cands) in enumerate(candidates):
             quick = self._quick(pod, info, cands, tier)
             if quick is None:
-                infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
+                infeasible[info.name] = why_not_enough(tier, self.options.max_grace_seconds)
             else:
-                heap.append((quick, i, info, cands, _QUICK))
+                heap.append((quick, i, info, cands, QUICK))
         heapq.heapify(heap)
         options: list[NodeOption] = []
         top: list[tuple] = []
@@ -528,16 +401,16 @@ class Planner:
             lb, i, info, pods, state = heapq.heappop(heap)
             if self.prune and len(top) == 2 and lb > top[1]:
                 for rest_lb, _, rest, _, _ in [(lb, i, info, pods, state), *heap]:
-                    infeasible[rest.name] = _CannotBeat(rest_lb, top[0])  # worded only if shown
+                    infeasible[rest.name] = CannotBeat(rest_lb, top[0])  # worded only if shown
                 break
-            if state == _QUICK:
+            if state == QUICK:
                 eligible = self._eligible(info, pods, tier)
-                k_min = _min_victims(pod, info, eligible)
+                k_min = min_victims(pod, info, eligible)
                 if k_min is None:
-                    infeasible[info.name] = _why_not_enough(tier, self.options.max_grace_seconds)
+                    infeasible[info.name] = why_not_enough(tier, self.options.max_grace_seconds)
                 else:
-                    bound = _lowerbound_to(pod, info, eligible, k_min, tier, self.options.max_grace_seconds)
-                    heapq.heappush(heap, (bound, i, info, eligible, _REFINED))
+                    bound = lowerbound_to(pod, info, eligible, k_min, tier, self.options.max_grace_seconds)
+                    heapq.heappush(heap, (bound, i, info, eligible, REFINED))
                 continue
             opt = self._option(pod, cycle, info, pods, tier, nominated.get(info.name, ()))
             if isinstance(opt, str):
@@ -551,7 +424,7 @@ class Planner:
     def _plan_indexed(self, pod: Pod, priority: int, taint: bool, notes: tuple[str, ...], commit: bool,
                       diag: Diagnosis, cycle: CycleState, nominated: dict[str, list[Pod]]) -> Plan:
         """The tiers for a pod whose only pod-dependent filter is NodeResourcesFit (`resources_only`),
-        over a `_TierIndex` per (shape, tier): the search `_tier_options` makes, with what it knows
+        over a `TierIndex` per (shape, tier): the search `_tier_options` makes, with what it knows
         of each node kept for the next pod of the shape, so a pod costs what changed since the last
         one (nodes whose NodeInfo `_apply` replaced, nodes under a PDB whose budget it spent, nodes
         something is nominated to) and the nodes it pops, not every node."""
@@ -565,19 +438,19 @@ class Planner:
         return self._infeasible(pod, priority, taint, out(10), len(index.entries), notes, diag, cycle, nominated)
 
     def _synced_index(self, shape: bytes, tier: int, pod: Pod, priority: int, statuses: dict[str, Status],
-                      nominated: dict[str, list[Pod]]) -> _TierIndex:
+                      nominated: dict[str, list[Pod]]) -> TierIndex:
         """The (shape, tier) index, brought up to date for `pod` (one of that shape; `statuses` its
         filter statuses): the nodes changed since it was last used are looked at again."""
         work = self.work
         ledger = work.ledger
         index = self._indexes.get((shape, tier))
         if index is None:  # every node where eviction may help, each with its quick bound
-            index = self._indexes[(shape, tier)] = _TierIndex()
+            index = self._indexes[(shape, tier)] = TierIndex()
             index.changes, index.ledger = len(work.changes), ledger.version
             for info in work.snapshot.node_infos:
                 st = statuses.get(info.name)
                 if st is not None and st.code is Code.UNSCHEDULABLE:
-                    entry = index.entries[info.name] = _Entry(info, self._candidates(info, priority))
+                    entry = index.entries[info.name] = Entry(info, self._candidates(info, priority))
                     entry.key, entry.stamp = self._first_key(entry, pod, tier), next(self._stamps)
                     if entry.key is not None:
                         index.heap.append((entry.key, info.name, entry.stamp))
@@ -596,7 +469,7 @@ class Planner:
             heapq.heapify(index.heap)
         return index
 
-    def _refresh(self, index: _TierIndex, name: str, pod: Pod, priority: int, tier: int,
+    def _refresh(self, index: TierIndex, name: str, pod: Pod, priority: int, tier: int,
                  statuses: dict[str, Status], held: bool) -> None:
         """Node `name` as `pod` finds it now: out of the index unless its filter status is
         Unschedulable (eviction may help); else its candidates, and its kept option or reason while
@@ -609,7 +482,7 @@ class Planner:
             return
         entry = index.entries.get(name)
         if entry is None or entry.info is not info:
-            entry = index.entries[name] = _Entry(info, self._candidates(info, priority))
+            entry = index.entries[name] = Entry(info, self._candidates(info, priority))
             key = self._first_key(entry, pod, tier)
         elif not entry.cands:
             key = None
@@ -628,7 +501,7 @@ class Planner:
             if key is not None:
                 heapq.heappush(index.heap, (key, name, entry.stamp))
 
-    def _search(self, index: _TierIndex, pod: Pod, cycle: CycleState, tier: int,
+    def _search(self, index: TierIndex, pod: Pod, cycle: CycleState, tier: int,
                 nominated: dict[str, list[Pod]]) -> tuple[list[NodeOption], Callable[[int], list[tuple[str, Reason]]]]:
         """`_tier_options` over the index: its heap holds every node's quick bound, kept refined
         bound or kept option, and what the search finds of a node (a refined bound, an option, why
@@ -667,15 +540,15 @@ class Planner:
                     refined[name] = lb
                     continue
                 eligible = self._eligible(entry.info, entry.cands, tier)
-                k_min = _min_victims(pod, entry.info, eligible)
+                k_min = min_victims(pod, entry.info, eligible)
                 if k_min is None:
-                    why[name] = reason = _why_not_enough(tier, self.options.max_grace_seconds)
+                    why[name] = reason = why_not_enough(tier, self.options.max_grace_seconds)
                     if not held:
                         self._keep(index, name, entry, reason)
                     else:
                         back.append((lb, name, stamp))
                     continue
-                bound = _lowerbound_to(pod, entry.info, eligible, k_min, tier, self.options.max_grace_seconds)
+                bound = lowerbound_to(pod, entry.info, eligible, k_min, tier, self.options.max_grace_seconds)
                 if held:
                     back.append((lb, name, stamp))
                     heapq.heappush(mine, (bound, name, eligible))
@@ -721,13 +594,13 @@ class Planner:
                 if name in why:
                     reason = why[name]
                 elif not entry.cands:
-                    reason = _NOTHING_EVICTABLE
+                    reason = NOTHING_EVICTABLE
                 elif isinstance(entry.result, str) and entry.key is None:
                     reason = entry.result
                 else:
                     assert pruned, name  # else every node in the heaps was looked at
                     assert best is not None
-                    reason = _CannotBeat(refined.get(name, entry.key), best)
+                    reason = CannotBeat(refined.get(name, entry.key), best)
                 found.append((name, reason))
                 if len(found) == k:
                     break
@@ -735,7 +608,7 @@ class Planner:
 
         return options, out
 
-    def _keep(self, index: _TierIndex, name: str, entry: _Entry, result: NodeOption | str | None,
+    def _keep(self, index: TierIndex, name: str, entry: Entry, result: NodeOption | str | None,
               refined: tuple[tuple, list[Pod]] | None = None) -> None:
         """Keep what the search found of a node — its option or why it has none, or else its
         refined bound and eligible pods — valid while its NodeInfo and budgets are the same."""
@@ -758,21 +631,21 @@ class Planner:
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
-    def _first_key(self, entry: _Entry, pod: Pod, tier: int) -> tuple | None:
+    def _first_key(self, entry: Entry, pod: Pod, tier: int) -> tuple | None:
         """A new entry's heap key: its quick bound; None where nothing may be evicted, or where not
         even all the tier's candidates, budgets aside, make room (then that is its kept reason)."""
         if not entry.cands:
             return None
         entry.quick = self._quick(pod, entry.info, entry.cands, tier)
         if entry.quick is None:
-            entry.result, entry.budgets = _why_not_enough(tier, self.options.max_grace_seconds), ()
+            entry.result, entry.budgets = why_not_enough(tier, self.options.max_grace_seconds), ()
         return entry.quick
 
     def _quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple | None:
-        """`_quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
-        node's `_Suffixes`."""
+        """`quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
+        node's `Suffixes`."""
         sfx = self._suffixes[id(info)][1]  # (`_candidates` ranked `info`: `_rank`)
-        return _quickbound_to(pod, info, sfx, len(sfx.all.count) - 1 - len(cands), tier)
+        return quickbound_to(pod, info, sfx, len(sfx.all.count) - 1 - len(cands), tier)
 
     def _memo_for(self, pod: Pod, engine: _Engine | None = None) -> FilterMemo | None:
         memos = self._filter_memo if engine is None else engine.filter_memo
@@ -799,7 +672,7 @@ class Planner:
         hit = self._evictable[id(info)]
         view = hit[3]
         if view is None:  # found on first use: most nodes never get this far
-            view = _PdbView.of(hit[2], ledger, self.options.max_grace_seconds)
+            view = PdbView.of(hit[2], ledger, self.options.max_grace_seconds)
             self._evictable[id(info)] = (*hit[:3], view, hit[4])
         keys = view.keys
         remaining = ledger.remaining
@@ -837,9 +710,9 @@ class Planner:
                 Victim(v, info.name, c, v.grace_seconds, min(v.grace_seconds, self.options.max_grace_seconds))
                 for v, c in zip(ordered, checks, strict=True)
             )
-            if best is None or _violations(victims) < _violations(best):
+            if best is None or pdb_violations(victims) < pdb_violations(best):
                 best = victims
-            if _violations(best) == 0:
+            if pdb_violations(best) == 0:
                 break
         assert best is not None
         return best
@@ -859,9 +732,9 @@ class Planner:
         """The plan with the best of `options`; `out`: the first nodes by name that are out, and why."""
         options.sort(key=lambda o: o.key)
         best = options[0]
-        runners = tuple(RunnerUp(o.node, tier, _lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
+        runners = tuple(RunnerUp(o.node, tier, lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
             tuple(RunnerUp(n, None, str(r)) for n, r in out[:5])
-        decided = f"{_lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
+        decided = f"{lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
         info = self.work.snapshot.by_name[best.node]
         victims, after = self._second_order(pod, best, taint, nominated)
         blocked = best.violations > 0 and not self.options.allow_pdb_violation
@@ -969,10 +842,6 @@ class _After(NamedTuple):
     untainted: Node | None
 
 
-#: `math.MaxInt32 + 1`: what each victim adds to the priority sum, so that every term is ≥ 0.
-_PRIORITY_OFFSET = 2**31
-
-
 def _fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> str:
     others = len(diag.feasible) - 1
     where = f"fits on node {node} without evicting anything"
@@ -988,396 +857,8 @@ def _fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> st
     return where + "; the scheduler should bind it on its next attempt"
 
 
-def option_key(victims: Sequence[Victim], info: NodeInfo) -> tuple:
-    """The node-choice key, compared lexicographically (smaller wins); see `CRITERIA`."""
-    alloc = info.node.allocatable
-    share = 0.0
-    for v in victims:
-        r = v.pod.requests
-        if alloc.milli_cpu:
-            share += r.milli_cpu / alloc.milli_cpu
-        if alloc.memory:
-            share += r.memory / alloc.memory
-    highest = max((v.pod.effective_priority for v in victims), default=0)
-    earliest = min((v.pod.start_seconds for v in victims if v.pod.effective_priority == highest), default=-math.inf)
-    return (
-        sum(1 for v in victims if v.pdb.violation),
-        sum(1 for v in victims if v.grace_shortened),
-        highest,
-        sum(v.pod.effective_priority + _PRIORITY_OFFSET for v in victims),
-        len(victims),
-        -earliest,
-        round(share, 9),
-        0 if all(not v.is_bare for v in victims) else 1,
-        info.name,
-    )
-
-
-def _violations(victims: Sequence[Victim]) -> int:
-    return sum(1 for v in victims if v.pdb.violation)
-
-
-def _requests_share_short(pod: Pod, info: NodeInfo) -> float:
-    """What P lacks on the node, as a share of its allocatable cpu plus memory: victims must free
-    at least that, so their requests share is no smaller."""
-    alloc = info.node.allocatable
-    req = pod.requests
-    share = 0.0
-    if alloc.milli_cpu:
-        share += max(0, req.milli_cpu - (alloc.milli_cpu - info.requested_milli_cpu)) / alloc.milli_cpu
-    if alloc.memory:
-        share += max(0, req.memory - (alloc.memory - info.requested_memory)) / alloc.memory
-    return max(0.0, round(share, 9) - 1e-9)
-
-
-_QUICK, _REFINED = 0, 1
-
-_NOTHING_EVICTABLE = ("no pod here may be evicted for it (none of lower priority that is not DaemonSet, mirror, "
-                      "terminating or critical)")
-
-
-class _Entry:
-    """A candidate node of a `_TierIndex`: its NodeInfo and candidates (empty: nothing may be
-    evicted), its quick bound, what a search found (`result`, an option or why there is none; or
-    `refined`, its refined bound and eligible pods) with the budgets it saw, and its heap item's
-    key and `stamp` (key None: not in the heap)."""
-
-    __slots__ = ("budgets", "cands", "info", "key", "quick", "refined", "result", "stamp")
-
-    def __init__(self, info: NodeInfo, cands: list[Pod]) -> None:
-        self.info = info
-        self.cands = cands
-        self.quick: tuple | None = None
-        self.result: NodeOption | str | None = None
-        #: The refined bound and the tier's eligible pods, while no option is found yet.
-        self.refined: tuple[tuple, list[Pod]] | None = None
-        self.budgets: tuple[int, ...] = ()
-        self.key: tuple | None = None
-        self.stamp = 0
-
-
-class _TierIndex:
-    """What the branch and bound of one tier knows of the nodes for pods of one fit shape: every
-    node where eviction may help (`entries`, by name), a heap of their keys (items `(key, name,
-    stamp)`, stale when the stamp is not the entry's), where it stopped in the working snapshot's
-    change log and the ledger's, and which nodes a PDB's budget concerns (`budget_users`)."""
-
-    __slots__ = ("budget_users", "changes", "entries", "heap", "ledger")
-
-    def __init__(self) -> None:
-        self.entries: dict[str, _Entry] = {}
-        self.heap: list[tuple[tuple, str, int]] = []
-        self.changes = 0
-        self.ledger = 0
-        self.budget_users: dict[str, set[str]] = {}
-
-
-class _Pool(NamedTuple):
-    """Some of a node's evictable pods (all of them, or those within the grace limit), most
-    important first — so the candidates for any priority are a suffix, from position `cut` on —
-    summed up once for `_quickbound_to`, for every suffix: the lowest priority and the latest start
-    among pods of it (the same in every suffix: its pods are in all of them); each pod's cpu and
-    memory request with its position, largest first; and the totals and count from `cut` on (lists
-    indexed by `cut`, one past the last pod included)."""
-    lowest: int
-    latest: float
-    by_cpu: list[tuple[int, int]]
-    by_memory: list[tuple[int, int]]
-    cpu: list[int]
-    memory: list[int]
-    count: list[int]
-
-    @classmethod
-    def of(cls, ranked: list[Pod], cpus: list[int], memories: list[int], keep: list[bool] | None) -> _Pool:
-        """The pool of the pods of `ranked` that `keep` marks (None: all of them; positions are
-        `ranked`'s), whose requests are `cpus` and `memories`. The sums from every position on are
-        the running totals of the columns reversed (in C: this runs for every node)."""
-        n = len(ranked)
-        if keep is None:
-            pods, count = ranked, list(range(n, -1, -1))
-            by_cpu = sorted(zip(cpus, range(n), strict=True), reverse=True)
-            by_memory = sorted(zip(memories, range(n), strict=True), reverse=True)
-        else:
-            pods, count = list(itertools.compress(ranked, keep)), _suffix_sums(keep)
-            cpus, memories = list(map(mul, cpus, keep)), list(map(mul, memories, keep))
-            by_cpu = sorted(itertools.compress(zip(cpus, range(n), strict=True), keep), reverse=True)
-            by_memory = sorted(itertools.compress(zip(memories, range(n), strict=True), keep), reverse=True)
-        lowest, latest = (pods[-1].effective_priority, _latest_start_of_lowest(pods)) if pods else (0, 0.0)
-        return cls(lowest, latest, by_cpu, by_memory, _suffix_sums(cpus), _suffix_sums(memories), count)
-
-
-def _suffix_sums(column: Sequence[int]) -> list[int]:
-    """`[sum(column[i:]) for i in range(len(column) + 1)]`, in one pass."""
-    out = list(itertools.accumulate(reversed(column), initial=0))
-    out.reverse()
-    return out
-
-
-class _PdbView(NamedTuple):
-    """What the eviction API makes of a node's evictable pods (`ranked`) whatever the budgets
-    (`PdbLedger.kind`): the PDBs covering any of them (`keys`); per tier (1, 2), the positions of
-    those it lets go while their PDB has a disruption left (tier 1: only those within the grace
-    limit), and those pods; and the pods among them that spend a budget, with its PDB. A tier's
-    eligible pods (`Planner._eligible`) are its `fixed` ones but the spenders whose budget is spent."""
-    keys: tuple[str, ...]
-    fixed: tuple[list[int], list[int]]
-    fixed_pods: tuple[list[Pod], list[Pod]]
-    spenders: tuple[tuple[int, str], ...]
-
-    @classmethod
-    def of(cls, ranked: list[Pod], ledger: PdbLedger, max_grace: int) -> _PdbView:
-        kinds = ledger.kinds(ranked)
-        ok = [p.grace_seconds <= max_grace for p in ranked]
-        if kinds.count(NO_PDB) == len(kinds):  # no PDB covers any of them (identity is equality here)
-            every = list(range(len(ranked)))
-            within = every if all(ok) else list(itertools.compress(every, ok))
-            return cls((), (within, every), ([ranked[i] for i in within], ranked), ())
-        keys: set[str] = set()
-        fixed: tuple[list[int], list[int]] = ([], [])
-        spenders: list[tuple[int, str]] = []
-        for i, (pdb, kind) in enumerate(kinds):
-            if pdb is not None:
-                if kind == "spends":  # (one PDB covers it)
-                    keys.add(pdb)
-                    spenders.append((i, pdb))
-                else:
-                    keys.update(ledger.covering(ranked[i]))
-                    if kind == "refused":
-                        continue
-            fixed[1].append(i)
-            if ok[i]:
-                fixed[0].append(i)
-        return cls(tuple(sorted(keys)), fixed, ([ranked[i] for i in fixed[0]], [ranked[i] for i in fixed[1]]),
-                   tuple(spenders))
-
-
-class _Suffixes(NamedTuple):
-    """A node's evictable pods summed up for `_quickbound_to`: every one (`all`), and those whose
-    grace period is within the limit (`ok`, what tier 1 may evict)."""
-    all: _Pool
-    ok: _Pool
-
-    @classmethod
-    def of(cls, ranked: list[Pod], max_grace: int) -> _Suffixes:
-        requests = [p.requests for p in ranked]
-        cpus, memories = list(map(_MILLI_CPU, requests)), list(map(_MEMORY, requests))
-        every = _Pool.of(ranked, cpus, memories, None)
-        ok = [p.grace_seconds <= max_grace for p in ranked]
-        return cls(every, every if all(ok) else _Pool.of(ranked, cpus, memories, ok))
-
-
-def _fewest(by_size: list[tuple[int, int]], cut: int, short: int) -> int:
-    """How many of the pods from position `cut` on, the largest first, it takes for their sizes to
-    reach `short` (> 0, no more than their total)."""
-    got = k = 0
-    for size, pos in by_size:
-        if pos >= cut:
-            got += size
-            k += 1
-            if got >= short:
-                return k
-    return k
-
-
-def _quickbound_to(pod: Pod, info: NodeInfo, sfx: _Suffixes, cut: int, tier: int) -> tuple | None:
-    """A bound of `option_key` valid for any victims among the node's candidates the tier may evict
-    (its evictable pods from `cut` on, `sfx`; in tier 1 only those within the grace limit), in
-    O(victims): no lower a highest priority than the lowest of theirs; at least `k`
-    victims, where `k` is the fewest of them whose cpu requests cover what P lacks of it on the
-    node (the largest first, as `_min_victims` counts), the same for memory, and the pod slots it
-    lacks; a priority sum no lower than `k` victims of the lowest priority (every term is ≥ 0);
-    and no earlier a start of the most important victims than the latest start among the pods of
-    the lowest priority (see `_lowerbound_to`: where the key ties up to the victims' count, they
-    all have the lowest priority). In tiers 2 and 3, at least one grace period shortened where the
-    pods within the limit, all evicted, would not make room (tier 1 evicts no other). None where
-    not even all those candidates, all evicted, make room for P's cpu, memory or pod slot (then no
-    victims of the tier do: `_min_victims` finds the same, with the budgets)."""
-    pool = sfx.ok if tier == 1 else sfx.all
-    n = pool.count[cut]
-    if tier == 1 and not n:
-        return None  # no candidate within the grace limit
-    alloc = info.node.allocatable
-    req = pod.requests
-    k = 1
-    shortened = False
-    short = req.milli_cpu - (alloc.milli_cpu - info.requested_milli_cpu)
-    if short > 0:
-        if short > pool.cpu[cut]:
-            return None
-        k = max(k, _fewest(pool.by_cpu, cut, short))
-        shortened = short > sfx.ok.cpu[cut]
-    short = req.memory - (alloc.memory - info.requested_memory)
-    if short > 0:
-        if short > pool.memory[cut]:
-            return None
-        k = max(k, _fewest(pool.by_memory, cut, short))
-        shortened |= short > sfx.ok.memory[cut]
-    if alloc.allowed_pods:
-        over = len(info.pods) + 1 - alloc.allowed_pods
-        if over > n:
-            return None
-        k = max(k, over)
-        shortened |= over > sfx.ok.count[cut]
-    lowest = pool.lowest
-    return (0, int(shortened) if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k, -pool.latest,
-            _requests_share_short(pod, info), 0, info.name)
-
-
-def _lowerbound_to(pod: Pod, info: NodeInfo, eligible: list[Pod], k_min: int, tier: int, max_grace: int) -> tuple:
-    """A key no victim set on this node can beat (component by component, so lexicographically):
-    no fewer than 0 violations; no fewer shortened graces than `_min_shortened`; a highest priority
-    no lower than the lowest eligible one; a priority sum no lower than that of the `k_min` lowest
-    (every offset term is ≥ 0, so more victims never lower it); at least `k_min` victims; any start
-    time; a requests share no smaller than what P lacks on the node.
-
-    The start: where a victim set's key equals this bound up to the victims' count, all its
-    victims have the lowest eligible priority (its highest is that, its sum the least), so its most
-    important victims' earliest start is no later than the latest start among the eligible pods of
-    that priority: the bound's `-start` component is that one's."""
-    prios = sorted(p.effective_priority for p in eligible)
-    low = sum(prios[:k_min]) + k_min * _PRIORITY_OFFSET
-    shortened = _min_shortened(pod, info, eligible, max_grace) if tier > 1 else 0
-    return (0, shortened, prios[0], low, k_min, -_latest_start_of_lowest(eligible), _requests_share_short(pod, info),
-            0, info.name)
-
-
-def _min_shortened(pod: Pod, info: NodeInfo, eligible: list[Pod], max_grace: int) -> int:
-    """A lower bound on how many victims among `eligible` have a grace period above `max_grace`
-    (each one's is shortened): what the others cannot free even all evicted, the fewest of those
-    pods must (`_min_victims` with the others gone first). In tier 1 there are none; in tiers 2 and
-    3, on the nodes where tier 1 found nothing, at least one, so the search does not select victims
-    on every node before one with fewer shortened graces is ruled out."""
-    long = [p for p in eligible if p.grace_seconds > max_grace]
-    if not long:
-        return 0
-    return _min_victims(pod, info, long, [p for p in eligible if p.grace_seconds <= max_grace], least=0) or 0
-
-
-def _latest_start_of_lowest(pods: Sequence[Pod]) -> float:
-    """The latest start (`start_seconds`) among `pods` (in preemption order: priority descending,
-    so those of the lowest priority are a suffix) of their lowest priority."""
-    lowest = pods[-1].effective_priority
-    return max(map(_START_SECONDS, pods[bisect_left(pods, -lowest, key=_negated_priority):]))
-
-
-_START_SECONDS: Callable[[Pod], float] = attrgetter("start_seconds")
-
-
-def _negated_priority(pod: Pod) -> int:
-    return -pod.effective_priority
-
-
-_MILLI_CPU: Callable[[Resources], int] = attrgetter("milli_cpu")
-_MEMORY: Callable[[Resources], int] = attrgetter("memory")
-_EPHEMERAL_STORAGE: Callable[[Resources], int] = attrgetter("ephemeral_storage")
-
-
-def _min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod], gone: Sequence[Pod] = (),
-                 least: int = 1) -> int | None:
-    """A lower bound (at least `least`) on how many of `eligible` must go for P's requests to fit,
-    `gone` (other pods of the node) evicted too; None when even all of them are not enough (then no
-    victim set on this node can work)."""
-    if not eligible:
-        return None
-    alloc = info.node.allocatable
-    req = pod.requests
-    need = least
-    checks: list[tuple[int, int, Callable[[Resources], int]]] = [
-        (req.milli_cpu, alloc.milli_cpu - info.requested_milli_cpu, _MILLI_CPU),
-        (req.memory, alloc.memory - info.requested_memory, _MEMORY),
-        (req.ephemeral_storage, alloc.ephemeral_storage - info.requested_ephemeral_storage, _EPHEMERAL_STORAGE),
-    ]
-    for name, amount in req.scalar.items():
-        checks.append((amount, alloc.scalar.get(name, 0) - info.requested_scalar.get(name, 0),
-                       lambda r, n=name: r.scalar.get(n, 0)))
-    requests: list[Resources] | None = None
-    for want, free, get in checks:
-        if want <= 0:
-            continue
-        if gone:
-            free += sum(map(get, [p.requests for p in gone]))
-        if want <= free:
-            continue
-        if requests is None:
-            requests = [p.requests for p in eligible]
-        sizes = sorted(map(get, requests), reverse=True)
-        gained, count = 0, 0
-        for s in sizes:
-            if free + gained >= want or s <= 0:
-                break
-            gained += s
-            count += 1
-        if free + gained < want:
-            return None
-        need = max(need, count)
-    if alloc.allowed_pods and len(info.pods) - len(gone) + 1 > alloc.allowed_pods:
-        over = len(info.pods) - len(gone) + 1 - alloc.allowed_pods
-        if over > len(eligible):
-            return None
-        need = max(need, over)
-    return need
-
-
-def _why_not_enough(tier: int, max_grace: int) -> str:
-    if tier == 1:
-        return f"tier 1: pods with grace ≤ {max_grace}s and PDB budget left cannot free enough"
-    if tier == 2:
-        return "tier 2: pods with PDB budget left cannot free enough"
-    return "even evicting every lower-priority pod cannot free enough"
-
-
 def _status_text(st: Status) -> str:
     return f"{', '.join(st.reasons)} even after evicting every eligible pod"
-
-
-def _lost_because(option: NodeOption, best: NodeOption, winner_view: bool = False) -> str:
-    for i, (a, b) in enumerate(zip(option.key, best.key, strict=True)):
-        if a != b:
-            name, better = CRITERIA[i]
-            if winner_view:
-                return f"{better} than {option.node}"
-            return f"{name}: {_fmt(i, option.key)} vs {_fmt(i, best.key)} on {best.node}"
-    return "identical"
-
-
-@dataclass(frozen=True, slots=True)
-class _CannotBeat:
-    """A pruned node's reason, worded by `str()` only for the few runner-ups shown."""
-
-    lower_bound: tuple
-    best: tuple
-
-    def __str__(self) -> str:
-        return _cannot_beat(self.lower_bound, self.best)
-
-
-#: Why a node is not chosen: words, or a pruned node's bound, worded when shown.
-Reason = str | _CannotBeat
-
-
-def _cannot_beat(lower_bound: tuple, best: tuple) -> str:
-    """Why a node pruned by its lower bound loses: the first criterion where even its best case is
-    worse than the chosen node (an earlier one may be worse still)."""
-    for i, (a, b) in enumerate(zip(lower_bound, best, strict=True)):
-        if a != b:
-            if i == _START:  # no bound on start times: "at least" has no value to show
-                return f"{CRITERIA[i][0]}: no later than on {best[-1]}"
-            return f"{CRITERIA[i][0]}: at least {_fmt(i, lower_bound)} vs {_fmt(i, best)} on {best[-1]}"
-    return "identical"
-
-
-#: Positions in `option_key` worded specially: the offset priority sum and the negated start time.
-_SUM, _COUNT, _START = 3, 4, 5
-
-
-def _fmt(i: int, key: tuple) -> str:
-    """Component `i` of an option key, as operators read it."""
-    x = key[i]
-    if i == _SUM:
-        return str(x - key[_COUNT] * _PRIORITY_OFFSET)
-    if i == _START:
-        return "not started" if x == -math.inf else f"started {start_text(-x)}"
-    return f"{x:.2f}" if isinstance(x, float) else str(x)
 
 
 def _with_node(info: NodeInfo, node: Node) -> NodeInfo:

@@ -58,7 +58,7 @@ from kresched.plan.drain import pod_shape
 from kresched.plan.objectives import OBJECTIVES
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
-from kresched.plan.planner import RESERVATION_TAINT
+from kresched.plan.plans import RESERVATION_TAINT
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread, taint_toleration
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.profile import Profile, Profiles

@@ -47,7 +47,8 @@ from kresched.model.storage import ANN_STORAGE_CLASS, PersistentVolumeClaim, Sto
 from kresched.model.volumes import PersistentVolumeClaimVolumeSource
 from kresched.model.workloads import WorkloadSpec
 from kresched.plan.explain import Explanation, explain_pod
-from kresched.plan.planner import Plan, Planner, PlanOptions
+from kresched.plan.planner import Planner
+from kresched.plan.plans import Plan, PlanOptions
 from kresched.sched.node_affinity import required_node_affinity_matches
 from kresched.sched.taint_toleration import find_untolerated_taint
 from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid

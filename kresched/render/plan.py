@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.explain import format_amount
-from kresched.plan.planner import Plan, Victim
+from kresched.plan.plans import Plan, Victim
 from kresched.render.common import Source, bar, count, pod_requests_text, priority_text
 from kresched.render.table import Columns, Command, Hanging
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kresched.plan.planner import Plan
+from kresched.plan.plans import Plan
 from kresched.plan.whatif import MaxResult, WhatIf, WorkloadPlan
 from kresched.render.common import Source, count, pod_requests_text, priority_text
 from kresched.render.plan import plan_dict, plan_view

@@ -9,7 +9,8 @@ from typing import Any
 
 import yaml
 
-from kresched.plan.planner import Planner, PlanOptions, plan_pending, plan_pod
+from kresched.plan.planner import Planner, plan_pending, plan_pod
+from kresched.plan.plans import PlanOptions
 from kresched.sched.config import parse_scheduler_config
 from kresched.sched.profile import Profiles, build_profiles
 from tests.builders import make_node, make_pod, make_state

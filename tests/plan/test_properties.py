@@ -24,7 +24,8 @@ from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.candidates import is_candidate_victim
 from kresched.plan.pdb import PdbLedger
-from kresched.plan.planner import Plan, Planner, PlanOptions, plan_pod
+from kresched.plan.planner import Planner, plan_pod
+from kresched.plan.plans import Plan, PlanOptions
 from kresched.render.plan import plan_dict
 from kresched.sched.framework import Snapshot
 from kresched.sched.runner import default_plugins, find_nodes_that_fit
@@ -341,15 +342,15 @@ def test_the_branch_and_bound_decides_as_a_search_of_every_node(cluster: tuple[C
 def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_grace: int) -> tuple | None:
     """The quick bound the plain way, for the test below: the tier's pool of candidates (tier 1:
     those within the grace limit), its requests sorted largest first and summed; None where the
-    whole pool cannot make room (`_min_victims` of the pool)."""
+    whole pool cannot make room (`min_victims` of the pool)."""
     from bisect import bisect_left
     from itertools import accumulate
 
-    from kresched.plan.planner import _PRIORITY_OFFSET, _min_victims, _requests_share_short
+    from kresched.plan.choice import PRIORITY_OFFSET, min_victims, requests_share_short
 
     within = [p for p in cands if p.grace_seconds <= max_grace]
     pool = within if tier == 1 else cands
-    if _min_victims(pod, info, pool) is None:
+    if min_victims(pod, info, pool) is None:
         return None
     cpu = list(accumulate(sorted((p.requests.milli_cpu for p in pool), reverse=True)))
     memory = list(accumulate(sorted((p.requests.memory for p in pool), reverse=True)))
@@ -369,8 +370,8 @@ def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_gra
         shortened |= over > len(within)
     lowest = min(p.effective_priority for p in pool)
     latest = max(p.start_seconds for p in pool if p.effective_priority == lowest)
-    return (0, shortened if tier > 1 else 0, lowest, k * (lowest + _PRIORITY_OFFSET), k,
-            -latest, _requests_share_short(pod, info), 0, info.name)
+    return (0, shortened if tier > 1 else 0, lowest, k * (lowest + PRIORITY_OFFSET), k,
+            -latest, requests_share_short(pod, info), 0, info.name)
 
 
 @PROFILE

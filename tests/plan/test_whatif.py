@@ -17,7 +17,7 @@ import pytest
 
 from kresched.model.cluster import ClusterState
 from kresched.model.storage import StorageClass
-from kresched.plan.planner import PlanOptions
+from kresched.plan.plans import PlanOptions
 from kresched.plan.whatif import WhatIfOptions, plan_workloads, replicas_of
 from kresched.sources.manifests import Document, Manifests, workloads_of
 from tests.builders import make_node, make_pdb, make_pod, make_priority_class, make_state, make_storage_class

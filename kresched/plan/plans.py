@@ -1,0 +1,145 @@
+"""What a plan is: the pod, its outcome, the node, the tier, the victims and why this node — the
+data `plan_pod` returns and every renderer and executor reads (`kresched.plan.planner` makes it).
+Frozen dataclasses; no logic but what each reads of itself. Pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kresched.model.objects import Pod
+from kresched.model.specs import Taint
+from kresched.plan.pdb import PdbCheck
+from kresched.sched.profile import Profiles
+
+__all__ = ["CRITERIA", "RESERVATION_TAINT", "NodeOption", "Outcome", "Plan", "PlanOptions", "RunnerUp", "Victim"]
+
+RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
+
+Outcome = Literal["fits", "evict", "infeasible"]
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    max_grace_seconds: int = 10
+    allow_pdb_violation: bool = False
+    #: The cluster's scheduler profiles (`--scheduler-config`; the v1.36 default profile without).
+    profiles: Profiles = field(default_factory=Profiles.default, compare=False)
+
+
+@dataclass(frozen=True)
+class Victim:
+    pod: Pod
+    node: str
+    pdb: PdbCheck
+    grace_seconds: int
+    eviction_grace_seconds: int
+    #: Where its replacement would land once P is placed; None = it would stay Pending (or, for a
+    #: bare pod, nothing replaces it).
+    lands_on: str | None = None
+    #: Why it would stay Pending (explain's words), when it would.
+    pending_reason: str | None = None
+    #: Every node tied with `lands_on` at the top score (the scheduler takes the first it found; see `select_host`).
+    candidates: tuple[str, ...] = ()
+    #: The scheduler would score only a sample of the feasible nodes: `lands_on` is the likely one.
+    likely: bool = False
+    #: How its volumes hold it to its node or zone (`placement.held_by_volume`), if they do.
+    held_by: str | None = None
+
+    @property
+    def is_bare(self) -> bool:
+        return self.pod.is_bare
+
+    @property
+    def has_empty_dir(self) -> bool:
+        return self.pod.has_empty_dir
+
+    @property
+    def grace_shortened(self) -> bool:
+        return self.eviction_grace_seconds < self.grace_seconds
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        out = []
+        if self.is_bare:
+            out.append("bare pod: gone for good")
+        if self.has_empty_dir:
+            out.append("emptyDir data lost")
+        if self.grace_shortened:
+            out.append(f"grace shortened {self.grace_seconds}s→{self.eviction_grace_seconds}s")
+        if self.pdb.violation:
+            out.append("violates PDB")
+        if self.held_by:
+            out.append(f"held by volume: {self.held_by}")
+        return tuple(out)
+
+
+#: (name shown to operators, how to phrase "better") for each component of `option_key`.
+CRITERIA: tuple[tuple[str, str], ...] = (
+    ("PDB violations", "fewer PDB violations"),
+    ("grace periods shortened", "fewer grace periods shortened"),
+    ("highest victim priority", "a lower highest victim priority"),
+    ("sum of victim priorities", "a lower sum of victim priorities"),
+    ("victims", "fewer victims"),
+    ("start of the most important victims", "a later start of its most important victims"),
+    ("victim requests", "smaller victim requests"),
+    ("bare-pod victims", "fewer bare-pod victims"),
+    ("node name", "an earlier node name"),
+)
+
+
+@dataclass(frozen=True)
+class NodeOption:
+    """A feasible node in a tier: the minimal victims and the key the choice compares."""
+
+    node: str
+    tier: int
+    victims: tuple[Victim, ...]
+    key: tuple
+
+    @property
+    def violations(self) -> int:
+        return self.key[0]
+
+
+@dataclass(frozen=True)
+class RunnerUp:
+    node: str
+    tier: int | None
+    #: Why it lost against the chosen node, or why it was not feasible.
+    reason: str
+    victims: int = 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    pod: Pod
+    priority: int
+    outcome: Outcome
+    node: str | None = None
+    tier: int | None = None
+    taint: bool = False
+    victims: tuple[Victim, ...] = ()
+    message: str = ""
+    #: For `evict`: the criterion that decided against the runner-up, e.g. "fewer victims than node-b".
+    decided_by: str | None = None
+    runners_up: tuple[RunnerUp, ...] = ()
+    #: Tier 3 with PDB violations and no --allow-pdb-violation: planned, but not to be carried out.
+    blocked: bool = False
+    #: The node's pods before (for the before/after diff).
+    node_pods_before: tuple[Pod, ...] = ()
+    notes: tuple[str, ...] = ()
+    #: For `fits`: every node tied with `node` at the top score (see `score.select_host`).
+    candidates: tuple[str, ...] = ()
+    #: For `fits`: the scheduler would score only a sample of the feasible nodes, so `node` is the
+    #: likely one (large clusters, `numFeasibleNodesToFind`).
+    likely: bool = False
+    #: The scheduler profile simulated (None: the pod's scheduler is no profile's, nothing was).
+    profile: str | None = "default-scheduler"
+    #: What kresched could not simulate of that profile (out-of-tree plugins, extenders, ...).
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.pod.key
