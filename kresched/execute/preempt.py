@@ -31,7 +31,7 @@ from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.execute.reservation import (
     RESERVED_FOR,
     ReservedByAnother,
-    foreign_critical_taint,
+    foreign_taint_refusal,
     release_patch,
     reserve_patch,
 )
@@ -205,11 +205,9 @@ def _same(a: Plan, b: Plan) -> bool:
 def _reserve(api: ClusterApi, plan: Plan, report: Reporter, result: PreemptResult, recorder: Recorder) -> None:
     node_name = plan.node or ""
     node = api.get_node(node_name)
-    foreign = foreign_critical_taint(node)
-    if foreign is not None:
-        report(Event("reserve-skipped", f"node {node_name} already carries {foreign.key}={foreign.value}:"
-                                        f"{foreign.effect} (not kresched's): leaving it as it is",
-                     {"node": node_name}, "warn"))
+    refusal = foreign_taint_refusal(node)
+    if refusal is not None:
+        report(refusal)
         return
     if not plan.taint:
         report(Event("reserve-skipped", f"{plan.pod.key} does not tolerate CriticalAddonsOnly, so node "

@@ -16,11 +16,13 @@ from datetime import datetime
 from typing import Any
 
 from kresched.errors import KreschedError
+from kresched.execute.events import Event
 from kresched.model.objects import Node
 from kresched.model.specs import Taint
 from kresched.plan.plans import RESERVATION_TAINT
 
 __all__ = [
+    "foreign_taint_refusal",
     "RESERVED_FOR",
     "RESERVED_AT",
     "Reservation",
@@ -71,6 +73,17 @@ def foreign_critical_taint(node: Node) -> Taint | None:
         if t.key == RESERVATION_TAINT.key and t.effect == RESERVATION_TAINT.effect and not _is_ours(t):
             return t
     return None
+
+
+def foreign_taint_refusal(node: Node) -> Event | None:
+    """The event that says a node is left unreserved because another's `CriticalAddonsOnly` taint
+    is on it (`foreign_critical_taint`), or None."""
+    foreign = foreign_critical_taint(node)
+    if foreign is None:
+        return None
+    return Event("reserve-skipped", f"node {node.name} already carries {foreign.key}={foreign.value}:"
+                                    f"{foreign.effect} (not kresched's): leaving it as it is",
+                 {"node": node.name}, "warn")
 
 
 def _taint_dict(t: Taint) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from kresched.execute.api import ApiFailure, ClusterApi, Conflict
 from kresched.execute.events import Event, Reporter, count
 from kresched.execute.preempt import PreemptOptions, _evict_one, _signals_blocked, release_outcome
 from kresched.execute.recorder import NO_RECORDER, Recorder
-from kresched.execute.reservation import ReservedByAnother, foreign_critical_taint, reserve_patch
+from kresched.execute.reservation import ReservedByAnother, foreign_taint_refusal, reserve_patch
 from kresched.execute.writes import patch_node_with_retry
 from kresched.model.objects import Pod
 from kresched.model.specs import LabelSelector
@@ -165,11 +165,9 @@ def _reserve(api: ClusterApi, spec: WorkloadSpec, p: Plan, report: Reporter, res
     node_name = p.node or ""
     ref = reservation_ref(spec)
     node = api.get_node(node_name)
-    foreign = foreign_critical_taint(node)
-    if foreign is not None:
-        report(Event("reserve-skipped", f"node {node_name} already carries {foreign.key}={foreign.value}:"
-                                        f"{foreign.effect} (not kresched's): leaving it as it is",
-                     {"node": node_name}, "warn"))
+    refusal = foreign_taint_refusal(node)
+    if refusal is not None:
+        report(refusal)
         return
     if not p.taint:
         report(Event("reserve-skipped", f"the pods of {spec.kind.lower()} {spec.key} do not tolerate "
