@@ -249,7 +249,7 @@ def _may_violate(pod: Pod, info: NodeInfo, plugins: tuple[FilterPlugin, ...] = _
     """Cheap pre-check: does the pod have anything the violation filters could reject? (A profile's
     added affinity or hard default spreading applies to every pod: no shortcut then.)"""
     if plugins is not _VIOLATION_PLUGINS and any(
-            getattr(pl, "added_affinity", None) is not None or getattr(pl, "_hard_defaults", False)
+            getattr(pl, "added_affinity", None) is not None or getattr(pl, "hard_defaults", False)
             for pl in plugins):
         return True
     spec = pod.spec

@@ -245,10 +245,11 @@ class PodTopologySpread:
         self.system_defaulted = default_constraints is None
         self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS if default_constraints is None \
             else tuple(default_constraints)
-        self._hard_defaults = any(c.when_unsatisfiable == "DoNotSchedule" for c in self.default_constraints)
+        #: Some default constraint is DoNotSchedule: it filters every pod without constraints of its own.
+        self.hard_defaults = any(c.when_unsatisfiable == "DoNotSchedule" for c in self.default_constraints)
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
-        if pod.spec.topology_spread_constraints or not self._hard_defaults:
+        if pod.spec.topology_spread_constraints or not self.hard_defaults:
             constraints = build_constraints(pod)
         else:  # `getConstraints`: the profile's default DoNotSchedule constraints
             constraints = _build_default_constraints(pod, snapshot.cluster, self.default_constraints, "DoNotSchedule")
