@@ -47,6 +47,9 @@ __all__ = [
     "PodAffinityTerm",
     "PodDisruptionBudgetSpec",
     "PodDisruptionBudgetStatus",
+    "PodExtendedResourceClaimStatus",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
     "PodSpec",
     "PodStatus",
     "PreferredSchedulingTerm",
@@ -254,6 +257,27 @@ class SchedulingGate(msgspec.Struct, **_Base):
     name: str = ""
 
 
+class PodResourceClaim(msgspec.Struct, **_Base):
+    """One entry of `spec.resourceClaims`: a claim by name, or one made from a template for the pod."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class PodResourceClaimStatus(msgspec.Struct, **_Base):
+    """The claim the resourceclaim controller generated for a template entry (None: none needed)."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
+class PodExtendedResourceClaimStatus(msgspec.Struct, **_Base):
+    """The claim the scheduler created for extended resources backed by DRA."""
+
+    resource_claim_name: str = ""
+
+
 class PodSpec(msgspec.Struct, **_Base):
     node_name: str = ""
     scheduler_name: str = ""
@@ -270,6 +294,7 @@ class PodSpec(msgspec.Struct, **_Base):
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     volumes: tuple[Volume, ...] = ()
     scheduling_gates: tuple[SchedulingGate, ...] = ()
+    resource_claims: tuple[PodResourceClaim, ...] = ()
     termination_grace_period_seconds: int | None = None
     host_network: bool = False
     restart_policy: str = ""
@@ -284,6 +309,8 @@ class PodStatus(msgspec.Struct, **_Base):
     qos_class: str = ""
     reason: str = ""
     message: str = ""
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 class NodeSpec(msgspec.Struct, **_Base):
