@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kresched.model.dra import DraState
 from kresched.model.objects import (
     POD_TOPOLOGY_LABELS,
     Namespace,
@@ -53,6 +54,8 @@ class ClusterState:
     workloads: tuple[Workload, ...] = ()
     #: PersistentVolumes, claims, StorageClasses and CSINodes (kresched.model.storage).
     storage: StorageState = field(default_factory=StorageState)
+    #: DeviceClasses, ResourceSlices, ResourceClaims and their templates (kresched.model.dra).
+    dra: DraState = field(default_factory=DraState)
     node_by_name: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
     pod_by_key: dict[str, Pod] = field(default_factory=dict, compare=False, repr=False)
     pods_by_node: dict[str, tuple[Pod, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -75,6 +78,7 @@ class ClusterState:
         namespaces: Iterable[Namespace] = (),
         workloads: Iterable[Workload] = (),
         storage: StorageState | None = None,
+        dra: DraState | None = None,
     ) -> ClusterState:
         """Index the objects; later duplicates (same namespace/name) replace earlier ones."""
         node_by_name = {n.name: n for n in nodes}
@@ -101,6 +105,7 @@ class ClusterState:
             namespaces=tuple(ns_by_name.values()),
             workloads=tuple(workload_by_key.values()),
             storage=storage if storage is not None else StorageState(),
+            dra=dra if dra is not None else DraState(),
             node_by_name=node_by_name,
             pod_by_key=pod_by_key,
             pods_by_node={k: tuple(v) for k, v in by_node.items()},

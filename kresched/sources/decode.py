@@ -25,6 +25,7 @@ from typing import Any, TypeAlias
 import msgspec
 
 from kresched.errors import InputError
+from kresched.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kresched.model.lease import Lease
 from kresched.model.objects import (
     Namespace,
@@ -60,10 +61,15 @@ KINDS: dict[str, type] = {
     "PersistentVolumeClaim": PersistentVolumeClaim,
     "StorageClass": StorageClass,
     "CSINode": CSINode,
+    "DeviceClass": DeviceClass,
+    "ResourceSlice": ResourceSlice,
+    "ResourceClaim": ResourceClaim,
+    "ResourceClaimTemplate": ResourceClaimTemplate,
 }
 _LIST_KINDS = {f"{k}List": k for k in KINDS}
 Known = (Node | Pod | PodDisruptionBudget | PriorityClass | Namespace | Service | ReplicationController | ReplicaSet
-         | StatefulSet | PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode)
+         | StatefulSet | PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode | DeviceClass
+         | ResourceSlice | ResourceClaim | ResourceClaimTemplate)
 
 
 @dataclass
@@ -82,6 +88,12 @@ class Objects:
     csi_nodes: list[CSINode] = field(default_factory=list)
     #: The storage kinds the input held, even when empty (a live list of each); None: those present.
     storage_kinds: frozenset[str] | None = None
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    #: The DRA kinds the input held, even when empty (a live list of each); None: those present.
+    dra_kinds: frozenset[str] | None = None
 
     def add(self, obj: Any) -> None:
         if isinstance(obj, Pod):
@@ -104,12 +116,21 @@ class Objects:
             self.storage_classes.append(obj)
         elif isinstance(obj, CSINode):
             self.csi_nodes.append(obj)
+        elif isinstance(obj, ResourceSlice):
+            self.resource_slices.append(obj)
+        elif isinstance(obj, ResourceClaim):
+            self.resource_claims.append(obj)
+        elif isinstance(obj, DeviceClass):
+            self.device_classes.append(obj)
+        elif isinstance(obj, ResourceClaimTemplate):
+            self.claim_templates.append(obj)
 
     def count(self) -> int:
         """How many objects, of every kind."""
         return (len(self.nodes) + len(self.pods) + len(self.pdbs) + len(self.priority_classes) + len(self.namespaces)
                 + len(self.workloads) + len(self.pvs) + len(self.pvcs) + len(self.storage_classes)
-                + len(self.csi_nodes))
+                + len(self.csi_nodes) + len(self.device_classes) + len(self.resource_slices)
+                + len(self.resource_claims) + len(self.claim_templates))
 
     def extend(self, other: Objects) -> None:
         self.nodes += other.nodes
@@ -124,6 +145,12 @@ class Objects:
         self.csi_nodes += other.csi_nodes
         if other.storage_kinds is not None:
             self.storage_kinds = (self.storage_kinds or frozenset()) | other.storage_kinds
+        self.device_classes += other.device_classes
+        self.resource_slices += other.resource_slices
+        self.resource_claims += other.resource_claims
+        self.claim_templates += other.claim_templates
+        if other.dra_kinds is not None:
+            self.dra_kinds = (self.dra_kinds or frozenset()) | other.dra_kinds
 
 
 def _is_list_kind(kind: str) -> bool:

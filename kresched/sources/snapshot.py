@@ -22,6 +22,7 @@ import msgspec
 
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DRA_KINDS, DraState
 from kresched.model.objects import Pod, PriorityClass
 from kresched.model.quantity import InvalidQuantity, to_int
 from kresched.model.storage import STORAGE_KINDS, StorageState
@@ -311,8 +312,10 @@ def build_state(objects: Objects) -> ClusterState:
         pods = [p if p.spec.priority is not None else _admit(p, classes, default) for p in pods]
     storage = StorageState.build(objects.pvs, objects.pvcs, objects.storage_classes, objects.csi_nodes,
                                  _storage_kinds(objects))
+    dra = DraState.build(objects.device_classes, objects.resource_slices, objects.resource_claims,
+                         objects.claim_templates, _dra_kinds(objects))
     return ClusterState.build(objects.nodes, pods, objects.pdbs, objects.priority_classes, objects.namespaces,
-                              objects.workloads, storage)
+                              objects.workloads, storage, dra)
 
 
 def _storage_kinds(objects: Objects) -> frozenset[str]:
@@ -326,6 +329,16 @@ def _storage_kinds(objects: Objects) -> frozenset[str]:
         return objects.storage_kinds
     held = objects.pvs or objects.pvcs or objects.storage_classes or objects.csi_nodes
     return frozenset(STORAGE_KINDS) if held else frozenset()
+
+
+def _dra_kinds(objects: Objects) -> frozenset[str]:
+    """The DRA kinds the source listed: as `_storage_kinds`, a snapshot holding any is read as
+    holding all four (`kubectl get` writes nothing for an empty list); one holding none was taken
+    without them, and a pod's claims are then unknown rather than missing."""
+    if objects.dra_kinds is not None:
+        return objects.dra_kinds
+    held = objects.device_classes or objects.resource_slices or objects.resource_claims or objects.claim_templates
+    return frozenset(DRA_KINDS) if held else frozenset()
 
 
 def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> Pod:
@@ -349,9 +362,10 @@ def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass |
 
 def encode_snapshot(state: ClusterState) -> bytes:
     """The state as one JSON `List` that `load_snapshot` reads back into an equal state."""
-    st = state.storage
+    st, dra = state.storage, state.dra
     items: list[object] = [*state.namespaces, *state.priority_classes, *state.nodes, *state.pdbs, *state.workloads,
-                           *state.pods, *st.classes, *st.pvs, *st.pvcs, *st.csi_nodes]
+                           *state.pods, *st.classes, *st.pvs, *st.pvcs, *st.csi_nodes, *dra.classes, *dra.slices,
+                           *dra.claims, *dra.templates]
     return msgspec.json.encode({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
 
 
