@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DRA_KINDS, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kresched.sources.decode import Objects
@@ -41,8 +42,12 @@ def make_pod(name: str = "pod", namespace: str = "default", *, node: str = "", c
              preemption_policy: str | None = None, extra_requests: dict[str, str] | None = None,
              init_containers: list[dict[str, Any]] | None = None, deletion_timestamp: str | None = None,
              nominated_node: str = "", ready: bool = True, uid: str | None = None,
-             spec: dict[str, Any] | None = None) -> Pod:
-    """A pod with one container. `owner` is `Kind/name` of its controller, or None for a bare pod."""
+             spec: dict[str, Any] | None = None, claims: dict[str, str] | None = None,
+             claim_templates: dict[str, str] | None = None, generated: dict[str, str | None] | None = None) -> Pod:
+    """A pod with one container. `owner` is `Kind/name` of its controller, or None for a bare pod.
+    `claims` (entry → ResourceClaim name) and `claim_templates` (entry → ResourceClaimTemplate
+    name) are its `spec.resourceClaims`; `generated` its `status.resourceClaimStatuses` (entry →
+    the claim made from the template)."""
     requests: dict[str, str] = {}
     if cpu is not None:
         requests["cpu"] = cpu
@@ -73,9 +78,15 @@ def make_pod(name: str = "pod", namespace: str = "default", *, node: str = "", c
         pod_spec["affinity"] = affinity
     if preemption_policy is not None:
         pod_spec["preemptionPolicy"] = preemption_policy
+    resource_claims = [{"name": k, "resourceClaimName": v} for k, v in (claims or {}).items()]
+    resource_claims += [{"name": k, "resourceClaimTemplateName": v} for k, v in (claim_templates or {}).items()]
+    if resource_claims:
+        pod_spec["resourceClaims"] = resource_claims
     pod_spec.update(spec or {})
     status: dict[str, Any] = {"phase": phase or ("Running" if node else "Pending"),
                               "nominatedNodeName": nominated_node}
+    if generated:
+        status["resourceClaimStatuses"] = [{"name": k, "resourceClaimName": v} for k, v in generated.items()]
     if start_time and node:
         status["startTime"] = start_time
     if node:
@@ -202,7 +213,8 @@ def pvc_volume(claim: str, name: str | None = None) -> dict[str, Any]:
 
 def make_state(nodes: list[Node] = (), pods: list[Pod] = (), pdbs: list[PodDisruptionBudget] = (),
                priority_classes: list[PriorityClass] = (), namespaces: list[Namespace] = (),
-               storage: list[Any] | None = None, as_in_a_file: bool = False) -> ClusterState:
+               storage: list[Any] | None = None, as_in_a_file: bool = False,
+               dra: list[Any] | None = None) -> ClusterState:
     """`storage`: PVs, claims, classes and CSINodes, in any order; given (even empty), the state is
     one whose source held every storage kind (as a live cluster's does) — or, `as_in_a_file`, read
     as a snapshot file's (every kind if it holds any, else none)."""
@@ -213,4 +225,84 @@ def make_state(nodes: list[Node] = (), pods: list[Pod] = (), pdbs: list[PodDisru
         if not as_in_a_file:
             objects.storage_kinds = frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass",
                                                "CSINode"})
+    if dra is not None:  # DeviceClasses, ResourceSlices, claims and templates: a source that held them all
+        for obj in dra:
+            objects.add(obj)
+        objects.dra_kinds = frozenset(DRA_KINDS)
     return build_state(objects)
+
+
+# -- Dynamic Resource Allocation --------------------------------------------------------------------
+
+def make_device_class(name: str = "gpu.example.com", *, selectors: list[str] | None = None,
+                      extended_resource_name: str | None = None) -> DeviceClass:
+    spec: dict[str, Any] = {"selectors": [{"cel": {"expression": e}} for e in selectors or []]}
+    if extended_resource_name is not None:
+        spec["extendedResourceName"] = extended_resource_name
+    return msgspec.convert({"metadata": {"name": name}, "spec": spec}, DeviceClass)
+
+
+def make_device(name: str, *, attributes: dict[str, Any] | None = None, capacity: dict[str, str] | None = None,
+                **extra: Any) -> dict[str, Any]:
+    """A device of a slice, as the API writes it (`attributes` values: int, bool or str)."""
+    attrs = {k: ({"bool": v} if isinstance(v, bool) else {"int": v} if isinstance(v, int) else {"string": v})
+             for k, v in (attributes or {}).items()}
+    return {"name": name, "attributes": attrs, "capacity": {k: {"value": v} for k, v in (capacity or {}).items()},
+            **extra}
+
+
+def make_slice(node: str | None, devices: list[dict[str, Any]] | int, *, driver: str = "gpu.example.com",
+               pool: str | None = None, name: str | None = None, generation: int = 1, slice_count: int = 1,
+               **spec: Any) -> ResourceSlice:
+    """A ResourceSlice of `driver` for `node` (its pool named after it); `devices` an int gives
+    that many plain devices `gpu-0`, `gpu-1`, ..."""
+    if isinstance(devices, int):
+        devices = [make_device(f"gpu-{i}") for i in range(devices)]
+    body: dict[str, Any] = {"driver": driver, "pool": {"name": pool or node or "shared", "generation": generation,
+                                                        "resourceSliceCount": slice_count}, "devices": devices, **spec}
+    if node is not None:
+        body["nodeName"] = node
+    return msgspec.convert({"metadata": {"name": name or f"{node or pool}-{driver}"}, "spec": body}, ResourceSlice)
+
+
+def device_request(name: str = "gpu", device_class: str = "gpu.example.com", *, count: int | None = None,
+                   mode: str | None = None, selectors: list[str] | None = None) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": device_class}
+    if count is not None:
+        exactly["count"] = count
+    if mode is not None:
+        exactly["allocationMode"] = mode
+    if selectors:
+        exactly["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+    return {"name": name, "exactly": exactly}
+
+
+def make_claim(name: str, namespace: str = "default", *, requests: list[dict[str, Any]] | None = None,
+               owner_pod: Pod | None = None, allocated: list[tuple[str, str, str]] | None = None,
+               node: str | None = None, reserved_for: list[Pod] | None = None,
+               request: str = "gpu") -> ResourceClaim:
+    """A claim; `allocated` (driver, pool, device) triples make it allocated (for `node`, whose name
+    its node selector then matches), `reserved_for` the pods that use it."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-claim-{name}"}
+    if owner_pod is not None:
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner_pod.name,
+                                    "uid": owner_pod.uid, "controller": True}]
+    status: dict[str, Any] = {}
+    if allocated is not None:
+        alloc: dict[str, Any] = {"devices": {"results": [{"request": request, "driver": d, "pool": p, "device": x}
+                                                         for d, p, x in allocated]}}
+        if node is not None:
+            alloc["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+        status["allocation"] = alloc
+    if reserved_for:
+        status["reservedFor"] = [{"resource": "pods", "name": p.name, "uid": p.uid} for p in reserved_for]
+    return msgspec.convert({"metadata": meta, "spec": {"devices": {"requests": requests or [device_request()]}},
+                            "status": status}, ResourceClaim)
+
+
+def make_claim_template(name: str, namespace: str = "default", *,
+                        requests: list[dict[str, Any]] | None = None) -> ResourceClaimTemplate:
+    return msgspec.convert({"metadata": {"name": name, "namespace": namespace},
+                            "spec": {"spec": {"devices": {"requests": requests or [device_request()]}}}},
+                           ResourceClaimTemplate)

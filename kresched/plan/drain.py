@@ -331,15 +331,14 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
     profiles = profiles or Profiles.default()
     snap = Snapshot.from_state(state)
     gone = {p.pod.key for p in evicted}
-    infos = []
+    # Derived node by node (not built anew): the indexes carried down see the evicted pods go (the
+    # devices their claims held are freed as the cluster frees them: `sched.dra.inuse`).
+    sim = snap
     for info in snap.node_infos:
         if info.name in drained:
             node = info.node
             cordoned = msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, unschedulable=True))
-            infos.append(NodeInfo(cordoned, [p for p in info.pods if p.key not in gone]))
-        else:
-            infos.append(info)
-    sim = Snapshot(infos, {i.name: i for i in infos}, snap.namespace_labels, snap.facts, snap.storage)
+            sim = sim.with_node_info(NodeInfo(cordoned, [p for p in info.pods if p.key not in gone]))
     placers: dict[str, tuple[Placer, dict[bytes, FilterMemo]]] = {}
     nominated = nominated_pods(state)
     out: dict[str, DrainPod] = {}

@@ -22,12 +22,14 @@ from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.plan.candidates import is_candidate_victim
 from kresched.plan.placement import Placer, replacement_of
+from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT
 from kresched.sched.node_resources_fit import NAME as NODE_RESOURCES_FIT
 from kresched.sched.node_resources_fit import fits_request
 from kresched.sched.preemption import (
     DEFAULT_POST_FILTERS,
+    DRA_POSTFILTER_NOTE,
     full_scheduler_message,
     post_filter_error,
     preemption_message,
@@ -103,13 +105,15 @@ class Explanation:
     other_scheduler: str | None = None
     #: A scheduler configuration was given (`--scheduler-config`), not the built-in profile.
     configured: bool = False
+    #: What DynamicResources' PostFilter adds to the scheduler's message (`post_filter_note`).
+    dra_note: str = DRA_POSTFILTER_NOTE
 
     @property
     def scheduler_message(self) -> str | None:
         if self.message is None:
             return None
         return full_scheduler_message(self.message, self.preemption_message, self.post_filter_error,
-                                      self.post_filters)
+                                      self.post_filters, self.dra_note)
 
     @property
     def feasible(self) -> list[str]:
@@ -185,19 +189,21 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
                            landing.candidates, landing.likely)
     message = fit_error_message(diag)
     notes: tuple[str, ...] = volume_notes
+    note = post_filter_note(cycle)
     stopped = post_filter_error(diag, profile.post_filters)
     if stopped is not None:
         # PostFilter fails before DefaultPreemption runs: the scheduler does not try to preempt.
         return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), notes, counts,
-                           post_filter_error=stopped)
+                           post_filter_error=stopped, dra_note=note)
     if not profile.preempts:
         alone = f"the {profile.name} profile runs no DefaultPreemption: the scheduler itself never evicts for this pod"
-        return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), (*notes, alone), counts)
+        return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), (*notes, alone), counts,
+                           dra_note=note)
     pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
     if pmsg is None:
         notes += ("the scheduler's own preemption can make room: it will evict lower-priority pods "
                   "and nominate a node on its next attempt",)
-    return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts)
+    return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts, dra_note=note)
 
 
 def _why_there(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin]) -> Explanation:
@@ -209,7 +215,7 @@ def _why_there(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Fi
                            bound_to=node)
     rest = [p for p in state.pods if p.key != pod.key]
     without = ClusterState.build(state.nodes, rest, state.pdbs, state.priority_classes, state.namespaces,
-                                 state.workloads, state.storage)
+                                 state.workloads, state.storage, state.dra)
     unbound = replacement_of(pod)
     # The same pod (its name, so its own ephemeral claims too), unbound.
     unbound = msgspec.structs.replace(unbound, metadata=pod.metadata,

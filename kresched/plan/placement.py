@@ -26,6 +26,7 @@ import msgspec
 
 from kresched.model.objects import POD_TOPOLOGY_LABELS, Node, Pod
 from kresched.model.storage import StorageState
+from kresched.sched.dra.claims import with_new_claims
 from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot, Status
 from kresched.sched.profile import Profile
 from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message
@@ -145,7 +146,9 @@ def replacement_of(pod: Pod) -> Pod:
     if any(k in labels for k in POD_TOPOLOGY_LABELS):
         labels = {k: v for k, v in labels.items() if k not in POD_TOPOLOGY_LABELS}
     meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement", labels=labels)
-    return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)
+    # Its ResourceClaims from templates are made anew for it (the old ones go with the old pod);
+    # a claim it names directly is the same claim, and holds it where that is allocated.
+    return with_new_claims(msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta))
 
 
 def held_by_volume(pod: Pod, storage: StorageState) -> str | None:

@@ -84,6 +84,7 @@ from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
+from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
     full_scheduler_message,
@@ -760,7 +761,7 @@ class Planner:
         stopped = post_filter_error(diag, post_filters)
         pmsg = None if stopped is not None or "DefaultPreemption" not in post_filters else \
             preemption_message(self.plugins, pod, self.work.snapshot, diag, cycle, nominated)[0]
-        parts = [full_scheduler_message(fit_error_message(diag), pmsg, stopped, post_filters)]
+        parts = [full_scheduler_message(fit_error_message(diag), pmsg, stopped, post_filters, post_filter_note(cycle))]
         if count:
             parts.append(f"no eviction helps on any of {count} candidate node(s)")
         else:

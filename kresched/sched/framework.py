@@ -18,6 +18,7 @@ from enum import IntEnum
 from typing import Any, ClassVar, Protocol
 
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DraState
 from kresched.model.objects import Node, Pod
 from kresched.model.specs import LabelSelector
 from kresched.model.storage import StorageState
@@ -445,6 +446,9 @@ class Snapshot:
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     facts: ClusterFacts | None = None
     storage: StorageState = field(default_factory=StorageState)
+    #: The DynamicResources plugin's listers: DeviceClasses, ResourceSlices, ResourceClaims (as the
+    #: state held them; `sched.dra.inuse` follows what simulations allocate and free).
+    dra: DraState = field(default_factory=DraState)
     _pvc_users: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     _indexes: dict[str, SnapshotIndex] = field(default_factory=dict, init=False, repr=False, compare=False)
     #: (the snapshot this one was derived from, the NodeInfo replaced, its replacement) while some
@@ -461,7 +465,7 @@ class Snapshot:
         then finds them in the CPU's caches (a later pass over 30k pods waits on memory)."""
         infos = [_visited(NodeInfo(n, state.pods_on(n.name)), visit) for n in sorted(state.nodes, key=lambda n: n.name)]
         return cls(infos, {i.name: i for i in infos}, state.namespace_labels, ClusterFacts(state, infos),
-                   state.storage)
+                   state.storage, state.dra)
 
     @property
     def cluster(self) -> ClusterFacts:
@@ -546,7 +550,7 @@ class Snapshot:
             infos = [info if n.name == info.name else n for n in self.node_infos]
         by_name = dict(self.by_name)
         by_name[info.name] = info
-        snap = Snapshot(infos, by_name, self.namespace_labels, self.facts, self.storage)
+        snap = Snapshot(infos, by_name, self.namespace_labels, self.facts, self.storage, self.dra)
         old = self.by_name.get(info.name)
         if self._ordered is not None and old is not None and self.facts is not None:
             j = self.facts.order_positions.get(info.name)

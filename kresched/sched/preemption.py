@@ -290,13 +290,16 @@ def post_filter_error(diag: Diagnosis, post_filters: Sequence[str] = DEFAULT_POS
     st = diag.pre_filter_status
     if "DynamicResources" not in post_filters:
         return None
-    if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+    # DynamicResources writes its state before it looks at the claims: its own rejection leaves
+    # its PostFilter something to read.
+    if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and st.plugin != "DynamicResources":
         return POST_FILTER_NOT_FOUND
     return None
 
 
 def full_scheduler_message(message: str, preemption: str | None, post_filter: str | None = None,
-                           post_filters: Sequence[str] = DEFAULT_POST_FILTERS) -> str:
+                           post_filters: Sequence[str] = DEFAULT_POST_FILTERS,
+                           dra_note: str = DRA_POSTFILTER_NOTE) -> str:
     """The PodScheduled condition's message as kube-scheduler 1.35/1.36 writes it.
 
     `FitError.Error()` appends the PostFilter message after a space, with no period of its own
@@ -310,7 +313,8 @@ def full_scheduler_message(message: str, preemption: str | None, post_filter: st
 
     `post_filters`: the profile's PostFilter plugins, in order (the default profile's: those two).
     Without any, the scheduler runs none and nothing follows the filter part; without
-    DefaultPreemption, no preemption part.
+    DefaultPreemption, no preemption part. `dra_note`: what DynamicResources' PostFilter says
+    (`dynamic_resources.post_filter_note`; for a pod without claims, `no new claims to deallocate`).
     """
     if message == NO_NODES_AVAILABLE or not post_filters:
         return message
@@ -319,7 +323,7 @@ def full_scheduler_message(message: str, preemption: str | None, post_filter: st
     reasons = []
     for name in post_filters:
         if name == "DynamicResources":
-            reasons.append(DRA_POSTFILTER_NOTE)
+            reasons.append(dra_note)
         elif name == "DefaultPreemption":
             if preemption is None:
                 return message  # it found a candidate: Success drops the reasons gathered so far

@@ -14,8 +14,7 @@ What is simulated of a profile, and what is said instead:
   explicit reordering of one of the two makes differ). A plugin whose PreFilter is enabled and
   Filter disabled runs its PreFilter only (it can still reject the pod or narrow the nodes).
 - Score plugins: the profile's, with its weights. VolumeBinding's score (StorageCapacityScoring,
-  off by default) and DynamicResources' (kresched reads no ResourceClaims) are not simulated, as
-  without a configuration.
+  off by default) is not simulated, as without a configuration.
 - PostFilter: which of DynamicResources and DefaultPreemption run, for the scheduler's message
   and for whether the scheduler itself would preempt.
 - Warnings: out-of-tree plugins (a scheduler built with them runs them; kresched does not know
@@ -49,6 +48,7 @@ from kresched.sched.framework import (
 if TYPE_CHECKING:  # a configuration is read only when a file is given: its modules load then
     from kresched.sched.config import ProfileSpec, SchedulerConfig
     from kresched.sched.config import types as cfg_types
+    from kresched.sched.dynamic_resources import DynamicResources
 
 #: `v1.DefaultSchedulerName`.
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -58,10 +58,10 @@ __all__ = ["Profile", "Profiles", "PreFilterOnly", "build_profile"]
 #: The filter plugins kresched simulates, by name.
 _FILTERS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
             "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-            "InterPodAffinity")
+            "InterPodAffinity", "DynamicResources")
 #: The score plugins kresched simulates.
 _SCORES = ("TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-           "NodeResourcesBalancedAllocation", "ImageLocality")
+           "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality")
 #: Upstream plugins whose Filter reads their PreFilter's state (an error without it).
 _FILTER_NEEDS_PREFILTER = frozenset({"NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
                                      "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"})
@@ -315,7 +315,15 @@ def _filter_plugin(name: str, args: Mapping[str, object]) -> FilterPlugin:
         return _pod_topology_spread(args)
     if name == "InterPodAffinity":
         return _inter_pod_affinity(args)
+    if name == "DynamicResources":
+        return _dynamic_resources()
     raise ValueError(f"no filter plugin {name}")
+
+
+def _dynamic_resources() -> DynamicResources:
+    from kresched.sched.dynamic_resources import DynamicResources
+
+    return DynamicResources()
 
 
 def _score_plugin(name: str, args: Mapping[str, object]) -> ScorePlugin:
@@ -328,6 +336,8 @@ def _score_plugin(name: str, args: Mapping[str, object]) -> ScorePlugin:
         return _node_affinity(args)
     if name == "NodeResourcesFit":
         return _node_resources_fit(args)
+    if name == "DynamicResources":
+        return _dynamic_resources()
     if name == "PodTopologySpread":
         return _pod_topology_spread(args)
     if name == "InterPodAffinity":

@@ -59,7 +59,7 @@ def default_plugins() -> list[FilterPlugin]:
     """The filter plugins in kube-scheduler's default order (apis/config/v1/default_plugins.go).
 
     The volume plugins run only when the state holds PersistentVolumeClaims (their PreFilters
-    return Skip otherwise). DynamicResources is not simulated: kresched reads no ResourceClaims.
+    return Skip otherwise); DynamicResources only for a pod with ResourceClaims.
     """
     from kresched.sched import (
         interpod_affinity,
@@ -75,6 +75,7 @@ def default_plugins() -> list[FilterPlugin]:
         volume_restrictions,
         volume_zone,
     )
+    from kresched.sched.dynamic_resources import DynamicResources
 
     return [
         node_unschedulable.NodeUnschedulable(),
@@ -89,6 +90,7 @@ def default_plugins() -> list[FilterPlugin]:
         volume_zone.VolumeZone(),
         pod_topology_spread.PodTopologySpread(),
         interpod_affinity.InterPodAffinity(),
+        DynamicResources(),
     ]
 
 

@@ -58,6 +58,7 @@ def default_score_plugins() -> list[tuple[ScorePlugin, int]]:
         pod_topology_spread,
         taint_toleration,
     )
+    from kresched.sched.dynamic_resources import DynamicResources
 
     return [
         (taint_toleration.TaintToleration(), 3),
@@ -65,6 +66,7 @@ def default_score_plugins() -> list[tuple[ScorePlugin, int]]:
         (node_resources_fit.NodeResourcesFit(), 1),
         (pod_topology_spread.PodTopologySpread(), 2),
         (interpod_affinity.InterPodAffinity(), 2),
+        (DynamicResources(), 2),
         (node_resources_balanced_allocation.NodeResourcesBalancedAllocation(), 1),
         (image_locality.ImageLocality(), 1),
     ]

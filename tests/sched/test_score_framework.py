@@ -222,7 +222,8 @@ def test_default_score_plugins_are_the_default_profile_with_its_weights() -> Non
     # apis/config/v1/default_plugins.go: the MultiPoint plugins with a Score, in order, and their weights.
     assert [(pl.name, w) for pl, w in default_score_plugins()] == [
         ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
-        ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+        ("InterPodAffinity", 2), ("DynamicResources", 2), ("NodeResourcesBalancedAllocation", 1),
+        ("ImageLocality", 1)]
 
 
 # -- select_host ------------------------------------------------------------------------------------

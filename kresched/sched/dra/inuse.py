@@ -1,0 +1,152 @@
+"""Which claims hold devices in a simulated cluster: a `Snapshot.index` carried down simulations.
+
+The scheduler reads the allocated devices from every ResourceClaim's `status.allocation`
+(`GatherAllocatedState`). kresched's simulations change the cluster: a pod placed there gets its
+claims allocated (as the scheduler's Reserve and PreBind would: the first-fit allocation on the
+node it lands on, what its Filter found), a pod taken away gives them back as the cluster would —
+a claim is deallocated by the resourceclaim controller once no pod reserves it any more, and a
+claim generated for the pod is deleted with it; a shared claim stays allocated while another pod
+still reserves it. `AllocatedClaims` follows that, NodeInfo by NodeInfo (`replaced`).
+
+What it must not do: the scheduler's own preemption never frees devices (its dry run keeps the
+allocated state of PreFilter); the DynamicResources plugin reads this index in PreFilter only, so
+a preemption simulation that removes victims from a cloned NodeInfo does not free theirs. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from kresched.model.dra import AllocationResult, DraState, ResourceClaim, ResourceClaimConsumerReference
+from kresched.model.objects import Pod
+from kresched.sched.dra.claims import ClaimLookupError, pod_claims
+from kresched.sched.framework import NodeInfo, Snapshot
+
+__all__ = ["DRA_ALLOCATED", "AllocatedClaims", "allocated_claims", "with_allocation"]
+
+#: `Snapshot.index` key.
+DRA_ALLOCATED = "kresched/dra-allocated"
+
+
+def with_allocation(claim: ResourceClaim, allocation: AllocationResult | None,
+                    reserved_for: tuple = ()) -> ResourceClaim:
+    status = msgspec.structs.replace(claim.status, allocation=allocation, reserved_for=reserved_for)
+    return msgspec.structs.replace(claim, status=status)
+
+
+def _pod_ref(pod: Pod) -> ResourceClaimConsumerReference:
+    return ResourceClaimConsumerReference(resource="pods", name=pod.name, uid=pod.uid)
+
+
+class AllocatedClaims:
+    """The allocated claims of one simulated cluster (key → claim, its allocation in its status)
+    and, per claim, the pods (keys) that reserve it."""
+
+    __slots__ = ("_state", "claims", "dra", "reservers")
+
+    def __init__(self, dra: DraState, claims: dict[str, ResourceClaim], reservers: dict[str, frozenset[str]]) -> None:
+        self.dra = dra
+        self.claims = claims
+        self.reservers = reservers
+        self._state: Any = None
+
+    @classmethod
+    def build(cls, snap: Snapshot) -> AllocatedClaims:
+        claims: dict[str, ResourceClaim] = {}
+        reservers: dict[str, frozenset[str]] = {}
+        for c in snap.dra.claims:
+            if c.status.allocation is not None:
+                claims[c.key] = c
+                reservers[c.key] = frozenset(f"{c.namespace}/{r.name}" for r in c.status.reserved_for
+                                             if r.resource == "pods" and not r.api_group)
+        return cls(snap.dra, claims, reservers)
+
+    def current(self, claim: ResourceClaim) -> ResourceClaim:
+        """`claim` as this simulated cluster holds it: allocated here, or deallocated once no pod
+        reserved it any more."""
+        held = self.claims.get(claim.key)
+        if held is not None:
+            return held
+        if claim.status.allocation is not None:
+            return with_allocation(claim, None)
+        return claim
+
+    def allocated_state(self) -> Any:
+        """What the allocator counts as in use (built once per simulated cluster)."""
+        if self._state is None:
+            from kresched.sched.dra.allocated import AllocatedState
+
+            self._state = AllocatedState.build(self.claims.values())
+        return self._state
+
+    def holders(self, device_id: tuple[str, str, str]) -> list[str]:
+        """The keys of the claims whose allocation holds the device (driver, pool, name)."""
+        return [k for k, c in self.claims.items() if c.status.allocation is not None
+                and any(r.device_id == device_id and not r.admin_access
+                        for r in c.status.allocation.devices.results)]
+
+    def replaced(self, old: NodeInfo, new: NodeInfo) -> AllocatedClaims:
+        before = {p.key: p for p in old.pods if p.spec.resource_claims}
+        after = {p.key: p for p in new.pods if p.spec.resource_claims}
+        gone = [p for k, p in before.items() if k not in after]
+        came = [p for k, p in after.items() if k not in before]
+        if not gone and not came:
+            return self
+        claims = dict(self.claims)
+        reservers = dict(self.reservers)
+        for p in gone:
+            for pc in _claims_or_none(p, self.dra):
+                key = pc.claim.key
+                if key not in claims:
+                    continue
+                left = reservers.get(key, frozenset()) - {p.key}
+                if left or (not pc.is_new and not self.reservers.get(key)):
+                    # Still reserved by another pod; or allocated without ever being reserved
+                    # (nothing deallocates it when a pod goes).
+                    reservers[key] = left
+                    continue
+                del claims[key]
+                reservers.pop(key, None)
+        out = AllocatedClaims(self.dra, claims, reservers)
+        for p in came:
+            out._place(p, new)
+        return out
+
+    def _place(self, pod: Pod, info: NodeInfo) -> None:
+        """Reserve (and where needed allocate, on `info`'s node) the claims of `pod`, placed there."""
+        found = _claims_or_none(pod, self.dra)
+        todo: list[ResourceClaim] = []
+        for pc in found:
+            key = pc.claim.key
+            if key in self.claims:
+                self.reservers[key] = self.reservers.get(key, frozenset()) | {pod.key}
+            else:
+                todo.append(pc.claim if pc.claim.status.allocation is None else with_allocation(pc.claim, None))
+        if not todo:
+            return
+        from kresched.sched.dra.allocator import AllocationError, Allocator
+
+        try:
+            result = Allocator(self.dra.classes, self.dra.slices, self.allocated_state(),
+                               cache=self.dra.derived).allocate(info.node, todo)
+        except AllocationError:
+            result = None
+        if result is None:
+            return  # it passed the filter, so this cannot happen; nothing to record if it does
+        for claim, allocation in zip(todo, result.claim_results, strict=True):
+            self.claims[claim.key] = with_allocation(claim, allocation, (_pod_ref(pod),))
+            self.reservers[claim.key] = frozenset({pod.key})
+        self._state = None
+
+
+def _claims_or_none(pod: Pod, dra: DraState) -> list:
+    try:
+        return pod_claims(pod, dra)
+    except ClaimLookupError:
+        return []
+
+
+def allocated_claims(snapshot: Snapshot) -> AllocatedClaims:
+    return snapshot.index(DRA_ALLOCATED, AllocatedClaims.build)

@@ -1,0 +1,247 @@
+"""DynamicResources: a pod's ResourceClaims must be allocatable on the node, or already allocated
+where the node is. Mirrors kube-scheduler v1.36's `pkg/scheduler/framework/plugins/dynamicresources`
+(dynamicresources.go) with its default feature gates:
+
+1. PreFilter: a pod without claims → Skip. Its claims are found as PreEnqueue and PreFilter find
+   them (`sched.dra.claims.pod_claims`; a claim not created yet, missing, being deleted or not the
+   pod's rejects it on every node with upstream's text). For each claim not allocated yet, each
+   request's device class must exist (`request <r>: device class <c> does not exist`); a request
+   with neither `exactly` nor `firstAvailable` is an `unknown request type`; an empty class name an
+   Error. An allocated claim is available only where its `status.allocation.nodeSelector` matches.
+   When some claim needs allocation, one allocator is built from the allocated state of the
+   simulated cluster (`sched.dra.inuse`) and every ResourceSlice, for all nodes.
+2. Filter: the allocator's first fit for the unallocated claims on the node
+   (`cannot allocate all claims`; `invalid resource pools were encountered`; a CEL or validation
+   failure is an Error, as upstream, which aborts the scheduling cycle), then the allocated
+   claims' node selectors (`resourceclaim not available on the node`). Every rejection is
+   UnschedulableAndUnresolvable (`statusUnschedulable`): the scheduler's preemption never tries a
+   node this plugin rejected.
+3. PostFilter's note in the scheduler's message (`post_filter_note`): `no new claims to
+   deallocate` for a pod without claims, `deallocation of ResourceClaim completed` when an
+   unavailable claim reserved by no other pod would be deallocated, else `still not schedulable`.
+4. Score: per claim, `8 - i` for each `firstAvailable` request whose subrequest `i` was chosen;
+   normalized by the highest (weight 2 in the default profile).
+
+PreFilterExtensions are nil upstream: adding or removing pods in a preemption simulation changes
+nothing here (victims' devices stay allocated in the scheduler's dry run).
+
+Deliberate differences: extended resources backed by a DeviceClass (`extendedResourceName`) are
+not simulated yet; the binding-conditions timeout (a wall clock) is not applied; a claim being
+allocated by another pod in flight cannot be seen in a snapshot. A snapshot that holds no DRA
+objects says nothing about devices: the plugin is skipped and the answer says so. Pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kresched.model.dra import DraState, ResourceClaim
+from kresched.model.objects import Pod
+from kresched.model.selectors import node_selector_term_matches
+from kresched.model.specs import NodeSelector
+from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
+from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
+from kresched.sched.framework import (
+    SUCCESS,
+    Code,
+    CycleState,
+    NodeInfo,
+    PreFilterResult,
+    Snapshot,
+    Status,
+    default_normalize_score,
+)
+
+__all__ = [
+    "CANNOT_ALLOCATE",
+    "NAME",
+    "NOT_AVAILABLE",
+    "DynamicResources",
+    "DraCycle",
+    "post_filter_note",
+    "prepare",
+]
+
+NAME = "DynamicResources"
+
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+NO_CLAIMS = "no new claims to deallocate"
+STILL_NOT_SCHEDULABLE = "still not schedulable"
+DEALLOCATED = "deallocation of ResourceClaim completed"
+#: `resourceapi.FirstAvailableDeviceRequestMaxSize`.
+FIRST_AVAILABLE_MAX = 8
+
+_SKIP = PreFilterResult(Status(Code.SKIP))
+
+
+@dataclass
+class DraCycle:
+    """What PreFilter found for the pod (upstream's `stateData`), shared by every node's Filter.
+
+    Like upstream's (whose `Clone` returns the same pointer), it is not copied for preemption
+    simulations."""
+
+    claims: list[PodClaim]
+    #: The claims as the simulated cluster holds them (allocated, or not), in pod order.
+    current: list[ResourceClaim]
+    #: By claim index: where an allocated claim is available (None: everywhere).
+    available_on: dict[int, NodeSelector | None]
+    to_allocate: list[ResourceClaim]
+    allocator: Any = None
+    #: Per node that passed: the allocation of `to_allocate` there (Reserve would use it).
+    node_allocations: dict[str, Any] = field(default_factory=dict)
+    #: Indices of allocated claims some node could not use (PostFilter's candidates).
+    unavailable: set[int] = field(default_factory=set)
+    pod_uid: str = ""
+
+    def clone(self) -> DraCycle:
+        return self
+
+
+def _unresolvable(msg: str) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,))
+
+
+class DynamicResources:
+    name: ClassVar[str] = NAME
+
+    def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
+        if not pod.spec.resource_claims or not snapshot.dra.is_known:
+            return _SKIP
+        state = prepare(pod, snapshot.dra, allocated_claims(snapshot))
+        if state is None:
+            return _SKIP
+        if isinstance(state, Status):
+            return PreFilterResult(state)
+        cycle.write(NAME, state)
+        return PreFilterResult()
+
+    def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        state: DraCycle | None = cycle.read(NAME)
+        if state is None:
+            return SUCCESS
+        node = node_info.node
+        unavailable = [i for i, sel in state.available_on.items()
+                       if sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels)]
+        allocation = None
+        if state.allocator is not None:
+            from kresched.sched.dra.allocator import AllocationError
+
+            try:
+                allocation = state.allocator.allocate(node, state.to_allocate)
+            except AllocationError as exc:
+                if getattr(exc, "on_node", False):
+                    return _unresolvable(str(exc))
+                return Status(Code.ERROR, (str(exc),))
+            if allocation is None:
+                return _unresolvable(CANNOT_ALLOCATE)
+        if unavailable:
+            state.unavailable.update(unavailable)
+            return _unresolvable(NOT_AVAILABLE)
+        if allocation is not None:
+            state.node_allocations[node_info.name] = allocation
+        return SUCCESS
+
+    def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
+        return None  # PreFilterExtensions() is nil upstream
+
+    def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
+        return None
+
+    # -- Score ---------------------------------------------------------------------------------
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        state: DraCycle | None = cycle.read(NAME)
+        if state is None:
+            return Status(Code.SKIP)
+        return SUCCESS
+
+    def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        state: DraCycle | None = cycle.read(NAME)
+        if state is None:
+            return 0
+        allocation = state.node_allocations.get(node_info.name)
+        if allocation is None and state.to_allocate:
+            return 0
+        new = iter(allocation.claim_results if allocation is not None else ())
+        score = 0
+        for claim in state.current:
+            result = claim.status.allocation if claim.status.allocation is not None else next(new, None)
+            if result is None:
+                continue
+            chosen = {r.request for r in result.devices.results if "/" in r.request}
+            for req in claim.requests:
+                if req.exactly is not None:
+                    continue
+                for i, sub in enumerate(req.first_available):
+                    if f"{req.name}/{sub.name}" in chosen:
+                        score += FIRST_AVAILABLE_MAX - i
+        return score
+
+    def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
+        default_normalize_score(100, False, scores)
+
+
+def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Status | None:
+    """PreFilter's work for a pod with claims, against the claims in use in `inuse` (a simulated
+    cluster): its state, or its rejection, or None when it uses no claim after all."""
+    try:
+        found = pod_claims(pod, dra)
+    except ClaimLookupError as exc:
+        return _unresolvable(str(exc))
+    if not found:
+        return None
+    current = [inuse.current(pc.claim) for pc in found]
+    available_on: dict[int, NodeSelector | None] = {}
+    to_allocate: list[ResourceClaim] = []
+    for i, claim in enumerate(current):
+        if claim.status.allocation is not None:
+            available_on[i] = claim.status.allocation.node_selector
+            continue
+        to_allocate.append(claim)
+        for request in claim.requests:
+            if request.exactly is not None:
+                st = _validate_class(dra, request.exactly.device_class_name, request.name)
+            elif request.first_available:
+                st = None
+                for sub in request.first_available:
+                    st = _validate_class(dra, sub.device_class_name, f"{request.name}/{sub.name}")
+                    if st is not None:
+                        break
+            else:
+                st = _unresolvable(f"resource claim {claim.key}, request {request.name}: unknown request type")
+            if st is not None:
+                return st
+    state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid)
+    if to_allocate:
+        from kresched.sched.dra.allocator import Allocator
+
+        state.allocator = Allocator(dra.classes, dra.slices, inuse.allocated_state(), cache=dra.derived)
+    return state
+
+
+def _validate_class(dra: DraState, class_name: str, request: str) -> Status | None:
+    if not class_name:
+        return Status(Code.ERROR, (f"request {request}: unsupported request type",))
+    if dra.device_class(class_name) is None:
+        return _unresolvable(f"request {request}: device class {class_name} does not exist")
+    return None
+
+
+def _selector_matches(sel: NodeSelector, name: str, labels: dict[str, str]) -> bool:
+    """`nodeaffinity.NewNodeSelector(...).Match`: any term matches (no terms: none)."""
+    return any(node_selector_term_matches(t, name, labels) for t in sel.node_selector_terms)
+
+
+def post_filter_note(cycle: CycleState) -> str:
+    """What DynamicResources' PostFilter adds to the scheduler's message when no node fits."""
+    state: DraCycle | None = cycle.read(NAME)
+    if state is None:
+        return NO_CLAIMS
+    for i in sorted(state.unavailable):  # upstream picks one at random: any one gives this text
+        claim = state.current[i]
+        refs = claim.status.reserved_for
+        if not refs or (len(refs) == 1 and refs[0].uid == state.pod_uid):
+            return DEALLOCATED
+    return STILL_NOT_SCHEDULABLE
