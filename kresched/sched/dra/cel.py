@@ -321,7 +321,23 @@ def _quantity(text: str) -> dict:
     try:
         return _quantity_value(parse_quantity(text))
     except InvalidQuantity as e:
-        raise ValueError(str(e).split(": ", 1)[-1]) from None
+        detail = str(e).split(": ", 1)[-1]
+        if detail != "out of range":
+            raise ValueError(detail) from None
+    return _quantity_value(_huge_quantity(text))
+
+
+_DECIMAL_EXPONENTS = {"": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def _huge_quantity(text: str) -> Fraction:
+    """A well-formed decimal quantity of 10^40 or more, which kresched's parser refuses but
+    upstream's inf.Dec holds exactly (`quantity("9999999999999999999999999999999999999G")`)."""
+    number, suffix = re.fullmatch(r"([+-]?[0-9.]+)(.*)", text).groups()  # type: ignore[union-attr]
+    exponent = _DECIMAL_EXPONENTS.get(suffix)
+    if exponent is None:
+        exponent = int(suffix[1:])
+    return Fraction(number) * Fraction(10) ** exponent
 
 
 def _is_quantity(text: str) -> bool:
@@ -635,7 +651,8 @@ def _matching(text: list[str], open_index: int) -> int | None:
 
 # --- Compiling and evaluating --------------------------------------------------------------
 
-_STATUS = re.compile(r"^[A-Z_]+: |\s*\[[A-Z_]+\]$")
+_STATUS = re.compile(r"^(?:INVALID_ARGUMENT|NOT_FOUND|OUT_OF_RANGE|UNKNOWN|INTERNAL|UNIMPLEMENTED|"
+                     r"FAILED_PRECONDITION|ALREADY_EXISTS|CANCELLED|RESOURCE_EXHAUSTED): |\s*\[[A-Z_]+\]$")
 _KEY_NOT_FOUND = re.compile(r'Key not found in map\s*: "?(.*?)"?$')
 _UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_]+)'")
 
