@@ -11,7 +11,7 @@ compatibility layer for what Kubernetes adds on top of standard CEL:
   allowMultipleAllocations is refused at compile time with upstream's `undefined field '<name>'`.
 - A missing domain reads as an empty map (upstream's `newStringInterfaceMapWithDefault`), so
   `device.attributes["x"].a` fails with `no such key: a` and `has(...)` is false. The source is
-  rewritten before compiling: `device.attributes[D]` becomes `device.attributes[?D].orValue({})`
+  rewritten before compiling: `device.attributes[D]` becomes `dyn(device.attributes[?D].orValue({}))`
   (and `device.attributes.d` likewise). A domain map reached another way (e.g. the whole of
   `device.attributes` bound by `cel.bind`) reports a missing domain as `no such key: <domain>`.
 - Semver and Quantity values are tagged maps (`{true: b"1.2.3-rc.1"}`, `{false: "3/2"}`: the
@@ -622,16 +622,19 @@ def _check_and_rewrite(source: str) -> str:
                            f"undefined field '{member}'")
         if member not in _DOMAIN_MAPS:
             continue
+        # dyn(...): the checker would otherwise give `orValue({})` a free type parameter.
         if at(i + 3) == "[" and at(i + 4) != "?":
             close = _matching(text, i + 3)
             if close is not None:
+                edits.append((offset, offset, "dyn("))
                 edits.append((toks[i + 3][2] + 1, toks[i + 3][2] + 1, "?"))
                 end = toks[close][2] + 1
-                edits.append((end, end, ".orValue({})"))
+                edits.append((end, end, ".orValue({}))"))
         elif (at(i + 3) == "." and i + 4 < len(toks) and toks[i + 4][0] == "ident" and at(i + 5) != "("
               and not (at(i - 1) == "(" and at(i - 2) == "has" and at(i + 5) == ")")):
             start, end = toks[i + 3][2], toks[i + 4][2] + len(text[i + 4])
-            edits.append((start, end, f'[?"{text[i + 4]}"].orValue({{}})'))
+            edits.append((offset, offset, "dyn("))
+            edits.append((start, end, f'[?"{text[i + 4]}"].orValue({{}}))'))
     for start, end, new in sorted(edits, reverse=True):
         source = source[:start] + new + source[end:]
     return source

@@ -176,6 +176,8 @@ def _eval(expression: str, device: DeviceView = GPU) -> bool:
     pytest.param('device.capacity["nvidia.com"].size() == 0', True, id="a missing capacity domain reads as empty"),
     pytest.param('cel.bind(a, device.attributes["x.io"], a.size() == 0)', True,
                  id="a bound missing domain is an empty map"),
+    pytest.param('cel.bind(g, device.attributes["dra.example.com"], g.model == "a100" && g.cores < 200 && g.mig)',
+                 True, id="a bound domain's attributes keep their dynamic type"),
     pytest.param('device.attributes["dra.example.com"].model == "a100" && '
                  'device.attributes["other.example.com"].zone == "z1"', True,
                  id="unqualified names go under the driver, qualified ones under their domain"),
