@@ -694,7 +694,10 @@ class CompiledSelector:
 
     def matches(self, device: DeviceView) -> bool:
         """Whether the device satisfies the selector; CelError with upstream's runtime detail."""
-        result = self._program.eval(_activation(device))
+        try:
+            result = self._program.eval(_activation(device))
+        except RuntimeError as e:  # a value cel-cpp cannot take (the caller broke DeviceView's types)
+            raise CelError(_runtime_detail(str(e))) from None
         value = result.value()
         if value is True or value is False:
             return value
@@ -708,7 +711,7 @@ def compile_selector(expression: str) -> CompiledSelector:
     """The expression compiled in the device environment, once per expression (cached)."""
     result = _compile(expression)
     if isinstance(result, CelError):
-        raise result
+        raise CelError(str(result))  # a fresh one: the cached error must not collect tracebacks
     return result
 
 
@@ -741,7 +744,7 @@ def _activation(device: DeviceView) -> cel.Activation:
     cached = device._activation
     if cached:
         if isinstance(cached[0], CelError):
-            raise cached[0]
+            raise CelError(str(cached[0]))
         return cached[0]
     try:
         value = _env().Activation({"device": _device_value(device)})
