@@ -80,6 +80,13 @@ from kresched.plan.choice import (
     quickbound_to,
     why_not_enough,
 )
+from kresched.plan.devices import (
+    DEVICE_NOTE,
+    device_allocation_text,
+    freeing_plugins,
+    holds_devices,
+    is_device_rejection,
+)
 from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
@@ -103,6 +110,7 @@ from kresched.sched.runner import (
     memo_of,
     processed_nodes,
     resources_only,
+    run_pre_filter,
 )
 from kresched.sched.static import StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
@@ -318,9 +326,51 @@ class Planner:
                 return self._decide(pod, priority, taint, tier, options,
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
                                     nominated)
+        if pod.spec.resource_claims:
+            plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated)
+            if plan is not None:
+                return plan
         reasons = {**infeasible, **tier_reasons}
         return self._infeasible(pod, priority, taint, heapq.nsmallest(10, reasons.items()), len(reasons), notes, diag,
                                 cycle, nominated)
+
+    def _plan_devices(self, pod: Pod, priority: int, taint: bool, notes: tuple[str, ...], commit: bool,
+                      diag: Diagnosis, nominated: dict[str, list[Pod]]) -> Plan | None:
+        """Where the scheduler's own preemption cannot help a pod with ResourceClaims: the tiers
+        again, on the nodes it failed as Unschedulable or DynamicResources rejected, where some
+        pod that may be evicted holds devices, with victims' devices freed (`plan.devices`)."""
+        snap = self.work.snapshot
+        freeing = freeing_plugins(self.plugins)
+        cycle, st, _ = run_pre_filter(freeing, pod, snap)
+        if not st.is_success:
+            return None
+        dynamic = [pl for pl in freeing if pl.name not in self.static.names]
+        candidates: list[tuple[NodeInfo, list[Pod]]] = []
+        for info in snap.node_infos:
+            st = diag.node_to_status.get(info.name)
+            if st is None or not (st.code == Code.UNSCHEDULABLE or is_device_rejection(st)):
+                continue
+            cands = self._candidates(info, priority)
+            if cands and holds_devices(snap, cands):
+                candidates.append((info, cands))
+        for tier in (1, 2, 3):
+            options = []
+            for info, cands in candidates:
+                eligible = self._eligible(info, cands, tier)
+                sel = select_victims_on_node(dynamic, cycle.clone(), pod, info.clone(), eligible,
+                                             self.work.ledger.split_violating, nominated.get(info.name, ()))
+                if not sel.status.is_success:
+                    continue
+                victims = self._victims(info, sel.victims)
+                if tier < 3 and any(v.pdb.violation for v in victims):
+                    continue
+                options.append(NodeOption(info.name, tier, victims, option_key(victims, info)))
+            if options:
+                best = min(options, key=lambda o: o.key)
+                gets = device_allocation_text(pod, snap, snap.by_name[best.node], [v.pod for v in best.victims])
+                return self._decide(pod, priority, taint, tier, options, [], (*notes, DEVICE_NOTE, *gets), commit,
+                                    nominated)
+        return None
 
     def _candidates(self, info: NodeInfo, priority: int) -> list[Pod]:
         """`info`'s pods that may be evicted for a pod of `priority` (`candidates.is_candidate_victim`),
@@ -705,18 +755,21 @@ class Planner:
                                              nominated)
             if not sel.status.is_success:
                 return sel.status
-            ordered = sorted(sel.victims, key=importance_key)
-            checks = ledger.check_all(ordered)
-            victims = tuple(
-                Victim(v, info.name, c, v.grace_seconds, min(v.grace_seconds, self.options.max_grace_seconds))
-                for v, c in zip(ordered, checks, strict=True)
-            )
+            victims = self._victims(info, sel.victims)
             if best is None or pdb_violations(victims) < pdb_violations(best):
                 best = victims
             if pdb_violations(best) == 0:
                 break
         assert best is not None
         return best
+
+    def _victims(self, info: NodeInfo, pods: Sequence[Pod]) -> tuple[Victim, ...]:
+        """`pods`, to be evicted from `info`, most important first, each with what its eviction does
+        to its PDB (budgets spent in that order)."""
+        ordered = sorted(pods, key=importance_key)
+        checks = self.work.ledger.check_all(ordered)
+        return tuple(Victim(v, info.name, c, v.grace_seconds, min(v.grace_seconds, self.options.max_grace_seconds))
+                     for v, c in zip(ordered, checks, strict=True))
 
     def _split_spenders_first(self, pods: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
         """(pods whose eviction spends or overspends a PDB budget, the others), order kept."""

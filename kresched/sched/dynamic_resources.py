@@ -41,7 +41,7 @@ from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
 from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
-from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
+from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims, allocator_for
 from kresched.sched.framework import (
     SUCCESS,
     Code,
@@ -127,13 +127,13 @@ class DynamicResources:
                        if sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels)]
         allocation = None
         if state.allocator is not None:
-            from kresched.sched.dra.allocator import AllocationError
+            from kresched.sched.dra.allocator import AllocationError, AllocationFailedOnNode
 
             try:
                 allocation = state.allocator.allocate(node, state.to_allocate)
+            except AllocationFailedOnNode as exc:
+                return _unresolvable(str(exc))
             except AllocationError as exc:
-                if getattr(exc, "on_node", False):
-                    return _unresolvable(str(exc))
                 return Status(Code.ERROR, (str(exc),))
             if allocation is None:
                 return _unresolvable(CANNOT_ALLOCATE)
@@ -215,9 +215,7 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
                 return st
     state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid)
     if to_allocate:
-        from kresched.sched.dra.allocator import Allocator
-
-        state.allocator = Allocator(dra.classes, dra.slices, inuse.allocated_state(), cache=dra.derived)
+        state.allocator = allocator_for(dra, inuse.allocated_state())
     return state
 
 

@@ -24,7 +24,7 @@ from kresched.model.objects import Pod
 from kresched.sched.dra.claims import ClaimLookupError, pod_claims
 from kresched.sched.framework import NodeInfo, Snapshot
 
-__all__ = ["DRA_ALLOCATED", "AllocatedClaims", "allocated_claims", "with_allocation"]
+__all__ = ["DRA_ALLOCATED", "AllocatedClaims", "allocated_claims", "allocator_for", "with_allocation"]
 
 #: `Snapshot.index` key.
 DRA_ALLOCATED = "kresched/dra-allocated"
@@ -78,14 +78,8 @@ class AllocatedClaims:
         if self._state is None:
             from kresched.sched.dra.allocated import AllocatedState
 
-            self._state = AllocatedState.build(self.claims.values())
+            self._state = AllocatedState.from_claims(self.claims.values())
         return self._state
-
-    def holders(self, device_id: tuple[str, str, str]) -> list[str]:
-        """The keys of the claims whose allocation holds the device (driver, pool, name)."""
-        return [k for k, c in self.claims.items() if c.status.allocation is not None
-                and any(r.device_id == device_id and not r.admin_access
-                        for r in c.status.allocation.devices.results)]
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> AllocatedClaims:
         before = {p.key: p for p in old.pods if p.spec.resource_claims}
@@ -96,6 +90,7 @@ class AllocatedClaims:
             return self
         claims = dict(self.claims)
         reservers = dict(self.reservers)
+        freed: list[str] = []
         for p in gone:
             for pc in _claims_or_none(p, self.dra):
                 key = pc.claim.key
@@ -109,7 +104,10 @@ class AllocatedClaims:
                     continue
                 del claims[key]
                 reservers.pop(key, None)
+                freed.append(key)
         out = AllocatedClaims(self.dra, claims, reservers)
+        if self._state is not None:  # carried over, not gathered again from every claim
+            out._state = self._state.without(freed) if freed else self._state
         for p in came:
             out._place(p, new)
         return out
@@ -126,11 +124,10 @@ class AllocatedClaims:
                 todo.append(pc.claim if pc.claim.status.allocation is None else with_allocation(pc.claim, None))
         if not todo:
             return
-        from kresched.sched.dra.allocator import AllocationError, Allocator
+        from kresched.sched.dra.allocator import AllocationError
 
         try:
-            result = Allocator(self.dra.classes, self.dra.slices, self.allocated_state(),
-                               cache=self.dra.derived).allocate(info.node, todo)
+            result = allocator_for(self.dra, self.allocated_state()).allocate(info.node, todo)
         except AllocationError:
             result = None
         if result is None:
@@ -138,7 +135,21 @@ class AllocatedClaims:
         for claim, allocation in zip(todo, result.claim_results, strict=True):
             self.claims[claim.key] = with_allocation(claim, allocation, (_pod_ref(pod),))
             self.reservers[claim.key] = frozenset({pod.key})
-        self._state = None
+        self._state = self.allocated_state().with_results(
+            (claim.key, allocation) for claim, allocation in zip(todo, result.claim_results, strict=True))
+
+
+def allocator_for(dra: DraState, allocated: Any) -> Any:
+    """An allocator of one pod attempt over `dra`'s classes and slices, sharing the run's slice
+    index (pools per node, class selector verdicts per device) kept in `dra.derived`."""
+    from kresched.sched.dra.allocator import Allocator
+
+    allocator = Allocator(dra.class_by_name, dra.slices, allocated, index=dra.derived.get(_SLICE_INDEX))
+    dra.derived[_SLICE_INDEX] = allocator.index
+    return allocator
+
+
+_SLICE_INDEX = "slice-index"
 
 
 def _claims_or_none(pod: Pod, dra: DraState) -> list:

@@ -1,0 +1,125 @@
+"""Making room for devices where the scheduler's own preemption gives up (seed 000, for DRA).
+
+Every DynamicResources rejection is UnschedulableAndUnresolvable, and the scheduler's preemption
+keeps the allocated devices of its PreFilter through its dry run: it never evicts to free a
+device. kresched does, when no node can be helped otherwise (`Planner` tries this only after the
+scheduler's own candidates gave nothing): it selects victims on a node as `SelectVictimsOnNode`
+does, with the tiers and criteria of every plan, but with `DeviceFreeing` in place of the
+DynamicResources plugin: a victim taken off the node gives its devices back as the cluster would
+(`sched.dra.inuse`: a claim generated for it is deleted with it; a shared claim stays allocated
+while another pod still reserves it), so the pod's claims are allocated anew on what is left.
+
+Owns: `DeviceFreeing`, `freeing_plugins`, `holds_devices` (whether evicting on a node can free
+anything at all) and `device_note`, the words for such a plan. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kresched.model.objects import Pod
+from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
+from kresched.sched.dynamic_resources import NAME, DraCycle, DynamicResources, prepare
+from kresched.sched.framework import (
+    SUCCESS,
+    Code,
+    CycleState,
+    FilterPlugin,
+    NodeInfo,
+    PreFilterResult,
+    Snapshot,
+    Status,
+)
+
+__all__ = ["DEVICE_NOTE", "DeviceFreeing", "device_allocation_text", "freeing_plugins", "holds_devices",
+           "is_device_rejection"]
+
+DEVICE_NOTE = ("the scheduler's own preemption never frees devices (a node DynamicResources rejects is never its "
+               "candidate): kresched evicts the lower-priority pods that hold them; once their claims are "
+               "deallocated the scheduler binds the pod")
+
+_FREEING = "kresched/dra-freeing"
+
+
+@dataclass
+class _Freeing:
+    snapshot: Snapshot
+    inuse: AllocatedClaims
+    #: (node, the keys of the pods with claims left on it) → DynamicResources' state there.
+    states: dict[tuple[str, frozenset[str]], DraCycle | Status | None] = field(default_factory=dict)
+
+    def clone(self) -> _Freeing:
+        return self
+
+
+class DeviceFreeing(DynamicResources):
+    """DynamicResources as the cluster sees it once the pods taken off a node are gone: their
+    claims freed, the pod's claims allocated on what is left."""
+
+    name: ClassVar[str] = NAME
+
+    def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
+        result = super().pre_filter(cycle, pod, snapshot)
+        if result.status.is_success and cycle.read(NAME) is not None:
+            cycle.write(_FREEING, _Freeing(snapshot, allocated_claims(snapshot)))
+        return result
+
+    def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        free: _Freeing | None = cycle.read(_FREEING)
+        if free is None:
+            return super().filter(cycle, pod, node_info)
+        key = (node_info.name, frozenset(p.key for p in node_info.pods if p.spec.resource_claims))
+        state = free.states.get(key, _MISSING)
+        if state is _MISSING:
+            before = free.snapshot.by_name[node_info.name]
+            state = free.states[key] = prepare(pod, free.snapshot.dra, free.inuse.replaced(before, node_info))
+        if state is None:
+            return SUCCESS
+        if isinstance(state, Status):
+            return state
+        own = CycleState()
+        own.write(NAME, state)
+        return super().filter(own, pod, node_info)
+
+
+_MISSING: Any = object()
+
+
+def freeing_plugins(plugins: Sequence[FilterPlugin]) -> list[FilterPlugin]:
+    """`plugins` with DynamicResources replaced by `DeviceFreeing`."""
+    return [DeviceFreeing() if pl.name == NAME and isinstance(pl, DynamicResources) else pl for pl in plugins]
+
+
+def holds_devices(snapshot: Snapshot, pods: Sequence[Pod]) -> bool:
+    """Whether one of `pods` reserves an allocated claim: evicting them can free devices."""
+    inuse = allocated_claims(snapshot)
+    keys = {p.key for p in pods}
+    return any(key in inuse.claims and not keys.isdisjoint(holders) for key, holders in inuse.reservers.items())
+
+
+def device_allocation_text(pod: Pod, snapshot: Snapshot, info: NodeInfo, victims: Sequence[Pod]) -> tuple[str, ...]:
+    """Which devices each claim of the pod gets on `info`'s node once `victims` are gone, as the
+    allocator chooses them there."""
+    work = info.clone()
+    for v in victims:
+        work.remove_pod(v)
+    state = prepare(pod, snapshot.dra, allocated_claims(snapshot).replaced(info, work))
+    if not isinstance(state, DraCycle) or state.allocator is None:
+        return ()
+    try:
+        allocation = state.allocator.allocate(work.node, state.to_allocate)
+    except Exception:  # an allocator error was reported where the node was filtered
+        return ()
+    if allocation is None:
+        return ()
+    out = []
+    for claim, result in zip(state.to_allocate, allocation.claim_results, strict=False):
+        devices = ", ".join(f"{r.driver}/{r.pool}/{r.device}" for r in result.devices.results)
+        out.append(f"claim {claim.key} would get {devices or 'no device'}")
+    return tuple(out)
+
+
+def is_device_rejection(st: Status) -> bool:
+    return st.plugin == NAME and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
