@@ -91,6 +91,8 @@ def fits(requests: Mapping[str, Quantity] | None, capacity: Mapping[str, DeviceC
          allocated: Mapping[str, Fraction] | None, allocating: Mapping[str, Fraction] | None) -> bool:
     """`CmpRequestOverCapacity`: the request's consumption of every capacity, plus what is allocated
     and being allocated, stays within the capacity, and no consumption violates its policy."""
+    if not capacity:
+        return not requests
     if requests and any(name not in capacity for name in requests):
         return False
     for name, cap in capacity.items():
