@@ -51,6 +51,7 @@ from functools import lru_cache
 
 from cel_expr_python import cel
 
+from kresched.model.dra import DeviceAttribute
 from kresched.model.quantity import InvalidQuantity, parse_quantity
 
 __all__ = [
@@ -231,6 +232,17 @@ def parse_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
 def attribute_value(name: str, attr: object) -> AttributeValue:
     """An API `DeviceAttribute` (`{"int": 1}`, `{"version": "1.0.0"}`, ...) as `getAttributeValue`
     converts it; a value already converted is returned as it is."""
+    if isinstance(attr, DeviceAttribute):  # as kresched.model.dra decodes it
+        if not attr.is_list:
+            for value in (attr.int_, attr.bool_, attr.string):
+                if value is not None:
+                    return value
+            if attr.version is not None:
+                try:
+                    return Semver.parse(attr.version)
+                except ValueError as e:
+                    return BadAttribute(f"attribute {name}: parse semantic version: {e}")
+        return BadAttribute(f"attribute {name}: unsupported attribute value")
     if not isinstance(attr, Mapping):
         return attr  # type: ignore[return-value]
     for key in ("int", "bool", "string"):
