@@ -1,0 +1,123 @@
+"""Pods with ResourceClaims on small clusters, end to end: where they fit, the scheduler's message
+when they do not, what a simulated placement allocates, and kresched's own preemption for devices
+where the scheduler's gives up."""
+
+from __future__ import annotations
+
+from kresched.plan.devices import DEVICE_NOTE
+from kresched.plan.drain import plan_drain
+from kresched.plan.explain import explain_pod
+from kresched.plan.planner import plan_pending, plan_pod
+from tests.builders import (
+    make_claim,
+    make_claim_template,
+    make_device_class,
+    make_node,
+    make_pod,
+    make_slice,
+    make_state,
+)
+
+GPU = "gpu.example.com"
+NODES = [make_node("node-a"), make_node("node-b")]
+NOT_HELPFUL = "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+
+
+def gpu_user(name: str, node: str, device: str, *, priority: int = 0, shared: str | None = None):
+    """A running pod on `node` whose generated claim holds `device` there (or, `shared`, a claim it
+    shares, which the caller makes)."""
+    if shared is not None:
+        return make_pod(name, node=node, priority=priority, cpu="100m", claims={"gpu": shared}), None
+    pod = make_pod(name, node=node, priority=priority, cpu="100m", claim_templates={"gpu": "one-gpu"},
+                   generated={"gpu": f"{name}-gpu"})
+    claim = make_claim(f"{name}-gpu", owner_pod=pod, allocated=[(GPU, node, device)], node=node, reserved_for=[pod])
+    return pod, claim
+
+
+def pending_trainer(priority: int = 1000, count: int = 1):
+    pod = make_pod("trainer", priority=priority, cpu="1", claim_templates={"gpu": "one-gpu"},
+                   generated={"gpu": "trainer-gpu"})
+    return pod, make_claim("trainer-gpu", owner_pod=pod,
+                           requests=[{"name": "gpu", "exactly": {"deviceClassName": GPU, "count": count}}])
+
+
+def state_with(pods, claims, *, slices=None):
+    dra = [make_device_class(), make_claim_template("one-gpu"), *(slices or [make_slice("node-a", 2),
+                                                                          make_slice("node-b", 2)]), *claims]
+    return make_state(NODES, pods, dra=dra)
+
+
+def test_a_pod_lands_where_a_device_of_its_class_is_free() -> None:
+    a0, c0 = gpu_user("a0", "node-a", "gpu-0")
+    a1, c1 = gpu_user("a1", "node-a", "gpu-1")
+    trainer, claim = pending_trainer()
+    state = state_with([a0, a1, trainer], [c0, c1, claim])
+    e = explain_pod(state, state.pod(trainer.key))
+    assert e.feasible == ["node-b"]
+    assert {v.node: v.status.reasons for v in e.verdicts}["node-a"] == ("cannot allocate all claims",)
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert (plan.outcome, plan.node) == ("fits", "node-b")
+
+
+def test_with_every_device_held_the_scheduler_writes_that_preemption_is_not_helpful() -> None:
+    users = [gpu_user(f"{n}{i}", f"node-{n}", f"gpu-{i}", priority=2000) for n in "ab" for i in (0, 1)]
+    trainer, claim = pending_trainer()
+    state = state_with([*(p for p, _ in users), trainer], [*(c for _, c in users), claim])
+    e = explain_pod(state, state.pod(trainer.key))
+    assert e.scheduler_message == ("0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, "
+                                   f"{NOT_HELPFUL}")
+
+
+def test_where_the_scheduler_gives_up_kresched_evicts_the_lower_priority_pod_that_holds_the_device() -> None:
+    users = [gpu_user(f"{n}{i}", f"node-{n}", f"gpu-{i}") for n in "ab" for i in (0, 1)]
+    trainer, claim = pending_trainer()
+    state = state_with([*(p for p, _ in users), trainer], [*(c for _, c in users), claim])
+    e = explain_pod(state, state.pod(trainer.key))
+    assert e.preemption_message == "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert plan.outcome == "evict"
+    assert [v.pod.name for v in plan.victims] == ["a1"]  # one victim; node-a by name; a1 started with a0
+    assert DEVICE_NOTE in plan.notes
+    assert f"claim default/trainer-gpu would get {GPU}/node-a/gpu-1" in plan.notes
+
+
+def test_a_pod_on_a_claim_another_pod_still_shares_frees_nothing() -> None:
+    keeper = make_pod("keeper", node="node-a", priority=5000, claims={"gpu": "team-gpus"})
+    borrower = make_pod("borrower", node="node-a", priority=0, claims={"gpu": "team-gpus"})
+    team = make_claim("team-gpus", allocated=[(GPU, "node-a", "gpu-0"), (GPU, "node-a", "gpu-1")], node="node-a",
+                      reserved_for=[keeper, borrower])
+    b = [gpu_user(f"b{i}", "node-b", f"gpu-{i}") for i in (0, 1)]
+    trainer, claim = pending_trainer()
+    state = state_with([keeper, borrower, *(p for p, _ in b), trainer], [team, *(c for _, c in b), claim])
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert plan.node == "node-b"
+    assert all(v.node == "node-b" for v in plan.victims)
+
+
+def test_where_the_schedulers_preemption_helps_its_choice_stands() -> None:
+    busy = make_pod("busy", node="node-a", priority=0, cpu="3500m")
+    other = make_pod("other", node="node-b", priority=0, cpu="3500m")
+    trainer, claim = pending_trainer()
+    state = state_with([busy, other, trainer], [claim])
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert plan.outcome == "evict"
+    assert [v.pod.name for v in plan.victims] == ["busy"]
+    assert DEVICE_NOTE not in plan.notes
+
+
+def test_pods_planned_one_after_another_take_devices_one_by_one() -> None:
+    first, c1 = pending_trainer()
+    second = make_pod("second", priority=900, cpu="1", claim_templates={"gpu": "one-gpu"},
+                      generated={"gpu": "second-gpu"})
+    c2 = make_claim("second-gpu", owner_pod=second)
+    state = state_with([first, second], [c1, c2], slices=[make_slice("node-a", 1), make_slice("node-b", 0)])
+    plans = plan_pending(state, [state.pod(first.key), state.pod(second.key)])
+    assert [(p.pod.name, p.outcome, p.node) for p in plans] == [("trainer", "fits", "node-a"),
+                                                               ("second", "infeasible", None)]
+
+
+def test_a_drained_pods_replacement_gets_a_new_claim_and_lands_where_a_device_is_free() -> None:
+    a0, c0 = gpu_user("a0", "node-a", "gpu-0")
+    state = state_with([a0], [c0], slices=[make_slice("node-a", 1), make_slice("node-b", 1)])
+    drain = plan_drain(state, ["node-a"])
+    assert {d.pod.key: d.lands_on for n in drain.nodes for d in n.evict} == {"default/a0": "node-b"}
