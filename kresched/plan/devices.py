@@ -10,7 +10,8 @@ DynamicResources plugin: a victim taken off the node gives its devices back as t
 while another pod still reserves it), so the pod's claims are allocated anew on what is left.
 
 Owns: `DeviceFreeing`, `freeing_plugins`, `holds_devices` (whether evicting on a node can free
-anything at all) and `device_note`, the words for such a plan. Pure.
+anything at all), the words for such a plan (`DEVICE_NOTE`, `device_allocation_text`), and
+`device_hints`: explain's words for a node DynamicResources rejected. Pure.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from kresched.model.dra import DraState
 from kresched.model.objects import Pod
+from kresched.model.selectors import node_selector_term_matches
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
 from kresched.sched.dynamic_resources import NAME, DraCycle, DynamicResources, prepare
 from kresched.sched.framework import (
@@ -33,8 +36,8 @@ from kresched.sched.framework import (
     Status,
 )
 
-__all__ = ["DEVICE_NOTE", "DeviceFreeing", "device_allocation_text", "freeing_plugins", "holds_devices",
-           "is_device_rejection"]
+__all__ = ["DEVICE_NOTE", "DeviceFreeing", "device_allocation_text", "device_hints", "device_state_notes",
+           "freeing_plugins", "holds_devices", "is_device_rejection"]
 
 DEVICE_NOTE = ("the scheduler's own preemption never frees devices (a node DynamicResources rejects is never its "
                "candidate): kresched evicts the lower-priority pods that hold them; once their claims are "
@@ -123,3 +126,47 @@ def device_allocation_text(pod: Pod, snapshot: Snapshot, info: NodeInfo, victims
 
 def is_device_rejection(st: Status) -> bool:
     return st.plugin == NAME and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def device_hints(cycle: CycleState, info: NodeInfo, snapshot: Snapshot) -> tuple[str, ...]:
+    """For a node DynamicResources rejected: which claim and request could not be met there and
+    why (the allocator's `diagnose`), who holds the devices (claims and the pods that reserve
+    them), or where an allocated claim is available instead."""
+    state: DraCycle | None = cycle.read(NAME)
+    if state is None:
+        return ()
+    node = info.node
+    out: list[str] = []
+    for claim in state.current:
+        alloc = claim.status.allocation
+        if alloc is not None and alloc.node_selector is not None and not any(
+                node_selector_term_matches(t, node.metadata.name, node.metadata.labels)
+                for t in alloc.node_selector.node_selector_terms):
+            devices = ", ".join(f"{r.driver}/{r.pool}/{r.device}" for r in alloc.devices.results)
+            out.append(f"claim {claim.key} is already allocated ({devices or 'no device'}), available only where "
+                       f"its allocation's node selector matches: the pod can only run there")
+    if state.allocator is not None:
+        from kresched.sched.dra.allocator import AllocationError
+
+        try:
+            facts = state.allocator.diagnose(node, state.to_allocate)
+        except AllocationError as exc:
+            facts = []
+            out.append(str(exc))
+        inuse = allocated_claims(snapshot)
+        for f in facts:
+            text = f.message
+            users = sorted({p for _, keys in f.holders for k in keys for p in inuse.reservers.get(k, ())})
+            if users:
+                text += f" (used by pod{'s' if len(users) > 1 else ''} {', '.join(users)})"
+            out.append(text)
+    return tuple(out)
+
+
+def device_state_notes(pod: Pod, dra: DraState) -> tuple[str, ...]:
+    """What the state cannot say about the pod's devices — never a silent guess."""
+    if pod.spec.resource_claims and not dra.is_known:
+        return ("the pod asks for devices (ResourceClaims), but the state holds no DeviceClasses, ResourceSlices "
+                "or ResourceClaims: its claims were not looked at (take the snapshot with `kresched snapshot`, "
+                "or add `deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates` to `kubectl get`)",)
+    return ()

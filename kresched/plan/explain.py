@@ -21,7 +21,9 @@ from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.plan.candidates import is_candidate_victim
+from kresched.plan.devices import device_hints, device_state_notes
 from kresched.plan.placement import Placer, replacement_of
+from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT
@@ -171,7 +173,8 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         st = diag.status_of(info.name)
         short = _shortfall(pod, info, st, nominated.get(info.name, ()))
         freeable = _Freeable(pod, info)
-        v = NodeVerdict(info.name, st, _hints(pod, info, st, short, freeable), short)
+        hints = device_hints(cycle, info, snapshot) if st.plugin == DRA else _hints(pod, info, st, short, freeable)
+        v = NodeVerdict(info.name, st, hints, short)
         ranked.append((_distance(v, freeable), v))
     ranked.sort(key=lambda dv: dv[0])
     verdicts = [v for _, v in ranked]
@@ -179,7 +182,7 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
     for v in verdicts:
         for r in v.status.reasons:
             counts[r] = counts.get(r, 0) + 1
-    volume_notes = volume_state_notes(pod, state)
+    volume_notes = volume_state_notes(pod, state) + device_state_notes(pod, state.dra)
     if diag.feasible:
         placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score)
         landing = placer.land(pod, snapshot, nominated)

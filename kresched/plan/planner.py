@@ -83,6 +83,7 @@ from kresched.plan.choice import (
 from kresched.plan.devices import (
     DEVICE_NOTE,
     device_allocation_text,
+    device_state_notes,
     freeing_plugins,
     holds_devices,
     is_device_rejection,
@@ -398,7 +399,7 @@ class Planner:
             out.append("the pod is held by scheduling gates: the scheduler will not place it until they are removed")
         if pod.spec.node_name:
             out.append(f"the pod is already bound to node {pod.spec.node_name}")
-        return tuple(out)
+        return (*out, *device_state_notes(pod, self.work.snapshot.dra))
 
     # -- tiers ----------------------------------------------------------------------------
     def _eligible(self, info: NodeInfo, cands: list[Pod], tier: int) -> list[Pod]:

@@ -121,3 +121,21 @@ def test_a_drained_pods_replacement_gets_a_new_claim_and_lands_where_a_device_is
     state = state_with([a0], [c0], slices=[make_slice("node-a", 1), make_slice("node-b", 1)])
     drain = plan_drain(state, ["node-a"])
     assert {d.pod.key: d.lands_on for n in drain.nodes for d in n.evict} == {"default/a0": "node-b"}
+
+
+def test_explain_names_who_holds_the_devices_on_each_node() -> None:
+    users = [gpu_user(f"{n}{i}", f"node-{n}", f"gpu-{i}", priority=2000) for n in "ab" for i in (0, 1)]
+    trainer, claim = pending_trainer()
+    state = state_with([*(p for p, _ in users), trainer], [*(c for _, c in users), claim])
+    e = explain_pod(state, state.pod(trainer.key))
+    hints = {v.node: v.hints for v in e.verdicts}
+    assert any("already allocated" in h and "default/a0-gpu" in h and "default/a0" in h for h in hints["node-a"])
+    assert any("default/b1" in h for h in hints["node-b"])
+
+
+def test_without_dra_objects_the_answer_says_the_claims_were_not_looked_at() -> None:
+    trainer, _ = pending_trainer()
+    state = make_state(NODES, [trainer])
+    e = explain_pod(state, state.pod(trainer.key))
+    assert any("its claims were not looked at" in n for n in e.notes)
+    assert any("its claims were not looked at" in n for n in plan_pod(state, state.pod(trainer.key)).notes)
