@@ -49,6 +49,7 @@ from kresched.model.workloads import WorkloadSpec
 from kresched.plan.explain import Explanation, explain_pod
 from kresched.plan.planner import Planner
 from kresched.plan.plans import Plan, PlanOptions
+from kresched.sched.dra.claims import with_new_claims
 from kresched.sched.node_affinity import required_node_affinity_matches
 from kresched.sched.taint_toleration import find_untolerated_taint
 from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid
@@ -249,7 +250,8 @@ def _named(spec: WorkloadSpec, name: str, labels: dict[str, str], annotations: d
     if volumes is not None or affinity is not None:
         pod_spec = msgspec.structs.replace(pod_spec, volumes=volumes if volumes is not None else pod_spec.volumes,
                                            affinity=affinity if affinity is not None else pod_spec.affinity)
-    return Pod(metadata=meta, spec=pod_spec, status=t.status)
+    # Each replica's claims from templates are made for it when it is created (`with_new_claims`).
+    return with_new_claims(Pod(metadata=meta, spec=pod_spec, status=t.status))
 
 
 def _stateful_pod(spec: WorkloadSpec, ordinal: int, storage: StorageState) -> Pod:

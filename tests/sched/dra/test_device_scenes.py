@@ -139,3 +139,17 @@ def test_without_dra_objects_the_answer_says_the_claims_were_not_looked_at() -> 
     e = explain_pod(state, state.pod(trainer.key))
     assert any("its claims were not looked at" in n for n in e.notes)
     assert any("its claims were not looked at" in n for n in plan_pod(state, state.pod(trainer.key)).notes)
+
+
+def test_a_what_if_gives_each_replica_its_own_claim_and_consumes_devices_replica_by_replica() -> None:
+    from pathlib import Path
+
+    from kresched.plan.whatif import plan_workloads
+    from kresched.sources.manifests import read_manifests, workloads_of
+
+    a0, c0 = gpu_user("a0", "node-a", "gpu-0")
+    state = state_with([a0], [c0])  # three of the four GPUs are free
+    docs = read_manifests([str(Path(__file__).parents[2] / "fixtures/dra/deployment-4-gpus.yaml")])
+    result = plan_workloads(state, workloads_of(docs, state, "default", False, None))
+    (w,) = result.workloads
+    assert (w.placed, w.pending) == ({"node-b": 2, "node-a": 1}, 1)
