@@ -36,6 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import msgspec
+
 from kresched.model.dra import DraState, ResourceClaim
 from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
@@ -95,6 +97,16 @@ class DraCycle:
     #: Indices of allocated claims some node could not use (PostFilter's candidates).
     unavailable: set[int] = field(default_factory=set)
     pod_uid: str = ""
+    #: What the claims to allocate ask for (their specs, encoded): with the node and its pools'
+    #: versions, the key of the run's allocation memo (`memo`, shared through `DraState.derived`).
+    signature: bytes = b""
+    versions: dict[tuple[str, str], int] = field(default_factory=dict)
+    memo: dict[Any, Any] = field(default_factory=dict)
+    #: Per node: the (driver, pool) of the pools it sees (the same all run: `DraState.derived`).
+    pool_keys: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: Every device is on a slice of one node (`nodeName`, no shared counters) and no request
+    #: scores: a node's verdict depends on the pods on it alone (`runner.node_local`).
+    node_local: bool = False
 
     def clone(self) -> DraCycle:
         return self
@@ -129,12 +141,27 @@ class DynamicResources:
         if state.allocator is not None:
             from kresched.sched.dra.allocator import AllocationError, AllocationFailedOnNode
 
-            try:
-                allocation = state.allocator.allocate(node, state.to_allocate)
-            except AllocationFailedOnNode as exc:
-                return _unresolvable(str(exc))
-            except AllocationError as exc:
-                return Status(Code.ERROR, (str(exc),))
+            name = node_info.name
+            key = (name, state.signature)
+            pool_keys = state.pool_keys.get(name)
+            if pool_keys is None:
+                pool_keys = state.pool_keys[name] = tuple([(p.driver, p.name)
+                                                           for p in state.allocator.pools_for(node).pools])
+            versions = state.versions
+            stamp = tuple([versions.get(k, 0) for k in pool_keys]) if versions else ()
+            hit = state.memo.get(key)
+            if hit is not None and hit[0] == stamp:
+                allocation = hit[1]
+            else:
+                try:
+                    allocation = state.allocator.allocate(node, state.to_allocate)
+                except AllocationFailedOnNode as exc:
+                    allocation = _unresolvable(str(exc))
+                except AllocationError as exc:
+                    allocation = Status(Code.ERROR, (str(exc),))
+                state.memo[key] = (stamp, allocation)
+            if isinstance(allocation, Status):
+                return allocation
             if allocation is None:
                 return _unresolvable(CANNOT_ALLOCATE)
         if unavailable:
@@ -153,7 +180,8 @@ class DynamicResources:
     # -- Score ---------------------------------------------------------------------------------
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
         state: DraCycle | None = cycle.read(NAME)
-        if state is None:
+        # Only `firstAvailable` requests score; without any, every node scores 0 (as Skip does).
+        if state is None or not any(r.first_available for c in state.current for r in c.requests):
             return Status(Code.SKIP)
         return SUCCESS
 
@@ -216,7 +244,28 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
     state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid)
     if to_allocate:
         state.allocator = allocator_for(dra, inuse.allocated_state())
+        state.signature = msgspec.json.encode([c.spec for c in to_allocate])
+        state.versions = inuse.versions
+        state.memo = dra.derived.setdefault(_MEMO, {})
+        state.pool_keys = dra.derived.setdefault(_POOL_KEYS, {})
+    local = dra.derived.get(_NODE_LOCAL)
+    if local is None:
+        local = dra.derived[_NODE_LOCAL] = all(
+            s.spec.node_name and not s.spec.shared_counters and not s.spec.per_device_node_selection
+            for s in dra.slices)
+    # A claim the pod shares by name is allocated wherever another pod takes it first: only claims
+    # made for the pod alone (from templates) keep the verdict local.
+    state.node_local = (local and all(prc.resource_claim_template_name is not None for prc in pod.spec.resource_claims)
+                        and not any(r.first_available for c in current for r in c.requests))
     return state
+
+
+#: `DraState.derived` key of the allocation memo: (node, signature) → (its pools' versions, the
+#: allocation or the rejection). Results are the same for the same claims on the same devices: the
+#: first fit is deterministic.
+_MEMO = "allocation-memo"
+_POOL_KEYS = "pool-keys"
+_NODE_LOCAL = "node-local"
 
 
 def _validate_class(dra: DraState, class_name: str, request: str) -> Status | None:

@@ -37,6 +37,7 @@ __all__ = [
     "fit_error_message",
     "holding_room",
     "memo_of",
+    "node_local",
     "processed_nodes",
     "reasons_histogram",
     "resources_only",
@@ -273,6 +274,22 @@ def resources_only(plugins: Sequence[FilterPlugin], cycle: CycleState, static: f
                if pl.name not in static and pl.name != "NodeResourcesFit")
 
 
+def node_local(plugins: Sequence[FilterPlugin], cycle: CycleState, static: frozenset[str] = NODE_STATIC_PLUGINS
+               ) -> bool:
+    """`resources_only`, or the one other pod-dependent filter left is DynamicResources where its
+    verdict on a node is a function of that NodeInfo (`DraCycle.node_local`: every device is on
+    one node's own slice, so only pods placed on or taken off that node change what is allocated
+    there): a node's status may then be kept while its NodeInfo is the same object."""
+    for pl in plugins:
+        name = pl.name
+        if name in static or name == "NodeResourcesFit" or name in cycle.skip:
+            continue
+        if name == "DynamicResources" and getattr(cycle.read(name), "node_local", False):
+            continue
+        return False
+    return True
+
+
 def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot,
                         nominated: dict[str, list[Pod]] | None = None,
                         static: StaticFilters | None = None,
@@ -334,7 +351,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     fit: list[FilterPlugin] = []
     rest: list[FilterPlugin] = []
     static_names = static.names if static is not None else NODE_STATIC_PLUGINS
-    if memo is not None and not resources_only(plugins, cycle, static_names):
+    if memo is not None and not node_local(plugins, cycle, static_names):
         if static is not None and active and active[0].name == "NodeResourcesFit":
             prefix, fit, rest = memo, active[:1], active[1:]
         memo = None

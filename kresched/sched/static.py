@@ -32,11 +32,12 @@ def fit_shape(pod: Pod) -> bytes:
     spec = pod.spec
     r = pod.requests
     aff = spec.affinity
-    return msgspec.json.encode((
-        pod.priority, pod.effective_priority, spec.preemption_policy,
-        (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), spec.node_name,
-        spec.tolerations, spec.node_selector, aff.node_affinity if aff else None,
-    ))
+    shape = (pod.priority, pod.effective_priority, spec.preemption_policy,
+             (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), spec.node_name,
+             spec.tolerations, spec.node_selector, aff.node_affinity if aff else None)
+    if spec.resource_claims:  # which claims and templates (DynamicResources' verdict may be kept: `node_local`)
+        return msgspec.json.encode((*shape, pod.namespace, spec.resource_claims))
+    return msgspec.json.encode(shape)
 
 
 def _signature(pod: Pod) -> bytes:

@@ -15,6 +15,7 @@ a preemption simulation that removes victims from a cloned NodeInfo does not fre
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import msgspec
@@ -44,12 +45,17 @@ class AllocatedClaims:
     """The allocated claims of one simulated cluster (key → claim, its allocation in its status)
     and, per claim, the pods (keys) that reserve it."""
 
-    __slots__ = ("_state", "claims", "dra", "reservers")
+    __slots__ = ("_state", "claims", "dra", "reservers", "versions")
 
-    def __init__(self, dra: DraState, claims: dict[str, ResourceClaim], reservers: dict[str, frozenset[str]]) -> None:
+    def __init__(self, dra: DraState, claims: dict[str, ResourceClaim], reservers: dict[str, frozenset[str]],
+                 versions: dict[tuple[str, str], int] | None = None) -> None:
         self.dra = dra
         self.claims = claims
         self.reservers = reservers
+        #: Per pool (driver, name): a number unique to its last change of allocations in this
+        #: lineage (0: as the state held it). An allocation on a node whose pools' numbers are
+        #: the same is the same (`DynamicResources.filter` memoizes on them).
+        self.versions = versions if versions is not None else {}
         self._state: Any = None
 
     @classmethod
@@ -102,10 +108,14 @@ class AllocatedClaims:
                     # (nothing deallocates it when a pod goes).
                     reservers[key] = left
                     continue
+                freed.append(key)
                 del claims[key]
                 reservers.pop(key, None)
-                freed.append(key)
-        out = AllocatedClaims(self.dra, claims, reservers)
+        versions = self.versions
+        if freed:
+            versions = dict(versions)
+            _touch(versions, (self.claims[k] for k in freed))
+        out = AllocatedClaims(self.dra, claims, reservers, versions)
         if self._state is not None:  # carried over, not gathered again from every claim
             out._state = self._state.without(freed) if freed else self._state
         for p in came:
@@ -135,8 +145,21 @@ class AllocatedClaims:
         for claim, allocation in zip(todo, result.claim_results, strict=True):
             self.claims[claim.key] = with_allocation(claim, allocation, (_pod_ref(pod),))
             self.reservers[claim.key] = frozenset({pod.key})
+        self.versions = dict(self.versions)
+        _touch(self.versions, (self.claims[c.key] for c in todo))
         self._state = self.allocated_state().with_results(
             (claim.key, allocation) for claim, allocation in zip(todo, result.claim_results, strict=True))
+
+
+_changes = itertools.count(1)
+
+
+def _touch(versions: dict[tuple[str, str], int], claims: Any) -> None:
+    """Give the pools of the claims' allocations a new number."""
+    for c in claims:
+        if c.status.allocation is not None:
+            for r in c.status.allocation.devices.results:
+                versions[(r.driver, r.pool)] = next(_changes)
 
 
 def allocator_for(dra: DraState, allocated: Any) -> Any:

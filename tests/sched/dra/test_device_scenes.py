@@ -153,3 +153,13 @@ def test_a_what_if_gives_each_replica_its_own_claim_and_consumes_devices_replica
     result = plan_workloads(state, workloads_of(docs, state, "default", False, None))
     (w,) = result.workloads
     assert (w.placed, w.pending) == ({"node-b": 2, "node-a": 1}, 1)
+
+
+def test_two_pods_sharing_a_claim_follow_it_to_where_the_first_was_placed() -> None:
+    first = make_pod("first", priority=1000, cpu="1", claims={"gpu": "team-gpu"})
+    second = make_pod("second", priority=900, cpu="1", claims={"gpu": "team-gpu"})
+    state = state_with([first, second], [make_claim("team-gpu")])
+    plans = plan_pending(state, [state.pod(first.key), state.pod(second.key)])
+    assert [p.outcome for p in plans] == ["fits", "fits"]
+    assert plans[1].node == plans[0].node
+    assert plans[1].candidates == (plans[0].node,)  # the other node has free devices, but not the claim
