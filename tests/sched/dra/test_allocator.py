@@ -13,7 +13,6 @@ test evaluator cannot read.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable
 from fractions import Fraction
@@ -26,7 +25,6 @@ from kresched.model.dra import DeviceClass, ResourceClaim, ResourceSlice, quanti
 from kresched.sched.dra.allocated import AllocatedState
 from kresched.sched.dra.allocator import AllocationError, Allocator, Features
 from tests.sched.dra import (
-    interim_cel,
     upstream_rows_1,
     upstream_rows_2,
     upstream_rows_3,
@@ -35,14 +33,10 @@ from tests.sched.dra import (
 )
 from tests.sched.dra.upstream_builders import FIXED_SHARE_ID, NODE1, REGION1, node
 
-HAVE_CEL = importlib.util.find_spec("kresched.sched.dra.cel") is not None
-
 ROWS: dict[str, Callable[[], dict[str, Any]]] = {
     **upstream_rows_1.ROWS, **upstream_rows_2.ROWS, **upstream_rows_3.ROWS, **upstream_rows_4.ROWS,
     **upstream_rows_5.ROWS}
 
-#: Errors only the CEL layer raises (a device attribute CEL cannot read; an unknown identifier).
-_CEL_ERRORS = ("unsupported attribute value", "undeclared reference")
 _GO_FEATURES = ("admin_access", "prioritized_list", "partitionable_devices", "device_taints",
                 "device_binding_and_status", "consumable_capacity")
 
@@ -61,19 +55,6 @@ def _expressions(objs: list[dict[str, Any]]) -> list[str]:
                 walk(v)
     walk(objs)
     return found
-
-
-def _selector_engine(row: dict[str, Any]) -> dict[str, Any]:
-    if HAVE_CEL:
-        return {}
-    expressions = _expressions([*(row.get("claims_to_allocate") or []), *(row.get("classes") or [])])
-    unreadable = [e for e in expressions if not interim_cel.supports(e)]
-    if unreadable:
-        pytest.skip(f"needs kresched.sched.dra.cel (not merged yet) for {unreadable[0]!r}")
-    if any(text in (row.get("expect_error") or "") for text in _CEL_ERRORS):
-        pytest.skip(f"needs kresched.sched.dra.cel (not merged yet) for the error {row['expect_error']!r}")
-    return {"compile_selector": interim_cel.compile_selector, "device_view": interim_cel.device_view,
-            "cel_error": interim_cel.InterimCelError}
 
 
 def _allocated(row: dict[str, Any]) -> AllocatedState:
@@ -118,11 +99,10 @@ def test_allocator(name: str) -> None:
     if requested.get("list_type_attributes"):
         pytest.skip("needs DRAListTypeAttributes, which the incubating allocator does not support")
     features = Features(**{f: bool(requested.get(f)) for f in _GO_FEATURES})
-    engine = _selector_engine(row)
     classes = [msgspec.convert(c, DeviceClass) for c in row.get("classes") or []]
     slices = [msgspec.convert(s, ResourceSlice) for s in row.get("slices") or []]
     claims = [msgspec.convert(c, ResourceClaim) for c in row.get("claims_to_allocate") or []]
-    allocator = Allocator(classes, slices, _allocated(row), features=features, **engine)
+    allocator = Allocator(classes, slices, _allocated(row), features=features)
     target = row.get("node") or node(NODE1, REGION1)
 
     expected_error = row.get("expect_error")

@@ -11,7 +11,6 @@ from kresched.model.dra import DeviceClass, ResourceClaim, ResourceSlice
 from kresched.sched.dra.allocated import AllocatedState
 from kresched.sched.dra.allocator import Allocator
 from kresched.sched.dra.pools import SliceIndex
-from tests.sched.dra import interim_cel
 from tests.sched.dra.upstream_builders import (
     CLASS_A,
     DRIVER_A,
@@ -27,8 +26,7 @@ from tests.sched.dra.upstream_builders import (
     with_taints,
 )
 
-ENGINE: dict[str, Any] = {"compile_selector": interim_cel.compile_selector, "device_view": interim_cel.device_view,
-                          "cel_error": interim_cel.InterimCelError}
+ENGINE: dict[str, Any] = {}  # the real CEL layer
 GPUS = slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device("gpu-0", None, {"model": {"string": "a100"}}),
                           device("gpu-1", None, {"model": {"string": "h100"}}))
 
