@@ -113,7 +113,8 @@ _KEEP: list[object] = []
 def _child(which: str, kubeconfig: str) -> None:
     """One client's whole listing, in this (child) process."""
     if which == "kresched":
-        from kresched.sources.live import connect, load_live
+        from kresched.sources.connection import connect
+        from kresched.sources.live import load_live
 
         state = load_live(connect(kubeconfig))
         assert state.pods
