@@ -40,7 +40,7 @@ import msgspec
 from kresched.model.objects import Node, Pod
 from kresched.model.specs import LabelSelector, LabelSelectorRequirement, TopologySpreadConstraint
 from kresched.sched.framework import ClusterFacts
-from kresched.sched.interpod_affinity import compile_label_selector
+from kresched.sched.interpod_affinity_terms import compile_label_selector
 from kresched.sched.node_affinity import required_node_affinity_matches, required_node_selector
 from kresched.sched.taint_toleration import find_untolerated_taint
 

@@ -14,7 +14,7 @@ from kresched.model.objects import Node
 from kresched.model.specs import LabelSelector
 from kresched.sched import framework, pod_topology_spread_score
 from kresched.sched.framework import NodeInfo, Snapshot
-from kresched.sched.interpod_affinity import compile_label_selector
+from kresched.sched.interpod_affinity_terms import compile_label_selector
 from kresched.sched.pod_topology_spread_constraints import SpreadConstraint
 from tests.builders import make_pod, pvc_volume
 
