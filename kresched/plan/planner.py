@@ -440,5 +440,3 @@ def _fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> st
 
 def _status_text(st: Status) -> str:
     return f"{', '.join(st.reasons)} even after evicting every eligible pod"
-
-

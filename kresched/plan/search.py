@@ -294,4 +294,3 @@ class NodeSearch:
         if entry.quick is None:
             entry.result, entry.budgets = why_not_enough(tier, self.max_grace_seconds), ()
         return entry.quick
-

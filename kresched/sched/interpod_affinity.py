@@ -164,7 +164,6 @@ class _State:
                 _bump(self.anti_affinity_counts, node_labels, t.topology_key, delta)
 
 
-
 class InterPodAffinity:
     """The InterPodAffinity plugin: PreFilter, Filter and PreFilterExtensions; PreScore, Score and
     NormalizeScore. The arguments are InterPodAffinityArgs' (defaults as the default profile)."""

@@ -76,7 +76,6 @@ class ScoreState:
         return self
 
 
-
 def _add(scores: ScoreMap, key: str, value: str, amount: int) -> None:
     # Creates the entry even for an amount of 0, as upstream: an entry, whatever its sum, keeps
     # PreScore from returning Skip.
@@ -84,7 +83,6 @@ def _add(scores: ScoreMap, key: str, value: str, amount: int) -> None:
     if bucket is None:
         bucket = scores[key] = {}
     bucket[value] = bucket.get(value, 0) + amount
-
 
 
 def _score_incoming_term(pod: Pod, term: PodAffinityTerm, namespace_labels: Mapping[str, Mapping[str, str]]

@@ -82,7 +82,6 @@ class AffinityTerm:
         return self.selects_namespace(meta.namespace, namespace_labels) and self.selector(meta.labels)
 
 
-
 NO_LABELS: Mapping[str, str] = {}
 
 
@@ -95,8 +94,6 @@ def count_matching(pods: Iterable[Pod], selectors: Sequence[Callable[[Mapping[st
         sel = selectors[0]
         return sum(1 for p in pods if sel(p.metadata.labels))
     return sum(1 for p in pods if all(sel(p.metadata.labels) for sel in selectors))
-
-
 
 
 def required_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
@@ -195,7 +192,6 @@ def int32(n: int) -> int:
     return (n + 2**31) % 2**32 - 2**31
 
 
-
 def preferred_terms(pod: Pod) -> tuple[tuple[WeightedPodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
     aff = pod.spec.affinity
     if aff is None:
@@ -203,4 +199,3 @@ def preferred_terms(pod: Pod) -> tuple[tuple[WeightedPodAffinityTerm, ...], tupl
     preferred = aff.pod_affinity.preferred_during_scheduling_ignored_during_execution if aff.pod_affinity else ()
     anti = aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution if aff.pod_anti_affinity else ()
     return preferred, anti
-

@@ -318,7 +318,6 @@ def _install_exec_provider() -> None:
     _kube_config.ExecProvider = _TimedExecProvider  # type: ignore[attr-defined, misc]
 
 
-
 def _check_context(paths: list[str], context: str | None) -> str:
     """The context to use; a clear error when it does not exist (the client's own message does not say)."""
     contexts: list[str] = []
