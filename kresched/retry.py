@@ -7,7 +7,7 @@
 - `CONFLICT_RETRY`: a node write answered 409 — re-read and retry quickly, a few times.
 
 `KRESCHED_BACKOFF_SCALE` (a float, default 1) scales every pause; the test suite sets it small so
-that fault tests run in milliseconds. Which failures are transient is `kresched.sources.live`'s
+that fault tests run in milliseconds. Which failures are transient is `kresched.sources.calls`'
 `is_transient` (it knows the client's exceptions).
 """
 

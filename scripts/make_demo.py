@@ -25,7 +25,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kresched.bench.kube import (
+from benchmarks.kube import (
     SYSTEM_PRIORITY_CLASSES,
     Ids,
     NodeRef,

@@ -343,7 +343,7 @@ def test_the_demo_file_is_up_to_date() -> None:
 # -- the benchmark's generator shares the demo's builders: keep it loadable ----------------------
 
 def test_the_benchmark_generator_writes_a_cluster_kresched_loads(tmp_path: Path) -> None:
-    from kresched.bench.generate import ClusterSize, generate
+    from benchmarks.generate import ClusterSize, generate
 
     size = ClusterSize("tiny", nodes=12, pods=400, pending=10, control_planes=1)
     path = tmp_path / "tiny.json"

@@ -23,7 +23,9 @@ from kresched.model.storage import STORAGE_KINDS, StorageState
 from kresched.plan.explain import explain_pod
 from kresched.retry import RetryPolicy
 from kresched.sources import live
-from kresched.sources.live import ApiCall, LiveClient, access_error, connect, load_live
+from kresched.sources.calls import ApiCall, access_error, is_transient
+from kresched.sources.connection import LiveClient, connect
+from kresched.sources.live import load_live
 from kresched.sources.snapshot import load_snapshot
 from tests import fakeapi
 from tests.builders import (
@@ -297,7 +299,7 @@ def test_name_resolution_failures_read_as_unreachable():
     assert err is not None
     assert err.message == ("cannot reach the API server at https://api.example.invalid:6443: "
                            "cannot resolve the host name 'api.example.invalid'")
-    assert not live.is_transient(exc)
+    assert not is_transient(exc)
 
 
 def test_the_list_head_is_read_whatever_the_key_order():

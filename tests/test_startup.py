@@ -16,9 +16,9 @@ import pytest
 
 from tests.clirun import run_cli
 
-#: Only the live path (`sources.live`, `execute.kube`) needs these.
+#: Only the live path (`sources.live`, `.calls`, `.connection`, `execute.kube`) needs these.
 LIVE_ONLY = ("kubernetes", "urllib3", "tenacity", "http.client", "ssl", "kresched.sources.live",
-             "kresched.execute.kube")
+             "kresched.sources.calls", "kresched.sources.connection", "kresched.execute.kube")
 
 #: `main()` leaves with `os._exit` once its output is flushed; here that raises instead, so that
 #: the modules imported by then can be read.

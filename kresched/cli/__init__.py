@@ -163,7 +163,7 @@ def _root(
     Common options (--snapshot, --kubeconfig, --context, -n, -A, -o, --no-color) may come before or
     after the command, as with kubectl. Also runs as a kubectl plugin: `kubectl kresched ...`.
     """
-    # Read where the snapshot is read (`sources.snapshot.max_input_bytes`) and by `sources.live.connect`,
+    # Read where the snapshot is read (`sources.snapshot.max_input_bytes`) and by `sources.connection.connect`,
     # and checked there; set for this command only (a test running several in one process sees none
     # of another's).
     for name, value in (("KRESCHED_MAX_INPUT", max_input), ("KRESCHED_REQUEST_TIMEOUT", request_timeout)):
@@ -230,7 +230,7 @@ def _run(prog_name: str) -> None:
                 stream.flush()
             except Exception:  # said by the interpreter's own exit, as ever
                 flushed = False
-        live = sys.modules.get("kresched.sources.live")
+        live = sys.modules.get("kresched.sources.calls")
         # Everything is said and flushed: leave, without the interpreter's teardown of what was
         # loaded (`load.KEEP_LOADED`). And a request abandoned at its deadline may still block
         # in a daemon thread: finalising the interpreter under it can abort the process.

@@ -70,7 +70,7 @@ def make_api(opts: Options, state: ClusterState | None, dry_run: DryRun | bool,
     if opts.snapshot is not None:
         raise InputError("--snapshot is a file, not a cluster: add --dry-run (=client) to rehearse on it")
     from kresched.execute.kube import KubeApi
-    from kresched.sources.live import connect
+    from kresched.sources.connection import connect
 
     return KubeApi(connect(opts.kubeconfig, opts.context), server_dry_run=server_dry_run)
 

@@ -59,7 +59,7 @@ def _snapshot_names(spec: str, kind: str, namespace: str | None) -> list[str]:
 
 
 def _live_names(params: dict[str, Any], kind: str, namespace: str | None) -> list[str]:
-    from kresched.sources.live import connect
+    from kresched.sources.connection import connect
 
     with connect(params.get("kubeconfig"), params.get("context"), request_timeout=TIMEOUT) as client:
         if kind == "node":

@@ -72,7 +72,8 @@ def _load_state(opts: Options) -> ClusterState:
             raise InputError(f"snapshot {opts.snapshot} has no nodes ({kinds}): a plan needs the nodes too, e.g. "
                              "kubectl get nodes,pods,pdb,priorityclasses,namespaces -A -o yaml")
         return state
-    from kresched.sources.live import connect, load_live
+    from kresched.sources.connection import connect
+    from kresched.sources.live import load_live
 
     cluster = kube_context(opts.kubeconfig, opts.context)
     where = f'"{cluster.name}"' if cluster.name else "the cluster"

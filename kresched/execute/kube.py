@@ -41,16 +41,10 @@ from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_text
 from kresched.model.specs import LabelSelector
 from kresched.retry import TRANSIENT_RETRY, RetryPolicy
+from kresched.sources.calls import ApiCall, access_error, is_transient, read_within, retry_after_seconds
+from kresched.sources.connection import LiveClient
 from kresched.sources.decode import Objects, decode_json, decode_object
-from kresched.sources.live import (
-    ApiCall,
-    LiveClient,
-    access_error,
-    is_transient,
-    load_live,
-    read_within,
-    retry_after_seconds,
-)
+from kresched.sources.live import load_live
 
 __all__ = ["APPLY_CALLS", "FIELD_MANAGER", "KubeApi"]
 

@@ -161,7 +161,7 @@ class PdbView(NamedTuple):
     (`PdbLedger.kind`): the PDBs covering any of them (`keys`); per tier (1, 2), the positions of
     those it lets go while their PDB has a disruption left (tier 1: only those within the grace
     limit), and those pods; and the pods among them that spend a budget, with its PDB. A tier's
-    eligible pods (`Planner._eligible`) are its `fixed` ones but the spenders whose budget is spent."""
+    eligible pods (`EvictablePods.eligible`) are its `fixed` ones but the spenders whose budget is spent."""
     keys: tuple[str, ...]
     fixed: tuple[list[int], list[int]]
     fixed_pods: tuple[list[Pod], list[Pod]]

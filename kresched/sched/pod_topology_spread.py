@@ -1,64 +1,40 @@
 """PodTopologySpread: the pod's topology spread constraints, after kube-scheduler's
-`pkg/scheduler/framework/plugins/podtopologyspread` (filtering.go, scoring.go, common.go, plugin.go;
-helper/spread.go; Kubernetes 1.35/1.36). Filters on `DoNotSchedule` constraints and scores on
-`ScheduleAnyway` ones (or, for a pod without constraints, the system default constraints).
+`pkg/scheduler/framework/plugins/podtopologyspread` (plugin.go, filtering.go; Kubernetes
+1.35/1.36). Filters on `DoNotSchedule` constraints and scores on `ScheduleAnyway` ones (or, for a
+pod without constraints, the system default constraints).
 
-Owns: parsing the constraints (`SpreadConstraint`), the per-pod PreFilter state — for each
-constraint, the number of matching pods per topology value of every eligible domain
-(upstream's `TpValueToMatchNum`, keyed by constraint like upstream) and its global minimum —,
-their upkeep when a preemption simulation adds or removes a pod (`updateWithPod`), and the
-per-node Filter, which only looks counts up: O(constraints) per node. Must not scan pods in
-`filter`. Also the Score half (PreScore, Score, NormalizeScore) and `default_selector`
-(`helper.DefaultSelector`).
+Owns the plugin (every extension point), the per-pod PreFilter state — for each constraint, the
+number of matching pods per topology value of every eligible domain (upstream's
+`TpValueToMatchNum`, keyed by constraint like upstream) and its global minimum —, their upkeep
+when a preemption simulation adds or removes a pod (`updateWithPod`), and the per-node Filter,
+which only looks counts up: O(constraints) per node. Must not scan pods in `filter`. The
+constraints, their defaults and the node inclusion policies are
+`kresched.sched.pod_topology_spread_constraints`'; the Score half (PreScore, Score,
+NormalizeScore) is `kresched.sched.pod_topology_spread_score`'s, which the plugin's score methods
+call.
 
 PreFilter is the only cluster-wide pass: one walk over the nodes to find the eligible domains
 (a node is eligible when it has every constraint's topology key and passes the constraint's
 node inclusion policies), then one walk over the pods of the incoming pod's namespace only
-(`Snapshot.pods_by_namespace`), grouped by node. PreScore likewise walks only that namespace.
+(`Snapshot.pods_by_namespace`), grouped by node.
 
 Semantics, as upstream:
   1. Only `whenUnsatisfiable: DoNotSchedule` constraints filter; `ScheduleAnyway` ones only score.
-  2. `matchLabelKeys`: each key the incoming pod has is ANDed into the selector as `key=value`
-     (`mergeLabelSetWithSelector`); a nil selector stays nil (it matches nothing).
-  3. Counted pods: in the incoming pod's namespace, not terminating (`countPodsMatchSelector`
-     skips pods with a deletionTimestamp), matching the selector. A selector with no
-     requirements (`labelSelector: {}`) counts no existing pod, yet matches the incoming pod.
-  4. A node counts for a constraint only if it has *all* constraints' topology keys and passes
-     `nodeAffinityPolicy` (default Honor: the pod's nodeSelector and required node affinity) and
-     `nodeTaintsPolicy` (default Ignore; Honor: every NoSchedule/NoExecute taint tolerated).
-     Eligible domains count even with no matching pod.
-  5. Filter: a node without a constraint's topology key fails UnschedulableAndUnresolvable with
+  2. Counted pods: in the incoming pod's namespace, not terminating (`countPodsMatchSelector`
+     skips pods with a deletionTimestamp), matching the selector (`matchLabelKeys` merged in).
+  3. A node counts for a constraint only if it has *all* constraints' topology keys and passes
+     the constraint's node inclusion policies. Eligible domains count even with no matching pod.
+  4. Filter: a node without a constraint's topology key fails UnschedulableAndUnresolvable with
      `node(s) didn't match pod topology spread constraints (missing required label)`. Otherwise
      `matching pods in the node's domain + (1 if the pod matches its own selector) − global
      minimum` must not exceed `maxSkew`, else Unschedulable with
      `node(s) didn't match pod topology spread constraints`. The global minimum is 0 when there
      are fewer eligible domains than `minDomains` (default 1).
-  6. A pod without constraints gets the profile's default constraints (PodTopologySpreadArgs),
-     each with the pod's default selector (`default_selector`; none when it is empty). With
-     `defaultingType: System` (the default) those are the system defaults (hostname maxSkew 3,
-     zone maxSkew 5), which are `ScheduleAnyway` and therefore never filter: such a pod's
-     PreFilter returns Skip. With `defaultingType: List` they are `defaultConstraints` (none when
-     empty); their DoNotSchedule ones filter like the pod's own.
-
-Scoring (scoring.go), as upstream:
-  7. Constraints: the pod's `ScheduleAnyway` ones; if the pod has no constraints at all, the
-     profile's default ScheduleAnyway ones with the selector `default_selector` builds: the selectors of the pod's
-     namespace's Services that select the pod, merged, plus the selector of its controlling
-     ReplicationController (`v1`, merged as a map), ReplicaSet or StatefulSet (`apps/v1`, whose
-     requirements are ANDed). No constraint, or an empty default selector: PreScore Skip (also
-     when the snapshot has no node).
-  8. IgnoredNodes: with the pod's own constraints (or `List` defaults), feasible nodes lacking any
-     of their topology keys score 0. With the system defaults no node is ignored: a node without a zone label adds
-     the domain "" to the zone count (and its own zone term is left out of its score).
-  9. Per constraint (not hostname): the domains are the values on the non-ignored feasible nodes;
-     every node of the cluster that has all keys (own constraints only) and passes the
-     constraint's inclusion policies adds its matching pods to its domain's count. Hostname
-     constraints count the pods on the scored node itself, with no inclusion policy.
- 10. Score = round-half-away(Σ count × log(domains + 2) + (maxSkew − 1)) over the constraints
-     whose key the node has, in float64 (Go's `math.Log`, reproduced bit for bit); the hostname
-     domain count is the number of non-ignored feasible nodes.
- 11. NormalizeScore: ignored nodes 0; otherwise 100 when every score is 0, else
-     `100 × (max + min − score) / max` in int64 (min and max over the non-ignored nodes).
+  5. A pod without constraints gets the profile's default constraints. With `defaultingType:
+     System` (the default) those are the system defaults (hostname maxSkew 3, zone maxSkew 5),
+     which are `ScheduleAnyway` and therefore never filter: such a pod's PreFilter returns Skip.
+     With `defaultingType: List` they are `defaultConstraints` (none when empty); their
+     DoNotSchedule ones filter like the pod's own.
 
 Deliberate differences:
   * The global minimum is kept exact under any sequence of `add_pod`/`remove_pod` (a histogram of
@@ -68,60 +44,49 @@ Deliberate differences:
   * `add_pod`/`remove_pod` ignore terminating pods and constraints whose selector has no
     requirements, so that they always agree with a fresh PreFilter on the changed cluster;
     upstream's `updateWithPod` counts both although `countPodsMatchSelector` never does.
-  * `nodeTaintsPolicy: Honor` reads tolerations exactly as kresched's TaintToleration does (so the
-    alpha `Gt`/`Lt` operators count as that plugin counts them); the in-place-resize Skip is not
-    modelled.
-  * Invalid selectors (which API validation rejects) match nothing instead of failing PreFilter or
-    PreScore; an invalid ReplicaSet/StatefulSet selector (likewise rejected by the API server)
-    is ANDed into the default selector (matching nothing) where upstream leaves it out.
-  * Score is never called without PreScore state in kresched; where upstream would return an
-    error status, `score` returns 0.
+  * The in-place-resize Skip is not modelled.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import compress
-from operator import add, attrgetter, is_not
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-import msgspec
-
 from kresched.model.objects import Node, Pod
-from kresched.model.specs import LabelSelector, LabelSelectorRequirement, TopologySpreadConstraint
+from kresched.model.specs import TopologySpreadConstraint
 from kresched.sched.framework import (
-    MAX_NODE_SCORE,
     SUCCESS,
-    ClusterFacts,
     Code,
     CycleState,
     NodeInfo,
     PreFilterResult,
     Snapshot,
     Status,
-    go_div,
-    regrouped,
     unresolvable,
     unschedulable,
 )
-from kresched.sched.interpod_affinity import compile_label_selector
-from kresched.sched.node_affinity import required_node_affinity_matches, required_node_selector
-from kresched.sched.taint_toleration import find_untolerated_taint
+from kresched.sched.pod_topology_spread_constraints import (
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    SpreadConstraint,
+    build_constraints,
+    build_default_constraints,
+    node_inclusion,
+)
+from kresched.sched.pod_topology_spread_score import (
+    ScoreGainBound,
+    ScoreState,
+    normalize_scores,
+    pre_score_state,
+    score_nodes,
+)
 
+# `ScoreGainBound` is defined with the score it bounds; plan/rebalance.py still takes it from here.
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
     "NAME",
     "PodTopologySpread",
-    "SYSTEM_DEFAULT_CONSTRAINTS",
     "ScoreGainBound",
-    "SpreadConstraint",
-    "build_constraints",
-    "default_selector",
-    "go_log",
-    "go_round",
 ]
 
 NAME = "PodTopologySpread"
@@ -134,23 +99,6 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 _STATE_KEY = "PreFilter" + NAME
 _PRESCORE_KEY = "PreScore" + NAME
 _NO_DOMAIN_MIN = 2**31 - 1  # upstream's math.MaxInt32: the minimum when no domain is eligible
-
-
-@dataclass(frozen=True, slots=True)
-class SpreadConstraint:
-    """Upstream's internal `topologySpreadConstraint`: defaults applied, selector parsed."""
-
-    max_skew: int
-    topology_key: str
-    selector: Callable[[Mapping[str, str]], bool]
-    #: False when the selector has no requirements (`selector.Empty()`): no existing pod counts.
-    counts_existing: bool
-    min_domains: int
-    honor_node_affinity: bool
-    honor_node_taints: bool
-    #: The selector as data (JSON): constraints with equal keys match the same pods (the key of
-    #: the match counts kept per snapshot).
-    selector_key: bytes
 
 
 class _State:
@@ -252,10 +200,10 @@ class PodTopologySpread:
         if pod.spec.topology_spread_constraints or not self.hard_defaults:
             constraints = build_constraints(pod)
         else:  # `getConstraints`: the profile's default DoNotSchedule constraints
-            constraints = _build_default_constraints(pod, snapshot.cluster, self.default_constraints, "DoNotSchedule")
+            constraints = build_default_constraints(pod, snapshot.cluster, self.default_constraints, "DoNotSchedule")
         if not constraints:
             return PreFilterResult(Status(Code.SKIP))
-        eligible = _node_inclusion(pod)
+        eligible = node_inclusion(pod)
         keys = {c.topology_key for c in constraints}
 
         counts: list[dict[str, int]] = [{} for _ in constraints]
@@ -319,651 +267,31 @@ class PodTopologySpread:
 
     # -- Score (scoring.go) ------------------------------------------------------------------------
 
-    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
-        """`PreScore`: the constraints, the ignored nodes, the domain counts and weights.
+    # -- Score (scoring.go: `kresched.sched.pod_topology_spread_score`) -----------------------------
 
-        Skip when the snapshot has no node, or the pod has no ScheduleAnyway constraint (for a pod
-        without constraints: when its default selector is empty)."""
+    def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
+        """`PreScore` (`pre_score_state`); Skip when there is nothing to score."""
         cycle.write(_PRESCORE_KEY, None)
-        if not snapshot.node_infos:
+        state = pre_score_state(pod, nodes, snapshot, self.default_constraints, self.system_defaulted)
+        if state is None:
             return Status(Code.SKIP)
-        constraints, require_all = _score_constraints(pod, snapshot, self.default_constraints, self.system_defaulted)
-        if not constraints:
-            return Status(Code.SKIP)
-        everywhere: _AllNodeDomains = snapshot.index(_ALL_NODE_DOMAINS, _AllNodeDomains.build)
-        domains = _ScoreDomains(constraints, require_all, nodes, everywhere.get(constraints, require_all, snapshot))
-        cycle.write(_PRESCORE_KEY, _score_state(pod, constraints, require_all, domains, snapshot))
+        cycle.write(_PRESCORE_KEY, state)
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        """`Score`: Σ over the constraints whose topology key the node has of
-        `matching pods in its domain × weight + (maxSkew − 1)`, rounded; 0 for an ignored node."""
+        """`Score` (`score_nodes`); 0 for an ignored node."""
         return self.score_all(cycle, pod, [node_info])[0]
 
     def score_all(self, cycle: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
         """`score` of each of `nodes` (the framework scores the feasible nodes in one call)."""
-        state: _ScoreState | None = cycle.read(_PRESCORE_KEY)
+        state: ScoreState | None = cycle.read(_PRESCORE_KEY)
         if state is None:
             return [0] * len(nodes)
-        ignored, by_name, namespace = state.ignored, state.by_name, state.namespace
-        labels = [info.node.metadata.labels for info in nodes]
-        if len(state.constraints) == 2 and state.is_host[0] != state.is_host[1]:
-            out = _score_pair(state, nodes, labels)
-            if ignored:
-                out = [0 if info.name in ignored else n for info, n in zip(nodes, out, strict=True)]
-            return out
-        # A constraint at a time, each node's terms added in the constraints' order (the same
-        # float sums as upstream's loop, which leaves out the term of a key the node lacks: here
-        # it is 0.0, and t + 0.0 is t).
-        totals: list[float] | None = None
-        at: dict[str, int] | None = None
-        own: list[int] = []  # positions of NodeInfos not the snapshot's: they are counted here
-        for i, c in enumerate(state.constraints):
-            key, weight, skew = c.topology_key, state.weights[i], float(c.max_skew - 1)
-            if state.is_host[i]:
-                if at is None:
-                    names = [info.name for info in nodes]
-                    at = {name: j for j, name in enumerate(names)}
-                    own = list(compress(range(len(nodes)), map(is_not, nodes, map(by_name.get, names))))
-                # A node without matching pods: 0.0 × weight + skew, which is skew.
-                terms = [0.0 if key not in lab else skew for lab in labels]
-                for name, n in state.host_counts[i].items():
-                    j = at.get(name)
-                    if j is not None and key in labels[j] and nodes[j] is by_name.get(name):
-                        terms[j] = float(n) * weight + skew
-                for j in own:
-                    if key in labels[j]:
-                        terms[j] = float(_count_matching(nodes[j], c, namespace)) * weight + skew
-            else:  # a few domains: each one's term once (a domain without a count: 0.0 × weight + skew)
-                term = {v: float(n) * weight + skew for v, n in state.counts[i].items()}
-                terms = [0.0 if (v := lab.get(key)) is None else term.get(v, skew) for lab in labels]
-            totals = terms if totals is None else list(map(add, totals, terms))
-        if totals is None:
-            totals = [0.0] * len(nodes)
-        if all(c.max_skew >= 1 for c in state.constraints):  # every total ≥ 0: `go_round` inline
-            out = [int(t) + (t - int(t) >= 0.5) for t in totals]
-        else:
-            out = [go_round(t) for t in totals]
-        if ignored:
-            out = [0 if info.name in ignored else n for info, n in zip(nodes, out, strict=True)]
-        return out
+        return score_nodes(state, nodes)
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
-        """`NormalizeScore`: fewer matching pods score higher; ignored nodes 0."""
-        state: _ScoreState | None = cycle.read(_PRESCORE_KEY)
+        """`NormalizeScore` (`normalize_scores`): fewer matching pods score higher; ignored nodes 0."""
+        state: ScoreState | None = cycle.read(_PRESCORE_KEY)
         if state is None:
             return
-        ignored = state.ignored_at if len(state.ignored_at) == len(scores) else (False,) * len(scores)
-        valid = [s for s, skip in zip(scores, ignored, strict=True) if not skip]
-        if not valid:
-            scores[:] = [0] * len(scores)
-            return
-        lo, hi = min(valid), max(0, max(valid))
-        if hi == 0:
-            scores[:] = [0 if skip else MAX_NODE_SCORE for skip in ignored]
-        elif lo >= 0:  # every dividend ≥ 0: `go_div` is `//`
-            scores[:] = [0 if skip else MAX_NODE_SCORE * (hi + lo - s) // hi
-                         for s, skip in zip(scores, ignored, strict=True)]
-        else:
-            scores[:] = [0 if skip else go_div(MAX_NODE_SCORE * (hi + lo - s), hi)
-                         for s, skip in zip(scores, ignored, strict=True)]
-
-
-def _score_pair(state: _ScoreState, nodes: Sequence[NodeInfo], labels: list[Mapping[str, str]]) -> list[int]:
-    """`score_all` (but for ignored nodes) for one hostname constraint and one other, as the system
-    defaults are: the same float sums, rounded alike. A node's total is one of a few — by whether it
-    has the hostname key and which domain of the other key it is in — but where it has matching
-    pods of its own: those nodes (and any NodeInfo not the snapshot's) are summed one by one.
-    (The two terms are added in either order: IEEE addition is commutative.)"""
-    h = 0 if state.is_host[0] else 1
-    ch, cz = state.constraints[h], state.constraints[1 - h]
-    hk, zk = ch.topology_key, cz.topology_key
-    wh, wz = state.weights[h], state.weights[1 - h]
-    sh, sz = float(ch.max_skew - 1), float(cz.max_skew - 1)
-    rnd: Callable[[float], int] = _half_up if ch.max_skew >= 1 and cz.max_skew >= 1 else go_round
-    term = {v: float(n) * wz + sz for v, n in state.counts[1 - h].items()}
-    term[None] = 0.0  # (a node without the key: `lab.get` gives None)
-    # Per domain, the total of a node with and without the hostname key and no matching pods.
-    with_host = {v: rnd(sh + t) for v, t in term.items()}
-    without = {v: rnd(0.0 + t) for v, t in term.items()}
-    other_with, other_without = rnd(sh + sz), rnd(0.0 + sz)  # a domain without a count
-    out = [with_host.get(lab.get(zk), other_with) if hk in lab else without.get(lab.get(zk), other_without)
-           for lab in labels]
-    by_name = state.by_name
-    own = list(compress(range(len(nodes)), map(is_not, nodes, map(by_name.get, map(_NAME, nodes)))))
-    counted = state.host_counts[h]
-    if counted:
-        at = {info.name: j for j, info in enumerate(nodes)}
-        for name, n in counted.items():
-            j = at.get(name)
-            if j is not None and hk in labels[j] and nodes[j] is by_name.get(name):
-                v = labels[j].get(zk)
-                out[j] = rnd(float(n) * wh + sh + term.get(v, sz))
-    for j in own:
-        if hk in labels[j]:
-            v = labels[j].get(zk)
-            n = _count_matching(nodes[j], ch, state.namespace)
-            out[j] = rnd(float(n) * wh + sh + term.get(v, sz))
-    return out
-
-
-def _half_up(t: float) -> int:
-    """`go_round` of a total ≥ 0."""
-    return int(t) + (t - int(t) >= 0.5)
-
-
-_NAME = attrgetter("name")
-
-
-class _ScoreState:
-    """Upstream's `preScoreState`. Read-only once written, so `clone()` shares it (as upstream)."""
-
-    __slots__ = ("by_name", "constraints", "counts", "host_counts", "ignored", "ignored_at", "is_host", "namespace",
-                 "weights")
-
-    def __init__(self, namespace: str, constraints: tuple[SpreadConstraint, ...], is_host: tuple[bool, ...],
-                 counts: list[dict[str, int]], weights: tuple[float, ...], ignored: frozenset[str],
-                 ignored_at: tuple[bool, ...], by_name: Mapping[str, NodeInfo],
-                 host_counts: list[dict[str, int]]) -> None:
-        self.namespace = namespace
-        self.constraints = constraints
-        #: Per constraint: is its key `kubernetes.io/hostname` (counted per node in `score`)?
-        self.is_host = is_host
-        #: Per constraint: topology value → matching pods (`TopologyValueToPodCounts`); empty for
-        #: hostname constraints.
-        self.counts = counts
-        #: Per constraint: `topologyNormalizingWeight`.
-        self.weights = weights
-        #: `IgnoredNodes`: feasible nodes lacking a topology key of the pod's own constraints.
-        self.ignored = ignored
-        #: The same, aligned with the nodes given to PreScore (NormalizeScore gets scores only).
-        self.ignored_at = ignored_at
-        #: The snapshot's NodeInfos by name: `host_counts` holds the counts of those (a node absent
-        #: from it has no matching pod); `score` counts any other NodeInfo itself.
-        self.by_name = by_name
-        #: Per hostname constraint: node name → matching pods on it (`countPodsMatchSelector`;
-        #: shared with `_MatchCounts`: do not change it).
-        self.host_counts = host_counts
-
-    def clone(self) -> _ScoreState:
-        return self
-
-
-def _score_constraints(pod: Pod, snapshot: Snapshot,
-                       defaults: tuple[TopologySpreadConstraint, ...] | None = None,
-                       system: bool = True) -> tuple[tuple[SpreadConstraint, ...], bool]:
-    """The constraints the score reads — the pod's ScheduleAnyway ones, or, for a pod without any
-    constraint, the profile's default ones (`defaults`; None: the system defaults) — and whether a
-    node needs all their keys (`requireAllTopologies`: not with the system defaults, where a node
-    without a zone label still gets hostname spreading)."""
-    own = bool(pod.spec.topology_spread_constraints)
-    if own:
-        return build_constraints(pod, "ScheduleAnyway"), True
-    defaults = SYSTEM_DEFAULT_CONSTRAINTS if defaults is None else defaults
-    return _build_default_constraints(pod, snapshot.cluster, defaults, "ScheduleAnyway"), not system
-
-
-class _ScoreDomains:
-    """PreScore's walk over the scored nodes: which are ignored (lack a key, own constraints only),
-    and per constraint (not hostname) the topology values among the others, each counting 0.
-    With `everywhere` (the same over every node of the cluster), a walk for a constraint stops
-    once it has met every value the cluster has (the order first met is then the same)."""
-
-    __slots__ = ("ignored", "ignored_at", "is_host", "keys", "scored", "values")
-
-    def __init__(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, nodes: Sequence[NodeInfo],
-                 everywhere: _ScoreDomains | None = None) -> None:
-        self.keys = keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
-        self.is_host = is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
-        labels: list[Mapping[str, str]] | None = None
-        if require_all:
-            labels = [info.node.metadata.labels for info in nodes]
-            self.ignored_at = tuple([not all(k in lab for k in keys) for lab in labels])
-            self.ignored = frozenset(info.name for info, skip in zip(nodes, self.ignored_at, strict=True) if skip)
-            if self.ignored:
-                labels = [lab for lab, skip in zip(labels, self.ignored_at, strict=True) if not skip]
-        else:
-            self.ignored_at = (False,) * len(nodes)
-            self.ignored = frozenset()
-        # Each topology value of the nodes not ignored, counting 0, in the order first met.
-        self.values: list[dict[str, int]] = []
-        for i, c in enumerate(constraints):
-            values: dict[str, int] = {}
-            if not is_host[i]:
-                every = len(everywhere.values[i]) if everywhere is not None else -1
-                for lab in labels if labels is not None else (info.node.metadata.labels for info in nodes):
-                    values.setdefault(lab.get(c.topology_key, ""), 0)
-                    if len(values) == every:
-                        break
-            self.values.append(values)
-        #: How many nodes are not ignored.
-        self.scored = len(labels) if labels is not None else len(nodes)
-
-
-def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_all: bool, domains: _ScoreDomains,
-                 snapshot: Snapshot) -> _ScoreState:
-    """PreScore's counts over `domains` (the scored nodes' walk): every node of the cluster adds its
-    matching pods to its domain, if that domain is one of the scored nodes'. Nodes without a pod of
-    the namespace add nothing, so only they are walked. For hostname constraints, the counts per
-    node of the snapshot's NodeInfos, as kept (`_MatchCounts`)."""
-    keys, is_host = domains.keys, domains.is_host
-    counts = [dict(v) for v in domains.values]
-    # `topologyNormalizingWeight`: log(domains + 2); a hostname constraint has one domain per
-    # node that is not ignored.
-    weights = tuple(go_log(float((domains.scored if is_host[i] else len(counts[i])) + 2))
-                    for i in range(len(constraints)))
-    host_counts: list[dict[str, int]] = [{} for _ in constraints]
-    if any(c.counts_existing for c in constraints):
-        eligible = _node_inclusion(pod)
-        by_name = snapshot.by_name
-        matching = snapshot.index(_MATCH_COUNTS, _MatchCounts.build)
-        for i, c in enumerate(constraints):
-            if not c.counts_existing:
-                continue
-            per_node = matching.counts(snapshot, pod.metadata.namespace, c)
-            if is_host[i]:
-                host_counts[i] = per_node
-                continue
-            there = counts[i]
-            key = c.topology_key
-            for name, n in per_node.items():
-                node = by_name[name].node
-                labels = node.metadata.labels
-                if require_all and not all(k in labels for k in keys):
-                    continue
-                if not eligible(c, node):
-                    continue
-                value = labels.get(key, "")
-                if value in there:
-                    there[value] += n
-    return _ScoreState(pod.metadata.namespace, constraints, is_host, counts, weights, domains.ignored,
-                       domains.ignored_at, snapshot.by_name, host_counts)
-
-
-#: `Snapshot.index` key of `_MatchCounts`.
-_MATCH_COUNTS = NAME + "/match-counts"
-
-
-class _MatchCounts:
-    """Per namespace and selector (`SpreadConstraint.selector_key`): node name → how many of the
-    namespace's pods there the selector matches, terminating ones left out (nodes with none left
-    out). A selector's counts are found on first use (a walk of the namespace's pods), then carried
-    down simulations: a replaced node is counted again for the namespaces whose pods on it changed.
-
-    Kept counts are shared by snapshots whose pods of the namespace are the same, and a snapshot
-    adding a selector's counts adds them for those too (valid: same pods, same counts). A snapshot
-    that finds them afresh also hands them up its nearest `_LINKED` ancestors (`_teach`): each
-    differs from its child on one node, counted again. So the simulations of one working snapshot
-    (whose namespaces differ from it where a victim left) count a selector once, on the first.
-    """
-
-    __slots__ = ("by_namespace", "depth", "parent", "step")
-
-    def __init__(self, by_namespace: dict[str, dict[bytes, tuple[Callable[[Mapping[str, str]], bool],
-                                                                  dict[str, int]]]],
-                 parent: _MatchCounts | None = None, step: tuple[str, dict[str, tuple[Pod, ...]]] = ("", {}),
-                 depth: int = 0) -> None:
-        self.by_namespace = by_namespace
-        #: The ancestor this one was carried down from (None past `_LINKED` steps), the node that
-        #: changed (and its pods there before, of the namespaces that changed), how many links up.
-        self.parent = parent
-        self.step = step
-        self.depth = depth
-
-    @classmethod
-    def build(cls, snapshot: Snapshot) -> _MatchCounts:
-        return cls({})
-
-    def counts(self, snapshot: Snapshot, namespace: str, c: SpreadConstraint) -> dict[str, int]:
-        """Node name → matching pods of `namespace` on it, for `c`'s selector (do not change it)."""
-        kept = self.by_namespace.setdefault(namespace, {})
-        hit = kept.get(c.selector_key)
-        if hit is None:
-            sel = c.selector
-            hit = kept[c.selector_key] = (sel, {
-                name: n for name, pods in snapshot.pods_by_namespace().get(namespace, {}).items()
-                if (n := _matching(pods, sel))})
-            self._teach(namespace, c.selector_key, sel, hit[1])
-        return hit[1]
-
-    def _teach(self, namespace: str, key: bytes, sel: Callable[[Mapping[str, str]], bool],
-               per_node: dict[str, int]) -> None:
-        """Give the linked ancestors lacking them the counts `per_node` found here, each step's
-        node counted again with its pods before the step."""
-        child = self
-        while (parent := child.parent) is not None:
-            kept = parent.by_namespace.setdefault(namespace, {})
-            if key in kept:
-                return
-            name, before = child.step
-            if namespace in before:  # the namespace's pods on the node changed at this step
-                n = _matching(before[namespace], sel)
-                if per_node.get(name, 0) != n:
-                    per_node = {k: v for k, v in per_node.items() if k != name}
-                    if n:
-                        per_node[name] = n
-            kept[key] = (sel, per_node)
-            child = parent
-
-    def replaced(self, old: NodeInfo, new: NodeInfo) -> _MatchCounts:
-        changed, before, after = regrouped(old, new)
-        if not changed:
-            return self
-        by_namespace = dict(self.by_namespace)
-        for ns in changed:
-            kept = by_namespace.get(ns)
-            if kept is None:
-                continue
-            pods = after.get(ns, ())
-            fresh = {}
-            for key, (sel, per_node) in kept.items():
-                n = _matching(pods, sel)
-                if per_node.get(new.name, 0) != n:
-                    per_node = {k: v for k, v in per_node.items() if k != new.name}
-                    if n:
-                        per_node[new.name] = n
-                fresh[key] = (sel, per_node)
-            by_namespace[ns] = fresh
-        if self.depth >= _LINKED:
-            return _MatchCounts(by_namespace)
-        return _MatchCounts(by_namespace, self, (new.name, {ns: before.get(ns, ()) for ns in changed}), self.depth + 1)
-
-
-#: How many ancestors a `_MatchCounts` hands counts found afresh up to (and keeps alive).
-_LINKED = 8
-
-
-def _matching(pods: Iterable[Pod], sel: Callable[[Mapping[str, str]], bool]) -> int:
-    """`countPodsMatchSelector`: pods not terminating that `sel` matches."""
-    return sum(1 for p in pods if p.metadata.deletion_timestamp is None and sel(p.metadata.labels))
-
-
-#: `Snapshot.index` key of `_AllNodeDomains`.
-_ALL_NODE_DOMAINS = NAME + "/all-node-score-domains"
-
-
-class _AllNodeDomains:
-    """`_ScoreDomains` over every node of a snapshot, per (constraint keys, require_all), built on
-    first use; carried through simulations while no node's labels change."""
-
-    __slots__ = ("by_keys",)
-
-    def __init__(self) -> None:
-        self.by_keys: dict[tuple[tuple[str, ...], bool], _ScoreDomains] = {}
-
-    @classmethod
-    def build(cls, snapshot: Snapshot) -> _AllNodeDomains:
-        return cls()
-
-    def replaced(self, old: NodeInfo, new: NodeInfo) -> _AllNodeDomains:
-        return self if old.node.metadata.labels == new.node.metadata.labels else _AllNodeDomains()
-
-    def get(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, snapshot: Snapshot) -> _ScoreDomains:
-        key = (tuple(c.topology_key for c in constraints), require_all)
-        found = self.by_keys.get(key)
-        if found is None:
-            found = self.by_keys[key] = _ScoreDomains(constraints, require_all, snapshot.node_infos)
-        return found
-
-
-class ScoreGainBound:
-    """How much lower (better) PodTopologySpread's raw score of `pod` can be on any node than on a
-    given one, on `snapshot` with one of the given node's pods removed, whatever nodes turn out
-    feasible: an upper bound, exact when it says 0. For callers that want to know whether moving a
-    pod could ever gain on its ScheduleAnyway spreading without scoring every node.
-
-    PreScore's counts over every node (the most domains, so the largest weights any feasible set
-    gives; the node walk is kept per snapshot lineage); then per node O(constraints). Raw scores
-    are `round(Σ count × weight + maxSkew − 1)` with the same weights on both nodes, so the gain is
-    at most `Σ (count there − least count of any domain) × weight`, plus 1 for the rounding; when
-    some node is ignored (lacks a topology key), it scores 0 and the gain is at most the node's
-    whole score."""
-
-    def __init__(self, pod: Pod, snapshot: Snapshot) -> None:
-        self._state: _ScoreState | None = None
-        self._eligible = _node_inclusion(pod)
-        self._scored = 0
-        if not snapshot.node_infos:
-            return
-        constraints, require_all = _score_constraints(pod, snapshot)
-        if not constraints:
-            return
-        index: _AllNodeDomains = snapshot.index(_ALL_NODE_DOMAINS, _AllNodeDomains.build)
-        domains = index.get(constraints, require_all, snapshot)
-        self._state = _score_state(pod, constraints, require_all, domains, snapshot)
-        self._scored = domains.scored
-
-    def gain(self, node: NodeInfo, removed: Pod | None = None) -> int:
-        """The bound for `node` (the snapshot's own NodeInfo), `removed` (a pod on it) gone."""
-        state = self._state
-        if state is None or node.name in state.ignored:
-            return 0  # no score at all, or the node scores 0 and no node scores below 0
-        labels = node.node.metadata.labels
-        drop = removed is not None and removed.metadata.deletion_timestamp is None \
-            and removed.metadata.namespace == state.namespace
-        diff = 0.0
-        whole = 0.0
-        for i, c in enumerate(state.constraints):
-            value = labels.get(c.topology_key)
-            if value is None:
-                continue
-            gone = int(drop and c.counts_existing and c.selector(removed.metadata.labels)  # type: ignore[union-attr]
-                       and (state.is_host[i] or self._eligible(c, node.node)))
-            if state.is_host[i]:
-                here = state.host_counts[i].get(node.name, 0) - gone
-                least = 0 if len(state.host_counts[i]) < self._scored else min(state.host_counts[i].values())
-            else:
-                counts = state.counts[i]
-                here = counts.get(value, 0) - gone
-                least = min((n for v, n in counts.items() if v != value), default=here)
-            least = min(least, here)
-            diff += (here - least) * state.weights[i]
-            whole += here * state.weights[i] + (c.max_skew - 1)
-        if state.ignored:
-            return int(whole) + 1
-        return 0 if diff == 0 else int(diff) + 1
-
-
-def _count_matching(info: NodeInfo, c: SpreadConstraint, namespace: str) -> int:
-    """`countPodsMatchSelector` over the pods on one node."""
-    if not c.counts_existing:
-        return 0
-    return _matching((p for p in info.pods if p.metadata.namespace == namespace), c.selector)
-
-
-# -- the constraints ------------------------------------------------------------------------------
-
-def build_constraints(pod: Pod, when: str = "DoNotSchedule") -> tuple[SpreadConstraint, ...]:
-    """`filterTopologySpreadConstraints(pod's constraints, pod's labels, when)` with upstream's
-    defaults: the filter reads the DoNotSchedule ones, scoring the ScheduleAnyway ones."""
-    out = []
-    labels = pod.metadata.labels
-    for c in pod.spec.topology_spread_constraints:
-        if c.when_unsatisfiable != when:
-            continue
-        selector = _merge_match_label_keys(c.label_selector, labels, c.match_label_keys)
-        out.append(SpreadConstraint(
-            max_skew=c.max_skew,
-            topology_key=c.topology_key,
-            selector=compile_label_selector(selector),
-            counts_existing=selector is not None and bool(selector.match_labels or selector.match_expressions),
-            min_domains=1 if c.min_domains is None else c.min_domains,
-            honor_node_affinity=(c.node_affinity_policy or "Honor") == "Honor",
-            honor_node_taints=(c.node_taints_policy or "Ignore") == "Honor",
-            selector_key=msgspec.json.encode(selector),
-        ))
-    return tuple(out)
-
-
-def _merge_match_label_keys(selector: LabelSelector | None, pod_labels: Mapping[str, str],
-                            keys: tuple[str, ...]) -> LabelSelector | None:
-    """`mergeLabelSetWithSelector`: AND `key=value` for each key the pod has (as `In` requirements,
-    so a conflicting matchLabels entry still applies); a nil selector stays nil. Requirements
-    already merged by kube-apiserver (`MatchLabelKeysInPodTopologySpreadSelectorMerge`) are not
-    repeated."""
-    if selector is None or not keys:
-        return selector
-    extra = [LabelSelectorRequirement(key=k, operator="In", values=(pod_labels[k],))
-             for k in keys if k in pod_labels and selector.match_labels.get(k) != pod_labels[k]]
-    extra = [r for r in extra if r not in selector.match_expressions]
-    if not extra:
-        return selector
-    return LabelSelector(match_labels=selector.match_labels,
-                         match_expressions=(*selector.match_expressions, *extra))
-
-
-# -- the system default constraints and their selector (common.go, helper/spread.go) ----------------
-
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-ZONE_LABEL = "topology.kubernetes.io/zone"
-
-#: `systemDefaultConstraints` (plugin.go), in upstream's order (the score adds them up in it).
-SYSTEM_DEFAULT_CONSTRAINTS = (
-    TopologySpreadConstraint(max_skew=3, topology_key=HOSTNAME_LABEL, when_unsatisfiable="ScheduleAnyway"),
-    TopologySpreadConstraint(max_skew=5, topology_key=ZONE_LABEL, when_unsatisfiable="ScheduleAnyway"),
-)
-
-
-def _build_default_constraints(pod: Pod, cluster: ClusterFacts,
-                               defaults: tuple[TopologySpreadConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS,
-                               when: str = "ScheduleAnyway") -> tuple[SpreadConstraint, ...]:
-    """`buildDefaultConstraints(pod, when)`: the default constraints of that kind, each with the
-    pod's default selector in place of its own (matchLabelKeys included: upstream overwrites the
-    merged selector); none when there are none or that selector is empty."""
-    chosen = [c for c in defaults if c.when_unsatisfiable == when]
-    if not chosen:
-        return ()
-    selector = default_selector(pod, cluster)
-    if not selector.match_labels and not selector.match_expressions:
-        return ()
-    match = compile_label_selector(selector)
-    key = msgspec.json.encode(selector)
-    return tuple(SpreadConstraint(
-        max_skew=c.max_skew,
-        topology_key=c.topology_key,
-        selector=match,
-        counts_existing=True,
-        min_domains=1 if c.min_domains is None else c.min_domains,
-        honor_node_affinity=(c.node_affinity_policy or "Honor") == "Honor",
-        honor_node_taints=(c.node_taints_policy or "Ignore") == "Honor",
-        selector_key=key,
-    ) for c in chosen)
-
-
-def default_selector(pod: Pod, cluster: ClusterFacts) -> LabelSelector:
-    """`helper.DefaultSelector`: the merged selectors (`matchLabels`) of the Services of the pod's
-    namespace that select it (`GetPodServices`: a nil selector selects nothing, an empty one
-    everything), then its controller, looked up by name in the pod's namespace: a
-    ReplicationController (`v1`) merges its selector map in (it wins on a conflict, as
-    `labels.Merge`); a ReplicaSet or StatefulSet (`apps/v1`) ANDs its selector's requirements
-    (as `matchExpressions`; a nil selector adds none). Other owners, or a controller that is not
-    in the snapshot, add nothing. Empty (no requirement) when nothing selects the pod."""
-    namespace = pod.metadata.namespace
-    labels = pod.metadata.labels
-    merged: dict[str, str] = {}
-    for sel in cluster.services.get(namespace, ()):
-        if all(labels.get(k) == v for k, v in sel.items()):
-            merged.update(sel)
-    extra: tuple[LabelSelectorRequirement, ...] = ()
-    owner = pod.controller
-    if owner is not None:
-        gv = _parse_group_version(owner.api_version)
-        key = (owner.kind, namespace, owner.name)
-        if gv == ("", "v1") and owner.kind == "ReplicationController":
-            if key in cluster.controllers:
-                rc = cluster.controllers[key]
-                if isinstance(rc, dict):
-                    merged.update(rc)
-        elif gv == ("apps", "v1") and owner.kind in ("ReplicaSet", "StatefulSet"):
-            sel = cluster.controllers.get(key)
-            if isinstance(sel, LabelSelector):
-                extra = (*(LabelSelectorRequirement(key=k, operator="In", values=(v,))
-                           for k, v in sel.match_labels.items()), *sel.match_expressions)
-    return LabelSelector(match_labels=merged, match_expressions=extra)
-
-
-def _parse_group_version(api_version: str) -> tuple[str, str] | None:
-    """`schema.ParseGroupVersion`: "" → ("", ""), "v1" → ("", "v1"), "g/v" → ("g", "v"), more
-    slashes → None (an error)."""
-    if not api_version:
-        return ("", "")
-    parts = api_version.split("/")
-    if len(parts) == 1:
-        return ("", parts[0])
-    if len(parts) == 2:
-        return (parts[0], parts[1])
-    return None
-
-
-# -- Go's float arithmetic -------------------------------------------------------------------------
-
-_LN2_HI = 6.93147180369123816490e-01
-_LN2_LO = 1.90821492927058770002e-10
-_L1 = 6.666666666666735130e-01
-_L2 = 3.999999999940941908e-01
-_L3 = 2.857142874366239149e-01
-_L4 = 2.222219843214978396e-01
-_L5 = 1.818357216161805012e-01
-_L6 = 1.531383769920937332e-01
-_L7 = 1.479819860511658591e-01
-_SQRT2_HALF = 7.07106781186547524401e-01
-
-
-def go_log(x: float) -> float:
-    """Go's `math.Log` for finite x > 0, bit for bit (FreeBSD's e_log.c as Go's log.go and
-    log_amd64.s compute it). The C library's `log` that Python's `math.log` calls differs from it
-    in the last bit for about 1 % of integers, which can move a rounded score."""
-    f1, ki = math.frexp(x)
-    if f1 < _SQRT2_HALF:
-        f1 *= 2
-        ki -= 1
-    f = f1 - 1
-    k = float(ki)
-    s = f / (2 + f)
-    s2 = s * s
-    s4 = s2 * s2
-    t1 = s2 * (_L1 + s4 * (_L3 + s4 * (_L5 + s4 * _L7)))
-    t2 = s4 * (_L2 + s4 * (_L4 + s4 * _L6))
-    r = t1 + t2
-    hfsq = 0.5 * f * f
-    return k * _LN2_HI - ((hfsq - (s * (hfsq + r) + k * _LN2_LO)) - f)
-
-
-def go_round(x: float) -> int:
-    """`int64(math.Round(x))`: half away from zero (Python's `round` rounds half to even)."""
-    t = math.trunc(x)
-    if abs(x - t) >= 0.5:
-        t += math.copysign(1.0, x)
-    return int(t)
-
-
-# -- node inclusion policies ----------------------------------------------------------------------
-
-def _node_inclusion(pod: Pod) -> Callable[[SpreadConstraint, Node], bool]:
-    """`matchNodeInclusionPolicies` for `pod`, memoised per node (both answers depend only on the
-    pod and the node, and every constraint of the pod asks the same two questions). The checks
-    are NodeAffinity's and TaintToleration's own (`GetRequiredNodeAffinity(pod).Match`,
-    `FindMatchingUntoleratedTaint` over NoSchedule/NoExecute taints)."""
-    affinity: dict[str, bool] = {}
-    taints: dict[str, bool] = {}
-    # No nodeSelector and no required node affinity: every node matches (`GetRequiredNodeAffinity`
-    # of such a pod matches everything), so the affinity policy never leaves a node out.
-    selects = bool(pod.spec.node_selector) or required_node_selector(pod) is not None
-
-    def eligible(c: SpreadConstraint, node: Node) -> bool:
-        name = node.metadata.name
-        if c.honor_node_affinity and selects:
-            ok = affinity.get(name)
-            if ok is None:
-                ok = affinity[name] = required_node_affinity_matches(pod, name, node.metadata.labels)
-            if not ok:
-                return False
-        if c.honor_node_taints:
-            ok = taints.get(name)
-            if ok is None:
-                ok = taints[name] = find_untolerated_taint(node.spec.taints, pod.spec.tolerations) is None
-            if not ok:
-                return False
-        return True
-
-    return eligible
+        normalize_scores(state, scores)

@@ -14,8 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "kresched"
 ORDER = ["model", "sources", "sched", "plan", "execute", "render", "cli"]
 SHARED = {"errors", "retry", "__init__"}
-#: Packages outside the layers: the demo data, the benchmark and the completion generator may use anything.
-OUTSIDE = {"demo", "bench", "completions", "__main__"}
+#: Packages outside the layers: the demo data and the completion generator may use anything.
+OUTSIDE = {"demo", "completions", "__main__"}
+#: What lives beside the package in a checkout and is not installed with it.
+CHECKOUT_ONLY = {"benchmarks", "tests", "scripts"}
 
 
 def _layer(module: str) -> str | None:
@@ -50,6 +52,14 @@ def test_a_module_imports_only_its_own_layer_and_those_below(path: Path, layer: 
     allowed = set(ORDER[: ORDER.index(layer) + 1]) | SHARED
     bad = [f"line {n}: {m}" for n, m in _imports(path) if (lay := _layer(m)) is not None and lay not in allowed]
     assert not bad, f"{path.relative_to(ROOT)} ({layer}) imports from a higher layer: {bad}"
+
+
+def test_the_tool_never_imports_what_only_a_checkout_has() -> None:
+    """The benchmark, the tests and the scripts are not in the wheel: an installed kresched that
+    imported one would fail where it was never tried."""
+    bad = [f"{p.relative_to(ROOT)} line {n}: {m}" for p in sorted(ROOT.rglob("*.py"))
+           for n, m in _imports(p) if m.split(".")[0] in CHECKOUT_ONLY]
+    assert not bad, bad
 
 
 IMPURE = {"time", "datetime", "random", "socket", "os", "subprocess", "requests", "urllib3", "kubernetes",

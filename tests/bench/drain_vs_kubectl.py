@@ -6,7 +6,7 @@ tool against a freshly seeded fake API server, median of `--repeat` runs.
 
 Not a test (nothing here is timed against a threshold); it lives with the tests because it needs
 the fake API server (tests/fakeapi), which the package does not ship. The pre-flight on a large
-generated cluster is a case of `python -m kresched.bench` (`drain.preflight`, `drain.preflight.all`).
+generated cluster is a case of `python -m benchmarks` (`drain.preflight`, `drain.preflight.all`).
 
 The cluster: node `drain-me` runs 110 pods (its pod capacity) of 11 Deployments, 10 each; each
 Deployment has 10 more pods on four other nodes and a PDB `minAvailable: 10`, so its budget allows

@@ -13,7 +13,7 @@ for a plan (namespaces, priority classes, nodes, PDBs, Services, RCs, ReplicaSet
 storage classes, CSINodes, PVs, PVCs, pods), in pages of 500 as kresched and kubectl both ask:
 
 - the floor: reading the generated file and decoding it into kresched's typed structs, GC off
-  (`python -m kresched.bench.process floor`) — the same objects, from a file; the best of at least
+  (`python -m benchmarks.process floor`) — the same objects, from a file; the best of at least
   `FLOOR_RUNS` runs, as in the process table (its CPU varies most);
 - `kresched`: `sources.live.load_live` and the cluster state built from it, as every live command
   starts;
@@ -60,7 +60,7 @@ def clients(path: Path, kubeconfig: Path, skip: frozenset[str] = frozenset()) ->
     py = [sys.executable, "-m", "tests.bench.list_vs_kubectl"]
     out = {
         "floor: the same objects decoded from the file (typed, GC off)":
-            [sys.executable, "-m", "kresched.bench.process", "floor", str(path)],
+            [sys.executable, "-m", "benchmarks.process", "floor", str(path)],
         "kresched: load_live and the cluster state": [*py, "--child", "kresched", "--kubeconfig", str(kubeconfig)],
     }
     if "client" not in skip:
@@ -72,8 +72,8 @@ def clients(path: Path, kubeconfig: Path, skip: frozenset[str] = frozenset()) ->
 
 
 def measure(size: str, repeat: int, directory: Path, log: Any, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
-    from kresched.bench.generate import SIZES, ensure_cluster
-    from kresched.bench.process import FLOOR_RUNS
+    from benchmarks.generate import SIZES, ensure_cluster
+    from benchmarks.process import FLOOR_RUNS
     from tests.fakeapi import FakeApiServer
 
     path = ensure_cluster(directory, size, log)
@@ -113,7 +113,8 @@ _KEEP: list[object] = []
 def _child(which: str, kubeconfig: str) -> None:
     """One client's whole listing, in this (child) process."""
     if which == "kresched":
-        from kresched.sources.live import connect, load_live
+        from kresched.sources.connection import connect
+        from kresched.sources.live import load_live
 
         state = load_live(connect(kubeconfig))
         assert state.pods

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import msgspec
 
-from kresched.bench.generate import ClusterSize, generate
-from kresched.bench.pending import ensure_natural, natural_path, with_pending
-from kresched.bench.process import bare, floor, mapped, render_processes
+from benchmarks.generate import ClusterSize, generate
+from benchmarks.pending import ensure_natural, natural_path, with_pending
+from benchmarks.process import bare, floor, mapped, render_processes
 from kresched.plan.planner import pending_pods_to_plan, plan_pending
 from kresched.sources.snapshot import load_snapshot
 
@@ -54,7 +54,7 @@ def test_a_pending_variant_is_deterministic(tmp_path: Path) -> None:
 
 def test_a_natural_variant_adds_n_pending_pods_of_several_outcomes_and_keeps_the_cluster(
         tmp_path: Path, monkeypatch) -> None:
-    import kresched.bench.pending as pending
+    import benchmarks.pending as pending
 
     base = _tiny(tmp_path)
     monkeypatch.setattr(pending, "ensure_cluster", lambda directory, size, log: base)

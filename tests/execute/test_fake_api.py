@@ -14,7 +14,7 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from kresched.sources.live import connect
+from kresched.sources.connection import connect
 from tests.builders import make_node, make_pdb, make_pod, make_state
 from tests.fakeapi import NODES, PDBS, PODS, FakeApiServer, Response, call
 from tests.fakeapi.controllers import NEVER

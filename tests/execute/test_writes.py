@@ -10,7 +10,7 @@ import pytest
 from kresched.execute.kube import KubeApi
 from kresched.execute.writes import EvictionGaveUp, evict_with_retry
 from kresched.retry import RetryPolicy
-from kresched.sources.live import connect
+from kresched.sources.connection import connect
 from tests.execute.conftest import EVICTION_PATH, VICTIM, pod, seed_preemption
 from tests.fakeapi import PDBS, FakeApiServer, call
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
-import kresched.bench.pending as pending
-from kresched.bench.generate import ClusterSize, generate
+import benchmarks.pending as pending
+from benchmarks.generate import ClusterSize, generate
 from kresched.model.cluster import ClusterState
 from kresched.plan.drain import DrainOptions, plan_drain
 from kresched.plan.explain import explain_pod

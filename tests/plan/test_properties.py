@@ -378,18 +378,18 @@ def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_gra
 @given(clusters(), OPTIONS)
 def test_the_quick_bound_from_a_nodes_suffix_sums_is_the_one_of_its_sorted_candidates(
         cluster: tuple[ClusterState, Pod], options: PlanOptions) -> None:
-    """`Planner._quick` (the node's evictable pods summed up once for all priorities) gives the
+    """`EvictablePods.quick` (the node's evictable pods summed up once for all priorities) gives the
     bound the tier's candidates give sorted and summed up, and says None exactly where they cannot
     make room at all, for every priority and tier."""
     state, pending = cluster
     planner = Planner(state, options)
     for info in planner.work.snapshot.node_infos:
         for priority in (*PRIORITIES, 500, 2000):
-            cands = planner._candidates(info, priority)
+            cands = planner.evictable.candidates(info, priority)
             if not cands:
                 continue
             for tier in (1, 2, 3):
-                assert planner._quick(pending, info, cands, tier) == \
+                assert planner.evictable.quick(pending, info, cands, tier) == \
                     _sorted_quickbound(pending, info, cands, tier, options.max_grace_seconds)
 
 
@@ -397,7 +397,7 @@ def test_the_quick_bound_from_a_nodes_suffix_sums_is_the_one_of_its_sorted_candi
 @given(clusters(), OPTIONS, st.lists(st.integers(0, 40), max_size=6), st.sampled_from((None, *APPS)))
 def test_a_tiers_eligible_pods_are_the_candidates_the_eviction_api_lets_go_as_budgets_are_spent(
         cluster: tuple[ClusterState, Pod], options: PlanOptions, spent: list[int], twice: str | None) -> None:
-    """`Planner._eligible` (each node's pods sorted once into those the PDBs never refuse and those
+    """`EvictablePods.eligible` (each node's pods sorted once into those the PDBs never refuse and those
     that spend a budget) gives, for every priority and tier 1–2, the candidates whose eviction no
     PDB refuses now (`PdbLedger.would_violate`), in tier 1 only those within the grace limit —
     also after victims of earlier plans spent budgets (then only the spenders are looked at again),
@@ -415,8 +415,8 @@ def test_a_tiers_eligible_pods_are_the_candidates_the_eviction_api_lets_go_as_bu
             ledger.commit([running[spent[round_ - 1] % len(running)]] if running else [])
         for info in planner.work.snapshot.node_infos:
             for priority in (*PRIORITIES, 500, 2000):
-                cands = planner._candidates(info, priority)
+                cands = planner.evictable.candidates(info, priority)
                 for tier in (1, 2):
                     want = [p for p in cands if not (tier == 1 and p.grace_seconds > options.max_grace_seconds)
                             and not ledger.would_violate(p)]
-                    assert planner._eligible(info, cands, tier) == want
+                    assert planner.evictable.eligible(info, cands, tier) == want

@@ -32,8 +32,11 @@ from kresched.model.objects import Node, Pod
 from kresched.model.selectors import label_selector_matches
 from kresched.model.specs import PodAffinityTerm
 from kresched.sched import interpod_affinity as ipa
+from kresched.sched import interpod_affinity_score as ipa_score
 from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Snapshot
 from kresched.sched.interpod_affinity import NAME, InterPodAffinity
+from kresched.sched.interpod_affinity_existing import EXISTING_ANTI_INDEX, ExistingAntiAffinityIndex
+from kresched.sched.interpod_affinity_terms import int32
 from kresched.sched.score import prioritize_nodes
 from tests.builders import make_pod
 
@@ -610,7 +613,7 @@ def _literal_existing(pod: Pod, snapshot: Snapshot, hard: int) -> dict[str, dict
     """The unindexed walk over every existing pod with affinity (`_add_existing_terms`)."""
     out: dict[str, dict[str, int]] = {}
     ns_labels = snapshot.namespace_labels.get(pod.metadata.namespace, {})
-    ipa._add_existing_terms(out, pod, ns_labels, snapshot.node_infos, ipa._int32(hard))
+    ipa_score._add_existing_terms(out, pod, ns_labels, snapshot.node_infos, int32(hard))
     return out
 
 
@@ -653,12 +656,12 @@ def test_the_index_carried_through_simulations_scores_as_a_fresh_walk(
         for pod in probes:
             got = _score_map(pod, snap, hard)
             assert got == _score_map(pod, fresh, hard)
-            want = _reference(pod, snap, ipa._int32(hard), False)
+            want = _reference(pod, snap, int32(hard), False)
             assert got == want
             if not (pod.spec.affinity and (pod.spec.affinity.pod_affinity or pod.spec.affinity.pod_anti_affinity)):
                 assert (got or {}) == _literal_existing(pod, snap, hard)
             # The same index, for the existing pods' required anti-affinity (PreFilter).
             ns_labels = snap.namespace_labels.get(pod.metadata.namespace, {})
-            anti = snap.index(ipa._EXISTING_ANTI_INDEX, ipa._ExistingAntiAffinityIndex.build)
+            anti = snap.index(EXISTING_ANTI_INDEX, ExistingAntiAffinityIndex.build)
             assert anti.counts(pod, ns_labels) == ipa._existing_anti_affinity_counts(
                 pod, ns_labels, snap.have_pods_with_required_anti_affinity())

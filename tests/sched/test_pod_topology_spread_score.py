@@ -28,14 +28,9 @@ from hypothesis import strategies as st
 from kresched.model.objects import Node, Pod, ReplicaSet, ReplicationController, Service, StatefulSet, Workload
 from kresched.model.specs import LabelSelector, LabelSelectorRequirement, TopologySpreadConstraint
 from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, Snapshot
-from kresched.sched.pod_topology_spread import (
-    NAME,
-    PodTopologySpread,
-    ScoreGainBound,
-    default_selector,
-    go_log,
-    go_round,
-)
+from kresched.sched.pod_topology_spread import NAME, PodTopologySpread
+from kresched.sched.pod_topology_spread_constraints import default_selector
+from kresched.sched.pod_topology_spread_score import ScoreGainBound, go_log, go_round
 from kresched.sched.score import prioritize_nodes
 from kresched.sources.decode import Objects
 from kresched.sources.snapshot import build_state
@@ -617,7 +612,7 @@ def _reference(pod: Pod, snap: Snapshot, feasible: list[str]) -> dict[str, int] 
     """scoring.go transcribed literally (every node, every pod; no index), for the property test."""
     from kresched.model.selectors import label_selector_matches
     from kresched.sched.node_affinity import required_node_affinity_matches
-    from kresched.sched.pod_topology_spread import SYSTEM_DEFAULT_CONSTRAINTS
+    from kresched.sched.pod_topology_spread_constraints import SYSTEM_DEFAULT_CONSTRAINTS
     from kresched.sched.taint_toleration import find_untolerated_taint
 
     if not snap.node_infos:

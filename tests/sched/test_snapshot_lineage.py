@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from kresched.model.objects import Node
 from kresched.model.specs import LabelSelector
-from kresched.sched import framework, pod_topology_spread
+from kresched.sched import framework, pod_topology_spread_score
 from kresched.sched.framework import NodeInfo, Snapshot
-from kresched.sched.interpod_affinity import compile_label_selector
+from kresched.sched.interpod_affinity_terms import compile_label_selector
+from kresched.sched.pod_topology_spread_constraints import SpreadConstraint
 from tests.builders import make_pod, pvc_volume
 
 _NAMESPACE = st.sampled_from(["a", "b", "c"])
@@ -73,9 +74,9 @@ def _check_chain(n_nodes: int, pods: list[tuple[int, str]], ops: list[tuple[bool
     assert [_canonical(s.pods_by_namespace()) for s in chain] == want
 
 
-def _spread(app: str) -> pod_topology_spread.SpreadConstraint:
+def _spread(app: str) -> SpreadConstraint:
     selector = LabelSelector(match_labels={"app": app})
-    return pod_topology_spread.SpreadConstraint(
+    return SpreadConstraint(
         max_skew=1, topology_key="kubernetes.io/hostname", selector=compile_label_selector(selector),
         counts_existing=True, min_domains=1, honor_node_affinity=True, honor_node_taints=False,
         selector_key=msgspec.json.encode(selector))
@@ -104,7 +105,7 @@ def test_spreading_match_counts_derived_down_a_chain_are_a_fresh_count(
     early = {k: (ns, app) for k, ns, app in asked_early}
 
     def counts(snap: Snapshot, ns: str, app: str) -> dict[str, int]:
-        index = snap.index(pod_topology_spread._MATCH_COUNTS, pod_topology_spread._MatchCounts.build)
+        index = snap.index(pod_topology_spread_score._MATCH_COUNTS, pod_topology_spread_score._MatchCounts.build)
         return dict(index.counts(snap, ns, _spread(app)))
 
     for k, (add, i, ns, app) in enumerate(ops):

@@ -1,7 +1,7 @@
 """Whole `kresched` processes against the floor of the same file: the issue's table.
 
-    python -m kresched.bench --processes                       # small and medium, 1/10/100/500 pending
-    python -m kresched.bench --processes --sizes large --pending 1,100
+    python -m benchmarks --processes                           # small and medium, 1/10/100/500 pending
+    python -m benchmarks --processes --sizes large --pending 1,100
 
 Owns the process cases and their table. Each case is one `python -m kresched ...` process as an
 operator runs it (`-o json` to /dev/null), measured from outside by `os.wait4`: CPU (user +
@@ -18,9 +18,9 @@ floor would be reading as kresched reads.
 
 Cases: `plan --pod`, `explain --pod` (the first pending critical pod) and the drain pre-flight of
 the busiest worker on the generated cluster; `plan --all-pending` on it (its own ~100 pending
-pods); `plan -f` of a Deployment of 1,000 replicas (`kresched.bench.whatif`); and `plan` (pending
+pods); `plan -f` of a Deployment of 1,000 replicas (`benchmarks.whatif`); and `plan` (pending
 critical pods only) on the variants with exactly N pending critical
-pods, each needing evictions (`kresched.bench.pending`), so that the growth with the queue shows.
+pods, each needing evictions (`benchmarks.pending`), so that the growth with the queue shows.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def mapped(path: Path) -> object:
 
 def _targets(path: Path) -> tuple[str, str]:
     """(the first pending critical pod as NS/NAME, the busiest untainted node), as the in-process
-    cases pick them (`kresched.bench.cases.setup`, `drain.preflight`)."""
+    cases pick them (`benchmarks.cases.setup`, `drain.preflight`)."""
     from kresched.sources.snapshot import load_snapshot
 
     state = load_snapshot(str(path))
@@ -126,9 +126,9 @@ def _targets(path: Path) -> tuple[str, str]:
 
 
 def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callable[[str], None]) -> list[ProcessCase]:
-    from kresched.bench.generate import ensure_cluster
-    from kresched.bench.pending import NATURAL_PENDING, ensure_natural, ensure_pending
-    from kresched.bench.whatif import REPLICAS, ensure_whatif
+    from benchmarks.generate import ensure_cluster
+    from benchmarks.pending import NATURAL_PENDING, ensure_natural, ensure_pending
+    from benchmarks.whatif import REPLICAS, ensure_whatif
 
     base = ensure_cluster(directory, size, log)
     pod, node = _targets(base)
@@ -136,11 +136,11 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
     snap = ["--snapshot", str(base), "-o", "json"]
     out = [
         ProcessCase("bare", "the floor without the pods' construction (validation, requests, QoS)",
-                    ["kresched.bench.process", "bare", str(base)], base),
+                    ["benchmarks.process", "bare", str(base)], base),
         ProcessCase("mapped", "the floor with the file mapped into memory, not copied (as kresched reads it)",
-                    ["kresched.bench.process", "mapped", str(base)], base),
+                    ["benchmarks.process", "mapped", str(base)], base),
         ProcessCase("load", "kresched's load of the file (read, decode, cluster state), nothing else",
-                    ["kresched.bench.process", "load", str(base)], base),
+                    ["benchmarks.process", "load", str(base)], base),
         ProcessCase("plan.pod", "`plan --pod` (1 pending critical pod)", [*k, "plan", pod, *snap], base),
         ProcessCase("explain.pod", "`explain --pod` (the same pod)", [*k, "explain", pod, *snap], base),
         ProcessCase("drain.preflight", "`drain --dry-run`, the busiest node (pre-flight)",
@@ -173,7 +173,7 @@ FLOOR_RUNS = 5
 def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...], repeat: int,
                       log: Callable[[str], None]) -> dict[str, Any]:
     """Every case on every size, `repeat` times each (the best run), with the floor of each file."""
-    from kresched.bench.generate import SIZES
+    from benchmarks.generate import SIZES
 
     _compile_kresched()
     report: dict[str, Any] = {"repeat": repeat, "pending": list(pending), "sizes": {}}
@@ -184,7 +184,7 @@ def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...
         cases = _cases_apart(directory, size, pending)
         for path in dict.fromkeys(c.path for c in cases):
             log(f"{size}: floor of {path.name}")
-            entry["floors"][path.name] = _best([run_process(["kresched.bench.process", "floor", str(path)])
+            entry["floors"][path.name] = _best([run_process(["benchmarks.process", "floor", str(path)])
                                                   for _ in range(max(repeat, FLOOR_RUNS))])
         for c in cases:
             runs = []
@@ -288,7 +288,7 @@ def load(path: Path) -> object:
 if __name__ == "__main__":
     modes = {"floor": floor, "bare": bare, "mapped": mapped, "load": load}
     if len(sys.argv) != 3 or sys.argv[1] not in modes:
-        sys.exit(f"usage: python -m kresched.bench.process {'|'.join(modes)} PATH")
+        sys.exit(f"usage: python -m benchmarks.process {'|'.join(modes)} PATH")
     loaded = modes[sys.argv[1]](Path(sys.argv[2]))
     # Both leave as a kresched command does (`cli._run`): without freeing what was loaded.
     os._exit(0)

@@ -1,7 +1,7 @@
 """The drain benchmark case: the pre-flight (`plan_drain`) of one node of a generated cluster.
 
-Owns the `drain.preflight.all` case, registered by `kresched.bench.cases` through `register(case)`
-(a function, not a decorator at import time: the child process runs `kresched.bench.cases` as
+Owns the `drain.preflight.all` case, registered by `benchmarks.cases` through `register(case)`
+(a function, not a decorator at import time: the child process runs `benchmarks.cases` as
 `__main__`, and its registry is that module's, not a second import's).
 
 The node is the one `drain.preflight` drains (the untainted node that runs the most pods), here
@@ -45,5 +45,5 @@ def preflight(path: Path) -> tuple[float, dict[str, Any]]:
 
 
 def register(case: Callable[..., Any]) -> None:
-    """Add the drain cases to the registry `case` (the `kresched.bench.cases.case` decorator)."""
+    """Add the drain cases to the registry `case` (the `benchmarks.cases.case` decorator)."""
     case("drain.preflight.all", "  same, all of kubectl's flags (every pod placed)")(preflight)

@@ -1,7 +1,7 @@
 """What the benchmark measures: a registry of cases, each run in a fresh process.
 
 Owns: the `Case` registry (`CASES`, filled by the `@case` decorator, in report order) and the child
-entry point `python -m kresched.bench.cases NAME PATH`, which runs one case once in its own
+entry point `python -m benchmarks.cases NAME PATH`, which runs one case once in its own
 process and prints one JSON line: `{"seconds": ..., "peakKiB": ..., "baseKiB": ...}` (peak resident
 memory of that process, from `getrusage(RUSAGE_SELF)`, so runs never mix their peaks), or
 `{"unavailable": "why"}`.
@@ -23,7 +23,7 @@ were added once the planner landed) is one function here::
         plan_pending(state, pods)
         return time.perf_counter() - t0
 
-The report picks it up by itself (`python -m kresched.bench --cases reconcile` runs it alone).
+The report picks it up by itself (`python -m benchmarks --cases reconcile` runs it alone).
 """
 
 from __future__ import annotations
@@ -235,7 +235,7 @@ def _plan_pending(path: Path) -> Result:
 
 @case("plan.whatif", "plan -f (a Deployment of 1,000 replicas, one after another)")
 def _plan_whatif(path: Path) -> Result:
-    from kresched.bench.whatif import whatif_manifest
+    from benchmarks.whatif import whatif_manifest
     from kresched.plan.whatif import plan_workloads
     from kresched.sources.decode import paused_gc
     from kresched.sources.manifests import Document, workloads_of
@@ -281,7 +281,7 @@ def _rebalance_plan(path: Path) -> Result:
 
 
 # More drain cases live in their own module (registered here, into this module's registry).
-from kresched.bench import drain as _drain  # noqa: E402
+from benchmarks import drain as _drain  # noqa: E402
 
 _drain.register(case)
 

@@ -1,21 +1,21 @@
-"""`python -m kresched.bench`: how long loading (and, as they land, planning) takes on big clusters.
+"""`python -m benchmarks`: how long loading (and, as they land, planning) takes on big clusters.
 
-    python -m kresched.bench                          # small and medium, 3 runs each
-    python -m kresched.bench --sizes large --repeat 1
-    python -m kresched.bench --json > bench.json
-    python -m kresched.bench --sizes medium --profile kresched.load
-    python -m kresched.bench --processes              # whole processes vs the floor (the issue's table)
-    python -m kresched.bench --processes --pending 1,10,100,500 --repeat 1
+    python -m benchmarks                              # small and medium, 3 runs each
+    python -m benchmarks --sizes large --repeat 1
+    python -m benchmarks --json > bench.json
+    python -m benchmarks --sizes medium --profile kresched.load
+    python -m benchmarks --processes                  # whole processes vs the floor (the issue's table)
+    python -m benchmarks --processes --pending 1,10,100,500 --repeat 1
 
 Generates each cluster once into `--dir` (default ./bench-out, regenerated only if missing), then
-runs every case of `kresched.bench.cases` `--repeat` times, each run in a fresh subprocess, and
+runs every case of `benchmarks.cases` `--repeat` times, each run in a fresh subprocess, and
 reports the median time and the peak resident memory of those processes. Targets from the
 issue: kresched's load within 1.5x of the typed msgspec decode of the same file, and under 4 GiB
 peak for `large`.
 
 `--processes` measures whole `kresched` processes instead (CPU, wall, peak memory; the best of
 `--repeat` runs), each against the floor process of the same file, with 1/10/100/500 pending
-critical pods (`--pending`): see `kresched.bench.process`. It prints a Markdown table (`--json`: the numbers).
+critical pods (`--pending`): see `benchmarks.process`. It prints a Markdown table (`--json`: the numbers).
 """
 
 from __future__ import annotations
@@ -31,15 +31,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kresched.bench.cases import CASES
-from kresched.bench.generate import SIZES, ensure_cluster
+from benchmarks.cases import CASES
+from benchmarks.generate import SIZES, ensure_cluster
 
 LOAD_RATIO_TARGET = 1.5
 LARGE_PEAK_TARGET_MIB = 4 * 1024
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m kresched.bench", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="small,medium", help=f"comma-separated, of {', '.join(SIZES)}")
     p.add_argument("--repeat", type=int, default=3, help="runs per case (median reported)")
@@ -70,7 +70,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _run_case(name: str, path: Path) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "kresched.bench.cases", name, str(path)],
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.cases", name, str(path)],
                           capture_output=True, text=True, check=False,
                           env={**os.environ, "PYTHONHASHSEED": "0"})
     if proc.returncode != 0:
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         profile(args, log)
         return 0
     if args.processes:
-        from kresched.bench.process import measure_processes, render_processes
+        from benchmarks.process import measure_processes, render_processes
 
         report = measure_processes(args.dir, args.sizes, args.pending, args.repeat, log)
         print(json.dumps(report, indent=2) if args.json else render_processes(report))

@@ -11,7 +11,7 @@ adds it: a gp3 class (EBS CSI, WaitForFirstConsumer), a CSINode per node with th
 limit (`drivers: null` on control-plane nodes, as a server serves a kubelet's empty list), and
 claims with their zonal PVs — one per StatefulSet pod (unbound for a Pending one), topped up to
 `ClusterSize.volumes` with the claims scaled-down StatefulSets leave behind. Objects come from
-`kresched.bench.kube`, the same builders as the demo cluster: `kubectl get -o json` shapes with
+`benchmarks.kube`, the same builders as the demo cluster: `kubectl get -o json` shapes with
 managedFields (3-4 KB a pod), annotations (last-applied-configuration, Istio sidecar status), full
 status, and on every bound pod its node's zone and region labels (PodTopologyLabelsAdmission,
 v1.35+); ~9 KB a pod in all.
@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from kresched.bench.kube import (
+from benchmarks.kube import (
     SYSTEM_PRIORITY_CLASSES,
     Ids,
     NodeRef,

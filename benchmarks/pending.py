@@ -20,8 +20,8 @@ from pathlib import Path
 
 import msgspec
 
-from kresched.bench.generate import _CRITICAL_ADDONS, GENERATOR_VERSION, PRIORITY, ensure_cluster
-from kresched.bench.kube import Ids, Workload, container, make_controller, make_pod
+from benchmarks.generate import _CRITICAL_ADDONS, GENERATOR_VERSION, PRIORITY, ensure_cluster
+from benchmarks.kube import Ids, Workload, container, make_controller, make_pod
 
 __all__ = ["CRITICAL_PRIORITY", "NATURAL_PENDING", "critical_objects", "ensure_natural", "ensure_pending",
            "natural_objects", "pending_path", "with_pending"]

@@ -1,0 +1,119 @@
+"""What a plan leaves behind: where each victim's replacement lands, and the cluster later plans see.
+
+Owns the run's working copy of the cluster (`Working`: the snapshot, the PDB ledger, what earlier
+plans placed and evicted, which nodes changed), the second-order effects of a plan (design: "The
+plan", 6 — `second_order`: each victim's replacement landed with the scheduler's filters and
+scores, most important first, on the cluster with P placed and its node reserved) and how a plan
+becomes part of the working cluster (`apply_plan`; seed 001, examples 1–4). It does not choose
+nodes or victims, and where a replacement lands is the scheduler's answer (`land`, from the
+planner's profiles). Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+import msgspec
+
+from kresched.model.objects import Node, Pod
+from kresched.model.storage import StorageState
+from kresched.plan.pdb import PdbLedger
+from kresched.plan.placement import Landing, bound_to, held_by_volume
+from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, Victim
+from kresched.sched.framework import NodeInfo, Snapshot
+
+__all__ = ["After", "Lander", "Working", "apply_plan", "second_order", "with_node"]
+
+#: Where a victim's replacement lands on a simulated cluster, with the pods nominated to each node
+#: holding room: the replacement and its landing, or why it is not simulated (another scheduler's).
+Lander = Callable[[Pod, Snapshot, dict[str, list[Pod]]], tuple[Pod, Landing] | str]
+
+
+@dataclass
+class Working:
+    snapshot: Snapshot
+    ledger: PdbLedger
+    #: Pods placed by earlier plans of this run (by key), and victims removed.
+    placed: set[str] = field(default_factory=set)
+    evicted: set[str] = field(default_factory=set)
+    #: The nodes whose NodeInfo `apply_plan` replaced, in order (with repeats): what changed since.
+    changes: list[str] = field(default_factory=list)
+
+
+class After(NamedTuple):
+    """The cluster once a plan is carried out, as `second_order` simulated it: its snapshot, and
+    the reserved node's Node before the reservation taint (None: it was not tainted)."""
+    snapshot: Snapshot
+    untainted: Node | None
+
+
+def second_order(work: Working, storage: StorageState, pod: Pod, best: NodeOption, taint: bool,
+                 nominated: dict[str, list[Pod]], land: Lander) -> tuple[tuple[Victim, ...], After]:
+    """Where each victim's replacement lands after P is placed, most important victim first,
+    each seeing where the earlier ones went. During the operation the reserved node carries
+    the reservation taint (when P tolerates it). Pods nominated to a node hold room there for
+    replacements of lower or equal priority, as they do for P. Also the simulated cluster
+    once they have landed (`After`), which `apply_plan` makes the working one."""
+    snap = work.snapshot
+    node = snap.by_name[best.node].clone()
+    for v in best.victims:
+        node.remove_pod(v.pod)
+    node.add_pod(bound_to(pod, node.node))
+    if taint:
+        tainted = msgspec.structs.replace(node.node, spec=msgspec.structs.replace(
+            node.node.spec, taints=(*node.node.spec.taints, RESERVATION_TAINT)))
+        node = with_node(node, tainted)
+    sim = snap.with_node_info(node)
+    out = []
+    for v in best.victims:
+        v = replace(v, held_by=held_by_volume(v.pod, storage))
+        if v.is_bare:
+            out.append(replace(v, lands_on=None, pending_reason="bare pod: no controller recreates it"))
+            continue
+        landed = land(v.pod, sim, nominated)
+        if isinstance(landed, str):
+            out.append(replace(v, lands_on=None, pending_reason=landed))
+            continue
+        replacement, landing = landed
+        if landing.node is None:
+            out.append(replace(v, lands_on=None, pending_reason=landing.reason))
+            continue
+        info = sim.by_name[landing.node].clone()
+        info.add_pod(bound_to(replacement, info.node))
+        sim = sim.with_node_info(info)
+        out.append(replace(v, lands_on=landing.node, candidates=landing.candidates, likely=landing.likely))
+    return tuple(out), After(sim, snap.by_name[best.node].node if taint else None)
+
+
+def apply_plan(work: Working, plan: Plan, after: After | None = None) -> None:
+    """Later plans see this pod placed on its node, its victims gone (seed 001, ex. 1–4) and
+    the victims' replacements where they land, taking room there: for a plan that evicts, the
+    cluster `second_order` simulated (`after`), without the reservation taint."""
+    if plan.node is None:
+        return
+    w = work
+    w.placed.add(plan.pod.key)
+    w.evicted.update(v.pod.key for v in plan.victims)
+    if after is not None:
+        snap = after.snapshot
+        if after.untainted is not None:
+            snap = snap.with_node_info(with_node(snap.by_name[plan.node], after.untainted))
+        w.snapshot = snap
+        w.changes.append(plan.node)
+        w.changes.extend(v.lands_on for v in plan.victims if v.lands_on is not None)
+    else:  # a pod that fits: nothing is evicted
+        assert not plan.victims, "an evicting plan is applied with the cluster its simulation built"
+        info = w.snapshot.by_name[plan.node].clone()
+        info.add_pod(bound_to(plan.pod, info.node))
+        w.snapshot = w.snapshot.with_node_info(info)
+        w.changes.append(plan.node)
+    w.ledger.commit(v.pod for v in plan.victims)
+
+
+def with_node(info: NodeInfo, node: Node) -> NodeInfo:
+    """A copy of `info` whose Node is `node`."""
+    out = info.clone()
+    out.node = node
+    return out

@@ -1,0 +1,296 @@
+"""The branch and bound over a tier's candidate nodes: which nodes could hold the best option or
+the runner-up, and which need not be simulated at all.
+
+Owns `NodeSearch`: a tier's search over the candidate nodes of one pod (`tier_options`), and the
+same search over a `choice.TierIndex` kept per (pod shape, tier) across the pods of a run
+(`synced_index`, `indexed`), so that a pod costs what changed since the last pod of its shape.
+The bounds and the rule they bound are `kresched.plan.choice`'s; which pods a tier may evict is
+`kresched.plan.evictable`'s; a node's option (its victims) comes from the planner (`option`). It
+never changes the working cluster or the ledger, and never decides which option wins.
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Sequence
+
+from kresched.model.objects import Pod
+from kresched.plan.aftermath import Working
+from kresched.plan.choice import (
+    NOTHING_EVICTABLE,
+    QUICK,
+    REFINED,
+    CannotBeat,
+    Entry,
+    Reason,
+    TierIndex,
+    lowerbound_to,
+    min_victims,
+    why_not_enough,
+)
+from kresched.plan.evictable import EvictablePods
+from kresched.plan.plans import NodeOption
+from kresched.sched.framework import Code, CycleState, NodeInfo, Status
+
+__all__ = ["NodeSearch", "OptionFinder"]
+
+#: A node's option in a tier, or why it has none: `(pod, cycle, info, eligible, tier, nominated there)`.
+OptionFinder = Callable[[Pod, CycleState, NodeInfo, list[Pod], int, Sequence[Pod]], NodeOption | str]
+
+
+class NodeSearch:
+    """The search for the options of one tier, with what it keeps of each node between pods."""
+
+    __slots__ = ("evictable", "max_grace_seconds", "nominated_by_node", "prune", "stamps", "work")
+
+    def __init__(self, work: Working, evictable: EvictablePods, nominated_by_node: dict[str, list[Pod]],
+                 max_grace_seconds: int, prune: bool) -> None:
+        """`nominated_by_node`: the pending pods the scheduler nominated to each node; `prune=False`:
+        every candidate node's option is found (the choices are the same). Each search is given
+        `option`, which finds a node's option (the planner selects the victims)."""
+        self.work = work
+        self.evictable = evictable
+        self.nominated_by_node = nominated_by_node
+        self.max_grace_seconds = max_grace_seconds
+        self.prune = prune
+        self.stamps = itertools.count(1)
+
+    def tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
+                     tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason],
+                     option: OptionFinder) -> list[NodeOption]:
+        """Every feasible option of `tier` that could be the best or the runner-up.
+
+        Branch and bound, lazily: each node enters the heap with a quick bound (`quickbound_to`,
+        from the node's `Suffixes`; a node where not even all the candidates the tier may evict,
+        budgets aside, make room is out at once); when it reaches the top, its exact tier-eligible
+        pods and bound (`lowerbound_to`) are computed and it goes back in; when it reaches the top
+        again, its victims are selected. The search stops once no node left can beat the second
+        best option, so both the chosen node and its runner-up (which `decided_by` names) are what
+        a search of every node would find. (`indexed` is the same search over a `TierIndex`.)"""
+        heap: list[tuple[tuple, int, NodeInfo, list[Pod], int]] = []
+        for i, (info, cands) in enumerate(candidates):
+            quick = self.evictable.quick(pod, info, cands, tier)
+            if quick is None:
+                infeasible[info.name] = why_not_enough(tier, self.max_grace_seconds)
+            else:
+                heap.append((quick, i, info, cands, QUICK))
+        heapq.heapify(heap)
+        options: list[NodeOption] = []
+        top: list[tuple] = []
+        while heap:
+            lb, i, info, pods, state = heapq.heappop(heap)
+            if self.prune and len(top) == 2 and lb > top[1]:
+                for rest_lb, _, rest, _, _ in [(lb, i, info, pods, state), *heap]:
+                    infeasible[rest.name] = CannotBeat(rest_lb, top[0])  # worded only if shown
+                break
+            if state == QUICK:
+                eligible = self.evictable.eligible(info, pods, tier)
+                k_min = min_victims(pod, info, eligible)
+                if k_min is None:
+                    infeasible[info.name] = why_not_enough(tier, self.max_grace_seconds)
+                else:
+                    bound = lowerbound_to(pod, info, eligible, k_min, tier, self.max_grace_seconds)
+                    heapq.heappush(heap, (bound, i, info, eligible, REFINED))
+                continue
+            opt = option(pod, cycle, info, pods, tier, nominated.get(info.name, ()))
+            if isinstance(opt, str):
+                infeasible[info.name] = opt
+                continue
+            options.append(opt)
+            top = sorted([*top, opt.key])[:2]
+        return options
+
+    def synced_index(self, indexes: dict[tuple[bytes, int], TierIndex], shape: bytes, tier: int, pod: Pod,
+                     priority: int, statuses: dict[str, Status], nominated: dict[str, list[Pod]]) -> TierIndex:
+        """The (shape, tier) index, brought up to date for `pod` (one of that shape; `statuses` its
+        filter statuses): the nodes changed since it was last used are looked at again."""
+        work = self.work
+        ledger = work.ledger
+        index = indexes.get((shape, tier))
+        if index is None:  # every node where eviction may help, each with its quick bound
+            index = indexes[(shape, tier)] = TierIndex()
+            index.changes, index.ledger = len(work.changes), ledger.version
+            for info in work.snapshot.node_infos:
+                st = statuses.get(info.name)
+                if st is not None and st.code is Code.UNSCHEDULABLE:
+                    entry = index.entries[info.name] = Entry(info, self.evictable.candidates(info, priority))
+                    entry.key, entry.stamp = self._first_key(entry, pod, tier), next(self.stamps)
+                    if entry.key is not None:
+                        index.heap.append((entry.key, info.name, entry.stamp))
+            heapq.heapify(index.heap)
+            return index
+        changed = set(work.changes[index.changes:])
+        if index.ledger != ledger.version:
+            for key in ledger.changed_since(index.ledger):
+                changed.update(index.budget_users.pop(key, ()))
+        changed.update(self.nominated_by_node)  # what holds room there changes with every pod placed
+        index.changes, index.ledger = len(work.changes), ledger.version
+        for name in changed:
+            self._refresh(index, name, pod, priority, tier, statuses, bool(nominated.get(name)))
+        if len(index.heap) > 2 * len(index.entries) + 64:  # mostly stale items: start it afresh
+            index.heap = [(e.key, n, e.stamp) for n, e in index.entries.items() if e.key is not None]
+            heapq.heapify(index.heap)
+        return index
+
+    def _refresh(self, index: TierIndex, name: str, pod: Pod, priority: int, tier: int,
+                 statuses: dict[str, Status], held: bool) -> None:
+        """Node `name` as `pod` finds it now: out of the index unless its filter status is
+        Unschedulable (eviction may help); else its candidates, and its kept option or reason while
+        the NodeInfo and the budgets of its PDBs are the same (not while something nominated there
+        holds room: then it is searched afresh, as `tier_options` does) or its quick bound."""
+        info = self.work.snapshot.by_name.get(name)
+        st = statuses.get(name)
+        if info is None or st is None or st.code is not Code.UNSCHEDULABLE:
+            index.entries.pop(name, None)
+            return
+        entry = index.entries.get(name)
+        if entry is None or entry.info is not info:
+            entry = index.entries[name] = Entry(info, self.evictable.candidates(info, priority))
+            key = self._first_key(entry, pod, tier)
+        elif not entry.cands:
+            key = None
+        else:
+            if (entry.result is not None or entry.refined is not None) and entry.budgets \
+                    and entry.budgets != self.evictable.budget_state(info):
+                entry.result = entry.refined = None  # budgets only go down: it never holds again
+            if entry.result is not None and not held:
+                key = entry.result.key if isinstance(entry.result, NodeOption) else None
+            elif entry.refined is not None and not held:
+                key = entry.refined[0]
+            else:
+                key = entry.quick if entry.quick is not None else self._first_key(entry, pod, tier)
+        if key != entry.key or entry.stamp == 0:
+            entry.key, entry.stamp = key, next(self.stamps)
+            if key is not None:
+                heapq.heappush(index.heap, (key, name, entry.stamp))
+
+    def indexed(self, index: TierIndex, pod: Pod, cycle: CycleState, tier: int, nominated: dict[str, list[Pod]],
+                option: OptionFinder) -> tuple[list[NodeOption], Callable[[int], list[tuple[str, Reason]]]]:
+        """`tier_options` over the index: its heap holds every node's quick bound, kept refined
+        bound or kept option, and what the search finds of a node (a refined bound, an option, why
+        there is none) is kept there — unless something nominated there holds room: then its
+        refined bound goes into a heap of this search's own and nothing is kept. Returns the
+        options, and a function giving the first `k` nodes by name that are out, with why."""
+        heap, entries = index.heap, index.entries
+        mine: list[tuple[tuple, str, list[Pod]]] = []  # refined bounds, with the eligible pods
+        options: list[NodeOption] = []
+        top: list[tuple] = []
+        back: list[tuple[tuple, str, int]] = []  # the index's items to put back once done
+        refined: dict[str, tuple] = {}
+        why: dict[str, str] = {}
+        pruned = False
+        while True:
+            while heap and ((e := entries.get(heap[0][1])) is None or e.stamp != heap[0][2]):
+                heapq.heappop(heap)  # stale: the node changed since
+            if heap and (not mine or heap[0][0] < mine[0][0]):
+                lb, name, stamp = heapq.heappop(heap)
+                entry = entries[name]
+                held = nominated.get(name, ())
+                if self.prune and len(top) == 2 and lb > top[1]:
+                    heapq.heappush(heap, (lb, name, stamp))
+                    pruned = True
+                    break
+                if entry.key is not entry.quick and entry.result is not None:  # a kept option
+                    back.append((lb, name, stamp))
+                    assert isinstance(entry.result, NodeOption)
+                    options.append(entry.result)
+                    top = sorted([*top, lb])[:2]
+                    continue
+                if entry.key is not entry.quick:  # a kept refined bound: its turn to be selected
+                    assert entry.refined is not None
+                    back.append((lb, name, stamp))
+                    heapq.heappush(mine, (lb, name, entry.refined[1]))
+                    refined[name] = lb
+                    continue
+                eligible = self.evictable.eligible(entry.info, entry.cands, tier)
+                k_min = min_victims(pod, entry.info, eligible)
+                if k_min is None:
+                    why[name] = reason = why_not_enough(tier, self.max_grace_seconds)
+                    if not held:
+                        self._keep(index, name, entry, reason)
+                    else:
+                        back.append((lb, name, stamp))
+                    continue
+                bound = lowerbound_to(pod, entry.info, eligible, k_min, tier, self.max_grace_seconds)
+                if held:
+                    back.append((lb, name, stamp))
+                    heapq.heappush(mine, (bound, name, eligible))
+                    refined[name] = bound
+                else:  # kept, and back in the index's heap to compete with the rest
+                    self._keep(index, name, entry, None, (bound, eligible))
+                    heapq.heappush(heap, (bound, name, entry.stamp))
+                continue
+            if not mine:
+                break
+            lb, name, eligible = mine[0]
+            if self.prune and len(top) == 2 and lb > top[1]:
+                pruned = True
+                break
+            heapq.heappop(mine)
+            refined.pop(name, None)
+            entry = entries[name]
+            held = nominated.get(name, ())
+            opt = option(pod, cycle, entry.info, eligible, tier, held)
+            if not held:
+                self._keep(index, name, entry, opt)
+                if isinstance(opt, NodeOption):
+                    back.append((opt.key, name, entry.stamp))
+            if isinstance(opt, str):
+                why[name] = opt
+                continue
+            options.append(opt)
+            top = sorted([*top, opt.key])[:2]
+        for item in back:
+            if entries[item[1]].stamp == item[2]:
+                heapq.heappush(heap, item)
+        chosen = {o.node for o in options}
+        best = top[0] if top else None
+
+        def out(k: int) -> list[tuple[str, Reason]]:
+            found: list[tuple[str, Reason]] = []
+            for info in self.work.snapshot.node_infos:
+                name = info.name
+                entry = entries.get(name)
+                if entry is None or name in chosen:
+                    continue
+                reason: Reason
+                if name in why:
+                    reason = why[name]
+                elif not entry.cands:
+                    reason = NOTHING_EVICTABLE
+                elif isinstance(entry.result, str) and entry.key is None:
+                    reason = entry.result
+                else:
+                    assert pruned, name  # else every node in the heaps was looked at
+                    assert best is not None
+                    reason = CannotBeat(refined.get(name, entry.key), best)
+                found.append((name, reason))
+                if len(found) == k:
+                    break
+            return found
+
+        return options, out
+
+    def _keep(self, index: TierIndex, name: str, entry: Entry, result: NodeOption | str | None,
+              refined: tuple[tuple, list[Pod]] | None = None) -> None:
+        """Keep what the search found of a node — its option or why it has none, or else its
+        refined bound and eligible pods — valid while its NodeInfo and budgets are the same."""
+        entry.result, entry.refined = result, refined
+        entry.budgets = budgets = self.evictable.budget_state(entry.info)
+        if budgets:
+            for key in self.evictable.pdb_keys(entry.info):
+                index.budget_users.setdefault(key, set()).add(name)
+        entry.key = result.key if isinstance(result, NodeOption) else refined[0] if refined is not None else None
+        entry.stamp = next(self.stamps)
+
+    def _first_key(self, entry: Entry, pod: Pod, tier: int) -> tuple | None:
+        """A new entry's heap key: its quick bound; None where nothing may be evicted, or where not
+        even all the tier's candidates, budgets aside, make room (then that is its kept reason)."""
+        if not entry.cands:
+            return None
+        entry.quick = self.evictable.quick(pod, entry.info, entry.cands, tier)
+        if entry.quick is None:
+            entry.result, entry.budgets = why_not_enough(tier, self.max_grace_seconds), ()
+        return entry.quick
