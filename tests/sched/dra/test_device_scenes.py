@@ -153,4 +153,3 @@ def test_a_what_if_gives_each_replica_its_own_claim_and_consumes_devices_replica
     result = plan_workloads(state, workloads_of(docs, state, "default", False, None))
     (w,) = result.workloads
     assert (w.placed, w.pending) == ({"node-b": 2, "node-a": 1}, 1)
-
