@@ -39,9 +39,11 @@ from kresched.sched.preemption import (
 from kresched.sched.profile import Profile, Profiles, scheduler_name
 from kresched.sched.runner import (
     NO_NODES_AVAILABLE,
+    SCHEDULER_ERROR_NOTE,
     find_nodes_that_fit,
     fit_error_message,
     holding_room,
+    scheduler_error,
 )
 from kresched.sched.score import NodeScore
 
@@ -68,6 +70,8 @@ class NodeVerdict:
     def verdict(self) -> str:
         if self.status.is_success:
             return "fits"
+        if self.status.code == Code.ERROR:
+            return "error"  # a plugin's error, not a verdict (`runner.scheduler_error`)
         return "unresolvable" if self.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE else "unschedulable"
 
 
@@ -109,11 +113,14 @@ class Explanation:
     configured: bool = False
     #: What DynamicResources' PostFilter adds to the scheduler's message (`post_filter_note`).
     dra_note: str = DRA_POSTFILTER_NOTE
+    #: A plugin returned an error, not a verdict (`runner.scheduler_error`): `message` is that
+    #: error, the whole of what the scheduler writes (reason `SchedulerError`), and no PostFilter ran.
+    scheduler_error: bool = False
 
     @property
     def scheduler_message(self) -> str | None:
-        if self.message is None:
-            return None
+        if self.message is None or self.scheduler_error:
+            return self.message
         return full_scheduler_message(self.message, self.preemption_message, self.post_filter_error,
                                       self.post_filters, self.dra_note)
 
@@ -183,6 +190,10 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         for r in v.status.reasons:
             counts[r] = counts.get(r, 0) + 1
     volume_notes = volume_state_notes(pod, state) + device_state_notes(pod, state.dra)
+    error = scheduler_error(diag)
+    if error is not None:
+        return Explanation(pod, diag.num_all_nodes, False, error, None, tuple(verdicts),
+                           (*volume_notes, SCHEDULER_ERROR_NOTE), counts, scheduler_error=True)
     if diag.feasible:
         placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score)
         landing = placer.land(pod, snapshot, nominated)

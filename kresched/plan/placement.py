@@ -29,7 +29,7 @@ from kresched.model.storage import StorageState
 from kresched.sched.dra.claims import with_new_claims
 from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot, Status
 from kresched.sched.profile import Profile
-from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message
+from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message, scheduler_error
 from kresched.sched.score import (
     NodeScore,
     ScoreMemos,
@@ -87,6 +87,9 @@ class Placer:
         pod shape): see `find_nodes_that_fit`."""
         diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True,
                                           percentage=self.percentage)
+        error = scheduler_error(diag)
+        if error is not None:
+            return Landing(None, reason=error)
         if not diag.feasible:
             return Landing(None, reason=fit_error_message(diag))
         return self.landing(pod, snapshot, diag, cycle)

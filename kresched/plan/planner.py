@@ -89,6 +89,7 @@ from kresched.sched.preemption import (
 )
 from kresched.sched.profile import Profile
 from kresched.sched.runner import (
+    SCHEDULER_ERROR_NOTE,
     Diagnosis,
     FilterMemo,
     find_nodes_that_fit,
@@ -97,6 +98,7 @@ from kresched.sched.runner import (
     processed_nodes,
     resources_only,
     run_pre_filter,
+    scheduler_error,
 )
 from kresched.sched.static import StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
@@ -232,6 +234,10 @@ class Planner:
         if self.rotate and snap.node_infos:
             self.start = (self.start + processed_nodes(diag)) % len(snap.node_infos)
         notes = self._notes(pod)
+        error = scheduler_error(diag)
+        if error is not None:
+            return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
+                        message=f"{error}; {SCHEDULER_ERROR_NOTE}")
         if diag.feasible:
             landing = self.placer.landing(pod, snap, diag, cycle)
             node = landing.node

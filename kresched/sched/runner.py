@@ -46,12 +46,18 @@ __all__ = [
     "add_pod",
     "remove_pod",
     "run_pre_filter",
+    "scheduler_error",
+    "SCHEDULER_ERROR_NOTE",
 ]
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"
 #: `ErrNoNodesAvailable` (schedule_one.go): what the scheduler writes when the cluster has no node
 #: at all; it then runs no PostFilter, so there is no preemption part.
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+#: What follows from a `scheduler_error`.
+SCHEDULER_ERROR_NOTE = ("a plugin failed with an error, not a verdict: the scheduler stops this pod's attempt there "
+                        "(reason SchedulerError) and retries it with backoff; it preempts nothing, and no eviction "
+                        "helps until the cause (the claim's request, the DeviceClass, a device's attributes) changes")
 #: CycleState key: the PreFilter plugins that narrowed the nodes to filter.
 NARROWING_PLUGINS = "kresched/narrowing-prefilter-plugins"
 
@@ -118,6 +124,9 @@ class Diagnosis:
     #: How many nodes of `node_to_status` fail for each list of reasons, once counted
     #: (`fit_error_message` counts them; a search resumed from a walk carries its counts over).
     reason_counts: dict[tuple[str, ...], int] | None = None
+    #: The first node status that is an error, not a verdict (`Code.ERROR`, e.g. a device
+    #: selector's CEL runtime error): the scheduler's cycle stops there (`scheduler_error`).
+    error: Status | None = None
 
     def status_of(self, node: str) -> Status:
         if node in self.node_to_status:
@@ -409,6 +418,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                     break
             else:
                 failed[name] = st
+                if st.code == Code.ERROR and diag.error is None:
+                    diag.error = st
     if walked:
         assert isinstance(memo, FilterMemo)
         cut = len(feasible) + len(failed)
@@ -454,10 +465,12 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     gained: list[str] = []  # the other way round
     # The reason lists' counts, kept in step with `failed` when the walk's were counted.
     counts = dict(walk.diag.reason_counts) if walk.diag.reason_counts is not None else None
+    errored = walk.diag.error is not None
     for j in again:
         info = infos[j]
         name = info.name
         st = status(info, held.get(name))
+        errored = errored or st.code == Code.ERROR
         visited[j] = info
         if counts is not None:
             if (was := failed.get(name)) is not None:
@@ -478,7 +491,7 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
         diag.node_to_status.update(failed)
         diag.sampled = walk.sampled
         diag.reason_counts = counts
-        return -1
+        return _errors_of(diag, errored, -1)
     # The visited nodes not failed now, in the search order: every visited node was feasible or
     # failed, so these are the walk's feasible ones but those lost, and those gained.
     ok = [n for n in walk.feasible if n not in lost] if lost else list(walk.feasible)
@@ -488,13 +501,20 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     if len(ok) < limit:
         diag.feasible.extend(ok)
         diag.node_to_status.update(failed)
-        return cut
+        return _errors_of(diag, errored, cut)
     end = positions[ok[limit - 1]] + 1
     diag.feasible.extend(ok[:limit])
     diag.node_to_status.update(failed if end == cut else
                                ((n, st) for n, st in failed.items() if positions[n] < end))
     diag.sampled = end < len(infos)
-    return -1
+    return _errors_of(diag, errored, -1)
+
+
+def _errors_of(diag: Diagnosis, errored: bool, ret: int) -> int:
+    """`diag.error` from its statuses when the walk or a node filtered again had one (rare); `ret`."""
+    if errored:
+        diag.error = next((st for st in diag.node_to_status.values() if st.code == Code.ERROR), None)
+    return ret
 
 
 def _replaced_at(now: list[NodeInfo], then: list[NodeInfo]) -> set[int]:
@@ -532,6 +552,24 @@ def _histogram(by_reasons: dict[tuple[str, ...], int], absent: Status | None, ab
         for r in absent.reasons:
             counts[r] = counts.get(r, 0) + absent_count
     return ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
+
+
+def scheduler_error(diag: Diagnosis) -> str | None:
+    """What the scheduler writes when a plugin returned an error instead of a verdict, or None.
+
+    A PreFilter's error ends `RunPreFilterPlugins` (`running PreFilter plugin "X": ...`); a
+    Filter's (`running "X" filter plugin: ...`, `RunFilterPlugins`) cancels
+    `findNodesThatPassFilters` whether or not other nodes fit. Either way the cycle fails with
+    that error (condition reason `SchedulerError`): no node is chosen, no PostFilter runs, and
+    the pod is retried with backoff.
+    """
+    st = diag.pre_filter_status
+    if st is not None and st.code == Code.ERROR:
+        return f'running PreFilter plugin "{st.plugin}": {", ".join(st.reasons)}'
+    st = diag.error
+    if st is not None:
+        return f'running "{st.plugin}" filter plugin: {", ".join(st.reasons)}'
+    return None
 
 
 def fit_error_message(diag: Diagnosis) -> str:
