@@ -3,11 +3,12 @@
 Owns: finding the credentials (kubeconfig file and context, or the in-cluster service account),
 listing Nodes, Pods, PodDisruptionBudgets (policy/v1), PriorityClasses (scheduling.k8s.io/v1),
 Namespaces, PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes
-(storage.k8s.io/v1) page by page (`limit`/`continue`), and turning every way that can fail into a one-line
-`ClusterAccessError`. Also the pieces the execution layer reuses for its own calls: `LiveClient`,
-`ApiCall` (what a call does, for messages and RBAC hints), `is_transient` and
-`retry_after_seconds` (what `kresched.retry`'s policies need to know about the client's
-exceptions) and `access_error` (exception → message).
+(storage.k8s.io/v1), and DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates
+(resource.k8s.io, in the version `live_dra` finds served) page by page (`limit`/`continue`), and
+turning every way that can fail into a one-line `ClusterAccessError`. Also the pieces the
+execution layer reuses for its own calls: `LiveClient`, `ApiCall` (what a call does, for messages
+and RBAC hints), `is_transient` and `retry_after_seconds` (what `kresched.retry`'s policies need to
+know about the client's exceptions) and `access_error` (exception → message).
 
 Pages are fetched with `_preload_content=False` and decoded by `kresched.sources.decode` straight
 into the model structs: the client's own model deserialisation costs seconds per few thousand pods.
@@ -44,6 +45,7 @@ from kubernetes.config.exec_provider import ExecProvider
 
 from kresched.errors import ClusterAccessError, InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DRA_KINDS
 from kresched.model.storage import STORAGE_KINDS
 from kresched.retry import LIST_RETRY, RetryPolicy, retry_after_from_headers
 from kresched.sources.decode import Objects, check_yaml_depth, decode_json, paused_gc
@@ -724,7 +726,9 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
     policy = replace(retry if retry is not None else LIST_RETRY, retry_after=retry_after_seconds)
     out = Objects()
     read = [0]
-    for spec in _LISTS:
+    from kresched.sources.live_dra import dra_lists  # it builds on this module's listing
+
+    def list_into(spec: _ListSpec) -> None:
         try:
             out.extend(_list_all(client, spec, page_size, policy, on_page, read))
         except Exception as exc:
@@ -732,8 +736,16 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
             if err is None:
                 raise
             raise err from None
+
+    for spec in _LISTS:
+        list_into(spec)
+    dra = dra_lists(client, policy)  # the version of resource.k8s.io served, if any
+    for spec in dra or ():
+        list_into(spec)
     # Every storage kind was listed: an empty list means the cluster has none, not "unknown".
     out.storage_kinds = frozenset(STORAGE_KINDS)
+    if dra is not None:  # listed, or the server has no resource.k8s.io: no devices
+        out.dra_kinds = frozenset(DRA_KINDS)
     return out
 
 
