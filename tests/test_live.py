@@ -137,8 +137,8 @@ def test_lists_are_read_page_by_page_with_the_continue_token(seeded, client, fak
         "/api/v1/namespaces", "/apis/scheduling.k8s.io/v1/priorityclasses", NODES, PDBS,
         "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets",
         "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes", "/api/v1/persistentvolumes",
-        "/api/v1/persistentvolumeclaims", PODS, PODS, PODS, PODS, dra, f"{dra}/v1/deviceclasses",
-        f"{dra}/v1/resourceslices", f"{dra}/v1/resourceclaims", f"{dra}/v1/resourceclaimtemplates"]
+        "/api/v1/persistentvolumeclaims", dra, f"{dra}/v1/deviceclasses", f"{dra}/v1/resourceslices",
+        f"{dra}/v1/resourceclaims", f"{dra}/v1/resourceclaimtemplates", PODS, PODS, PODS, PODS]
 
 
 def test_an_expired_continue_token_restarts_the_list_once(seeded, client, fake_api):

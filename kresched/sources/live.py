@@ -652,7 +652,8 @@ class _ListSpec:
     call: ApiCall
 
 
-#: What a plan needs, in the order it is read (small and cluster-scoped first).
+#: What a plan needs, in the order it is read (small and cluster-scoped first; the pods last, after
+#: the DRA lists of `live_dra`).
 _LISTS = (
     _ListSpec("Namespace", "/api/v1/namespaces", ApiCall("list", "namespaces")),
     _ListSpec("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses",
@@ -737,11 +738,13 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
                 raise
             raise err from None
 
-    for spec in _LISTS:
+    *first, pods = _LISTS  # the pods last: the longest list, what progress shows until planning starts
+    for spec in first:
         list_into(spec)
     dra = dra_lists(client, policy)  # the version of resource.k8s.io served, if any
     for spec in dra or ():
         list_into(spec)
+    list_into(pods)
     # Every storage kind was listed: an empty list means the cluster has none, not "unknown".
     out.storage_kinds = frozenset(STORAGE_KINDS)
     if dra is not None:  # listed, or the server has no resource.k8s.io: no devices

@@ -27,8 +27,12 @@ Built-in writes, with a real server's semantics (see each module's docstring):
   step (`controllers.settle()`) or run in the background (`controllers.start()`).
 - `POST` and `PUT` Leases (coordination.k8s.io/v1): create (409 AlreadyExists) and update, which
   must name the resourceVersion it replaces (409 Conflict when stale, 422 when missing).
-- discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/GROUP/VERSION`; discovery.py): what
-  `kubectl` reads before anything else (the drain benchmark runs `kubectl drain` against the fake).
+- discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/GROUP`, `/apis/GROUP/VERSION`;
+  discovery.py): what `kubectl` reads before anything else (the drain benchmark runs `kubectl
+  drain` against the fake), and kresched before listing `resource.k8s.io`.
+- `resource.k8s.io` (DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates):
+  listed and got in each version `dra_versions` names (v1 by default; `()`: no such group), the
+  items converted for v1beta1 (served.py).
 
 A request goes: record → fault hook → bearer token → route (404/405 if none) → forbid list → handler.
 A new built-in endpoint is a handler method plus one `Route` appended in `__init__`; a test-only one
