@@ -24,12 +24,14 @@ from typing import Any
 import msgspec
 
 PACKAGES = {"core": "api/core/v1", "storage": "api/storage/v1", "policy": "api/policy/v1",
-            "scheduling": "api/scheduling/v1", "apps": "api/apps/v1", "meta": "apimachinery/pkg/apis/meta/v1"}
+            "scheduling": "api/scheduling/v1", "apps": "api/apps/v1", "resource": "api/resource/v1",
+            "meta": "apimachinery/pkg/apis/meta/v1"}
 IMPORT_ALIASES = {"metav1": "meta", "v1": "core", "corev1": "core"}
 KIND_PACKAGE = {"Node": "core", "Pod": "core", "PodDisruptionBudget": "policy", "PriorityClass": "scheduling",
                 "Namespace": "core", "Service": "core", "ReplicationController": "core", "ReplicaSet": "apps",
                 "StatefulSet": "apps", "PersistentVolume": "core", "PersistentVolumeClaim": "core",
-                "StorageClass": "storage", "CSINode": "storage"}
+                "StorageClass": "storage", "CSINode": "storage", "DeviceClass": "resource",
+                "ResourceSlice": "resource", "ResourceClaim": "resource", "ResourceClaimTemplate": "resource"}
 _STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.S | re.M)
 _NAMED = re.compile(r"^type (\w+) (map\[[^\n]+|\[\][^\n]+|string|int32|int64)\s*$", re.M)
 _FIELD = re.compile(r'^(?:(\w+)\s+)?([\w.\[\]*]+)\s+`json:"([^"]*)"')
@@ -97,6 +99,8 @@ def nullable_paths(go: GoTypes) -> list[str]:
         for f in msgspec.structs.fields(cls):
             if f.encode_name in ("kind", "apiVersion"):
                 continue
+            if pkg == "resource" and f.encode_name not in go_fields:
+                continue  # v1beta1's shape, moved into v1's as read (a device's `basic`, a request's flat fields)
             go_type, omitempty, go_pkg = go_fields[f.encode_name]
             kind, p, base = go.resolve(go_pkg, go_type)
             here = f"{path}.{f.encode_name}"

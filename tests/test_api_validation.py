@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from kresched.errors import ExitCode
+from kresched.sources.decode import decode_json
 from tests.clirun import run_cli
 
 
@@ -118,6 +119,19 @@ CASES = [
                       {"key": "app", "operator": "Exists", "values": ["web"]}]}}},
                  "PodDisruptionBudget shop/web: spec.selector.matchExpressions[0].values: Forbidden: may not be "
                  "specified when `operator` is 'Exists' or 'DoesNotExist'", id="a PDB selector with Exists and values"),
+    pytest.param(pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "c", "resourceClaimTemplateName": "t"}]),
+                 'Pod shop/web: spec.resourceClaims[0]: Invalid value: {"Name":"gpu","ResourceClaimName":"c",'
+                 '"ResourceClaimTemplateName":"t"}: at most one of `resourceClaimName` or `resourceClaimTemplateName` '
+                 "may be specified", id="a pod claim naming both a claim and a template"),
+    pytest.param(pod(resourceClaims=[{"name": "gpu"}]),
+                 'Pod shop/web: spec.resourceClaims[0]: Invalid value: {"Name":"gpu","ResourceClaimName":null,'
+                 '"ResourceClaimTemplateName":null}: must specify one of: `resourceClaimName`, '
+                 "`resourceClaimTemplateName`", id="a pod claim naming neither"),
+    pytest.param(pod(resourceClaims=[{"resourceClaimName": "c"}]),
+                 "Pod shop/web: spec.resourceClaims[0].name: Required value", id="a pod claim without a name"),
+    pytest.param(pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "c"},
+                                     {"name": "gpu", "resourceClaimTemplateName": "t"}]),
+                 'Pod shop/web: spec.resourceClaims[1].name: Duplicate value: "gpu"', id="two pod claims of one name"),
     pytest.param({"kind": "Node", "metadata": {"name": "n1"}, "spec": {"taints": [{"key": "gpu",
                                                                                    "effect": "Sometimes"}]}},
                  'Node n1: spec.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", '
@@ -185,6 +199,20 @@ def test_an_object_the_api_server_accepts_is_never_refused(monkeypatch, tmp_path
     assert result.exit_code == ExitCode.OK, result.stderr
     assert result.stderr.splitlines() == warnings
     json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("claims", [
+    [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+    [{"name": "gpu", "resourceClaimName": "shared-gpu"}],
+    [{"name": "gpu", "resourceClaimName": None, "resourceClaimTemplateName": "one-gpu"}],  # null: not set
+    [{"name": "gpu", "resourceClaimName": ""}],  # set: the server refuses it for the syntax kresched never checks
+    [{"name": "a", "resourceClaimName": "c"}, {"name": "b", "resourceClaimTemplateName": "t"}],
+], ids=["from a template", "a claim by name", "a null claim name beside a template", "an empty claim name",
+        "two entries"])
+def test_pod_claims_the_api_server_accepts_are_read(claims):
+    obj = pod(resourceClaims=claims)
+    (read,) = decode_json(json.dumps(obj).encode(), "t").pods
+    assert [c.name for c in read.spec.resource_claims] == [c["name"] for c in claims]
 
 
 def test_a_required_term_the_scheduler_cannot_parse_matches_no_node(monkeypatch, tmp_path):

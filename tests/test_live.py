@@ -19,6 +19,7 @@ from kresched.cli import app
 from kresched.cli.common import ENV
 from kresched.errors import ClusterAccessError, ExitCode
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DRA_KINDS, DraState
 from kresched.model.storage import STORAGE_KINDS, StorageState
 from kresched.plan.explain import explain_pod
 from kresched.retry import RetryPolicy
@@ -133,11 +134,13 @@ def test_lists_are_read_page_by_page_with_the_continue_token(seeded, client, fak
     assert all(tokens)
     assert len(set(tokens)) == 3
     assert len(fake_api.calls(NODES)) == 1  # 4 nodes fit in one page of 4
+    dra = "/apis/resource.k8s.io"
     assert [c.path for c in fake_api.requests] == [
         "/api/v1/namespaces", "/apis/scheduling.k8s.io/v1/priorityclasses", NODES, PDBS,
         "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets",
         "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes", "/api/v1/persistentvolumes",
-        "/api/v1/persistentvolumeclaims", PODS, PODS, PODS, PODS]
+        "/api/v1/persistentvolumeclaims", dra, f"{dra}/v1/deviceclasses", f"{dra}/v1/resourceslices",
+        f"{dra}/v1/resourceclaims", f"{dra}/v1/resourceclaimtemplates", PODS, PODS, PODS, PODS]
 
 
 def test_an_expired_continue_token_restarts_the_list_once(seeded, client, fake_api):
@@ -166,8 +169,9 @@ def test_a_malformed_object_from_the_server_is_an_error_naming_it(fake_api, clie
 
 
 def test_an_empty_cluster_loads_as_an_empty_state(fake_api, client):
-    # Empty, and known to hold no storage objects (so the volume filters run and find nothing).
-    assert load_live(client) == ClusterState.build(storage=StorageState.build(kinds=frozenset(STORAGE_KINDS)))
+    # Empty, and known to hold no storage or DRA objects (so the volume filters run and find nothing).
+    assert load_live(client) == ClusterState.build(storage=StorageState.build(kinds=frozenset(STORAGE_KINDS)),
+                                                   dra=DraState.build(kinds=frozenset(DRA_KINDS)))
 
 
 def test_storage_objects_are_listed_and_a_pod_with_claims_is_explained_with_the_volume_filters(fake_api, client):

@@ -12,7 +12,7 @@ The fields are not listed by hand: they are walked from the model's own types, w
 types of k8s.io/api (field names as in the API).
 
 `GO_NULLABLE` is derived from the Go types of k8s.io/api v1.36.2 (core/v1, storage/v1, policy/v1,
-scheduling/v1, apps/v1, meta/v1; `scripts/go_nullable_fields.py` walks them beside kresched's
+scheduling/v1, apps/v1, resource/v1, meta/v1; `scripts/go_nullable_fields.py` walks them beside kresched's
 structs): the fields kresched reads whose Go type is a slice, map or pointer declared without
 `omitempty`, or a `metav1.Time` (a zero time is written `null`), so that a server sends them as
 `null` (every kind's `metadata.creationTimestamp` too, left out: a server always sets it). Those a
@@ -44,6 +44,17 @@ GO_NULLABLE = {
     "PodDisruptionBudget.status.disruptedPods{}": True,  # a zero metav1.Time
     "Pod.status.conditions[].lastTransitionTime": True,
     "Node.status.conditions[].lastTransitionTime": True,
+    # resource.k8s.io/v1 (served the same in v1beta1 and v1beta2): a claim without requests, a
+    # capacity's request policy without a default, a device its driver reported no condition of.
+    "ResourceClaim.spec.devices.requests": True,
+    "ResourceClaimTemplate.spec.spec.devices.requests": True,
+    "ResourceSlice.spec.devices[].capacity{}.requestPolicy.default": True,
+    "ResourceClaim.status.devices[].conditions": True,
+    "ResourceClaimTemplate.spec.metadata.creationTimestamp": True,  # the template's own, never set
+    "ResourceClaim.status.devices[].conditions[].lastTransitionTime": False,
+    "ResourceClaim.status.allocation.nodeSelector.nodeSelectorTerms": False,
+    "ResourceSlice.spec.nodeSelector.nodeSelectorTerms": False,
+    "ResourceSlice.spec.devices[].nodeSelector.nodeSelectorTerms": False,
     "Pod.spec.containers": False,
     "Pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms": False,
     "Pod.spec.volumes[].rbd.monitors": False,
@@ -166,7 +177,9 @@ def _outcome(decode: Any) -> Any:
     except InputError as exc:
         return ("error", str(exc))
     found = [o for kind_list in (objs.nodes, objs.pods, objs.pdbs, objs.priority_classes, objs.namespaces,
-                                 objs.workloads, objs.pvs, objs.pvcs, objs.storage_classes, objs.csi_nodes)
+                                 objs.workloads, objs.pvs, objs.pvcs, objs.storage_classes, objs.csi_nodes,
+                                 objs.device_classes, objs.resource_slices, objs.resource_claims,
+                                 objs.claim_templates)
              for o in kind_list]
     return ("ok", [msgspec.json.encode(o) for o in found])
 

@@ -69,6 +69,22 @@ class Attributes:
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
+#: The non-resource URLs the default `system:discovery` ClusterRole lets every authenticated user
+#: GET (bound to `system:authenticated` by the API server itself): no role of kresched's grants them.
+DISCOVERY_URLS = ("/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
+                  "/version", "/version/")
+
+
+def is_resource_request(path: str) -> bool:
+    """As RequestInfoFactory: /api/VERSION/RESOURCE... or /apis/GROUP/VERSION/RESOURCE..."""
+    parts = path.strip("/").split("/")
+    return (parts[0] == "api" and len(parts) >= 3) or (parts[0] == "apis" and len(parts) >= 4)
+
+
+def discovery_allows(method: str, path: str) -> bool:
+    return method == "GET" and any(path == u or (u.endswith("*") and path.startswith(u[:-1])) for u in DISCOVERY_URLS)
+
+
 def attributes(method: str, path: str, query: dict[str, str]) -> Attributes:
     """As the API server's RequestInfoFactory: /api/v1 or /apis/GROUP/VERSION, then optionally
     `watch/`, `namespaces/NS/`, then RESOURCE[/NAME[/SUBRESOURCE]]; GET is get (with a name), list
@@ -155,6 +171,18 @@ def test_request_attributes_are_read_as_the_api_server_reads_them(method, path, 
     assert attributes(method, path, query) == expected
 
 
+@pytest.mark.parametrize(("method", "path", "expected"), [
+    ("GET", "/apis/resource.k8s.io", True),
+    ("GET", "/apis/resource.k8s.io/v1", True),
+    ("GET", "/version", True),
+    ("POST", "/apis/resource.k8s.io", False),
+    ("GET", "/metrics", False),
+])
+def test_discovery_is_every_authenticated_users(method, path, expected):
+    assert not is_resource_request(path)
+    assert discovery_allows(method, path) is expected
+
+
 @pytest.mark.parametrize(("request_", "objects", "expected"), [
     (Attributes("list", "", "pods"), DEFAULT, True),
     (Attributes("watch", "", "pods", namespace="shop", name="web-1"), DEFAULT, True),
@@ -237,7 +265,11 @@ class Scenario:
 
 def request_attributes(r: RecordedRequest) -> list[Attributes]:
     """What the authoriser checks for a request: its attributes, and for a server-side apply that
-    created its object (201) the create it turned into too."""
+    created its object (201) the create it turned into too; none for discovery, which every
+    authenticated user may read (a non-resource request it does not allow fails here)."""
+    if not is_resource_request(r.path):
+        assert discovery_allows(r.method, r.path), f"a non-resource request no default role allows: {r.method} {r.path}"
+        return []
     a = attributes(r.method, r.path, r.query)
     if r.method == "PATCH" and r.content_type == "application/apply-patch+yaml" and r.status == 201:
         return [a, Attributes("create", a.group, a.resource, a.subresource, a.namespace, a.name)]

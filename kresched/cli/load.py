@@ -79,7 +79,8 @@ def _load_state(opts: Options) -> ClusterState:
     where = f'"{cluster.name}"' if cluster.name else "the cluster"
     with progress(opts, f"listing nodes, pods, PodDisruptionBudgets and PriorityClasses from {cluster.text()}") as p:
         def on_page(kind: str, count: int, read: int) -> None:
-            p.update(f"listing {kind}s from {where}: {count} so far ({size_text(read)} read)")
+            plural = f"{kind}es" if kind.endswith("s") else f"{kind}s"  # PriorityClasses, DeviceClasses
+            p.update(f"listing {plural} from {where}: {count} so far ({size_text(read)} read)")
 
         return load_live(connect(opts.kubeconfig, opts.context), on_page=on_page if p.shown else None)
 

@@ -53,9 +53,10 @@ def snapshot(
     output: OutputOpt = Output.json,
     no_color: NoColorOpt = False,
 ) -> int:
-    """Write the nodes, pods, PodDisruptionBudgets, PriorityClasses, Namespaces, workloads and
-    storage objects (PersistentVolumes, claims, StorageClasses, CSINodes) a plan needs as one List
-    (JSON, or YAML with -o yaml), stripped of managedFields and of every field planning does not use.
+    """Write the nodes, pods, PodDisruptionBudgets, PriorityClasses, Namespaces, workloads, storage
+    objects (PersistentVolumes, claims, StorageClasses, CSINodes) and devices (DeviceClasses,
+    ResourceSlices, ResourceClaims, ResourceClaimTemplates) a plan needs as one List (JSON, or YAML
+    with -o yaml), stripped of managedFields and of every field planning does not use.
     On a cluster: `kresched snapshot --file cluster.json.gz` (gzip when the name ends in .gz); from a
     kubectl dump: `--snapshot dump.yaml --file small.json` converts and shrinks it.
 
@@ -74,7 +75,11 @@ def snapshot(
     else:
         write_snapshot(state, file, stdout=getattr(ENV.stdout, "buffer", None))
     if file:
+        dra = state.dra
+        devices = (f", {len(dra.classes)} DeviceClasses, {len(dra.slices)} ResourceSlices, {len(dra.claims)} "
+                   f"ResourceClaims, {len(dra.templates)} ResourceClaimTemplates"
+                   if dra.classes or dra.slices or dra.claims or dra.templates else "")
         ENV.say(f"wrote {len(state.nodes)} nodes, {len(state.pods)} pods, {len(state.pdbs)} "
                 f"PodDisruptionBudgets, {len(state.priority_classes)} PriorityClasses, "
-                f"{len(state.storage.pvcs)} PersistentVolumeClaims to {file}")
+                f"{len(state.storage.pvcs)} PersistentVolumeClaims{devices} to {file}")
     return 0

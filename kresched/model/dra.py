@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kresched.model.quantity import parse_quantity
-from kresched.model.specs import NodeSelector, ObjectMeta, Quantity, _Base
+from kresched.model.specs import Condition, NodeSelector, ObjectMeta, Quantity, _Base
 
 __all__ = [
     "ALLOCATION_MODE_ALL",
     "ALLOCATION_MODE_EXACT_COUNT",
     "API_VERSION",
     "DRA_KINDS",
+    "AllocatedDeviceStatus",
     "AllocationResult",
     "CapacityRequestPolicy",
     "Device",
@@ -213,6 +214,14 @@ class ResourceSliceSpec(msgspec.Struct, **_Base):
     per_device_node_selection: bool | None = None
     shared_counters: tuple[CounterSet, ...] = ()
 
+    def __post_init__(self) -> None:
+        # v1beta1 has `nodeName: string` and `allNodes: bool`; the API server converts "" and false
+        # to unset (`Convert_v1beta1_ResourceSliceSpec_To_resource_ResourceSliceSpec`).
+        if self.node_name == "":
+            msgspec.structs.force_setattr(self, "node_name", None)
+        if self.all_nodes is False:
+            msgspec.structs.force_setattr(self, "all_nodes", None)
+
 
 class ResourceSlice(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True,
                     tag_field="kind", tag="ResourceSlice"):
@@ -316,9 +325,14 @@ class DeviceConstraint(msgspec.Struct, **_Base):
 
 
 class DeviceClaim(msgspec.Struct, **_Base):
-    #: No `omitempty` in Go: a claim without requests may be served as `null`.
+    #: No `omitempty` in Go: a claim without requests is served as `null` (read as `()`; nullable
+    #: here so that a served list's typed decode keeps its fast path).
     requests: tuple[DeviceRequest, ...] | None = ()
     constraints: tuple[DeviceConstraint, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.requests is None:
+            msgspec.structs.force_setattr(self, "requests", ())
 
 
 class ResourceClaimSpec(msgspec.Struct, **_Base):
@@ -359,9 +373,26 @@ class AllocationResult(msgspec.Struct, **_Base):
     allocation_timestamp: str | None = None
 
 
+class AllocatedDeviceStatus(msgspec.Struct, **_Base):
+    """What a driver reports about an allocated device; its `conditions` are what binding
+    conditions wait for. Its opaque `data` and `networkData` are not kept."""
+
+    driver: str = ""
+    pool: str = ""
+    device: str = ""
+    share_id: str | None = msgspec.field(default=None, name="shareID")
+    #: No `omitempty` in Go: served as `null` when the driver reported none (read as `()`).
+    conditions: tuple[Condition, ...] | None = ()
+
+    def __post_init__(self) -> None:
+        if self.conditions is None:
+            msgspec.structs.force_setattr(self, "conditions", ())
+
+
 class ResourceClaimStatus(msgspec.Struct, **_Base):
     allocation: AllocationResult | None = None
     reserved_for: tuple[ResourceClaimConsumerReference, ...] = ()
+    devices: tuple[AllocatedDeviceStatus, ...] = ()
 
 
 class ResourceClaim(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=True,

@@ -5,7 +5,7 @@ the field and the rule; from a live server as an object kresched will not act up
 Ported from kubernetes `pkg/apis/core/validation/validation.go` (`validateTolerations`,
 `ValidateNodeSelectorRequirement`, `ValidateNodeFieldSelectorRequirement`,
 `validateTopologySpreadConstraints`, `validateContainerPorts`, `validatePodAffinityTerm`,
-`ValidatePodSpec`'s priority and grace period), `pkg/apis/scheduling/validation`
+`validatePodResourceClaim`, `ValidatePodSpec`'s priority and grace period), `pkg/apis/scheduling/validation`
 (`ValidatePriorityClass`), `pkg/apis/policy/validation` (the PDB's selector) and apimachinery's
 `ValidateLabelSelectorRequirement`, with their wording. Each check raises `ValueError("<field
 path>: <rule>")` on the first violation: the model's `__post_init__` hooks call them, and the
@@ -17,6 +17,7 @@ not checked). Must not do I/O.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -27,6 +28,7 @@ from kresched.model.specs import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
     PodAffinityTerm,
+    PodResourceClaim,
     PodSpec,
     Taint,
     Toleration,
@@ -267,10 +269,34 @@ def check_pod_spec(spec: PodSpec) -> tuple[str, ...]:
         _check_tolerations("spec.tolerations", spec.tolerations)
     if spec.topology_spread_constraints:
         _check_spread("spec.topologySpreadConstraints", spec.topology_spread_constraints)
+    if spec.resource_claims:
+        _check_resource_claims("spec.resourceClaims", spec.resource_claims)
     _check_ports("spec.containers", spec.containers, spec.host_network)
     if spec.init_containers:
         _check_ports("spec.initContainers", spec.init_containers, False)
     return warnings
+
+
+def _check_resource_claims(path: str, claims: tuple[PodResourceClaim, ...]) -> None:
+    """`validatePodResourceClaim`'s rules that say which claim an entry is: a name, unique, and
+    exactly one source (a claim or a template, `""` counting as set). The names' syntax is not
+    checked: kresched only looks them up."""
+    seen: set[str] = set()
+    for i, claim in enumerate(claims):
+        where = f"{path}[{i}]"
+        if not claim.name:
+            raise ValueError(f"{where}.name: Required value")
+        if claim.name in seen:
+            raise ValueError(f'{where}.name: Duplicate value: "{claim.name}"')
+        seen.add(claim.name)
+        both = claim.resource_claim_name is not None and claim.resource_claim_template_name is not None
+        if both or (claim.resource_claim_name is None and claim.resource_claim_template_name is None):
+            value = json.dumps({"Name": claim.name, "ResourceClaimName": claim.resource_claim_name,
+                                "ResourceClaimTemplateName": claim.resource_claim_template_name},
+                               separators=(",", ":"))
+            rule = ("at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified" if both
+                    else "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
+            raise ValueError(f"{where}: Invalid value: {value}: {rule}")
 
 
 def _unparsable_terms(path: str, affinity: Affinity) -> tuple[str, ...]:

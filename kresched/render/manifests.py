@@ -87,6 +87,8 @@ API_CALLS: tuple[Permission, ...] = (
     Permission("list", "persistentvolumeclaims", why="read the state (volume filters)"),
     Permission("list", "storageclasses", "storage.k8s.io", why="read the state (volume filters)"),
     Permission("list", "csinodes", "storage.k8s.io", why="read the state (CSI attach limits)"),
+    *(Permission("list", resource, "resource.k8s.io", why="read the state (devices: Dynamic Resource Allocation)")
+      for resource in ("deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates")),
     Permission("list", "pods", why="read the state; is the pending pod bound; drain: are the evicted pods gone; "
                                    "rebalance: is the replacement Ready"),
     Permission("watch", "pods", why="wait for the pending pod to be bound"),

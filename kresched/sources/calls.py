@@ -32,6 +32,7 @@ from kresched.sources.snapshot import max_input_bytes
 __all__ = [
     "ApiCall",
     "ApiStatus",
+    "ListSpec",
     "RequestDeadline",
     "access_error",
     "api_status",
@@ -264,3 +265,12 @@ def _read_body(resp: Any, max_bytes: int) -> bytes:
         if total > max_bytes:
             raise _TooLarge
         chunks.append(chunk)
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    """One list a plan needs: the kind, its path, and the call (for messages and RBAC hints)."""
+
+    kind: str
+    path: str
+    call: ApiCall

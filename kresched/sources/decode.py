@@ -435,7 +435,7 @@ def _clean(exc: Exception, obj: Buffer | dict[str, Any] | None = None) -> str:
         return text
     msg = text[: m.start()]
     path = m.group(1).lstrip(".")
-    if path.endswith("[...]") and obj is not None:
+    if "[...]" in path and obj is not None:
         got = _GOT.search(msg)
         if got is not None:
             path = _name_map_key(path, obj, got.group(1))
@@ -455,19 +455,41 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 
 
 def _name_map_key(path: str, obj: Buffer | dict[str, Any], got: str) -> str:
-    """`metadata.labels[...]` → `metadata.labels.tier`: the first value of the type msgspec got."""
+    """`metadata.labels[...]` → `metadata.labels.tier`, `spec.devices[0].attributes[...].string` →
+    `spec.devices[0].attributes.model.string`: each key the first whose value, followed along the
+    rest of the path, is of the type msgspec got."""
     types = _JSON_TYPES.get(got)
+    if types is None:
+        return path
     try:
         node: Any = obj if isinstance(obj, dict) else msgspec.json.decode(obj)
-        for part in re.findall(r"[^.\[\]]+|\[\d+\]", path[: -len("[...]")]):
-            node = node[int(part[1:-1])] if part.startswith("[") else node[part]
-    except (msgspec.MsgspecError, KeyError, IndexError, TypeError, ValueError):
+    except msgspec.MsgspecError:
         return path
-    if isinstance(node, dict) and types is not None:
-        for key, value in node.items():
-            if isinstance(value, types) and (got == "bool" or not isinstance(value, bool)):
-                return f"{path[: -len('[...]')]}.{key}"
-    return path
+    parts = re.findall(r"\[\.\.\.\]|\[\d+\]|[^.\[\]]+", path)
+    named = _follow(node, parts, lambda v: isinstance(v, types) and (got == "bool" or not isinstance(v, bool)))
+    if named is None:
+        return path
+    return "".join(p if p.startswith("[") or i == 0 else f".{p}" for i, p in enumerate(named))
+
+
+def _follow(node: Any, parts: list[str], wanted: Any) -> list[str] | None:
+    """`parts` with each `[...]` replaced by a key under which the path reaches a `wanted` value."""
+    if not parts:
+        return [] if wanted(node) else None
+    head, rest = parts[0], parts[1:]
+    if head == "[...]":
+        if isinstance(node, dict):
+            for key, value in node.items():
+                found = _follow(value, rest, wanted)
+                if found is not None:
+                    return [str(key), *found]
+        return None
+    try:
+        child = node[int(head[1:-1])] if head.startswith("[") else node[head]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    found = _follow(child, rest, wanted)
+    return None if found is None else [head, *found]
 
 
 def _one_line(text: str) -> str:

@@ -2,31 +2,34 @@
 
 Owns `load_live` and `read_live`: listing Nodes, Pods, PodDisruptionBudgets (policy/v1),
 PriorityClasses (scheduling.k8s.io/v1), Namespaces, the workloads the default spreading needs,
-PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (storage.k8s.io/v1) page by
-page (`limit`/`continue`, a list restarted once when its continue token expires), within the list
-deadline, retrying what is transient, and turning every way that can fail into a one-line
-`ClusterAccessError`. Pages are fetched with `_preload_content=False` and decoded by
-`kresched.sources.decode` straight into the model structs: the client's own model deserialisation
-costs seconds per few thousand pods. The connection is `kresched.sources.connection`'s, a call's
-deadline and failures `kresched.sources.calls`'. Must not write to the API (that is
-`kresched.execute`'s job).
+PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (storage.k8s.io/v1), and
+DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (resource.k8s.io, in the
+version `live_dra` finds served) page by page (`limit`/`continue`, a list restarted once when its
+continue token expires), within the list deadline, retrying what is transient, and turning every
+way that can fail into a one-line `ClusterAccessError`. Pages are fetched with
+`_preload_content=False` and decoded by `kresched.sources.decode` straight into the model structs:
+the client's own model deserialisation costs seconds per few thousand pods. The connection is
+`kresched.sources.connection`'s, a call's deadline and failures `kresched.sources.calls`'. Must
+not write to the API (that is `kresched.execute`'s job).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import msgspec
 from kubernetes.client.exceptions import ApiException
 
 from kresched.errors import ClusterAccessError, InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DRA_KINDS
 from kresched.model.storage import STORAGE_KINDS
 from kresched.retry import LIST_RETRY, RetryPolicy
 from kresched.sources.calls import (
     ApiCall,
+    ListSpec,
     RequestDeadline,
     access_error,
     api_status,
@@ -36,6 +39,7 @@ from kresched.sources.calls import (
 )
 from kresched.sources.connection import LIST_TIMEOUT_ENV, LiveClient
 from kresched.sources.decode import Objects, decode_json, paused_gc
+from kresched.sources.live_dra import dra_lists
 from kresched.sources.snapshot import build_state
 
 __all__ = ["DEFAULT_PAGE_SIZE", "OnPage", "load_live", "read_live"]
@@ -44,33 +48,27 @@ DEFAULT_PAGE_SIZE = 500
 
 # -- listing --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _ListSpec:
-    kind: str
-    path: str
-    call: ApiCall
-
-
-#: What a plan needs, in the order it is read (small and cluster-scoped first).
+#: What a plan needs, in the order it is read (small and cluster-scoped first; the pods last, after
+#: the DRA lists of `live_dra`).
 _LISTS = (
-    _ListSpec("Namespace", "/api/v1/namespaces", ApiCall("list", "namespaces")),
-    _ListSpec("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses",
+    ListSpec("Namespace", "/api/v1/namespaces", ApiCall("list", "namespaces")),
+    ListSpec("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses",
               ApiCall("list", "priorityclasses", "scheduling.k8s.io")),
-    _ListSpec("Node", "/api/v1/nodes", ApiCall("list", "nodes")),
-    _ListSpec("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets",
+    ListSpec("Node", "/api/v1/nodes", ApiCall("list", "nodes")),
+    ListSpec("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets",
               ApiCall("list", "poddisruptionbudgets", "policy")),
     # What scoring needs: the selectors of the system default spreading constraints.
-    _ListSpec("Service", "/api/v1/services", ApiCall("list", "services")),
-    _ListSpec("ReplicationController", "/api/v1/replicationcontrollers", ApiCall("list", "replicationcontrollers")),
-    _ListSpec("ReplicaSet", "/apis/apps/v1/replicasets", ApiCall("list", "replicasets", "apps")),
-    _ListSpec("StatefulSet", "/apis/apps/v1/statefulsets", ApiCall("list", "statefulsets", "apps")),
-    _ListSpec("StorageClass", "/apis/storage.k8s.io/v1/storageclasses",
+    ListSpec("Service", "/api/v1/services", ApiCall("list", "services")),
+    ListSpec("ReplicationController", "/api/v1/replicationcontrollers", ApiCall("list", "replicationcontrollers")),
+    ListSpec("ReplicaSet", "/apis/apps/v1/replicasets", ApiCall("list", "replicasets", "apps")),
+    ListSpec("StatefulSet", "/apis/apps/v1/statefulsets", ApiCall("list", "statefulsets", "apps")),
+    ListSpec("StorageClass", "/apis/storage.k8s.io/v1/storageclasses",
               ApiCall("list", "storageclasses", "storage.k8s.io")),
-    _ListSpec("CSINode", "/apis/storage.k8s.io/v1/csinodes",
+    ListSpec("CSINode", "/apis/storage.k8s.io/v1/csinodes",
               ApiCall("list", "csinodes", "storage.k8s.io")),
-    _ListSpec("PersistentVolume", "/api/v1/persistentvolumes", ApiCall("list", "persistentvolumes")),
-    _ListSpec("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ApiCall("list", "persistentvolumeclaims")),
-    _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods")),
+    ListSpec("PersistentVolume", "/api/v1/persistentvolumes", ApiCall("list", "persistentvolumes")),
+    ListSpec("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ApiCall("list", "persistentvolumeclaims")),
+    ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods")),
 )
 
 
@@ -125,7 +123,8 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
     policy = replace(retry if retry is not None else LIST_RETRY, retry_after=retry_after_seconds)
     out = Objects()
     read = [0]
-    for spec in _LISTS:
+
+    def list_into(spec: ListSpec) -> None:
         try:
             out.extend(_list_all(client, spec, page_size, policy, on_page, read))
         except Exception as exc:
@@ -133,12 +132,22 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
             if err is None:
                 raise
             raise err from None
+
+    *first, pods = _LISTS  # the pods last: the longest list, what progress shows until planning starts
+    for spec in first:
+        list_into(spec)
+    dra = dra_lists(client, policy)  # the version of resource.k8s.io served, if any
+    for spec in dra or ():
+        list_into(spec)
+    list_into(pods)
     # Every storage kind was listed: an empty list means the cluster has none, not "unknown".
     out.storage_kinds = frozenset(STORAGE_KINDS)
+    if dra is not None:  # listed, or the server has no resource.k8s.io: no devices
+        out.dra_kinds = frozenset(DRA_KINDS)
     return out
 
 
-def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: RetryPolicy,
+def _list_all(client: LiveClient, spec: ListSpec, page_size: int, policy: RetryPolicy,
               on_page: OnPage | None = None, read: list[int] | None = None) -> Objects:
     """All pages of one list. A 410 Gone on a continue token (the list took longer than the server
     keeps its snapshot) restarts the list once from the beginning: mixing pages of two snapshots
@@ -202,7 +211,7 @@ def _list_all(client: LiveClient, spec: _ListSpec, page_size: int, policy: Retry
     raise AssertionError("unreachable")
 
 
-def _fetch(client: LiveClient, spec: _ListSpec, page_size: int, token: str | None, policy: RetryPolicy,
+def _fetch(client: LiveClient, spec: ListSpec, page_size: int, token: str | None, policy: RetryPolicy,
            left: float) -> bytes:
     """One page's raw bytes, retried while the failure is transient, within what is `left` of the
     list's deadline."""

@@ -2,16 +2,21 @@
 `APIResourceList` per group version, generated from `store.RESOURCES` (the legacy, unaggregated
 documents: kubectl asks for the aggregated v2 form first and reads the plain JSON it gets back).
 
+`resource.k8s.io` is listed in the versions the server serves (`FakeApiServer.dra_versions`), with
+its `APIGroup` at `/apis/resource.k8s.io` (what kresched reads to choose the version it lists): a
+server without the group answers 404 there, as a real one does.
+
 The core v1 list names `pods/eviction` (kind Eviction, group policy, version v1): that is how
 `kubectl drain` decides that the server supports the Eviction API (`CheckEvictionSupport`).
-The official Python client never asks for any of this; kresched's tests do not depend on it.
+The official Python client never asks for any of this.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tests.fakeapi.store import PODS, RESOURCES, Resource
+from tests.fakeapi.errors import ApiError
+from tests.fakeapi.store import DRA, DRA_GROUP, PODS, RESOURCES, Resource
 
 if TYPE_CHECKING:
     from tests.fakeapi.server import Request, Response, Route
@@ -38,12 +43,25 @@ def _group_versions() -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def discovery_routes(server_url: Any) -> list[Route]:
-    """The routes; `server_url()` gives the address to advertise (known once the server started)."""
+def _group(name: str, versions: list[str]) -> dict[str, Any]:
+    entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": entries, "preferredVersion": entries[0]}
+
+
+def discovery_routes(server_url: Any, dra_versions: Any = lambda: ("v1",)) -> list[Route]:
+    """The routes; `server_url()` gives the address to advertise (known once the server started),
+    `dra_versions()` the versions of resource.k8s.io served now, most preferred first."""
     from tests.fakeapi.server import Response, Route
 
     lists = _group_versions()
+    dra_list = [_resource(r) for r in DRA]
     groups = sorted({r.group for r in RESOURCES if r.group})
+
+    def served_groups() -> list[dict[str, Any]]:
+        out = [_group(g, ["v1"]) for g in groups]
+        if dra_versions():
+            out.append(_group(DRA_GROUP, list(dra_versions())))
+        return out
 
     def version(req: Request) -> Response:
         return Response(200, {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fake", "platform": "linux/amd64"})
@@ -53,20 +71,24 @@ def discovery_routes(server_url: Any) -> list[Route]:
             {"clientCIDR": "0.0.0.0/0", "serverAddress": server_url().removeprefix("http://")}]})
 
     def group_list(req: Request) -> Response:
-        items = []
-        for g in groups:
-            gv = {"groupVersion": f"{g}/v1", "version": "v1"}
-            items.append({"name": g, "versions": [gv], "preferredVersion": gv})
-        return Response(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": items})
+        return Response(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": served_groups()})
+
+    def group(req: Request) -> Response:
+        found = [g for g in served_groups() if g["name"] == req.params["group"]]
+        if not found:
+            raise ApiError.path_not_found()
+        return Response(200, {"kind": "APIGroup", "apiVersion": "v1", **found[0]})
 
     def resource_list(req: Request) -> Response:
         gv = f'{req.params["group"]}/{req.params["version"]}' if "group" in req.params else "v1"
+        if req.params.get("group") == DRA_GROUP and req.params["version"] in dra_versions():
+            return Response(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+                                  "resources": dra_list})
         if gv not in lists:
-            from tests.fakeapi.errors import ApiError
-
             raise ApiError.path_not_found()
         return Response(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
                               "resources": lists[gv]})
 
     return [Route("GET", "/version", version), Route("GET", "/api", core), Route("GET", "/apis", group_list),
-            Route("GET", "/api/v1", resource_list), Route("GET", "/apis/{group}/{version}", resource_list)]
+            Route("GET", "/api/v1", resource_list), Route("GET", "/apis/{group}/{version}", resource_list),
+            Route("GET", "/apis/{group}", group)]

@@ -27,8 +27,12 @@ Built-in writes, with a real server's semantics (see each module's docstring):
   step (`controllers.settle()`) or run in the background (`controllers.start()`).
 - `POST` and `PUT` Leases (coordination.k8s.io/v1): create (409 AlreadyExists) and update, which
   must name the resourceVersion it replaces (409 Conflict when stale, 422 when missing).
-- discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/GROUP/VERSION`; discovery.py): what
-  `kubectl` reads before anything else (the drain benchmark runs `kubectl drain` against the fake).
+- discovery (`/version`, `/api`, `/apis`, `/api/v1`, `/apis/GROUP`, `/apis/GROUP/VERSION`;
+  discovery.py): what `kubectl` reads before anything else (the drain benchmark runs `kubectl
+  drain` against the fake), and kresched before listing `resource.k8s.io`.
+- `resource.k8s.io` (DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates):
+  listed and got in each version `dra_versions` names (v1 by default; `()`: no such group), the
+  items converted for v1beta1 (served.py).
 
 A request goes: record → fault hook → bearer token → route (404/405 if none) → forbid list → handler.
 A new built-in endpoint is a handler method plus one `Route` appended in `__init__`; a test-only one
@@ -57,7 +61,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -73,8 +77,12 @@ from tests.fakeapi.events import add_event_routes
 from tests.fakeapi.faults import Cut, Fault, Faults
 from tests.fakeapi.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from tests.fakeapi.pods import Clock, PodLifecycle, dry_run_option
+from tests.fakeapi.served import dra_served
 from tests.fakeapi.store import (
     APPLIED,
+    DRA,
+    DRA_GROUP,
+    DRA_VERSIONS,
     LEASES,
     NAMESPACES,
     NODES,
@@ -201,11 +209,17 @@ class FakeApiServer:
         self.watch_gone = "event"
         #: Set when the server stops: open watch streams end.
         self.stopping = threading.Event()
+        #: The versions of resource.k8s.io served, most preferred first: v1 as from v1.34 on;
+        #: ("v1beta1",) as v1.32, ("v1beta2", "v1beta1") as v1.33; () as a server without the group.
+        self.dra_versions: tuple[str, ...] = ("v1",)
         for r in RESOURCES:
             self._add_resource_routes(r)
+        for r in DRA:
+            for version in DRA_VERSIONS:
+                self._add_resource_routes(replace(r, version=version))
         self._add_write_routes()
         add_event_routes(self)
-        self.routes.extend(discovery_routes(lambda: self.url))
+        self.routes.extend(discovery_routes(lambda: self.url, lambda: self.dra_versions))
         #: What server-side apply wrote: (kind, namespace, name, fieldManager), in order.
         self.applied: list[tuple[str, str, str, str]] = []
         #: Called (with the store's lock held) just before an apply stores its object.
@@ -389,8 +403,17 @@ class FakeApiServer:
             self.routes.append(Route("GET", f"{base}/{res.plural}/{{name}}", getting, "get", res))
 
     def _get(self, res: Resource, req: Request) -> Response:
+        self._check_served(res)
         obj = self.store.require(res, req.params.get("namespace", ""), req.params["name"])
-        return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **obj})
+        return Response(200, {"kind": res.kind, "apiVersion": res.api_version, **self._served(res, obj)})
+
+    def _check_served(self, res: Resource) -> None:
+        if res.group == DRA_GROUP and res.version not in self.dra_versions:
+            raise ApiError.path_not_found()
+
+    @staticmethod
+    def _served(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+        return dra_served(res.kind, res.version, obj) if res.group == DRA_GROUP else obj
 
     def _add_write_routes(self) -> None:
         for res in (NODES, PODS, PDBS, NAMESPACES, *(r for r in APPLIED if r is not PODS)):
@@ -599,6 +622,7 @@ class FakeApiServer:
         return Response(code, body)
 
     def _list(self, res: Resource, req: Request) -> Response:
+        self._check_served(res)
         if req.flag("watch"):
             code, stream = watch(self, res, req)
             return Response(code, stream=stream)  # type: ignore[arg-type]
@@ -629,7 +653,8 @@ class FakeApiServer:
                 meta["continue"] = _encode_continue(list_rv, storage_key(res, page[-1]))
                 if not q.get("labelSelector") and not q.get("fieldSelector"):
                     meta["remainingItemCount"] = len(items) - len(page)
-            body = {"kind": res.list_kind, "apiVersion": res.api_version, "metadata": meta, "items": page}
+            body = {"kind": res.list_kind, "apiVersion": res.api_version, "metadata": meta,
+                    "items": [self._served(res, o) for o in page]}
             return Response(200, msgspec.json.encode(body))
 
 

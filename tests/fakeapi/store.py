@@ -27,11 +27,14 @@ import msgspec
 import yaml
 
 from tests.fakeapi.errors import ApiError
-from tests.fakeapi.served import admit_topology_labels, kubelet_csinode, nil_as_null
+from tests.fakeapi.served import admit_topology_labels, dra_stored, kubelet_csinode, nil_as_null
 
 __all__ = [
     "APPLIED",
     "DEPLOYMENTS",
+    "DRA",
+    "DRA_GROUP",
+    "DRA_VERSIONS",
     "EVENTS",
     "LEASES",
     "NAMESPACES",
@@ -102,12 +105,23 @@ CSI_NODES = Resource("CSINode", "csinodes", group="storage.k8s.io", namespaced=F
 #: The storage kinds (the volume filters' input).
 STORAGE: tuple[Resource, ...] = (PVS, PVCS, STORAGE_CLASSES, CSI_NODES)
 
+#: Dynamic Resource Allocation, stored in v1; which versions are served is the server's
+#: `dra_versions` (server.py), each listed with the items converted (served.py).
+DRA_GROUP = "resource.k8s.io"
+#: Every version kresched reads, most preferred first (as a v1.36 server lists them in discovery).
+DRA_VERSIONS = ("v1", "v1beta2", "v1beta1")
+DEVICE_CLASSES = Resource("DeviceClass", "deviceclasses", group=DRA_GROUP, namespaced=False)
+RESOURCE_SLICES = Resource("ResourceSlice", "resourceslices", group=DRA_GROUP, namespaced=False)
+RESOURCE_CLAIMS = Resource("ResourceClaim", "resourceclaims", group=DRA_GROUP)
+CLAIM_TEMPLATES = Resource("ResourceClaimTemplate", "resourceclaimtemplates", group=DRA_GROUP)
+DRA: tuple[Resource, ...] = (DEVICE_CLASSES, RESOURCE_SLICES, RESOURCE_CLAIMS, CLAIM_TEMPLATES)
+
 #: What kresched records about what it did (tests/fakeapi/events.py routes their creation).
 EVENTS = Resource("Event", "events", group="events.k8s.io")
 #: Every resource the server routes (list and get; writes are routed per resource in server.py).
 RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES, *WORKLOADS, *STORAGE,
                                    EVENTS, DEPLOYMENTS, DAEMON_SETS, JOBS, CRON_JOBS)
-_BY_KIND = {r.kind: r for r in RESOURCES}
+_BY_KIND = {r.kind: r for r in (*RESOURCES, *DRA)}
 
 
 @dataclass(frozen=True)
@@ -236,6 +250,8 @@ class Store:
         self.revision += 1
         # A JSON round trip: a deep copy that also turns tuples (model objects) into lists, as JSON has them.
         stored = msgspec.json.decode(msgspec.json.encode(obj))
+        if resource.group == DRA_GROUP:
+            dra_stored(resource.kind, stored)
         stored.pop("kind", None)
         stored.pop("apiVersion", None)
         meta = stored.setdefault("metadata", {})
@@ -272,8 +288,10 @@ def api_objects(sources: Iterable[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         elif _is_cluster_state(src):
             st = getattr(src, "storage", None)
             storage = (st.classes, st.csi_nodes, st.pvs, st.pvcs) if st is not None else ()
+            dra = getattr(src, "dra", None)
+            devices = (dra.classes, dra.slices, dra.claims, dra.templates) if dra is not None else ()
             yield from api_objects((src.namespaces, src.priority_classes, src.nodes, src.pdbs, src.workloads,
-                                    src.pods, *storage))
+                                    src.pods, *storage, *devices))
         elif isinstance(src, Iterable):
             yield from api_objects(src)
         else:
