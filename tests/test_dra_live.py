@@ -17,8 +17,9 @@ import pytest
 
 from kresched.errors import ClusterAccessError, ExitCode
 from kresched.model.dra import DRA_KINDS, DraState
+from kresched.sources.connection import LiveClient, connect
 from kresched.sources.decode import decode_json
-from kresched.sources.live import LiveClient, connect, load_live
+from kresched.sources.live import load_live
 from kresched.sources.snapshot import build_state, load_snapshot
 from tests.builders import make_node
 from tests.clirun import run_cli
