@@ -162,6 +162,10 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
                            ("the cluster has no nodes: nothing can run until one joins",))
     nominated = nominated_pods(state, exclude=pod)
     diag, cycle = find_nodes_that_fit(plugins, pod, snapshot, nominated)
+    if profile.extenders is not None:
+        from kresched.sched.extender import pass_extenders
+
+        diag = pass_extenders(profile.extenders, pod, snapshot, diag)
     ranked = []
     for info in snapshot.node_infos:
         st = diag.status_of(info.name)
@@ -175,16 +179,23 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
     for v in verdicts:
         for r in v.status.reasons:
             counts[r] = counts.get(r, 0) + 1
-    volume_notes = volume_state_notes(pod, state)
+    volume_notes = volume_state_notes(pod, state) + diag.notes
     if diag.feasible:
-        placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score)
+        placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score,
+                        extenders=profile.extenders)
         landing = placer.land(pod, snapshot, nominated)
         scores = tuple(sorted(landing.scores, key=lambda s: (-s.total, s.node)))
+        extra = tuple(n for n in landing.notes if n not in volume_notes)
         return Explanation(pod, diag.num_all_nodes, True, None, None, tuple(verdicts),
-                           volume_notes + _why_still_pending(pod, state, profile.name), counts, scores, landing.node,
-                           landing.candidates, landing.likely)
+                           volume_notes + extra + _why_still_pending(pod, state, profile.name), counts, scores,
+                           landing.node, landing.candidates, landing.likely)
     message = fit_error_message(diag)
     notes: tuple[str, ...] = volume_notes
+    if diag.error:
+        # Not a FitError: the scheduler writes the error itself, runs no PostFilter and retries.
+        failed = ("a scheduler extender failed (it is not ignorable): the scheduler fails the pod with this error, "
+                  "does not preempt, and retries it",)
+        return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), (*notes, *failed), counts)
     stopped = post_filter_error(diag, profile.post_filters)
     if stopped is not None:
         # PostFilter fails before DefaultPreemption runs: the scheduler does not try to preempt.

@@ -84,6 +84,7 @@ from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
+from kresched.plan.vetting import vet_options
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
     full_scheduler_message,
@@ -97,7 +98,6 @@ from kresched.sched.profile import Profile
 from kresched.sched.runner import (
     Diagnosis,
     FilterMemo,
-    find_nodes_that_fit,
     fit_error_message,
     memo_of,
     processed_nodes,
@@ -155,7 +155,8 @@ class _Engine:
         self.profile = profile
         self.plugins = list(plugins)
         self.static = StaticFilters(self.plugins)
-        self.placer = Placer(self.plugins, self.static, profile.scores, memoize, profile.percentage_of_nodes_to_score)
+        self.placer = Placer(self.plugins, self.static, profile.scores, memoize, profile.percentage_of_nodes_to_score,
+                             profile.extenders)
         self.dynamic = [p for p in self.plugins if p.name not in self.static.names]
         #: Per pod shape: node name → (NodeInfo, its filter status).
         self.filter_memo: dict[bytes, FilterMemo] = {}
@@ -257,21 +258,24 @@ class Planner:
         taint = tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT)
         nominated = {n: [p for p in ps if p.key not in self.work.placed and p.key != pod.key]
                      for n, ps in self._nominated.items()}
-        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static, self._memo_for(pod),
-                                          sample=True, percentage=self.placer.percentage, start=self.start)
+        diag, cycle = self.placer.filter(pod, snap, nominated, self._memo_for(pod), start=self.start)
         if self.rotate and snap.node_infos:
             self.start = (self.start + processed_nodes(diag)) % len(snap.node_infos)
-        notes = self._notes(pod)
+        notes = self._notes(pod) + diag.notes
         if diag.feasible:
             landing = self.placer.landing(pod, snap, diag, cycle)
             node = landing.node
             assert node is not None
             plan = Plan(pod, priority, "fits", node, None, taint, message=_fits_message(node, diag, landing.candidates),
-                        node_pods_before=tuple(snap.by_name[node].pods), notes=notes,
+                        node_pods_before=tuple(snap.by_name[node].pods), notes=self._notes(pod) + landing.notes,
                         candidates=landing.candidates, likely=landing.likely)
             if commit:
                 self._apply(plan)
             return plan
+        if diag.error:
+            return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
+                        message=f"{diag.error}; a scheduler extender failed: the scheduler fails the pod with this "
+                                "error and retries it, without preempting, and kresched plans no eviction for it")
         if not evict:
             return Plan(pod, priority, "infeasible", taint=taint, notes=notes, message=fit_error_message(diag))
         if pod.spec.preemption_policy == "Never":
@@ -282,7 +286,9 @@ class Planner:
         # node-static filters (they run first and reject as UnschedulableAndUnresolvable); after a
         # PreFilter's Unschedulable no node was filtered, so each is asked.
         unfiltered = diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE
-        if self.memoize and not unfiltered and resources_only(self.plugins, cycle, self.static.names):
+        # Preempt extenders vet every option of a tier (`_vetted`): the search must find them all.
+        vetting = self.placer.extenders is not None and bool(self.placer.extenders.preempters_for(pod))
+        if self.memoize and not unfiltered and not vetting and resources_only(self.plugins, cycle, self.static.names):
             return self._plan_indexed(pod, priority, taint, notes, commit, diag, cycle, nominated)
         if unfiltered:
             potential = list(snap.node_infos)
@@ -312,7 +318,14 @@ class Planner:
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
-            options = self._tier_options(pod, cycle, candidates, tier, nominated, tier_reasons)
+            options = self._tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, not vetting)
+            if options and vetting:
+                options, error = self._vetted(pod, cycle, tier, options, nominated, tier_reasons)
+                if error:
+                    return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
+                                message=f"preemption: {error}; a scheduler extender failed to vet the victims: the "
+                                        "scheduler does not preempt, and kresched evicts nothing the extenders have "
+                                        "not agreed to")
             if options:
                 return self._decide(pod, priority, taint, tier, options,
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
@@ -377,7 +390,8 @@ class Planner:
         return out
 
     def _tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
-                      tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason]) -> list[NodeOption]:
+                      tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason],
+                      prune: bool = True) -> list[NodeOption]:
         """Every feasible option of `tier` that could be the best or the runner-up.
 
         Branch and bound, lazily: each node enters the heap with a quick bound (`quickbound_to`,
@@ -399,7 +413,7 @@ class Planner:
         top: list[tuple] = []
         while heap:
             lb, i, info, pods, state = heapq.heappop(heap)
-            if self.prune and len(top) == 2 and lb > top[1]:
+            if prune and self.prune and len(top) == 2 and lb > top[1]:
                 for rest_lb, _, rest, _, _ in [(lb, i, info, pods, state), *heap]:
                     infeasible[rest.name] = CannotBeat(rest_lb, top[0])  # worded only if shown
                 break
@@ -630,6 +644,19 @@ class Planner:
         if tier < 3 and any(v.pdb.violation for v in victims_or_status):
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
+
+    def _vetted(self, pod: Pod, cycle: CycleState, tier: int, options: list[NodeOption],
+                nominated: dict[str, list[Pod]], reasons: dict[str, Reason]) -> tuple[list[NodeOption], str]:
+        """`options` as the scheduler's preempt extenders leave them (`vetting.vet_options`): where
+        they name other victims, the node's option among those of them `tier` may evict."""
+        def among(node: str, agreed: set[str]) -> NodeOption | str:
+            info = self.work.snapshot.by_name[node]
+            eligible = [p for p in self._eligible(info, self._candidates(info, pod.effective_priority), tier)
+                        if p.uid in agreed]
+            return self._option(pod, cycle, info, eligible, tier, nominated.get(node, ()))
+
+        assert self.placer.extenders is not None
+        return vet_options(self.placer.extenders, pod, self.work.snapshot, options, among, reasons)
 
     def _first_key(self, entry: Entry, pod: Pod, tier: int) -> tuple | None:
         """A new entry's heap key: its quick bound; None where nothing may be evicted, or where not

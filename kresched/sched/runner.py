@@ -115,6 +115,13 @@ class Diagnosis:
     #: How many nodes of `node_to_status` fail for each list of reasons, once counted
     #: (`fit_error_message` counts them; a search resumed from a walk carries its counts over).
     reason_counts: dict[tuple[str, ...], int] | None = None
+    #: What the scheduler's extenders made of the search (`sched.extender.pass_extenders`): the
+    #: error of a non-ignorable one (the scheduler then fails the pod with it, not with a FitError,
+    #: and does not preempt), the ignorable ones it skipped, and whether the feasible nodes came
+    #: back as whole Nodes (the scheduler then scores NodeInfos made from them, without pods).
+    error: str = ""
+    notes: tuple[str, ...] = ()
+    extender_nodes: bool = False
 
     def status_of(self, node: str) -> Status:
         if node in self.node_to_status:
@@ -518,9 +525,12 @@ def _histogram(by_reasons: dict[tuple[str, ...], int], absent: Status | None, ab
 def fit_error_message(diag: Diagnosis) -> str:
     """The filter part of `FitError.Error()`: `0/N nodes are available: <histogram>.`, or
     `0/N nodes are available: <PreFilter message>.` when a PreFilter rejected the pod (the histogram
-    is then left out, as upstream does); `ErrNoNodesAvailable`'s text for a cluster without nodes."""
+    is then left out, as upstream does); `ErrNoNodesAvailable`'s text for a cluster without nodes; an extender's
+    error as it is (the scheduler writes that instead of a FitError)."""
     if diag.num_all_nodes == 0:
         return NO_NODES_AVAILABLE
+    if diag.error:
+        return diag.error
     msg = NO_NODE_AVAILABLE.format(diag.num_all_nodes) + ":"
     if diag.pre_filter_msg:
         return f"{msg} {diag.pre_filter_msg}."
