@@ -275,3 +275,19 @@ def test_offline_an_extender_that_answers_is_called_and_bind_never_is(cli: Run, 
     plan = json.loads(res.stdout)
     assert (res.exit_code, plan["node"], plan.get("warnings", [])) == (0, "node-b", [])
     assert set(ext.verbs()) == {"filter", "prioritize"}
+
+
+def test_the_schedulers_own_preemption_is_vetted_too(ext: FakeExtender) -> None:
+    n1, n2, cheap, dearer = _full()
+    state = make_state([n1, n2], [cheap, dearer, make_pod("p", cpu="2", priority=HIGH)])
+    exp = explain_pod(state, state.pod("default/p"), profiles=_profiles(_config(ext.url)))
+    assert exp.preemption_message is None  # it preempts
+    assert exp.notes[-1].startswith("the scheduler's own preemption can make room")
+    ext.policy = Policy(no_preempt=["node-a", "node-b"])
+    exp = explain_pod(state, state.pod("default/p"), profiles=_profiles(_config(ext.url)))
+    assert (exp.message, exp.preemption_message) == ("0/2 nodes are available: 2 Insufficient cpu.",
+                                                     "no candidate node for preemption")
+    ext.policy = Policy(status={"preempt": 500})
+    exp = explain_pod(state, state.pod("default/p"), profiles=_profiles(_config(ext.url)))
+    assert (exp.preemption_message, exp.post_filter_error) == (
+        None, f"preemption: failed preempt with extender at URL {ext.url}/preempt, code 500")

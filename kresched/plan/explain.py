@@ -205,6 +205,16 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         alone = f"the {profile.name} profile runs no DefaultPreemption: the scheduler itself never evicts for this pod"
         return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), (*notes, alone), counts)
     pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
+    if pmsg is None and profile.extenders is not None:
+        from kresched.sched.extender import scheduler_preemption
+
+        pmsg, stopped, skipped = scheduler_preemption(profile.extenders, plugins, pod, snapshot, diag, cycle,
+                                                      nominated, state.pdbs)
+        notes += skipped
+        if stopped is not None:
+            notes += ("a preempt extender failed (it is not ignorable): the scheduler does not preempt",)
+            return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), notes, counts,
+                               post_filter_error=stopped)
     if pmsg is None:
         notes += ("the scheduler's own preemption can make room: it will evict lower-priority pods "
                   "and nominate a node on its next attempt",)

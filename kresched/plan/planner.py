@@ -787,6 +787,11 @@ class Planner:
         stopped = post_filter_error(diag, post_filters)
         pmsg = None if stopped is not None or "DefaultPreemption" not in post_filters else \
             preemption_message(self.plugins, pod, self.work.snapshot, diag, cycle, nominated)[0]
+        if pmsg is None and stopped is None and self.placer.extenders is not None:  # its preempt extenders vet
+            from kresched.sched.extender import scheduler_preemption
+
+            pmsg, stopped, _ = scheduler_preemption(self.placer.extenders, self.plugins, pod, self.work.snapshot, diag,
+                                                    cycle, nominated, self.state.pdbs)
         parts = [full_scheduler_message(fit_error_message(diag), pmsg, stopped, post_filters)]
         if count:
             parts.append(f"no eviction helps on any of {count} candidate node(s)")

@@ -33,13 +33,14 @@ from typing import Any, Protocol
 
 import msgspec
 
-from kresched.model.objects import Pod
+from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.sched.config.types import Extender
-from kresched.sched.framework import Code, NodeInfo, Snapshot, Status
+from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.runner import Diagnosis
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
+    "NO_CANDIDATE",
     "ExtenderError",
     "ExtenderScores",
     "ExtenderTransport",
@@ -49,6 +50,7 @@ __all__ = [
     "is_interested",
     "pass_extenders",
     "process_preemption",
+    "scheduler_preemption",
     "verbs",
 ]
 
@@ -396,3 +398,38 @@ def _preempt(transport: ExtenderTransport, ext: Extender, pod: Pod,
             pods.append(found)
         out[name] = (tuple(pods), count)
     return out
+
+
+#: `Preempt`'s words when no candidate is left (after the extenders, here).
+NO_CANDIDATE = "no candidate node for preemption"
+
+
+def scheduler_preemption(exts: Extenders | None, plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot,
+                         diag: Diagnosis, cycle: CycleState, nominated: Mapping[str, Sequence[Pod]],
+                         pdbs: Sequence[PodDisruptionBudget]) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """What the scheduler's own preemption does once its preempt extenders have vetted its
+    candidates, for a pod `preemption_message` found candidates for: (the text after
+    `preemption: ` — None when a candidate is left and it preempts, `no candidate node for
+    preemption` when none is —, the error that stops PostFilter instead — its message then ends
+    with `preemption: <error>` alone —, the ignorable extenders skipped). The candidates are every
+    node where evicting lower-priority pods makes room (`DryRunPreemption`, all of them: kresched
+    cannot know the random offset a cluster above 100 candidate nodes samples from), each with the
+    victims `SelectVictimsOnNode` keeps, PDBs counted the scheduler's way."""
+    from kresched.sched.preemption import filter_pods_with_pdb_violation, potential_nodes, select_victims_on_node
+
+    if exts is None or not exts.preempters_for(pod):
+        return None, None, ()
+    candidates: dict[str, tuple[Sequence[Pod], int]] = {}
+    for info in potential_nodes(diag, snapshot):
+        lower = [p for p in info.pods if p.priority < pod.priority]
+        if not lower:
+            continue
+        sel = select_victims_on_node(plugins, cycle.clone(), pod, info.clone(), lower,
+                                     lambda ps: filter_pods_with_pdb_violation(ps, pdbs),
+                                     nominated.get(info.name, ()))
+        if sel.status.is_success and sel.victims:
+            candidates[info.name] = (sel.victims, sel.num_violating)
+    answer = process_preemption(exts, pod, candidates, snapshot)
+    if answer.error:
+        return None, f"preemption: {answer.error}", answer.notes
+    return (None if answer.victims else NO_CANDIDATE), None, answer.notes
