@@ -291,3 +291,16 @@ def test_the_schedulers_own_preemption_is_vetted_too(ext: FakeExtender) -> None:
     exp = explain_pod(state, state.pod("default/p"), profiles=_profiles(_config(ext.url)))
     assert (exp.preemption_message, exp.post_filter_error) == (
         None, f"preemption: failed preempt with extender at URL {ext.url}/preempt, code 500")
+
+
+def test_nodes_answered_whole_are_scored_without_their_pods_as_the_scheduler_scores_them(ext: FakeExtender) -> None:
+    state = make_state([make_node("node-a"), make_node("node-b")], [
+        make_pod("busy", node="node-a", cpu="3", memory="6Gi"), make_pod("p", cpu="1", memory="1Gi", priority=HIGH)])
+    doc = _config(ext.url)
+    del doc["extenders"][0]["prioritizeVerb"]
+    plan = plan_pod(state, state.pod("default/p"), PlanOptions(profiles=_profiles(doc)))
+    # HTTPExtender.Filter builds fresh NodeInfos from the returned Nodes: busy's requests are not seen.
+    assert plan.candidates == ("node-a", "node-b")
+    cached = plan_pod(state, state.pod("default/p"), PlanOptions(profiles=_profiles(_config(ext.url,
+                                                                                            nodeCacheCapable=True))))
+    assert (cached.node, cached.candidates) == ("node-b", ("node-b",))
