@@ -221,8 +221,8 @@ def test_the_preempt_extender_vets_the_victims_and_its_veto_moves_the_plan(ext: 
     state = make_state([n1, n2], [cheap, dearer, make_pod("p", cpu="2", priority=HIGH)])
     plan = plan_pod(state, state.pod("default/p"), PlanOptions(profiles=_profiles(_config(ext.url))))
     assert (plan.outcome, plan.node, [v.pod.name for v in plan.victims]) == ("evict", "node-a", ["cheap"])
-    verb, body = ext.requests[-1]
-    assert (verb, body["NodeNameToMetaVictims"]) == ("preempt", None)
+    body = next(b for v, b in ext.requests if v == "preempt")
+    assert body["NodeNameToMetaVictims"] is None
     assert {n: ([p["metadata"]["name"] for p in v["Pods"]], v["NumPDBViolations"])
             for n, v in body["NodeNameToVictims"].items()} == {"node-a": (["cheap"], 0), "node-b": (["dearer"], 0)}
     ext.policy = Policy(no_preempt=["node-a"])
@@ -238,7 +238,7 @@ def test_a_cache_capable_extender_vets_victims_by_uid_and_a_protected_pod_is_nev
     ext.policy = Policy(protect=[cheap.uid])
     plan = plan_pod(state, state.pod("default/p"), PlanOptions(profiles=_profiles(_config(ext.url,
                                                                                           nodeCacheCapable=True))))
-    _, body = ext.requests[-1]
+    body = next(b for v, b in ext.requests if v == "preempt")
     assert body["NodeNameToVictims"] is None
     assert body["NodeNameToMetaVictims"]["node-a"] == {"Pods": [{"UID": cheap.uid}], "NumPDBViolations": 0}
     assert (plan.node, [v.pod.name for v in plan.victims]) == ("node-b", ["dearer"])
@@ -304,3 +304,32 @@ def test_nodes_answered_whole_are_scored_without_their_pods_as_the_scheduler_sco
     cached = plan_pod(state, state.pod("default/p"), PlanOptions(profiles=_profiles(_config(ext.url,
                                                                                             nodeCacheCapable=True))))
     assert (cached.node, cached.candidates) == ("node-b", ("node-b",))
+
+
+def test_a_skipped_ignorable_preempt_extender_is_named_in_the_plan(ext: FakeExtender) -> None:
+    n1, n2, cheap, dearer = _full()
+    state = make_state([n1, n2], [cheap, dearer, make_pod("p", cpu="2", priority=HIGH)])
+    ext.policy = Policy(status={"preempt": 502})
+    plan = plan_pod(state, state.pod("default/p"), PlanOptions(profiles=_profiles(_config(ext.url, ignorable=True))))
+    assert plan.notes == (f"extender {ext.url} (preempt) failed and is ignorable, so the scheduler skips it: failed "
+                          f"preempt with extender at URL {ext.url}/preempt, code 502",)
+
+
+def test_a_filter_extenders_verdicts_are_each_pods_own_not_its_shapes(ext: FakeExtender) -> None:
+    from kresched.plan.planner import plan_pending
+
+    n1, n2, cheap, dearer = _full()
+    p1, p2 = make_pod("p1", cpu="2", priority=HIGH), make_pod("p2", cpu="2", priority=HIGH)
+    state = make_state([n1, n2], [cheap, dearer, p1, p2])
+    doc = _config(ext.url)
+    del doc["extenders"][0]["preemptVerb"]
+
+    def answer(verb: str, args: dict) -> tuple[int, object]:
+        names = [n["metadata"]["name"] for n in args["Nodes"]["items"]]
+        banned = {"p1": "node-a", "p2": "node-b"}[args["Pod"]["metadata"]["name"]]
+        return 200, {"Nodes": {"items": [n for n in args["Nodes"]["items"] if n["metadata"]["name"] != banned]},
+                     "FailedAndUnresolvableNodes": {banned: "not for this pod"} if banned in names else {}}
+
+    ext.answer = answer  # type: ignore[method-assign]
+    plans = plan_pending(state, [state.pod("default/p1"), state.pod("default/p2")], PlanOptions(profiles=_profiles(doc)))
+    assert [(p.outcome, p.node) for p in plans] == [("evict", "node-b"), ("evict", "node-a")]

@@ -84,7 +84,7 @@ from kresched.plan.explain import nominated_pods
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
-from kresched.plan.vetting import vet_options
+from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
     full_scheduler_message,
@@ -286,9 +286,12 @@ class Planner:
         # node-static filters (they run first and reject as UnschedulableAndUnresolvable); after a
         # PreFilter's Unschedulable no node was filtered, so each is asked.
         unfiltered = diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE
-        # Preempt extenders vet every option of a tier (`_vetted`): the search must find them all.
-        vetting = self.placer.extenders is not None and bool(self.placer.extenders.preempters_for(pod))
-        if self.memoize and not unfiltered and not vetting and resources_only(self.plugins, cycle, self.static.names):
+        # Preempt extenders vet every option of a tier (`_vetted`): the search must find them all. A
+        # filter extender's statuses are the pod's, not its shape's: no index kept across pods.
+        exts = self.placer.extenders
+        vetting = exts is not None and bool(exts.preempters_for(pod))
+        shaped = exts is None or not (vetting or exts.filters_for(pod))
+        if self.memoize and not unfiltered and shaped and resources_only(self.plugins, cycle, self.static.names):
             return self._plan_indexed(pod, priority, taint, notes, commit, diag, cycle, nominated)
         if unfiltered:
             potential = list(snap.node_infos)
@@ -318,14 +321,23 @@ class Planner:
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
-            options = self._tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, not vetting)
+            options = self._tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, shaped)
             if options and vetting:
-                options, error = self._vetted(pod, cycle, tier, options, nominated, tier_reasons)
+                options, error, skipped = self._vetted(pod, cycle, tier, options, nominated, tier_reasons)
+                notes = tuple(dict.fromkeys((*notes, *skipped)))
                 if error:
                     return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
                                 message=f"preemption: {error}; a scheduler extender failed to vet the victims: the "
                                         "scheduler does not preempt, and kresched evicts nothing the extenders have "
                                         "not agreed to")
+            if options and not shaped:
+                assert exts is not None
+                options, error, skipped = admitted_options(exts, pod, snap, options, tier_reasons)
+                notes = tuple(dict.fromkeys((*notes, *skipped)))
+                if error:
+                    return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
+                                message=f"{error}; a scheduler extender failed: the scheduler fails the pod with this "
+                                        "error and retries it, and kresched plans no eviction for it")
             if options:
                 return self._decide(pod, priority, taint, tier, options,
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
@@ -646,7 +658,8 @@ class Planner:
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
     def _vetted(self, pod: Pod, cycle: CycleState, tier: int, options: list[NodeOption],
-                nominated: dict[str, list[Pod]], reasons: dict[str, Reason]) -> tuple[list[NodeOption], str]:
+                nominated: dict[str, list[Pod]], reasons: dict[str, Reason]
+                ) -> tuple[list[NodeOption], str, tuple[str, ...]]:
         """`options` as the scheduler's preempt extenders leave them (`vetting.vet_options`): where
         they name other victims, the node's option among those of them `tier` may evict."""
         def among(node: str, agreed: set[str]) -> NodeOption | str:
