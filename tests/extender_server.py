@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -56,7 +57,10 @@ def _names(args: dict[str, Any]) -> tuple[list[str], bool]:
 class FakeExtender:
     """The server. `url`: its urlPrefix; `requests`: (verb, decoded body) in the order received."""
 
-    def __init__(self, policy: Policy | None = None, port: int = 0) -> None:
+    def __init__(self, policy: Policy | None = None, port: int = 0,
+                 tls: tuple[str, str, str | None] | None = None) -> None:
+        """`tls`: (certificate file, key file, CA file client certificates must be signed by or
+        None): serve HTTPS."""
         self.policy = policy or Policy()
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self._lock = threading.Lock()
@@ -83,6 +87,14 @@ class FakeExtender:
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/scheduler"
+        if tls is not None:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(tls[0], tls[1])
+            if tls[2] is not None:
+                ctx.verify_mode = ssl.CERT_REQUIRED
+                ctx.load_verify_locations(tls[2])
+            self._httpd.socket = ctx.wrap_socket(self._httpd.socket, server_side=True)
+            self.url = f"https://127.0.0.1:{self.port}/scheduler"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     def start(self) -> FakeExtender:
@@ -142,8 +154,9 @@ class FakeExtender:
 
 
 @contextmanager
-def running_extender(policy: Policy | None = None) -> Iterator[FakeExtender]:
-    ext = FakeExtender(policy).start()
+def running_extender(policy: Policy | None = None,
+                     tls: tuple[str, str, str | None] | None = None) -> Iterator[FakeExtender]:
+    ext = FakeExtender(policy, tls=tls).start()
     try:
         yield ext
     finally:

@@ -333,3 +333,44 @@ def test_a_filter_extenders_verdicts_are_each_pods_own_not_its_shapes(ext: FakeE
     ext.answer = answer  # type: ignore[method-assign]
     plans = plan_pending(state, [state.pod("default/p1"), state.pod("default/p2")], PlanOptions(profiles=_profiles(doc)))
     assert [(p.outcome, p.node) for p in plans] == [("evict", "node-b"), ("evict", "node-a")]
+
+
+# -- TLS -------------------------------------------------------------------------------------------
+TLS = Path(__file__).parent / "fixtures" / "extenders" / "tls"
+
+
+def _b64(name: str) -> str:
+    import base64
+
+    return base64.b64encode((TLS / name).read_bytes()).decode()
+
+
+def _https_fits(url: str, **fields: object) -> str:
+    """The message of `explain` for a pod that fits when the extender answers (it denies nothing):
+    "" on success, else the scheduler's error."""
+    state = make_state([make_node("node-a"), make_node("node-b")], [make_pod("p", cpu="1", priority=HIGH)])
+    exp = explain_pod(state, state.pod("default/p"), profiles=_profiles(_config(url, **fields)))
+    return exp.message or ""
+
+
+def test_https_without_a_ca_is_not_verified_with_enable_https_and_verified_with_the_ca() -> None:
+    with running_extender(tls=(str(TLS / "server.pem"), str(TLS / "server-key.pem"), None)) as ext:
+        assert _https_fits(ext.url, enableHTTPS=True) == ""
+        assert _https_fits(ext.url, tlsConfig={"caData": _b64("ca.pem")}) == ""
+        assert _https_fits(ext.url, tlsConfig={"caFile": str(TLS / "ca.pem")}) == ""
+        # The server's certificate names extender.test too: serverName picks the name checked.
+        assert _https_fits(ext.url, tlsConfig={"caData": _b64("ca.pem"), "serverName": "extender.test"}) == ""
+        # No TLS configuration: the system's roots, which do not know the test CA.
+        assert _https_fits(ext.url).startswith(f'Post "{ext.url}/filter": tls: ')
+        assert _https_fits(ext.url, tlsConfig={"caData": _b64("ca.pem"), "serverName": "other.test"}).startswith(
+            f'Post "{ext.url}/filter": tls: ')
+
+
+def test_a_client_certificate_is_sent_from_data_or_files() -> None:
+    with running_extender(tls=(str(TLS / "server.pem"), str(TLS / "server-key.pem"), str(TLS / "ca.pem"))) as ext:
+        assert _https_fits(ext.url, tlsConfig={"caData": _b64("ca.pem"), "certData": _b64("client.pem"),
+                                               "keyData": _b64("client-key.pem")}) == ""
+        assert _https_fits(ext.url, tlsConfig={"insecure": True, "certFile": str(TLS / "client.pem"),
+                                               "keyFile": str(TLS / "client-key.pem")}) == ""
+        refused = _https_fits(ext.url, tlsConfig={"caData": _b64("ca.pem")})
+        assert refused.startswith(f'Post "{ext.url}/filter": ')

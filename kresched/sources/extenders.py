@@ -23,6 +23,7 @@ import socket
 import ssl
 import tempfile
 import threading
+import warnings
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -71,9 +72,11 @@ class HttpTransport:
         timeout = extender.http_timeout_seconds
         try:
             pool = self._pool(extender)
-            resp = pool.request("POST", url, body=body, headers={"Content-Type": "application/json"},
-                                timeout=urllib3.Timeout(total=timeout), retries=False, redirect=False,
-                                preload_content=True)
+            with warnings.catch_warnings():  # `insecure` was asked for: kube-scheduler says nothing either
+                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                resp = pool.request("POST", url, body=body, headers={"Content-Type": "application/json"},
+                                    timeout=urllib3.Timeout(total=timeout), retries=False, redirect=False,
+                                    preload_content=True)
         except InputError as e:
             raise self._error(e.message) from None
         except urllib3.exceptions.HTTPError as e:
