@@ -331,7 +331,8 @@ def test_a_filter_extenders_verdicts_are_each_pods_own_not_its_shapes(ext: FakeE
                      "FailedAndUnresolvableNodes": {banned: "not for this pod"} if banned in names else {}}
 
     ext.answer = answer  # type: ignore[method-assign]
-    plans = plan_pending(state, [state.pod("default/p1"), state.pod("default/p2")], PlanOptions(profiles=_profiles(doc)))
+    pods = [state.pod("default/p1"), state.pod("default/p2")]
+    plans = plan_pending(state, pods, PlanOptions(profiles=_profiles(doc)))
     assert [(p.outcome, p.node) for p in plans] == [("evict", "node-b"), ("evict", "node-a")]
 
 
