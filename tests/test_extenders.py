@@ -375,3 +375,15 @@ def test_a_client_certificate_is_sent_from_data_or_files() -> None:
                                                "keyFile": str(TLS / "client-key.pem")}) == ""
         refused = _https_fits(ext.url, tlsConfig={"caData": _b64("ca.pem")})
         assert refused.startswith(f'Post "{ext.url}/filter": ')
+
+
+def test_the_pod_and_nodes_are_sent_as_the_scheduler_sends_them(ext: FakeExtender) -> None:
+    state = make_state(_three(), [make_pod("p", cpu="1", priority=HIGH, labels={"app": "web"})])
+    plan_pod(state, state.pod("default/p"), PlanOptions(profiles=_profiles(_config(ext.url))))
+    _, body = ext.requests[0]
+    pod, node = body["Pod"], body["Nodes"]["items"][0]
+    # Objects from an informer carry no kind; the fields are the API's.
+    assert ("kind" in pod, "kind" in node) == (False, False)
+    assert (pod["metadata"]["labels"], pod["spec"]["containers"][0]["resources"]["requests"]["cpu"]) == \
+        ({"app": "web"}, "1")
+    assert (node["metadata"]["name"], node["status"]["allocatable"]["cpu"]) == ("node-a", "4")

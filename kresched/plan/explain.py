@@ -142,7 +142,7 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         assert profile is not None
     result = _explain(state, profile.planning_pod(pod), profile,
                       list(plugins) if plugins is not None else list(profile.filters), snapshot)
-    warnings = profiles.warnings_for(profile)
+    warnings = profiles.warnings_for(profile, pod)
     if other is not None:
         where = f"the scheduler configuration {profiles.source}" if profiles.source else "kresched's default profile"
         warnings = (f"scheduled by another scheduler ({other!r}): no profile of {where} names it, so this is what "

@@ -247,7 +247,7 @@ class Planner:
         self._use(self._engine(profile))
         planned = profile.planning_pod(pod)
         plan = self._plan(planned, commit, evict)
-        warnings = self.profiles.warnings_for(profile)
+        warnings = self.profiles.warnings_for(profile, pod)
         if planned is not pod or warnings or profile.name != "default-scheduler":
             plan = replace(plan, pod=pod, profile=profile.name, warnings=warnings)
         return plan

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from kresched.model.objects import Pod, PodDisruptionBudget
+from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.sched.config.types import Extender
 from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.runner import Diagnosis
@@ -114,13 +114,21 @@ def is_interested(ext: Extender, pod: Pod) -> bool:
 
 
 # -- wire --------------------------------------------------------------------------------------
+def _object(obj: Pod | Node) -> msgspec.Raw:
+    """A Pod or Node as the scheduler sends it: the object from its informer, whose `kind` is
+    empty (kresched's structs write their kind first: it is cut)."""
+    data = msgspec.json.encode(obj)
+    head = b'{"kind":"' + type(obj).__name__.encode() + b'",'
+    return msgspec.Raw(b"{" + data[len(head):] if data.startswith(head) else data)
+
+
 def _nodes_args(ext: Extender, pod: Pod, nodes: Sequence[NodeInfo]) -> bytes:
     """`ExtenderArgs` (Go field names, no JSON tags): the pod, and the nodes whole or by name."""
     enc = msgspec.json.encode
     if ext.node_cache_capable:
-        return enc({"Pod": msgspec.Raw(enc(pod)), "Nodes": None, "NodeNames": [n.name for n in nodes]})
-    items = [msgspec.Raw(enc(n.node)) for n in nodes]
-    return enc({"Pod": msgspec.Raw(enc(pod)), "Nodes": {"metadata": {}, "items": items}, "NodeNames": None})
+        return enc({"Pod": _object(pod), "Nodes": None, "NodeNames": [n.name for n in nodes]})
+    items = [_object(n.node) for n in nodes]
+    return enc({"Pod": _object(pod), "Nodes": {"metadata": {}, "items": items}, "NodeNames": None})
 
 
 def _call(transport: ExtenderTransport, ext: Extender, verb: str, body: bytes) -> Any:
@@ -363,11 +371,10 @@ def _preempt(transport: ExtenderTransport, ext: Extender, pod: Pod,
     verb = ext.preempt_verb
     if ext.node_cache_capable:
         meta = {n: {"Pods": [{"UID": p.uid} for p in pods], "NumPDBViolations": k} for n, (pods, k) in victims.items()}
-        body = enc({"Pod": msgspec.Raw(enc(pod)), "NodeNameToVictims": None, "NodeNameToMetaVictims": meta})
+        body = enc({"Pod": _object(pod), "NodeNameToVictims": None, "NodeNameToMetaVictims": meta})
     else:
-        whole = {n: {"Pods": [msgspec.Raw(enc(p)) for p in pods], "NumPDBViolations": k}
-                 for n, (pods, k) in victims.items()}
-        body = enc({"Pod": msgspec.Raw(enc(pod)), "NodeNameToVictims": whole, "NodeNameToMetaVictims": None})
+        whole = {n: {"Pods": [_object(p) for p in pods], "NumPDBViolations": k} for n, (pods, k) in victims.items()}
+        body = enc({"Pod": _object(pod), "NodeNameToVictims": whole, "NodeNameToMetaVictims": None})
     result = _call(transport, ext, verb, body)
     if result is not None and not isinstance(result, dict):
         raise _type_error(ext, verb, "Go value of type v1.ExtenderPreemptionResult", result)

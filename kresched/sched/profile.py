@@ -151,6 +151,8 @@ class Profiles:
     fallback: Profile | None = None
     #: Configuration-wide warnings (scheduler extenders), said with every profile's.
     warnings: tuple[str, ...] = field(default=())
+    #: Of `warnings`, those about an extender, with it: said of a pod only when it manages the pod.
+    extender_warnings: Mapping[str, cfg_types.Extender] = field(default_factory=dict)
 
     @classmethod
     def default(cls) -> Profiles:
@@ -171,14 +173,21 @@ class Profiles:
         """The profile `pod`'s schedulerName names (no fallback)."""
         return self.by_name.get(scheduler_name(pod))
 
-    def warnings_for(self, profile: Profile) -> tuple[str, ...]:
-        return (*self.warnings, *profile.warnings)
+    def warnings_for(self, profile: Profile, pod: Pod | None = None) -> tuple[str, ...]:
+        """What kresched cannot simulate of `profile`; for `pod`, without the extenders that do
+        not manage it (they change nothing of its answer)."""
+        if pod is None or not self.extender_warnings:
+            return (*self.warnings, *profile.warnings)
+        from kresched.sched.extender import is_interested
+
+        ext = self.extender_warnings
+        return (*(w for w in self.warnings if w not in ext or is_interested(ext[w], pod)), *profile.warnings)
 
     def with_fallback(self) -> Profiles:
         """The same profiles, with pods of other schedulers simulated by the `default-scheduler`
         profile (or, when no profile has that name, the first one)."""
         fallback = self.by_name.get(DEFAULT_SCHEDULER_NAME) or next(iter(self.by_name.values()))
-        return Profiles(self.by_name, self.source, fallback, self.warnings)
+        return Profiles(self.by_name, self.source, fallback, self.warnings, self.extender_warnings)
 
     def with_extenders(self, extenders: Sequence[cfg_types.Extender], transport: ExtenderTransport,
                        unreachable: Mapping[str, str]) -> Profiles:
@@ -189,11 +198,11 @@ class Profiles:
 
         called = [e for e in extenders if e.url_prefix not in unreachable]
         exts = Extenders.of(called, transport) if called else None
-        warnings = tuple(_extender_warning(i, e, unreachable[e.url_prefix]) for i, e in enumerate(extenders)
-                         if e.url_prefix in unreachable)
+        warned = {_extender_warning(i, e, unreachable[e.url_prefix]): e for i, e in enumerate(extenders)
+                  if e.url_prefix in unreachable}
         by_name = {n: replace(p, extenders=exts) for n, p in self.by_name.items()}
         fallback = None if self.fallback is None else replace(self.fallback, extenders=exts)
-        return Profiles(by_name, self.source, fallback, warnings)
+        return Profiles(by_name, self.source, fallback, tuple(warned), warned)
 
     def other_scheduler_note(self, pod: Pod) -> str:
         """What is said of a pod of a scheduler no profile names."""
