@@ -387,3 +387,38 @@ def test_the_pod_and_nodes_are_sent_as_the_scheduler_sends_them(ext: FakeExtende
     assert (pod["metadata"]["labels"], pod["spec"]["containers"][0]["resources"]["requests"]["cpu"]) == \
         ({"app": "web"}, "1")
     assert (node["metadata"]["name"], node["status"]["allocatable"]["cpu"]) == ("node-a", "4")
+
+
+def test_live_an_unreachable_extender_is_an_error_for_the_pods_it_manages_offline_a_warning(
+        cli: Run, fake_api, fake_kubeconfig: Path, tmp_path: Path) -> None:
+    port = closed_port()
+    url = f"http://127.0.0.1:{port}/scheduler"
+    state = make_state(_three(), [make_pod("gpu", "shop", cpu="1", priority=HIGH, limits={"example.com/gpu": "1"}),
+                                  make_pod("plain", "shop", cpu="1", priority=HIGH)])
+    fake_api.load(state)
+    cluster = write(tmp_path, list(state.nodes), list(state.pods))
+    cfg = tmp_path / "sched.json"
+    cfg.write_text(json.dumps(_config(url, managedResources=[{"name": "example.com/gpu",
+                                                              "ignoredByScheduler": True}])))
+    live = ("--kubeconfig", str(fake_kubeconfig), "--scheduler-config", str(cfg), "-o", "json")
+    res = cli("explain", "shop/gpu", *live)
+    refused = f'Post "{url}/filter": dial tcp 127.0.0.1:{port}: connect: connection refused'
+    assert json.loads(res.stdout)["message"] == refused
+    res = cli("explain", "shop/plain", *live)
+    assert (json.loads(res.stdout)["schedulable"], json.loads(res.stdout).get("warnings")) == (True, None)
+    offline = ("--snapshot", cluster, "--scheduler-config", str(cfg), "-o", "json")
+    gpu = json.loads(cli("explain", "shop/gpu", *offline).stdout)
+    assert gpu["schedulable"] is True
+    assert gpu["warnings"] == [f"scheduler extender {url} (filter, prioritize, preempt): kresched could not reach it "
+                               f"(dial tcp 127.0.0.1:{port}: connect: connection refused), so it does not call it; the "
+                               "scheduler may answer differently"]
+    assert "warnings" not in json.loads(cli("explain", "shop/plain", *offline).stdout)
+
+
+def test_a_tls_configuration_that_cannot_be_used_is_refused_before_anything_is_read(cli: Run, tmp_path: Path) -> None:
+    cfg = tmp_path / "sched.json"
+    cfg.write_text(json.dumps(_config("https://127.0.0.1:1/x", tlsConfig={"caFile": str(tmp_path / "missing.pem")})))
+    res = cli("plan", "shop/p", "--snapshot", "demo", "--scheduler-config", str(cfg))
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"error: --scheduler-config {cfg}: extenders[0].tlsConfig: cannot load the CA: ")
+    assert "Traceback" not in res.stderr

@@ -251,7 +251,10 @@ def load_profiles(path: str | None, simulate_other: bool = False, offline: bool 
             raise InputError(f"--scheduler-config {path}: {exc.message}") from None
         profiles = build_profiles(cfg, specs, path)
         if offline is not None and cfg.extenders:
-            profiles = _with_extenders(profiles, cfg.extenders, offline)
+            try:
+                profiles = _with_extenders(profiles, cfg.extenders, offline)
+            except InputError as exc:
+                raise InputError(f"--scheduler-config {path}: {exc.message}") from None
     return profiles.with_fallback() if simulate_other else profiles
 
 
@@ -260,11 +263,17 @@ def _with_extenders(profiles: Profiles, extenders: Sequence[Extender], offline: 
     from kresched.sources.extenders import HttpTransport, probe
 
     unreachable: dict[str, str] = {}
-    if offline:
-        for ext in extenders:
-            if [v for v in verbs(ext) if v != "bind"] and (why := probe(ext)) is not None:
-                unreachable[ext.url_prefix] = why
-    return profiles.with_extenders(extenders, HttpTransport(ExtenderError), unreachable)
+    transport = HttpTransport(ExtenderError)
+    for i, ext in enumerate(extenders):
+        if not [v for v in verbs(ext) if v != "bind"]:
+            continue
+        try:
+            transport.prepare(ext)
+        except InputError as exc:
+            raise InputError(f"extenders[{i}].{exc.message}") from None
+        if offline and (why := probe(ext)) is not None:
+            unreachable[ext.url_prefix] = why
+    return profiles.with_extenders(extenders, transport, unreachable)
 
 
 def load_policy(path: str | None) -> Policy:

@@ -87,6 +87,12 @@ class HttpTransport:
             raise self._error(f"failed {verb} with extender at URL {url}, code {resp.status}")
         return resp.data
 
+    def prepare(self, extender: Endpoint) -> None:
+        """Set up `extender`'s connection pool now: `InputError` for a TLS configuration that
+        cannot be used (a missing or bad CA, certificate or key), which kube-scheduler refuses to
+        start with (`makeTransport`)."""
+        self._pool(extender)
+
     def _pool(self, extender: Endpoint) -> urllib3.PoolManager:
         key = id(extender)
         with self._lock:
@@ -107,8 +113,11 @@ def _tls_args(extender: Endpoint) -> dict[str, object]:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     elif tls is not None and has_ca:
-        ctx = ssl.create_default_context(cafile=tls.ca_file or None,
-                                         cadata=tls.ca_data.decode("ascii", "replace") if tls.ca_data else None)
+        try:
+            ctx = ssl.create_default_context(cafile=tls.ca_file or None,
+                                             cadata=tls.ca_data.decode("ascii", "replace") if tls.ca_data else None)
+        except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
+            raise InputError(f"tlsConfig: cannot load the CA: {e}") from None
     args: dict[str, object] = {"ssl_context": ctx}
     if tls is not None:
         if tls.server_name:
