@@ -16,6 +16,7 @@ import pytest
 
 from tests.builders import make_node, make_pod
 from tests.clirun import Result, reset_env, run_cli
+from tests.extender_server import closed_port
 from tests.test_cli_plan import write
 
 Run = Callable[..., Result]
@@ -112,22 +113,25 @@ def test_explain_of_a_pod_of_another_scheduler_says_so(cli: Run, cluster: str) -
     assert doc["warnings"][0].startswith("scheduled by another scheduler ('volcano')")
 
 
-def test_out_of_tree_plugins_are_named_in_the_answers(cli: Run, cluster: str, tmp_path: Path) -> None:
-    cfg = _config(tmp_path, """apiVersion: kubescheduler.config.k8s.io/v1
+def test_out_of_tree_plugins_and_unreachable_extenders_are_named_in_the_answers(cli: Run, cluster: str,
+                                                                               tmp_path: Path) -> None:
+    port = closed_port()
+    cfg = _config(tmp_path, f"""apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - plugins:
     multiPoint:
-      enabled: [{name: Coscheduling}]
+      enabled: [{{name: Coscheduling}}]
 extenders:
-- urlPrefix: http://extender.example/scheduler
+- urlPrefix: http://127.0.0.1:{port}/scheduler
   filterVerb: filter
 """)
     code, plan = _plan(cli, cluster, "shop/p", "--scheduler-config", cfg)
     assert code == 0
     assert plan["warnings"] == [
-        "scheduler extender http://extender.example/scheduler (filter): kresched does not call extenders; the "
-        "scheduler may answer differently",
+        f"scheduler extender http://127.0.0.1:{port}/scheduler (filter): kresched could not reach it (dial tcp "
+        f"127.0.0.1:{port}: connect: connection refused), so it does not call it; the scheduler may answer "
+        "differently",
         "out-of-tree plugin 'Coscheduling' (multiPoint): kresched cannot simulate it; the scheduler may filter, score "
         "or bind differently from what is shown"]
     res = cli("explain", "shop/p", "--snapshot", cluster, "--scheduler-config", cfg)

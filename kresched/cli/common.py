@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from kresched.plan.policy import Policy
+    from kresched.sched.config.types import Extender
     from kresched.sched.profile import Profiles
 
 __all__ = [
@@ -225,11 +226,16 @@ def make_options(snapshot: str | None, kubeconfig: str | None, context: str | No
     return Options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
 
 
-def load_profiles(path: str | None, simulate_other: bool = False) -> Profiles:
+def load_profiles(path: str | None, simulate_other: bool = False, offline: bool | None = None) -> Profiles:
     """The scheduler profiles to simulate: those of `--scheduler-config`'s file, read and validated
     as kube-scheduler reads its `--config` (a bad file is one `error:` line, exit 2, before
     anything is loaded or touched), else the v1.36 default profile. `simulate_other`: pods of a
-    scheduler no profile names are simulated by the default-scheduler profile."""
+    scheduler no profile names are simulated by the default-scheduler profile.
+
+    The file's extenders are called over HTTP (`sources.extenders`) by a command that simulates
+    (`offline` given): against a live cluster as the scheduler calls them, an unreachable one
+    being an error for the pod (or skipped when ignorable); offline (`--snapshot`) only those
+    whose address answers now, the others keeping the warning that kresched does not call them."""
     from kresched.sched.profile import Profiles, build_profiles
 
     if not path:
@@ -244,7 +250,30 @@ def load_profiles(path: str | None, simulate_other: bool = False) -> Profiles:
         except InputError as exc:
             raise InputError(f"--scheduler-config {path}: {exc.message}") from None
         profiles = build_profiles(cfg, specs, path)
+        if offline is not None and cfg.extenders:
+            try:
+                profiles = _with_extenders(profiles, cfg.extenders, offline)
+            except InputError as exc:
+                raise InputError(f"--scheduler-config {path}: {exc.message}") from None
     return profiles.with_fallback() if simulate_other else profiles
+
+
+def _with_extenders(profiles: Profiles, extenders: Sequence[Extender], offline: bool) -> Profiles:
+    from kresched.sched.extender import ExtenderError, verbs
+    from kresched.sources.extenders import HttpTransport, probe
+
+    unreachable: dict[str, str] = {}
+    transport = HttpTransport(ExtenderError)
+    for i, ext in enumerate(extenders):
+        if not [v for v in verbs(ext) if v != "bind"]:
+            continue
+        try:
+            transport.prepare(ext)
+        except InputError as exc:
+            raise InputError(f"extenders[{i}].{exc.message}") from None
+        if offline and (why := probe(ext)) is not None:
+            unreachable[ext.url_prefix] = why
+    return profiles.with_extenders(extenders, transport, unreachable)
 
 
 def load_policy(path: str | None) -> Policy:

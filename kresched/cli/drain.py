@@ -135,7 +135,7 @@ def drain_command(
     if not nodes and nodes_selected is None:
         raise InputError("a node is required: NODE..., node/NODE or -l SELECTOR")
     limit = parse_duration(timeout, "--timeout")
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
     state = load_state(opts)
     names = _node_names(state, nodes or [], nodes_selected, selector)
     with progress(opts, f"simulating the drain of {', '.join(names)}"), paused_gc():

@@ -66,7 +66,7 @@ def explain(
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
     state = load_state(opts)
     target = parse_target(ref, default_namespace(opts), namespace is not None)
     source = Source(ENV.prog, opts.source_args)

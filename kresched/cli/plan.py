@@ -128,7 +128,8 @@ def plan(
                              + " are exclusive: -f plans the workloads in the manifests")
         return _what_if(opts, filename, recursive, replicas, max_, max_limit,
                         PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation,
-                                    profiles=load_profiles(scheduler_config, simulate_other_schedulers)))
+                                    profiles=load_profiles(scheduler_config, simulate_other_schedulers,
+                                                           offline=snapshot is not None)))
     if replicas is not None or max_ or recursive:
         raise InputError(f"{'--replicas' if replicas is not None else '--max' if max_ else '-R'} goes with -f FILE "
                          "(the workloads to plan for)")
@@ -136,7 +137,7 @@ def plan(
         raise InputError("POD and --all-pending are exclusive")
     if ref and all_namespaces:
         raise InputError("POD and -A/--all-namespaces are exclusive: -A plans every pending pod")
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
     state = load_state(opts)
     options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation, profiles=profiles)
     wide = opts.output is Output.wide

@@ -110,7 +110,7 @@ def preempt_command(
     from kresched.execute.preempt import PreemptOptions, PreemptResult, Terminated, preempt, signals_as_exceptions
 
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
     options = PreemptOptions(PlanOptions(max_grace, allow_pdb_violation, profiles),
                              parse_duration(timeout, "--timeout"),
                              parse_duration(eviction_timeout, "--eviction-timeout"))

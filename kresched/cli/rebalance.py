@@ -180,7 +180,8 @@ def rebalance_command(
     policy = load_policy(config)
     ropts = build_options(objective, thresholds, target_thresholds, margin, evict_local_storage_pods, max_moves,
                           max_moves_per_node, max_moves_per_namespace, policy.rebalance)
-    ropts = replace(ropts, profiles=load_profiles(scheduler_config, simulate_other_schedulers))
+    ropts = replace(ropts, profiles=load_profiles(scheduler_config, simulate_other_schedulers,
+                                                  offline=snapshot is not None))
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
     with paused_gc():

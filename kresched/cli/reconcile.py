@@ -140,7 +140,7 @@ def reconcile_command(
     if not name:
         ns, name = "kube-system", ns
     policy = load_policy(config)
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
     rp = policy.reconcile
     options = ReconcileOptions(
         lease_namespace=ns, lease_name=name,

@@ -155,7 +155,7 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         assert profile is not None
     result = _explain(state, profile.planning_pod(pod), profile,
                       list(plugins) if plugins is not None else list(profile.filters), snapshot)
-    warnings = profiles.warnings_for(profile)
+    warnings = profiles.warnings_for(profile, pod)
     if other is not None:
         where = f"the scheduler configuration {profiles.source}" if profiles.source else "kresched's default profile"
         warnings = (f"scheduled by another scheduler ({other!r}): no profile of {where} names it, so this is what "
@@ -175,6 +175,10 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
                            ("the cluster has no nodes: nothing can run until one joins",))
     nominated = nominated_pods(state, exclude=pod)
     diag, cycle = find_nodes_that_fit(plugins, pod, snapshot, nominated)
+    if profile.extenders is not None:
+        from kresched.sched.extender import pass_extenders
+
+        diag = pass_extenders(profile.extenders, pod, snapshot, diag)
     ranked = []
     for info in snapshot.node_infos:
         st = diag.status_of(info.name)
@@ -189,21 +193,28 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
     for v in verdicts:
         for r in v.status.reasons:
             counts[r] = counts.get(r, 0) + 1
-    volume_notes = volume_state_notes(pod, state) + device_state_notes(pod, state.dra)
+    volume_notes = volume_state_notes(pod, state) + device_state_notes(pod, state.dra) + diag.notes
     error = scheduler_error(diag)
     if error is not None:
         return Explanation(pod, diag.num_all_nodes, False, error, None, tuple(verdicts),
                            (*volume_notes, SCHEDULER_ERROR_NOTE), counts, scheduler_error=True)
     if diag.feasible:
-        placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score)
+        placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score,
+                        extenders=profile.extenders)
         landing = placer.land(pod, snapshot, nominated)
         scores = tuple(sorted(landing.scores, key=lambda s: (-s.total, s.node)))
+        extra = tuple(n for n in landing.notes if n not in volume_notes)
         return Explanation(pod, diag.num_all_nodes, True, None, None, tuple(verdicts),
-                           volume_notes + _why_still_pending(pod, state, profile.name), counts, scores, landing.node,
-                           landing.candidates, landing.likely)
+                           volume_notes + extra + _why_still_pending(pod, state, profile.name), counts, scores,
+                           landing.node, landing.candidates, landing.likely)
     message = fit_error_message(diag)
     notes: tuple[str, ...] = volume_notes
     note = post_filter_note(cycle)
+    if diag.error:
+        # Not a FitError: the scheduler writes the error itself, runs no PostFilter and retries.
+        failed = ("a scheduler extender failed (it is not ignorable): the scheduler fails the pod with this error, "
+                  "does not preempt, and retries it",)
+        return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), (*notes, *failed), counts)
     stopped = post_filter_error(diag, profile.post_filters)
     if stopped is not None:
         # PostFilter fails before DefaultPreemption runs: the scheduler does not try to preempt.
@@ -214,6 +225,16 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), (*notes, alone), counts,
                            dra_note=note)
     pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
+    if pmsg is None and profile.extenders is not None:
+        from kresched.sched.extender import scheduler_preemption
+
+        pmsg, stopped, skipped = scheduler_preemption(profile.extenders, plugins, pod, snapshot, diag, cycle,
+                                                      nominated, state.pdbs)
+        notes += skipped
+        if stopped is not None:
+            notes += ("a preempt extender failed (it is not ignorable): the scheduler does not preempt",)
+            return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), notes, counts,
+                               post_filter_error=stopped)
     if pmsg is None:
         notes += ("the scheduler's own preemption can make room: it will evict lower-priority pods "
                   "and nominate a node on its next attempt",)

@@ -13,6 +13,10 @@ answer the scheduler's way (`schedulePod`):
    (`select_host`), an order its parallel filters can shuffle, so a landing is that node plus
    every tied one (`candidates`).
 
+With the scheduler's extenders (`sched.extender`, the profile's), as `schedulePod` calls them:
+after step 1 the feasible nodes go through the filter extenders (an error of a non-ignorable one
+is why the pod stays Pending), and in step 3 the prioritizing ones add their weighted scores.
+
 Node-local raw scores are kept per pod shape (`ScoreMemos`) while a node's NodeInfo is the same
 object. Also `bound_to` and `replacement_of`, the simulated pod copies. Pure.
 """
@@ -20,7 +24,8 @@ object. Also `bound_to` and `replacement_of`, the simulated pod copies. Pure.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -43,6 +48,9 @@ from kresched.sched.static import StaticFilters
 from kresched.sched.volume_binding import local_pv_node_names
 from kresched.sched.volume_zone import pv_topologies
 
+if TYPE_CHECKING:
+    from kresched.sched.extender import Extenders
+
 __all__ = ["Landing", "Placer", "bound_to", "held_by_volume", "replacement_of"]
 
 
@@ -58,6 +66,9 @@ class Landing:
     reason: str | None = None
     #: Every scored node's scores (none when one node was feasible): `scores`.
     table: ScoreTable | None = None
+    #: What the scheduler's extenders did that the answer should say (an ignorable one skipped, a
+    #: prioritize call that failed).
+    notes: tuple[str, ...] = ()
 
     @property
     def scores(self) -> tuple[NodeScore, ...]:
@@ -69,10 +80,12 @@ class Placer:
 
     def __init__(self, plugins: Sequence[FilterPlugin], static: StaticFilters | None = None,
                  score_plugins: Sequence[tuple[ScorePlugin, int]] | None = None, memoize: bool = True,
-                 percentage: int = 0) -> None:
+                 percentage: int = 0, extenders: Extenders | None = None) -> None:
         """`memoize=False` scores every node afresh (the results are the same; tests prove it).
-        `percentage`: the profile's percentageOfNodesToScore (0: adaptive)."""
+        `percentage`: the profile's percentageOfNodesToScore (0: adaptive). `extenders`: the
+        scheduler's, called after the filters and with the scores."""
         self.plugins = list(plugins)
+        self.extenders = extenders
         self.static = static if static is not None else StaticFilters(self.plugins)
         self.score_plugins = list(score_plugins) if score_plugins is not None else default_score_plugins()
         self.percentage = percentage
@@ -85,33 +98,67 @@ class Placer:
              memo: dict[str, tuple[NodeInfo, Status]] | None = None) -> Landing:
         """Filter as the scheduler searches, then choose (`select`). `memo` (filter verdicts, per
         pod shape): see `find_nodes_that_fit`."""
-        diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True,
-                                          percentage=self.percentage)
+        diag, cycle = self.filter(pod, snapshot, nominated, memo)
         error = scheduler_error(diag)
         if error is not None:
             return Landing(None, reason=error)
         if not diag.feasible:
-            return Landing(None, reason=fit_error_message(diag))
+            return Landing(None, reason=fit_error_message(diag), notes=diag.notes)
         return self.landing(pod, snapshot, diag, cycle)
+
+    def filter(self, pod: Pod, snapshot: Snapshot, nominated: dict[str, list[Pod]] | None = None,
+               memo: dict[str, tuple[NodeInfo, Status]] | None = None, start: int = 0) -> tuple[Diagnosis, CycleState]:
+        """`findNodesThatFitPod`: the filter plugins as the scheduler searches, then the extenders."""
+        diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True,
+                                          percentage=self.percentage, start=start)
+        if self.extenders is None or not diag.feasible:
+            return diag, cycle
+        from kresched.sched.extender import pass_extenders
+
+        passed = pass_extenders(self.extenders, pod, snapshot, diag)
+        if passed.feasible or passed.error or not diag.nominated_fits:
+            return passed, cycle
+        # The nominated node passed the plugins but not the extenders: the scheduler searches every
+        # node as for a pod nominated nowhere (`evaluateNominatedNode` found nothing).
+        status = msgspec.structs.replace(pod.status, nominated_node_name="")
+        diag, cycle = find_nodes_that_fit(self.plugins, msgspec.structs.replace(pod, status=status), snapshot,
+                                          nominated, self.static, None, sample=True, percentage=self.percentage,
+                                          start=start)
+        again = pass_extenders(self.extenders, pod, snapshot, diag)
+        if not again.feasible and not again.error:  # upstream's statuses are one map across both searches
+            again = replace(again, node_to_status={**passed.node_to_status, **again.node_to_status}, reason_counts=None)
+        return again, cycle
 
     @classmethod
     def of(cls, profile: Profile, static: StaticFilters | None = None, memoize: bool = True) -> Placer:
-        """The placer of a scheduler profile: its filters, scores and percentageOfNodesToScore."""
-        return cls(profile.filters, static, profile.scores, memoize, profile.percentage_of_nodes_to_score)
+        """The placer of a scheduler profile: its filters, scores, percentageOfNodesToScore and the
+        scheduler's extenders."""
+        return cls(profile.filters, static, profile.scores, memoize, profile.percentage_of_nodes_to_score,
+                   profile.extenders)
 
     def landing(self, pod: Pod, snapshot: Snapshot, diag: Diagnosis, cycle: CycleState) -> Landing:
         """The choice among `diag.feasible` (non-empty) for a pod filtered with `cycle`."""
-        sel = self.select(pod, snapshot, diag.feasible, cycle, diag.sampled)
-        return Landing(sel.node, sel.candidates, sel.sampled, None, sel.table)
+        sel = self.select(pod, snapshot, diag.feasible, cycle, diag.sampled, diag.extender_nodes)
+        return Landing(sel.node, sel.candidates, sel.sampled, None, sel.table, (*diag.notes, *sel.notes))
 
     def select(self, pod: Pod, snapshot: Snapshot, feasible: Sequence[str], cycle: CycleState,
-               sampled: bool = False) -> Selection:
-        """Score `feasible` (unless it is one node) and take the top."""
+               sampled: bool = False, podless: bool = False) -> Selection:
+        """Score `feasible` (unless it is one node) and take the top. `podless`: a filter extender
+        answered with whole Nodes, and the scheduler scores the NodeInfos it makes of them, which
+        hold no pods (`HTTPExtender.Filter`)."""
         if len(feasible) == 1:
             return Selection(feasible[0], (feasible[0],), None, sampled)
         infos = [snapshot.by_name[n] for n in feasible]
         memo = self.score_memos.for_pod(pod) if self.score_memos is not None else None
-        return select_host(score_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo), sampled)
+        if podless:
+            infos, memo = [NodeInfo(i.node) for i in infos], None
+        table = score_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo)
+        if self.extenders is None:
+            return select_host(table, sampled)
+        from kresched.sched.extender import extender_scores
+
+        added = extender_scores(self.extenders, pod, infos)
+        return replace(select_host(table.with_extenders(added.columns), sampled), notes=added.notes)
 
 
 def bound_to(pod: Pod, node: Node) -> Pod:

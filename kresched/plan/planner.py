@@ -77,6 +77,7 @@ from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
 from kresched.plan.search import NodeSearch
+from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
@@ -92,7 +93,6 @@ from kresched.sched.runner import (
     SCHEDULER_ERROR_NOTE,
     Diagnosis,
     FilterMemo,
-    find_nodes_that_fit,
     fit_error_message,
     memo_of,
     processed_nodes,
@@ -141,7 +141,8 @@ class _Engine:
         self.profile = profile
         self.plugins = list(plugins)
         self.static = StaticFilters(self.plugins)
-        self.placer = Placer(self.plugins, self.static, profile.scores, memoize, profile.percentage_of_nodes_to_score)
+        self.placer = Placer(self.plugins, self.static, profile.scores, memoize, profile.percentage_of_nodes_to_score,
+                             profile.extenders)
         self.dynamic = [p for p in self.plugins if p.name not in self.static.names]
         #: Per pod shape: node name → (NodeInfo, its filter status).
         self.filter_memo: dict[bytes, FilterMemo] = {}
@@ -218,7 +219,7 @@ class Planner:
         self._use(self._engine(profile))
         planned = profile.planning_pod(pod)
         plan = self._plan(planned, commit, evict)
-        warnings = self.profiles.warnings_for(profile)
+        warnings = self.profiles.warnings_for(profile, pod)
         if planned is not pod or warnings or profile.name != "default-scheduler":
             plan = replace(plan, pod=pod, profile=profile.name, warnings=warnings)
         return plan
@@ -229,11 +230,10 @@ class Planner:
         taint = tolerations_tolerate_taint(pod.spec.tolerations, RESERVATION_TAINT)
         nominated = {n: [p for p in ps if p.key not in self.work.placed and p.key != pod.key]
                      for n, ps in self._nominated.items()}
-        diag, cycle = find_nodes_that_fit(self.plugins, pod, snap, nominated, self.static, self._memo_for(pod),
-                                          sample=True, percentage=self.placer.percentage, start=self.start)
+        diag, cycle = self.placer.filter(pod, snap, nominated, self._memo_for(pod), start=self.start)
         if self.rotate and snap.node_infos:
             self.start = (self.start + processed_nodes(diag)) % len(snap.node_infos)
-        notes = self._notes(pod)
+        notes = self._notes(pod) + diag.notes
         error = scheduler_error(diag)
         if error is not None:
             return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
@@ -243,11 +243,15 @@ class Planner:
             node = landing.node
             assert node is not None
             plan = Plan(pod, priority, "fits", node, None, taint, message=_fits_message(node, diag, landing.candidates),
-                        node_pods_before=tuple(snap.by_name[node].pods), notes=notes,
+                        node_pods_before=tuple(snap.by_name[node].pods), notes=self._notes(pod) + landing.notes,
                         candidates=landing.candidates, likely=landing.likely)
             if commit:
                 apply_plan(self.work, plan)
             return plan
+        if diag.error:
+            return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
+                        message=f"{diag.error}; a scheduler extender failed: the scheduler fails the pod with this "
+                                "error and retries it, without preempting, and kresched plans no eviction for it")
         if not evict:
             return Plan(pod, priority, "infeasible", taint=taint, notes=notes, message=fit_error_message(diag))
         if pod.spec.preemption_policy == "Never":
@@ -258,7 +262,12 @@ class Planner:
         # node-static filters (they run first and reject as UnschedulableAndUnresolvable); after a
         # PreFilter's Unschedulable no node was filtered, so each is asked.
         unfiltered = diag.pre_filter_status is not None and diag.pre_filter_status.code == Code.UNSCHEDULABLE
-        if self.memoize and not unfiltered and resources_only(self.plugins, cycle, self.static.names):
+        # Preempt extenders vet every option of a tier (`_vetted`): the search must find them all. A
+        # filter extender's statuses are the pod's, not its shape's: no index kept across pods.
+        exts = self.placer.extenders
+        vetting = exts is not None and bool(exts.preempters_for(pod))
+        shaped = exts is None or not (vetting or exts.filters_for(pod))
+        if self.memoize and not unfiltered and shaped and resources_only(self.plugins, cycle, self.static.names):
             return self._plan_indexed(pod, priority, taint, notes, commit, diag, cycle, nominated)
         if unfiltered:
             potential = list(snap.node_infos)
@@ -288,7 +297,24 @@ class Planner:
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
-            options = self.search.tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, self._option)
+            options = self.search.tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, self._option,
+                                               prune=shaped)
+            if options and vetting:
+                options, error, skipped = self._vetted(pod, cycle, tier, options, nominated, tier_reasons)
+                notes = tuple(dict.fromkeys((*notes, *skipped)))
+                if error:
+                    return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
+                                message=f"preemption: {error}; a scheduler extender failed to vet the victims: the "
+                                        "scheduler does not preempt, and kresched evicts nothing the extenders have "
+                                        "not agreed to")
+            if options and not shaped:
+                assert exts is not None
+                options, error, skipped = admitted_options(exts, pod, snap, options, tier_reasons)
+                notes = tuple(dict.fromkeys((*notes, *skipped)))
+                if error:
+                    return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
+                                message=f"{error}; a scheduler extender failed: the scheduler fails the pod with this "
+                                        "error and retries it, and kresched plans no eviction for it")
             if options:
                 return self._decide(pod, priority, taint, tier, options,
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
@@ -374,6 +400,20 @@ class Planner:
         if tier < 3 and any(v.pdb.violation for v in victims_or_status):
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
+
+    def _vetted(self, pod: Pod, cycle: CycleState, tier: int, options: list[NodeOption],
+                nominated: dict[str, list[Pod]], reasons: dict[str, Reason]
+                ) -> tuple[list[NodeOption], str, tuple[str, ...]]:
+        """`options` as the scheduler's preempt extenders leave them (`vetting.vet_options`): where
+        they name other victims, the node's option among those of them `tier` may evict."""
+        def among(node: str, agreed: set[str]) -> NodeOption | str:
+            info = self.work.snapshot.by_name[node]
+            cands = self.evictable.candidates(info, pod.effective_priority)
+            eligible = [p for p in self.evictable.eligible(info, cands, tier) if p.uid in agreed]
+            return self._option(pod, cycle, info, eligible, tier, nominated.get(node, ()))
+
+        assert self.placer.extenders is not None
+        return vet_options(self.placer.extenders, pod, self.work.snapshot, options, among, reasons)
 
     def _memo_for(self, pod: Pod, engine: _Engine | None = None) -> FilterMemo | None:
         memos = self._filter_memo if engine is None else engine.filter_memo
@@ -462,6 +502,11 @@ class Planner:
         stopped = post_filter_error(diag, post_filters)
         pmsg = None if stopped is not None or "DefaultPreemption" not in post_filters else \
             preemption_message(self.plugins, pod, self.work.snapshot, diag, cycle, nominated)[0]
+        if pmsg is None and stopped is None and self.placer.extenders is not None:  # its preempt extenders vet
+            from kresched.sched.extender import scheduler_preemption
+
+            pmsg, stopped, _ = scheduler_preemption(self.placer.extenders, self.plugins, pod, self.work.snapshot, diag,
+                                                    cycle, nominated, self.state.pdbs)
         parts = [full_scheduler_message(fit_error_message(diag), pmsg, stopped, post_filters, post_filter_note(cycle))]
         if count:
             parts.append(f"no eviction helps on any of {count} candidate node(s)")

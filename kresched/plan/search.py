@@ -59,7 +59,7 @@ class NodeSearch:
 
     def tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
                      tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason],
-                     option: OptionFinder) -> list[NodeOption]:
+                     option: OptionFinder, prune: bool = True) -> list[NodeOption]:
         """Every feasible option of `tier` that could be the best or the runner-up.
 
         Branch and bound, lazily: each node enters the heap with a quick bound (`quickbound_to`,
@@ -81,7 +81,7 @@ class NodeSearch:
         top: list[tuple] = []
         while heap:
             lb, i, info, pods, state = heapq.heappop(heap)
-            if self.prune and len(top) == 2 and lb > top[1]:
+            if prune and self.prune and len(top) == 2 and lb > top[1]:
                 for rest_lb, _, rest, _, _ in [(lb, i, info, pods, state), *heap]:
                     infeasible[rest.name] = CannotBeat(rest_lb, top[0])  # worded only if shown
                 break

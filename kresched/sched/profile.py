@@ -17,8 +17,11 @@ What is simulated of a profile, and what is said instead:
   off by default) is not simulated, as without a configuration.
 - PostFilter: which of DynamicResources and DefaultPreemption run, for the scheduler's message
   and for whether the scheduler itself would preempt.
+- Extenders (`Profile.extenders`, `sched.extender`): called as the scheduler calls them once the
+  CLI has given them a transport (`Profiles.with_extenders`); until then, and for those an offline
+  run cannot reach, a warning says kresched does not call them.
 - Warnings: out-of-tree plugins (a scheduler built with them runs them; kresched does not know
-  what they do), scheduler extenders, a queue sort other than PrioritySort, an extension point
+  what they do), scheduler extenders not called, a queue sort other than PrioritySort, an extension point
   split from its partner (a Filter without its PreFilter, a Score without its PreScore: kube-
   scheduler fails the pod with an error where kresched still runs both), in-tree plugins behind
   alpha feature gates. Each is named in every answer that profile's simulation gives.
@@ -28,7 +31,7 @@ Pure.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -49,6 +52,7 @@ if TYPE_CHECKING:  # a configuration is read only when a file is given: its modu
     from kresched.sched.config import ProfileSpec, SchedulerConfig
     from kresched.sched.config import types as cfg_types
     from kresched.sched.dynamic_resources import DynamicResources
+    from kresched.sched.extender import Extenders, ExtenderTransport
 
 #: `v1.DefaultSchedulerName`.
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -112,6 +116,9 @@ class Profile:
     ignored_resource_groups: frozenset[str] = frozenset()
     #: The built-in default profile (no configuration was given).
     builtin: bool = False
+    #: The scheduler's extenders kresched calls for this profile's pods (the configuration's, shared
+    #: by every profile), None when it calls none.
+    extenders: Extenders | None = None
 
     @property
     def preempts(self) -> bool:
@@ -144,6 +151,8 @@ class Profiles:
     fallback: Profile | None = None
     #: Configuration-wide warnings (scheduler extenders), said with every profile's.
     warnings: tuple[str, ...] = field(default=())
+    #: Of `warnings`, those about an extender, with it: said of a pod only when it manages the pod.
+    extender_warnings: Mapping[str, cfg_types.Extender] = field(default_factory=dict)
 
     @classmethod
     def default(cls) -> Profiles:
@@ -164,14 +173,36 @@ class Profiles:
         """The profile `pod`'s schedulerName names (no fallback)."""
         return self.by_name.get(scheduler_name(pod))
 
-    def warnings_for(self, profile: Profile) -> tuple[str, ...]:
-        return (*self.warnings, *profile.warnings)
+    def warnings_for(self, profile: Profile, pod: Pod | None = None) -> tuple[str, ...]:
+        """What kresched cannot simulate of `profile`; for `pod`, without the extenders that do
+        not manage it (they change nothing of its answer)."""
+        if pod is None or not self.extender_warnings:
+            return (*self.warnings, *profile.warnings)
+        from kresched.sched.extender import is_interested
+
+        ext = self.extender_warnings
+        return (*(w for w in self.warnings if w not in ext or is_interested(ext[w], pod)), *profile.warnings)
 
     def with_fallback(self) -> Profiles:
         """The same profiles, with pods of other schedulers simulated by the `default-scheduler`
         profile (or, when no profile has that name, the first one)."""
         fallback = self.by_name.get(DEFAULT_SCHEDULER_NAME) or next(iter(self.by_name.values()))
-        return Profiles(self.by_name, self.source, fallback, self.warnings)
+        return Profiles(self.by_name, self.source, fallback, self.warnings, self.extender_warnings)
+
+    def with_extenders(self, extenders: Sequence[cfg_types.Extender], transport: ExtenderTransport,
+                       unreachable: Mapping[str, str]) -> Profiles:
+        """The same profiles, calling `extenders` (the configuration's) through `transport`, but for
+        those in `unreachable` (URL prefix → why: an offline run that could not reach them), which
+        keep their warning. The configuration-wide warnings become those."""
+        from kresched.sched.extender import Extenders
+
+        called = [e for e in extenders if e.url_prefix not in unreachable]
+        exts = Extenders.of(called, transport) if called else None
+        warned = {_extender_warning(i, e, unreachable[e.url_prefix]): e for i, e in enumerate(extenders)
+                  if e.url_prefix in unreachable}
+        by_name = {n: replace(p, extenders=exts) for n, p in self.by_name.items()}
+        fallback = None if self.fallback is None else replace(self.fallback, extenders=exts)
+        return Profiles(by_name, self.source, fallback, tuple(warned), warned)
 
     def other_scheduler_note(self, pod: Pod) -> str:
         """What is said of a pod of a scheduler no profile names."""
@@ -272,11 +303,14 @@ def build_profile(spec: ProfileSpec, global_percentage: int = 0) -> Profile:
                    global_percentage if pct is None else pct, tuple(warnings), frozenset(ignored), frozenset(groups))
 
 
-def _extender_warning(i: int, ext: cfg_types.Extender) -> str:
+def _extender_warning(i: int, ext: cfg_types.Extender, why: str = "") -> str:
     verbs = [v for v, on in (("filter", ext.filter_verb), ("prioritize", ext.prioritize_verb),
                              ("preempt", ext.preempt_verb), ("bind", ext.bind_verb)) if on]
-    return (f"scheduler extender {ext.url_prefix or f'extenders[{i}]'} ({', '.join(verbs) or 'no verbs'}): kresched "
-            "does not call extenders; the scheduler may answer differently")
+    name = f"scheduler extender {ext.url_prefix or f'extenders[{i}]'} ({', '.join(verbs) or 'no verbs'})"
+    if why:
+        return (f"{name}: kresched could not reach it ({why}), so it does not call it; the scheduler may answer "
+                "differently")
+    return f"{name}: kresched does not call extenders; the scheduler may answer differently"
 
 
 def _filter_plugin(name: str, args: Mapping[str, object]) -> FilterPlugin:

@@ -126,7 +126,14 @@ class Diagnosis:
     reason_counts: dict[tuple[str, ...], int] | None = None
     #: The first node status that is an error, not a verdict (`Code.ERROR`, e.g. a device
     #: selector's CEL runtime error): the scheduler's cycle stops there (`scheduler_error`).
-    error: Status | None = None
+    filter_error: Status | None = None
+    #: What the scheduler's extenders made of the search (`sched.extender.pass_extenders`): the
+    #: error of a non-ignorable one (the scheduler then fails the pod with it, not with a FitError,
+    #: and does not preempt), the ignorable ones it skipped, and whether the feasible nodes came
+    #: back as whole Nodes (the scheduler then scores NodeInfos made from them, without pods).
+    error: str = ""
+    notes: tuple[str, ...] = ()
+    extender_nodes: bool = False
 
     def status_of(self, node: str) -> Status:
         if node in self.node_to_status:
@@ -418,8 +425,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                     break
             else:
                 failed[name] = st
-                if st.code == Code.ERROR and diag.error is None:
-                    diag.error = st
+                if st.code == Code.ERROR and diag.filter_error is None:
+                    diag.filter_error = st
     if walked:
         assert isinstance(memo, FilterMemo)
         cut = len(feasible) + len(failed)
@@ -465,7 +472,7 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     gained: list[str] = []  # the other way round
     # The reason lists' counts, kept in step with `failed` when the walk's were counted.
     counts = dict(walk.diag.reason_counts) if walk.diag.reason_counts is not None else None
-    errored = walk.diag.error is not None
+    errored = walk.diag.filter_error is not None
     for j in again:
         info = infos[j]
         name = info.name
@@ -511,9 +518,9 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
 
 
 def _errors_of(diag: Diagnosis, errored: bool, ret: int) -> int:
-    """`diag.error` from its statuses when the walk or a node filtered again had one (rare); `ret`."""
+    """`diag.filter_error` from its statuses when the walk or a node filtered again had one (rare); `ret`."""
     if errored:
-        diag.error = next((st for st in diag.node_to_status.values() if st.code == Code.ERROR), None)
+        diag.filter_error = next((st for st in diag.node_to_status.values() if st.code == Code.ERROR), None)
     return ret
 
 
@@ -566,7 +573,7 @@ def scheduler_error(diag: Diagnosis) -> str | None:
     st = diag.pre_filter_status
     if st is not None and st.code == Code.ERROR:
         return f'running PreFilter plugin "{st.plugin}": {", ".join(st.reasons)}'
-    st = diag.error
+    st = diag.filter_error
     if st is not None:
         return f'running "{st.plugin}" filter plugin: {", ".join(st.reasons)}'
     return None
@@ -575,9 +582,12 @@ def scheduler_error(diag: Diagnosis) -> str | None:
 def fit_error_message(diag: Diagnosis) -> str:
     """The filter part of `FitError.Error()`: `0/N nodes are available: <histogram>.`, or
     `0/N nodes are available: <PreFilter message>.` when a PreFilter rejected the pod (the histogram
-    is then left out, as upstream does); `ErrNoNodesAvailable`'s text for a cluster without nodes."""
+    is then left out, as upstream does); `ErrNoNodesAvailable`'s text for a cluster without nodes; an extender's
+    error as it is (the scheduler writes that instead of a FitError)."""
     if diag.num_all_nodes == 0:
         return NO_NODES_AVAILABLE
+    if diag.error:
+        return diag.error
     msg = NO_NODE_AVAILABLE.format(diag.num_all_nodes) + ":"
     if diag.pre_filter_msg:
         return f"{msg} {diag.pre_filter_msg}."

@@ -114,6 +114,20 @@ class ScoreTable:
         self._columns = columns
         self._rows: tuple[NodeScore, ...] | None = None
 
+    def with_extenders(self, columns: Sequence[tuple[str, int, Sequence[int]]]) -> ScoreTable:
+        """This table with the scheduler's extenders' scores added (`prioritizeNodes`): a column
+        per extender (named by its URL prefix; its weight; each node's score as answered), whose
+        normalized score is the answer × 10 (`MaxNodeScore / MaxExtenderPriority`)."""
+        if not columns:
+            return self
+        totals = list(self.totals)
+        cols = list(self._columns)
+        for name, weight, raw in columns:
+            normalized = [r * (MAX_NODE_SCORE // 10) for r in raw]
+            totals = [t + n * weight for t, n in zip(totals, normalized, strict=True)]
+            cols.append((name, weight, list(raw), normalized))
+        return ScoreTable(self.names, totals, cols)
+
     def rows(self) -> tuple[NodeScore, ...]:
         if self._rows is None:
             # Equal PluginScores (most nodes share a few values per plugin) are one object.
@@ -146,6 +160,8 @@ class Selection:
     candidates: tuple[str, ...]
     table: ScoreTable | None = None
     sampled: bool = False
+    #: What the scheduler's extenders did that the answer should say (a failed prioritize call).
+    notes: tuple[str, ...] = ()
 
     @property
     def scores(self) -> tuple[NodeScore, ...]:

@@ -78,3 +78,16 @@ def test_only_the_execution_layer_and_sources_talk_to_the_api() -> None:
                    if p.relative_to(ROOT).parts[0] not in OUTSIDE
                    and any(m.split(".")[0] == "kubernetes" for _, m in _imports(p)))
     assert all(u.startswith(("execute/", "sources/")) for u in users), users
+
+
+#: What reaching another process over the network takes.
+NETWORK = {"socket", "ssl", "http", "urllib", "urllib3", "requests", "kubernetes"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "sched").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_scheduler_simulation_opens_no_connection_extenders_are_an_injected_port(path: Path) -> None:
+    """sched calls the scheduler's extenders only through `sched.extender.ExtenderTransport`, a
+    port the CLI fills with `sources.extenders.HttpTransport` (sources sit below sched, so the HTTP
+    half imports nothing of sched: it reads the extender's fields by name)."""
+    bad = [f"line {n}: {m}" for n, m in _imports(path) if m.split(".")[0] in NETWORK]
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}"

@@ -9,6 +9,8 @@ names the field. Pure: no I/O (the caller reads the file).
 
 from __future__ import annotations
 
+import binascii
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -27,12 +29,14 @@ from kresched.sched.config.defaults import (
 from kresched.sched.config.types import (
     API_VERSION,
     ARGS_TYPES,
+    DEFAULT_EXTENDER_TIMEOUT_SECONDS,
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
     KIND,
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
     Extender,
+    ExtenderTLS,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -118,6 +122,11 @@ class _Decoder:
         profiles = tuple(self.profile(p, f"profiles[{i}]", single=len(profiles_raw) == 1)
                          for i, p in enumerate(profiles_raw))
         pct = self.integer(obj.get("percentageOfNodesToScore"), "percentageOfNodesToScore", INT32)
+        extenders = tuple(self.extender(e, f"extenders[{i}]")
+                          for i, e in enumerate(self.sequence(obj.get("extenders"), "extenders")))
+        ignored = tuple(name for e in extenders for name in e.ignored_by_scheduler)
+        if ignored:
+            profiles = tuple(_ignoring(p, ignored) for p in profiles)
         return SchedulerConfig(
             profiles=profiles,
             percentage_of_nodes_to_score=DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE if pct is None else pct,
@@ -126,8 +135,7 @@ class _Decoder:
                                                          "podInitialBackoffSeconds", INT64), 1),
             pod_max_backoff_seconds=_or(self.integer(obj.get("podMaxBackoffSeconds"), "podMaxBackoffSeconds",
                                                      INT64), 10),
-            extenders=tuple(self.extender(e, f"extenders[{i}]")
-                            for i, e in enumerate(self.sequence(obj.get("extenders"), "extenders"))),
+            extenders=extenders,
             leader_election=leader_election,
             client_connection_burst=burst or 100,
         )
@@ -278,12 +286,16 @@ class _Decoder:
 
     def extender(self, raw: Any, path: str) -> Extender:
         obj = self.mapping(raw, path, _EXTENDER)
-        if obj.get("tlsConfig") is not None:
-            self.mapping(obj["tlsConfig"], f"{path}.tlsConfig", _TLS)
+        tls = None if obj.get("tlsConfig") is None else self.tls(obj["tlsConfig"], f"{path}.tlsConfig")
+        timeout = self.string(obj.get("httpTimeout"), f"{path}.httpTimeout")
+        seconds = 0.0 if timeout is None else self.duration(timeout, f"{path}.httpTimeout")
         resources = []
+        ignored = []
         for i, r in enumerate(self.sequence(obj.get("managedResources"), f"{path}.managedResources")):
             rr = self.mapping(r, f"{path}.managedResources[{i}]", {"name", "ignoredByScheduler"})
             resources.append(self.string(rr.get("name"), f"{path}.managedResources[{i}].name") or "")
+            if self.boolean(rr.get("ignoredByScheduler"), f"{path}.managedResources[{i}].ignoredByScheduler"):
+                ignored.append(resources[-1])
         return Extender(
             url_prefix=self.string(obj.get("urlPrefix"), f"{path}.urlPrefix") or "",
             filter_verb=self.string(obj.get("filterVerb"), f"{path}.filterVerb") or "",
@@ -292,8 +304,36 @@ class _Decoder:
             bind_verb=self.string(obj.get("bindVerb"), f"{path}.bindVerb") or "",
             weight=_or(self.integer(obj.get("weight"), f"{path}.weight", INT64), 0),
             managed_resources=tuple(resources),
+            ignored_by_scheduler=tuple(ignored),
             ignorable=self.boolean(obj.get("ignorable"), f"{path}.ignorable"),
+            node_cache_capable=self.boolean(obj.get("nodeCacheCapable"), f"{path}.nodeCacheCapable"),
+            enable_https=self.boolean(obj.get("enableHTTPS"), f"{path}.enableHTTPS"),
+            tls=tls,
+            http_timeout_seconds=seconds or DEFAULT_EXTENDER_TIMEOUT_SECONDS,
         )
+
+    def tls(self, raw: Any, path: str) -> ExtenderTLS:
+        obj = self.mapping(raw, path, _TLS)
+        return ExtenderTLS(
+            insecure=self.boolean(obj.get("insecure"), f"{path}.insecure"),
+            server_name=self.string(obj.get("serverName"), f"{path}.serverName") or "",
+            cert_file=self.string(obj.get("certFile"), f"{path}.certFile") or "",
+            key_file=self.string(obj.get("keyFile"), f"{path}.keyFile") or "",
+            ca_file=self.string(obj.get("caFile"), f"{path}.caFile") or "",
+            cert_data=self.base64(obj.get("certData"), f"{path}.certData"),
+            key_data=self.base64(obj.get("keyData"), f"{path}.keyData"),
+            ca_data=self.base64(obj.get("caData"), f"{path}.caData"),
+        )
+
+    def base64(self, raw: Any, path: str) -> bytes:
+        """A Go `[]byte` field: standard base64 in JSON and YAML."""
+        text = self.string(raw, path)
+        if not text:
+            return b""
+        try:
+            return binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
+        except (binascii.Error, UnicodeEncodeError, ValueError):
+            raise ConfigError(f"{path}: illegal base64 data (a []byte field is standard base64)") from None
 
     # -- values ----------------------------------------------------------------------------------
     def resources(self, raw: Any, path: str) -> tuple[ResourceSpec, ...]:
@@ -390,6 +430,16 @@ class _Decoder:
             return go_duration_seconds(text)
         except ValueError:
             raise ConfigError(f"{path}: time: invalid duration {text!r} (a Go duration: 15s, 1m30s, 500ms)") from None
+
+
+def _ignoring(profile: ProfileConfig, ignored: tuple[str, ...]) -> ProfileConfig:
+    """`buildExtenders`: the extenders' `ignoredByScheduler` resources replace NodeResourcesFit's
+    `ignoredResources` in every profile (they take precedence over the profile's own)."""
+    fit = profile.args.get("NodeResourcesFit")
+    if not isinstance(fit, NodeResourcesFitArgs):
+        return profile
+    return dataclasses.replace(profile, args={**profile.args,
+                                              "NodeResourcesFit": dataclasses.replace(fit, ignored_resources=ignored)})
 
 
 def _or(value: int | None, default: int) -> int:

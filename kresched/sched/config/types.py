@@ -21,7 +21,9 @@ __all__ = [
     "KIND",
     "DefaultPreemptionArgs",
     "DynamicResourcesArgs",
+    "DEFAULT_EXTENDER_TIMEOUT_SECONDS",
     "Extender",
+    "ExtenderTLS",
     "InterPodAffinityArgs",
     "NodeAffinityArgs",
     "NodeResourcesBalancedAllocationArgs",
@@ -149,8 +151,26 @@ ARGS_TYPES: Mapping[str, type] = MappingProxyType({
 
 
 @dataclass(frozen=True, slots=True)
+class ExtenderTLS:
+    """`ExtenderTLSConfig` (the byte fields decoded from base64, as Go reads `[]byte`)."""
+
+    insecure: bool = False
+    server_name: str = ""
+    cert_file: str = ""
+    key_file: str = ""
+    ca_file: str = ""
+    cert_data: bytes = b""
+    key_data: bytes = b""
+    ca_data: bytes = b""
+
+
+#: `DefaultExtenderTimeout` (pkg/scheduler/extender.go): an unset or zero `httpTimeout`.
+DEFAULT_EXTENDER_TIMEOUT_SECONDS = 5.0
+
+
+@dataclass(frozen=True, slots=True)
 class Extender:
-    """`Extender`, the fields validation and the warnings read."""
+    """`Extender`, after `NewHTTPExtender`'s defaulting (a zero `httpTimeout` is 5 s)."""
 
     url_prefix: str = ""
     filter_verb: str = ""
@@ -159,7 +179,13 @@ class Extender:
     bind_verb: str = ""
     weight: int = 0
     managed_resources: tuple[str, ...] = ()
+    #: The managed resources marked `ignoredByScheduler`: NodeResourcesFit ignores them.
+    ignored_by_scheduler: tuple[str, ...] = ()
     ignorable: bool = False
+    node_cache_capable: bool = False
+    enable_https: bool = False
+    tls: ExtenderTLS | None = None
+    http_timeout_seconds: float = DEFAULT_EXTENDER_TIMEOUT_SECONDS
 
 
 @dataclass(frozen=True)
