@@ -17,6 +17,7 @@ from kresched.cli.common import (
     OtherSchedulersOpt,
     Output,
     OutputOpt,
+    ReadOnlyDryRunOpt,
     SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
@@ -26,6 +27,7 @@ from kresched.cli.common import (
     is_table,
     load_profiles,
     make_options,
+    read_only_dry_run,
 )
 from kresched.cli.complete import complete_pods
 from kresched.cli.load import load_state
@@ -97,6 +99,7 @@ def plan(
     context: ContextOpt = None,
     output: OutputOpt = Output.table,
     no_color: NoColorOpt = False,
+    dry_run: ReadOnlyDryRunOpt = None,
 ) -> int:
     """Dry run: which node, which victims, which tier, and where the victims land afterwards.
 
@@ -121,6 +124,7 @@ def plan(
       kresched plan -f demo --snapshot demo --max -o json
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
+    read_only_dry_run(dry_run, "plan")
     ref = pick_pod_ref(pod_arg, pod, required=False)
     if filename is not None:
         if ref or all_pending or all_namespaces:

@@ -1,0 +1,113 @@
+"""A newcomer's first hour (issue 40), on the demo cluster at 80 columns, as the 80-column suite
+(`test_operator_output`) reads it: answers that agree with themselves, hints that would make the pod
+fit, what a default costs said up front, plan and explain telling one story, drain naming every
+blocker at once, workloads found as pods are, kubectl's habits, and words for people.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.clirun import Result, run_cli
+
+Run = Callable[..., Result]
+
+CRITICAL = "kube-system/metrics-server-5p9lfwkgvh-mkd72"
+COLUMNS = {"COLUMNS": "80"}
+
+#: The issue's deploy.yaml: 4 replicas of 2 CPU / 4Gi, more than any untainted demo node has free.
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  namespace: shop
+spec:
+  replicas: 4
+  selector:
+    matchLabels: {app: api}
+  template:
+    metadata:
+      labels: {app: api}
+    spec:
+      containers:
+      - name: api
+        image: registry.acme.io/shop/api:1.0
+        resources:
+          requests: {cpu: "2", memory: 4Gi}
+"""
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Run:
+    def run(*args: str, **kwargs: object) -> Result:
+        kwargs.setdefault("env", COLUMNS)
+        return run_cli(monkeypatch, *args, **kwargs)  # type: ignore[arg-type]
+
+    return run
+
+
+@pytest.fixture
+def deploy(tmp_path: Path) -> str:
+    path = tmp_path / "deploy.yaml"
+    path.write_text(DEPLOY)
+    return str(path)
+
+
+def flat(text: str) -> str:
+    """Output with its wrapping undone: words separated by single spaces."""
+    return " ".join(text.split())
+
+
+def moved(r: Result) -> list[str]:
+    assert r.exit_code == 0, r.stderr
+    return [m["pod"] for m in json.loads(r.stdout)["moves"]]
+
+
+# -- 8. kubectl habits -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spelling", [("--dry-run", "client"), ("--dry-run=client",), ("--dry-run",)],
+                         ids=["--dry-run client (a space)", "--dry-run=client", "a bare --dry-run"])
+def test_dry_run_client_with_a_space_is_a_client_dry_run_not_a_node(cli: Run, spelling: tuple[str, ...]) -> None:
+    r = cli("drain", "worker-b3", *spelling, "--snapshot", "demo", "-o", "json")
+    assert "not found" not in r.stderr
+    assert json.loads(r.stdout)["node"] == "worker-b3"
+
+
+def test_plan_with_dry_run_says_that_plan_never_changes_anything(cli: Run) -> None:
+    plain = cli("plan", CRITICAL, "--snapshot", "demo", "-o", "json")
+    for spelling in (("--dry-run=client",), ("--dry-run",), ("--dry-run", "client")):
+        r = cli("plan", CRITICAL, *spelling, "--snapshot", "demo", "-o", "json")
+        assert (r.exit_code, r.stdout) == (plain.exit_code, plain.stdout)
+        assert r.stderr == "note: plan never changes anything (it is a dry run already): --dry-run is not needed\n"
+    bad = cli("explain", CRITICAL, "--dry-run=maybe", "--snapshot", "demo")
+    assert (bad.exit_code, bad.stderr) == (2, 'error: invalid dry-run value (maybe): must be "none", "server", or '
+                                              '"client"\n')
+
+
+def test_snapshot_help_offers_only_the_formats_it_writes(cli: Run) -> None:
+    r = cli("snapshot", "--help")
+    line = next(x for x in r.stdout.splitlines() if "--output" in x)
+    assert ("wide" in line, "table" in line, "json" in line, "yaml" in line) == (False, False, True, True)
+
+
+def test_rebalance_takes_n_and_moves_only_that_namespaces_pods(cli: Run) -> None:
+    every = moved(cli("rebalance", "--dry-run", "--snapshot", "demo", "-o", "json"))
+    assert every
+    assert {k.split("/")[0] for k in every} == {"shop"}
+    assert moved(cli("rebalance", "-n", "shop", "--dry-run", "--snapshot", "demo", "-o", "json")) == every
+    assert moved(cli("rebalance", "-n", "data", "--dry-run", "--snapshot", "demo", "-o", "json")) == []
+    r = cli("rebalance", "-n", "shopp", "--dry-run", "--snapshot", "demo")
+    assert (r.exit_code, r.stderr) == (2, "error: namespace shopp not found in the snapshot; did you mean shop?\n")
+
+
+def test_objective_utilization_is_the_american_spelling_of_utilisation(cli: Run) -> None:
+    american = cli("rebalance", "--objective", "utilization", "--dry-run", "--snapshot", "demo", "-o", "json")
+    british = cli("rebalance", "--objective", "utilisation", "--dry-run", "--snapshot", "demo", "-o", "json")
+    assert (american.exit_code, american.stdout) == (british.exit_code, british.stdout)
+    assert moved(american)
