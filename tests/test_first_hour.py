@@ -111,3 +111,42 @@ def test_objective_utilization_is_the_american_spelling_of_utilisation(cli: Run)
     british = cli("rebalance", "--objective", "utilisation", "--dry-run", "--snapshot", "demo", "-o", "json")
     assert (american.exit_code, american.stdout) == (british.exit_code, british.stdout)
     assert moved(american)
+
+
+# -- 7. workloads are found as pods are -------------------------------------------------------------------
+
+
+def test_a_workload_in_another_namespace_gets_the_namespace_suggested_as_a_pod_does(cli: Run) -> None:
+    r = cli("plan", "deploy/metrics-server", "--snapshot", "demo")
+    assert r.exit_code == 2
+    assert r.stderr == ("error: deployment default/metrics-server not found in the snapshot: no pods of it there; did "
+                        "you mean deployment/metrics-server -n kube-system?\n")
+
+
+@pytest.mark.parametrize("ref", ["deployment.apps/metrics-server", "deployments.apps/metrics-server",
+                                 "deployments.v1.apps/metrics-server", "rs.apps/metrics-server-5p9lfwkgvh"])
+def test_kubectls_type_dot_group_names_the_workload(cli: Run, ref: str) -> None:
+    r = cli("plan", ref, "-n", "kube-system", "--snapshot", "demo", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert [p["pod"] for p in json.loads(r.stdout)["plans"]] == [CRITICAL]
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    pytest.param(("plan", "deployment.batch/metrics-server", "-n", "kube-system"),
+                 "error: the server doesn't have a resource type \"deployment.batch\" (Deployment is deployment.apps)",
+                 id="a known type in another group"),
+    pytest.param(("explain", "widgets.acme.io/w1", "-n", "shop"),
+                 "error: the server doesn't have a resource type \"widgets.acme.io\"",
+                 id="a type kresched does not know, never a namespace"),
+])
+def test_a_type_dot_group_that_names_nothing_is_said_so(cli: Run, args: tuple[str, ...], error: str) -> None:
+    r = cli(*args, "--snapshot", "demo")
+    assert (r.exit_code, r.stderr) == (2, error + "\n")
+
+
+def test_pods_and_nodes_take_their_group_and_version_too(cli: Run) -> None:
+    pod = cli("explain", "pods.v1./metrics-server-5p9lfwkgvh-mkd72", "-n", "kube-system", "--snapshot", "demo",
+              "-o", "json")
+    assert json.loads(pod.stdout)["pod"] == CRITICAL
+    node = cli("drain", "nodes.v1./worker-b3", "--dry-run", "--snapshot", "demo", "-o", "json")
+    assert json.loads(node.stdout)["node"] == "worker-b3"
