@@ -150,3 +150,18 @@ def test_pods_and_nodes_take_their_group_and_version_too(cli: Run) -> None:
     assert json.loads(pod.stdout)["pod"] == CRITICAL
     node = cli("drain", "nodes.v1./worker-b3", "--dry-run", "--snapshot", "demo", "-o", "json")
     assert json.loads(node.stdout)["node"] == "worker-b3"
+
+
+# -- 1. preempt -f agrees with itself ----------------------------------------------------------------------
+
+
+def test_preempt_f_that_places_nothing_ends_as_its_plan_does_and_exits_3(cli: Run, deploy: str) -> None:
+    r = cli("preempt", "-f", deploy, "--snapshot", "demo", "--dry-run")
+    out = flat(r.stdout)
+    assert "0 of 4 replicas placed, 4 Pending" in out
+    assert "nothing to do" not in out
+    assert out.endswith("deployment/shop/api: no eviction makes room: 4 of 4 replicas would stay Pending (dry run)")
+    assert r.exit_code == 3
+    summary = json.loads(cli("preempt", "-f", deploy, "--snapshot", "demo", "--dry-run", "-o",
+                             "json").stdout.splitlines()[-1])
+    assert (summary["outcome"], summary["expected"]) == ("infeasible", 0)

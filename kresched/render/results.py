@@ -230,6 +230,14 @@ def whatif_run_closing(r: WhatIfRunResult, mode: str) -> str:
         return f"{what}: {made}{' and applied' if r.applied else ''}{dry}"
     if r.outcome == "nothing-to-do":
         return f"{what}: every replica fits without evictions: nothing to do (kubectl apply -f creates it){dry}"
+    if r.outcome == "infeasible" and r.plan is not None:
+        # No eviction makes room: said as the plan above says it, never "nothing to do".
+        pending = sum(w.pending for w in r.plan.workloads)
+        wanted = sum(w.replicas for w in r.plan.workloads)
+        fits = wanted - pending
+        also = f"; {fits} fit{'s' if fits == 1 else ''} without evictions (kubectl apply -f creates them)" \
+            if fits else ""
+        return f"{what}: no eviction makes room: {pending} of {count(wanted, 'replica')} would stay Pending{also}{dry}"
     if r.outcome == "timeout":
         return f"{what}: {n} of {count(r.expected, 'pod')} bound after {took}{evicted}{dry}"
     if r.outcome == "aborted":
