@@ -165,3 +165,34 @@ def test_preempt_f_that_places_nothing_ends_as_its_plan_does_and_exits_3(cli: Ru
     summary = json.loads(cli("preempt", "-f", deploy, "--snapshot", "demo", "--dry-run", "-o",
                              "json").stdout.splitlines()[-1])
     assert (summary["outcome"], summary["expected"]) == ("infeasible", 0)
+
+
+# -- 9. words for people ------------------------------------------------------------------------------------
+
+
+def test_max_says_kresched_words_then_the_schedulers_never_glued(cli: Run, deploy: str) -> None:
+    out = flat(cli("plan", "-f", deploy, "--snapshot", "demo", "--max").stdout)
+    assert ".;" not in out
+    assert ("4 Preemption is not helpful for scheduling. No eviction helps on any of 6 candidate node(s).)\n"
+            in cli("plan", "-f", deploy, "--snapshot", "demo", "--max", env={"COLUMNS": "1000"}).stdout)
+
+
+def test_a_dry_run_says_what_would_be_bound_not_what_was(cli: Run) -> None:
+    r = cli("preempt", CRITICAL, "--snapshot", "demo", "--dry-run")
+    assert flat(r.stdout).endswith(f"pod {CRITICAL} would be bound to worker-c1 after evicting 1 pod (dry run)")
+    room = cli("preempt", "-f", "demo", "--snapshot", "demo", "--dry-run")
+    assert "room would be made for" in flat(room.stdout)
+
+
+def test_a_what_if_in_a_namespace_that_does_not_exist_says_it_would_be_refused(cli: Run, tmp_path: Path) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_text(DEPLOY.replace("namespace: shop", "namespace: nosuch"))
+    r = cli("plan", "-f", str(path), "--snapshot", "demo")
+    assert r.exit_code == 3
+    said = ('the API server would refuse the workload itself: namespaces "nosuch" not found: namespace nosuch does '
+            "not exist (kubectl create namespace nosuch first, or add the Namespace to the manifests)")
+    assert said in flat(r.stdout)
+    path.write_text(path.read_text() + "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: nosuch\n")
+    created = cli("plan", "-f", str(path), "--snapshot", "demo")
+    assert "namespace nosuch does not exist yet: the manifests create it (their Namespace)" in flat(created.stdout)
+    assert "would refuse" not in created.stdout

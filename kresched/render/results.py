@@ -53,7 +53,8 @@ def preempt_closing(r: PreemptResult, mode: str) -> str:
     if r.outcome == "bound-elsewhere":
         return f"{pod} bound to {r.node} (not the planned {r.plan.node}) in {took}{evicted}{dry}"
     if r.outcome == "simulated":
-        return f"{pod} bound to {r.plan.node}{evicted}{dry}"
+        # Nothing happened: said as what would, not as kubectl's past tense.
+        return f"{pod} would be bound to {r.plan.node}{evicted}{dry}"
     if r.outcome == "timeout":
         return f"{pod} still Pending after {took}{evicted}{dry}"
     if r.outcome == "deleted":
@@ -226,8 +227,9 @@ def whatif_run_closing(r: WhatIfRunResult, mode: str) -> str:
     if r.outcome == "done":
         return f"{what}: {count(n, 'pod')} bound in {took}{evicted}{dry}"
     if r.outcome == "simulated":
-        made = f"room made for {count(r.expected, 'pod')}{evicted}" if r.evicted or r.expected else "nothing to do"
-        return f"{what}: {made}{' and applied' if r.applied else ''}{dry}"
+        made = f"room would be made for {count(r.expected, 'pod')}{evicted}" if r.evicted or r.expected \
+            else "nothing to do"
+        return f"{what}: {made}{', and the workloads applied' if r.applied else ''}{dry}"
     if r.outcome == "nothing-to-do":
         return f"{what}: every replica fits without evictions: nothing to do (kubectl apply -f creates it){dry}"
     if r.outcome == "infeasible" and r.plan is not None:
