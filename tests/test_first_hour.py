@@ -196,3 +196,63 @@ def test_a_what_if_in_a_namespace_that_does_not_exist_says_it_would_be_refused(c
     created = cli("plan", "-f", str(path), "--snapshot", "demo")
     assert "namespace nosuch does not exist yet: the manifests create it (their Namespace)" in flat(created.stdout)
     assert "would refuse" not in created.stdout
+
+
+# -- 2. hints that would make the pod fit, and kresched's own reservation named --------------------------
+
+
+def nearest(r: Result) -> dict[str, str]:
+    """The what-if's nearest-nodes table: node → WHY NOT (its wrapped lines joined)."""
+    lines = r.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Nearest nodes")) + 2
+    out: dict[str, str] = {}
+    last = ""
+    for line in lines[start:]:
+        if not line.strip() or line.startswith("…"):
+            break
+        if line.startswith("    scheduler says:"):
+            continue
+        if line.startswith(" "):
+            out[last] += " " + line.strip()
+        else:
+            last, _, why = line.partition(" ")
+            out[last] = why.strip()
+    return out
+
+
+def test_no_toleration_is_suggested_where_the_pod_would_still_not_fit(cli: Run) -> None:
+    """The demo job of 6 CPU: no node has 6 CPU allocatable, so no taint is worth tolerating."""
+    r = cli("plan", "-f", "demo", "--snapshot", "demo")
+    rows = nearest(r)
+    assert rows
+    assert all(why.startswith("nothing makes it fit here: requests 6 CPU but the node has only") for why in
+               rows.values()), rows
+    table = flat(cli("explain", "job/train-ranker-v7", "-n", "ml", "--snapshot", "demo").stdout)
+    assert "tolerate taint" not in table
+    assert "nvidia.com/gpu.present=true missing" not in table
+
+
+def test_a_stale_kresched_reservation_is_named_as_such(cli: Run, deploy: str) -> None:
+    rows = nearest(cli("plan", "-f", deploy, "--snapshot", "demo", "-o", "wide"))
+    assert rows["worker-a2"].startswith(
+        "a stale kresched reservation (made for kube-system/metrics-server-5p9lfwkgvh-q7w2d, gone): `kresched "
+        "untaint` removes its taint CriticalAddonsOnly=kresched:NoSchedule; needs 1.77 more CPU")
+    assert "tolerate taint CriticalAddonsOnly" not in rows["worker-a2"]
+
+
+# -- 3. the nearest nodes are those that need the least change ----------------------------------------------
+
+
+def test_a_missing_toleration_counts_as_one_change_like_missing_cpu(cli: Run, deploy: str) -> None:
+    rows = nearest(cli("plan", "-f", deploy, "--snapshot", "demo"))
+    assert list(rows)[:2] == ["worker-d1", "worker-d2"]
+    assert rows["worker-d1"] == "tolerate taint node.acme.io/pool=general-v2:NoSchedule; then it fits"
+
+
+def test_wide_lists_every_node_with_the_schedulers_reason_the_table_the_nearest_five(cli: Run, deploy: str) -> None:
+    table = cli("plan", "-f", deploy, "--snapshot", "demo")
+    wide = cli("plan", "-f", deploy, "--snapshot", "demo", "-o", "wide")
+    assert len(nearest(table)) == 5
+    assert "… and 5 more (-o wide lists every node)" in table.stdout
+    assert len(nearest(wide)) == 10
+    assert "scheduler says: node(s) had untolerated taint(s)" in wide.stdout
