@@ -256,3 +256,28 @@ def test_wide_lists_every_node_with_the_schedulers_reason_the_table_the_nearest_
     assert "… and 5 more (-o wide lists every node)" in table.stdout
     assert len(nearest(wide)) == 10
     assert "scheduler says: node(s) had untolerated taint(s)" in wide.stdout
+
+
+# -- 4. what a default costs a victim is said up front --------------------------------------------------------
+
+
+def test_the_headline_says_grace_periods_shortened_and_bare_pods_gone_for_good(cli: Run, tmp_path: Path) -> None:
+    from kresched.sources.snapshot import encode_snapshot
+    from tests.builders import make_node, make_pod, make_state
+
+    path = tmp_path / "cluster.json"
+    path.write_bytes(encode_snapshot(make_state([make_node("node-a", cpu="2")], [
+        make_pod("batch", "ops", node="node-a", cpu="1", owner=None, grace=60),
+        make_pod("web", "ops", node="node-a", cpu="1", grace=30),
+        make_pod("dns", "kube-system", cpu="2", priority=2_000_000_000),
+    ])))
+    r = cli("plan", "kube-system/dns", "--snapshot", str(path))
+    head = flat(r.stdout).split("EVICT on ", 1)[1].split(" evict ", 1)[0]
+    assert head == ("node-a · tier 2 · reservation taint: no (the pod does not tolerate CriticalAddonsOnly) · 2 grace "
+                    "periods shortened to 10s · 1 bare pod gone for good")
+
+
+def test_a_what_if_says_what_its_evictions_cost_under_its_headline(cli: Run) -> None:
+    lines = cli("plan", "-f", "demo", "--snapshot", "demo").stdout.split("\n\n")[0]
+    assert flat(lines).endswith("4 replicas: 4 placed (4 after evicting 7 pods) The evictions' cost: 5 grace periods "
+                                "shortened to 10s, emptyDir data of 1 pod lost")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.plan.plans import Plan
 from kresched.plan.whatif import MaxResult, WhatIf, WorkloadPlan
 from kresched.render.common import Source, count, pod_requests_text, priority_text
-from kresched.render.plan import plan_dict, plan_view
+from kresched.render.plan import plan_dict, plan_view, victim_costs
 from kresched.render.table import Columns, Command, Hanging
 
 if TYPE_CHECKING:
@@ -116,6 +116,9 @@ def _workload_view(w: WorkloadPlan, state: ClusterState, wide: bool) -> Renderab
     ]
     style = "red" if w.pending else "green"
     parts.append(Hanging(Text(w.message, style=style if w.pending or not w.plans else ""), first="", rest="  "))
+    costs = victim_costs([v for p in w.plans if p.outcome == "evict" for v in p.victims])
+    if costs:
+        parts.append(Hanging(Text(f"The evictions' cost: {', '.join(costs)}", style="yellow"), first="", rest="  "))
     parts.extend(Hanging(Text(f"Note: {n}", style="dim"), first="", rest="  ") for n in w.notes)
     if w.placed:
         parts.append(Text(""))
