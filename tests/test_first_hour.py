@@ -281,3 +281,24 @@ def test_a_what_if_says_what_its_evictions_cost_under_its_headline(cli: Run) -> 
     lines = cli("plan", "-f", "demo", "--snapshot", "demo").stdout.split("\n\n")[0]
     assert flat(lines).endswith("4 replicas: 4 placed (4 after evicting 7 pods) The evictions' cost: 5 grace periods "
                                 "shortened to 10s, emptyDir data of 1 pod lost")
+
+
+# -- 5. plan and explain tell one story about the tiers --------------------------------------------------------
+
+
+def test_plan_help_says_what_the_tiers_are(cli: Run) -> None:
+    text = flat(cli("plan", "--help").stdout)
+    assert ("tier 1 evicts only pods that stop within --max-grace seconds (10) and whose PodDisruptionBudget allows "
+            "the eviction; tier 2 also pods with a longer grace period (shortened to --max-grace); tier 3 any "
+            "lower-priority pod, even over a PDB (carried out only with --allow-pdb-violation)") in text
+
+
+def test_the_node_explain_finds_nearest_is_ruled_out_by_the_plan_in_words_of_the_tiers(cli: Run) -> None:
+    explained = json.loads(cli("explain", CRITICAL, "--snapshot", "demo", "-o", "json").stdout)
+    assert explained["nodes"]["worker-b2"] == ["Insufficient memory"]
+    plan = cli("plan", CRITICAL, "--snapshot", "demo", "-o", "wide")
+    assert "EVICT on worker-c1 · tier 1" in plan.stdout
+    runner = flat(plan.stdout.split("Runner-up nodes:", 1)[1])
+    assert ("worker-b2 - tier 1 evicts only pods that stop within 10s and whose PDB allows it: those here hold too "
+            "little (a node where they do is chosen first)") in runner
+    assert "plan --help" in flat(cli("explain", CRITICAL, "--snapshot", "demo").stdout)

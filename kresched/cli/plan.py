@@ -113,6 +113,14 @@ def plan(
     evictions that make room for them, and why the rest would stay Pending. Exit code 3 when some
     replica would stay Pending.
 
+    Tiers, tried in order; the first that finds a node wins, so a plan evicts what costs least: tier
+    1 evicts only pods that stop within --max-grace seconds (10) and whose PodDisruptionBudget
+    allows the eviction; tier 2 also pods with a longer grace period (shortened to --max-grace);
+    tier 3 any lower-priority pod, even over a PDB (carried out only with --allow-pdb-violation).
+    Among the nodes of that tier, the scheduler's own rule picks (fewest PDB violations, lowest
+    victim priority, fewest victims, ...). So the node `explain` finds nearest (the least it
+    lacks) is not always the one a plan picks: a runner-up says which tier ruled it out.
+
     Examples:
 
     \b
