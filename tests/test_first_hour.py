@@ -302,3 +302,38 @@ def test_the_node_explain_finds_nearest_is_ruled_out_by_the_plan_in_words_of_the
     assert ("worker-b2 - tier 1 evicts only pods that stop within 10s and whose PDB allows it: those here hold too "
             "little (a node where they do is chosen first)") in runner
     assert "plan --help" in flat(cli("explain", CRITICAL, "--snapshot", "demo").stdout)
+
+
+# -- 6. drain names every blocker at once ------------------------------------------------------------------------
+
+
+def test_drain_names_every_refusal_and_every_flag_in_one_pre_flight(cli: Run) -> None:
+    first = cli("drain", "worker-a1", "--dry-run", "--snapshot", "demo")
+    out = flat(first.stdout)
+    assert ("cannot delete Pods that declare no controller (use --force to override): ops/pg-dump-manual") in out
+    assert "the flags that lift every refusal: --ignore-daemonsets --delete-emptydir-data --force" in out
+    assert "once evicted, ops/pg-dump-manual would be gone for good (no controller recreates it)" in out
+    assert first.stderr.startswith("error: the drain would not finish: kubectl would refuse 5 pods without "
+                                   "--ignore-daemonsets --delete-emptydir-data --force; 3 pods would stay Pending "
+                                   "(batch/report-nightly-29277600-729sx, data/nats-2, data/postgres-0: what holds "
+                                   "each is above; --allow-pending drains anyway)")
+    as_json = json.loads(cli("drain", "worker-a1", "--dry-run", "--snapshot", "demo", "-o", "json").stdout)
+    assert as_json["flags"] == ["--ignore-daemonsets", "--delete-emptydir-data", "--force"]
+    assert {"pod": "ops/pg-dump-manual", "reason": "Pods with local storage (use --delete-emptydir-data to override)",
+            "also": ["cannot delete Pods that declare no controller (use --force to override)"]} in as_json["errors"]
+    # The flags it named are all it takes: no refusal is left to find.
+    then = cli("drain", "worker-a1", "--dry-run", "--snapshot", "demo", "--ignore-daemonsets",
+               "--delete-emptydir-data", "--force")
+    assert "kubectl would refuse" not in then.stdout
+    assert "kubectl would refuse" not in then.stderr
+
+
+def test_a_refused_pod_that_would_stay_pending_once_evicted_is_named_before_the_flags_are_given(cli: Run) -> None:
+    r = cli("drain", "worker-b3", "--ignore-daemonsets", "--dry-run", "--snapshot", "demo")
+    assert "once evicted, shop/search-indexer-7ggrl7gzs-jssw7 would stay Pending: 0/10 nodes are available" in \
+        flat(r.stdout)
+    assert "shop/search-indexer-7ggrl7gzs-jssw7" in r.stderr.split("would stay Pending", 1)[1]
+    lifted = cli("drain", "worker-b3", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--dry-run",
+                 "--snapshot", "demo", "-o", "json")
+    pending = [p["pod"] for p in json.loads(lifted.stdout)["evict"] if p["landsOn"] is None]
+    assert "shop/search-indexer-7ggrl7gzs-jssw7" in pending
