@@ -271,17 +271,19 @@ def test_the_table_shows_the_scheduler_message_the_counts_and_the_nearest_nodes_
         (1, "node(s) had untolerated taint(s)"),
         (1, "node(s) were unschedulable"),
     ]
+    # One change each: evictions free it on node-a; an uncordon, a label, a toleration (each then fits)
+    # come before node-b, where the CPU it lacks is held by no pod kresched may evict.
     assert table_rows(res.stdout) == [
         ["node-a", "unschedulable", "NodeResourcesFit", "Insufficient cpu",
          "needs 1.5 more CPU: evicting lower-priority pods could free 2.5 CPU"],
+        ["node-c", "unresolvable", "NodeUnschedulable", "node(s) were unschedulable",
+         "node is cordoned: uncordon it (kubectl uncordon node-c) then it fits"],
+        ["node-l", "unresolvable", "NodeAffinity", "node(s) didn't match Pod's node affinity/selector",
+         "node label disktype=ssd missing then it fits"],
+        ["node-t", "unresolvable", "TaintToleration", "node(s) had untolerated taint(s)",
+         "tolerate taint k=v:NoSchedule then it fits"],
         ["node-b", "unschedulable", "NodeResourcesFit", "Insufficient cpu",
          "needs 1 more CPU: no lower-priority pod here holds any"],
-        ["node-c", "unresolvable", "NodeUnschedulable", "node(s) were unschedulable",
-         "node is cordoned: uncordon it (kubectl uncordon node-c)"],
-        ["node-l", "unresolvable", "NodeAffinity", "node(s) didn't match Pod's node affinity/selector",
-         "node label disktype=ssd missing"],
-        ["node-t", "unresolvable", "TaintToleration", "node(s) had untolerated taint(s)",
-         "tolerate taint k=v:NoSchedule"],
     ]
 
 
@@ -293,10 +295,11 @@ def test_the_table_shows_the_whole_message_when_preemption_fails_too(cli: Run, s
             "1 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
             ) in one_line(res.stdout)
     rows = {r[0]: r for r in table_rows(res.stdout)}
-    assert rows["node-a"][4] == "requests 6 CPU but the node has only 4 CPU allocatable: no eviction helps"
+    assert rows["node-a"][4] == "nothing makes it fit here: requests 6 CPU but the node has only 4 CPU allocatable"
     assert rows["node-b"][4] == "needs 5 more CPU: no lower-priority pod here holds any"
-    # node-b first: the only node the scheduler's preemption would look at (the others are unresolvable)
-    assert [r[0] for r in table_rows(res.stdout)][:1] == ["node-b"]
+    # The least change first: an uncordon or a toleration, then room on node-b; where 6 CPU is more
+    # than the node has, last (no hint: nothing makes it fit there).
+    assert [r[0] for r in table_rows(res.stdout)] == ["node-c", "node-t", "node-b", "node-l", "node-a"]
 
 
 def test_nodes_whose_lower_priority_pods_hold_enough_come_before_those_that_hold_only_some(cli: Run,
@@ -325,13 +328,17 @@ def test_extended_resources_and_the_pod_limit_get_their_own_hints(cli: Run, tmp_
     ])
     gpu = cli("explain", "--pod", "ml/gpu-job", "--snapshot", source, "--no-color", "-o", "wide",
               width=250)
+    # Only why not: room for one more pod would not give it a GPU.
     assert table_rows(gpu.stdout) == [[
         "node-g", "unresolvable", "NodeResourcesFit", "Too many pods, Insufficient nvidia.com/gpu",
-        "node is at its limit of 2 pods: evicting 1 of its 2 lower-priority pods makes room "
-        "node has no nvidia.com/gpu (the pod requests 1 nvidia.com/gpu): no eviction helps"]]
+        "nothing makes it fit here: node has no nvidia.com/gpu (the pod requests 1 nvidia.com/gpu)"]]
     assert "0/1 nodes are available: 1 Insufficient nvidia.com/gpu, 1 Too many pods." in one_line(gpu.stdout)
     web = cli("explain", "--pod", "ml/web", "--snapshot", source, "-o", "json")
     assert json.loads(web.stdout)["preemptionMessage"] is None  # evicting one pod makes room
+    table = cli("explain", "--pod", "ml/web", "--snapshot", source, "--no-color", "-o", "wide", width=250)
+    assert table_rows(table.stdout) == [[
+        "node-g", "unschedulable", "NodeResourcesFit", "Too many pods",
+        "node is at its limit of 2 pods: evicting 1 of its 2 lower-priority pods makes room"]]
 
 
 def test_a_pod_nominated_to_a_node_counts_in_its_hints_as_it_does_in_the_filter(cli: Run, tmp_path: Path) -> None:

@@ -247,7 +247,9 @@ def test_the_next_command_names_the_cluster_as_the_plan_did_and_acts_on_it() -> 
 
 def test_explain_of_a_pod_evictions_could_help_points_to_plan(cli: Run) -> None:
     lines = cli("explain", CRITICAL, "--snapshot", "demo", width=200).stdout.splitlines()
-    assert lines[-2:] == ["next (what must move for it to fit):", f"  kresched plan {CRITICAL} --snapshot demo"]
+    assert lines[-2:] == ["next (what must move for it to fit; its tiers evict what costs least first, so it may "
+                          "pick another node than the nearest: plan --help):",
+                          f"  kresched plan {CRITICAL} --snapshot demo"]
     assert "kresched plan" not in cli("explain", TRAINER, "--snapshot", "demo").stdout
 
 

@@ -1,6 +1,7 @@
 """kresched as a kubectl plugin: `pip install` puts `kubectl-kresched` on PATH, so `kubectl kresched
 ...` runs it; the krew manifest in the repository installs a wrapper whose archive it names by
-sha256; the README carries a k9s plugin snippet that runs as written."""
+sha256; the docs (docs/guide/ci-and-cluster.md) carry a k9s plugin snippet that runs
+as written."""
 
 from __future__ import annotations
 
@@ -126,8 +127,8 @@ def test_the_krew_wrapper_runs_the_installed_kresched(tmp_path):
     assert json.loads(done.stdout)["schedulable"] is False
 
 
-def test_the_readme_has_a_k9s_plugin_that_runs_kresched_through_kubectl():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_have_a_k9s_plugin_that_runs_kresched_through_kubectl():
+    readme = (ROOT / "docs" / "guide" / "ci-and-cluster.md").read_text()
     [block] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S) if "plugins:" in b]
     plugins = yaml.safe_load(block)["plugins"]
     assert plugins

@@ -2,11 +2,14 @@
 
 Every `kresched ...` line in the `sh` blocks of README.md and docs/**/*.md that runs on the built-in
 demo cluster (`--snapshot demo`) or on a snapshot in `examples/` runs, without a traceback, and ends
-as documented. Every relative link in them points to a file that exists, and a link's `#anchor` to
+as documented; an excerpt of what one prints (a `text` block under `<!-- output of: COMMAND -->`)
+is what it prints today at 80 columns, its lines in order (`...` stands for lines left out). Every
+relative link in them points to a file that exists, and a link's `#anchor` to
 a heading of that file (as GitHub makes anchors of headings)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -42,13 +45,39 @@ def test_the_readme_and_docs_have_demo_examples_for_every_command() -> None:
 
 @pytest.mark.parametrize("example", sorted(set(_examples(PAGES))))
 def test_an_example_in_the_docs_runs(example: str) -> None:
-    args = shlex.split(example.split("#")[0])[1:]
-    done = subprocess.run([sys.executable, "-m", "kresched", *args], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT)
+    done = _run(example)
     assert "Traceback" not in done.stderr
     # 3 is the documented answer for the pod nothing can help (and a drain refused without a flag).
     assert done.returncode in (0, 3), f"{example}: exit {done.returncode}: {done.stderr}"
     assert done.stdout.strip(), f"{example} printed nothing"
+
+
+def _excerpts(pages: list[Path]) -> list[tuple[str, str]]:
+    found = [m for page in pages for m in re.findall(r"<!-- output of: (kresched [^>]*?) -->\n```text\n(.*?)```",
+                                                       page.read_text(), flags=re.S)]
+    return [(cmd, text) for cmd, text in found]
+
+
+def _run(example: str, **env: str) -> subprocess.CompletedProcess[str]:
+    args = shlex.split(example.split("#")[0])[1:]
+    return subprocess.run([sys.executable, "-m", "kresched", *args], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env={**os.environ, **env})
+
+
+def test_every_page_with_an_excerpt_shows_its_command() -> None:
+    assert {cmd for cmd, _ in _excerpts(PAGES)} <= set(_examples(PAGES))
+    assert len(_excerpts([README])) >= 3
+
+
+@pytest.mark.parametrize(("command", "excerpt"), _excerpts(PAGES), ids=[c for c, _ in _excerpts(PAGES)])
+def test_an_excerpt_of_output_is_what_the_command_prints(command: str, excerpt: str) -> None:
+    printed = [ln.rstrip() for ln in _run(command, COLUMNS="80", NO_COLOR="1").stdout.splitlines()]
+    at = 0
+    for line in (ln.rstrip() for ln in excerpt.splitlines()):
+        if line == "...":
+            continue
+        assert line in printed[at:], f"{command}: not printed (after line {at}): {line!r}"
+        at = printed.index(line, at) + 1
 
 
 def _anchor(heading: str) -> str:

@@ -8,7 +8,9 @@ spellings kubectl (pflag) accepts that click does not.
   flag, anything else is kubectl's `invalid argument` usage error;
 - a shorthand takes its value after `=` too (`-o=json`, `-n=kube-system`);
 - a bare `--dry-run` is `--dry-run=client`, `--server-dry-run` is `--dry-run=server`, and asking for
-  both is a usage error;
+  both is a usage error; `--dry-run client` (a space, as kubectl users type it) is `--dry-run=client`
+  (likewise `server` and `none`: pflag would read the word as an argument, a node or pod named
+  `client`, which no one means — `--dry-run=client client` still names one);
 - `-f` is kubectl's: manifests (`--filename`), on the verbs that read them (`plan`, `preempt`); on any
   other verb, or before the verb, it is a usage error that points to `--snapshot` (kresched's `-f`
   used to be the snapshot's).
@@ -32,6 +34,8 @@ _LEADING_FLAGS = {"--no-color", "--all-namespaces", "-A"}
 #: The root's own options, which kubectl lets come after the verb.
 _GLOBAL_WITH_VALUE = {"--request-timeout", "--max-input"}
 #: pflag's `strconv.ParseBool`.
+#: kubectl's `--dry-run` values.
+_DRY_RUN_MODES = ("none", "client", "server")
 _TRUE, _FALSE = {"1", "t", "T", "TRUE", "true", "True"}, {"0", "f", "F", "FALSE", "false", "False"}
 
 
@@ -77,6 +81,10 @@ def normalize_args(args: Sequence[str], commands: Mapping[str, Any] | Collection
             i += take
             continue
         elif a == "--dry-run":
+            if i + 1 < len(head) and head[i + 1] in _DRY_RUN_MODES:
+                new.append(f"--dry-run={head[i + 1]}")
+                i += 2
+                continue
             new.append("--dry-run=client")
         elif a == "--server-dry-run":
             new.append("--dry-run=server")

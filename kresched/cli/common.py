@@ -46,6 +46,8 @@ __all__ = [
     "OutputOpt",
     "NoColorOpt",
     "NamespaceOpt",
+    "ReadOnlyDryRunOpt",
+    "read_only_dry_run",
     "AllNamespacesOpt",
     "default_namespace",
     "KubeContext",
@@ -88,6 +90,9 @@ NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No colours (colour
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", "-n", metavar="NAMESPACE",
                                                   help="The pod's namespace (default: the kubeconfig context's, "
                                                        "'default' for a snapshot).", show_default=False)]
+#: `--dry-run` on a verb that never writes (hidden: it changes nothing): a note says so, rather than an
+#: unknown flag for a kubectl habit.
+ReadOnlyDryRunOpt = Annotated[str | None, typer.Option("--dry-run", hidden=True, show_default=False)]
 AllNamespacesOpt = Annotated[bool, typer.Option("--all-namespaces", "-A",
                                                 help="Pods in every namespace (the default without -n).")]
 SchedulerConfigOpt = Annotated[str | None, typer.Option(
@@ -212,6 +217,17 @@ def _columns() -> int | None:
 
 #: The environment of the running command; `main()` and the tests set it.
 ENV = Env()
+
+
+def read_only_dry_run(value: str | None, verb: str) -> None:
+    """`--dry-run[=client|server|none]` given to `verb`, which changes nothing anyway: a note on
+    stderr; another value is kubectl's error for it."""
+    if value is None:
+        return
+    if value not in ("none", "client", "server"):
+        raise InputError(f'invalid dry-run value ({value}): must be "none", "server", or "client"')
+    if value != "none":
+        ENV.say(f"note: {verb} never changes anything (it is a dry run already): --dry-run is not needed")
 
 
 def make_options(snapshot: str | None, kubeconfig: str | None, context: str | None,

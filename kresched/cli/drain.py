@@ -213,9 +213,11 @@ def _dry_run_verdict(opts: Options, plan: DrainPlan, allow_pending: bool, timeou
     a table that would finish ends as kubectl's dry run does (`node/worker-b3 drained (dry run)`)."""
     reasons = []
     if plan.errors:
-        reasons.append(f"kubectl would refuse {count(len(plan.errors), 'pod')} without a flag")
-    if plan.pending and not allow_pending:
-        reasons.append(f"{count(len(plan.pending), 'pod')} would stay Pending (--allow-pending drains anyway)")
+        reasons.append(f"kubectl would refuse {count(len(plan.errors), 'pod')} without {' '.join(plan.flags())}")
+    pending = [*(p.pod.key for p in plan.pending), *(e.pod.key for e in plan.pending_once_lifted)]
+    if pending and not allow_pending:
+        reasons.append(f"{count(len(pending), 'pod')} would stay Pending ({', '.join(pending)}: what holds each is "
+                       "above; --allow-pending drains anyway)")
     if plan.blocked:
         reasons.append(f"{count(len(plan.blocked), 'eviction')} would be refused by a PodDisruptionBudget that "
                        f"nothing the drain does gives back ({', '.join(p.pod.key for p in plan.blocked)}), so the "

@@ -15,6 +15,7 @@ from kresched.cli.common import (
     OtherSchedulersOpt,
     Output,
     OutputOpt,
+    ReadOnlyDryRunOpt,
     SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
@@ -24,6 +25,7 @@ from kresched.cli.common import (
     is_table,
     load_profiles,
     make_options,
+    read_only_dry_run,
 )
 from kresched.cli.load import load_state
 from kresched.cli.plan import PodArg, PodOpt
@@ -53,6 +55,7 @@ def explain(
     context: ContextOpt = None,
     output: OutputOpt = Output.table,
     no_color: NoColorOpt = False,
+    dry_run: ReadOnlyDryRunOpt = None,
 ) -> int:
     """Why a pod is Pending: every node's verdict, the scheduler's own message, and what would make it fit.
 
@@ -64,6 +67,7 @@ def explain(
       kresched -n kube-system explain pod/metrics-server-5p9lfwkgvh-mkd72 --snapshot demo -o json
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
+    read_only_dry_run(dry_run, "explain")
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
     profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)

@@ -17,6 +17,7 @@ from kresched.cli.common import (
     OtherSchedulersOpt,
     Output,
     OutputOpt,
+    ReadOnlyDryRunOpt,
     SchedulerConfigOpt,
     SnapshotOpt,
     at_least,
@@ -26,6 +27,7 @@ from kresched.cli.common import (
     is_table,
     load_profiles,
     make_options,
+    read_only_dry_run,
 )
 from kresched.cli.complete import complete_pods
 from kresched.cli.load import load_state
@@ -97,6 +99,7 @@ def plan(
     context: ContextOpt = None,
     output: OutputOpt = Output.table,
     no_color: NoColorOpt = False,
+    dry_run: ReadOnlyDryRunOpt = None,
 ) -> int:
     """Dry run: which node, which victims, which tier, and where the victims land afterwards.
 
@@ -110,6 +113,14 @@ def plan(
     evictions that make room for them, and why the rest would stay Pending. Exit code 3 when some
     replica would stay Pending.
 
+    Tiers, tried in order; the first that finds a node wins, so a plan evicts what costs least: tier
+    1 evicts only pods that stop within --max-grace seconds (10) and whose PodDisruptionBudget
+    allows the eviction; tier 2 also pods with a longer grace period (shortened to --max-grace);
+    tier 3 any lower-priority pod, even over a PDB (carried out only with --allow-pdb-violation).
+    Among the nodes of that tier, the scheduler's own rule picks (fewest PDB violations, lowest
+    victim priority, fewest victims, ...). So the node `explain` finds nearest (the least it
+    lacks) is not always the one a plan picks: a runner-up says which tier ruled it out.
+
     Examples:
 
     \b
@@ -121,6 +132,7 @@ def plan(
       kresched plan -f demo --snapshot demo --max -o json
     """
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
+    read_only_dry_run(dry_run, "plan")
     ref = pick_pod_ref(pod_arg, pod, required=False)
     if filename is not None:
         if ref or all_pending or all_namespaces:

@@ -192,7 +192,8 @@ def _make_room(opts: Options, files: list[str], recursive: bool, replicas: int |
     evicting = [p for p in whatif.plans if p.outcome == "evict"]
     victims = sum(len(p.victims) for p in evicting)
     if not evicting and not apply:
-        result.outcome = "nothing-to-do"
+        # Nothing to evict: every replica fits as it is, or those that do not fit no eviction helps.
+        result.outcome = "infeasible" if any(w.pending for w in whatif.workloads) else "nothing-to-do"
         return _finish_room(opts, report, result, api.mode)
     what = f"Evict {count(victims, 'pod')} for {', '.join(result.workloads)}" if evicting else \
         f"Apply {', '.join(result.workloads)}"
@@ -235,6 +236,8 @@ def _finish_room(opts: Options, report: Reporter, r: object, mode: str,
         return ExitCode.OK if clean else ExitCode.PARTIAL
     if r.outcome == "interrupted":
         return ExitCode.INTERRUPTED
+    if r.outcome == "infeasible":
+        return ExitCode.INFEASIBLE
     return ExitCode.PARTIAL
 
 

@@ -41,6 +41,7 @@ from kresched.cli.common import (
     parse_duration,
 )
 from kresched.cli.load import load_state
+from kresched.cli.resolve import check_namespace
 from kresched.errors import ExitCode, InputError
 from kresched.plan.objectives import OBJECTIVES
 from kresched.render.common import count
@@ -57,7 +58,12 @@ if TYPE_CHECKING:
 
 ObjectiveOpt = Annotated[list[str] | None, typer.Option(
     "--objective", metavar="NAME[,NAME]",
-    help=f"What to improve: {', '.join(OBJECTIVES)} (repeatable or a comma list; default all).")]
+    help=f"What to improve: {', '.join(OBJECTIVES)} (or utilization; repeatable or a comma list; default all).")]
+RebalanceNamespaceOpt = Annotated[str | None, typer.Option(
+    "--namespace", "-n", metavar="NAMESPACE", show_default=False,
+    help="Move only pods of this namespace (pods of every namespace still count where they run).")]
+RebalanceAllOpt = Annotated[bool, typer.Option("--all-namespaces", "-A",
+                                               help="Move pods of every namespace (the default without -n).")]
 ThresholdsOpt = Annotated[str | None, typer.Option(
     "--thresholds", metavar="RES=PCT,...",
     help="utilisation: a node below all of these request-% is underutilised (a destination; default "
@@ -80,10 +86,14 @@ MaxPerNsOpt = Annotated[int | None, typer.Option("--max-moves-per-namespace", ca
                                                  help="Moves in any one namespace.")]
 
 
+#: Other spellings of the objectives: the American one (the descheduler's LowNodeUtilization).
+OBJECTIVE_ALIASES = {"utilization": "utilisation"}
+
+
 def parse_objectives(values: list[str] | None) -> tuple[str, ...]:
     if not values:
         return OBJECTIVES
-    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    out = [OBJECTIVE_ALIASES.get(v.strip(), v.strip()) for item in values for v in item.split(",") if v.strip()]
     return tuple(dict.fromkeys(out))
 
 
@@ -149,6 +159,8 @@ def rebalance_command(
     config: ConfigOpt = None,
     scheduler_config: SchedulerConfigOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
+    namespace: RebalanceNamespaceOpt = None,
+    all_namespaces: RebalanceAllOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -176,14 +188,16 @@ def rebalance_command(
     from kresched.plan.rebalance import plan_rebalance
     from kresched.render.rebalance import rebalance_dict, rebalance_view
 
-    opts = make_options(snapshot, kubeconfig, context, output, no_color)
+    opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
     policy = load_policy(config)
     ropts = build_options(objective, thresholds, target_thresholds, margin, evict_local_storage_pods, max_moves,
                           max_moves_per_node, max_moves_per_namespace, policy.rebalance)
     ropts = replace(ropts, profiles=load_profiles(scheduler_config, simulate_other_schedulers,
-                                                  offline=snapshot is not None))
+                                                  offline=snapshot is not None), namespace=namespace)
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
+    if namespace is not None:
+        check_namespace(state, namespace, opts.source)
     with paused_gc():
         plan = plan_rebalance(state, ropts)
     if dry_run is DryRun.client:

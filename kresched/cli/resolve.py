@@ -46,9 +46,46 @@ class Workload:
         return f"{self.kind.lower()} {self.namespace}/{self.name}"
 
 
+#: The API group of each kind kresched names in `TYPE.GROUP/NAME` ("" the core group); every one is at v1.
+_GROUPS = {"Pod": "", "Node": "", "ReplicationController": "", "Deployment": "apps", "ReplicaSet": "apps",
+           "StatefulSet": "apps", "DaemonSet": "apps", "Job": "batch", "CronJob": "batch"}
+
+
+def _kind_of(resource: str) -> str | None:
+    """The kind `resource` (as typed, any spelling) names: a workload's, `Pod`, `Node`, or None."""
+    low = resource.lower()
+    if low in WORKLOAD_TYPES:
+        return WORKLOAD_TYPES[low]
+    return "Pod" if low in _POD_TYPES else "Node" if low in _NODE_TYPES else None
+
+
+def resource_type(text: str) -> str:
+    """kubectl's `TYPE`, `TYPE.GROUP` or `TYPE.VERSION.GROUP` (`deployment.apps`,
+    `deployments.v1.apps`; apimachinery's `ParseResourceArg`) → the `TYPE` alone, when the group
+    (and version) are the kind's; `text` unchanged when it names no kind kresched knows (a
+    namespace, in `NS/NAME`). An `InputError` for a known type in another group."""
+    resource, dot, rest = text.partition(".")
+    if not dot:
+        return text
+    kind = _kind_of(resource)
+    if kind is None:
+        return text
+    version, dot, group = rest.partition(".")
+    if not dot:
+        version, group = "v1", rest
+    if group == _GROUPS[kind] and version == "v1":
+        return resource
+    where = f"{resource}.{_GROUPS[kind]}" if _GROUPS[kind] else resource
+    raise InputError(f'the server doesn\'t have a resource type "{text}" ({kind} is {where})')
+
+
 def parse_target(ref: str, namespace: str, namespace_given: bool = False) -> str | Workload:
-    """A pod's key (`ns/name`) or the `Workload` that `TYPE/NAME` names (in `namespace`)."""
+    """A pod's key (`ns/name`) or the `Workload` that `TYPE/NAME` names (in `namespace`); `TYPE` may
+    carry its group as kubectl's does (`deployment.apps/web`). A namespace never has a dot."""
     kind, sep, name = ref.partition("/")
+    if sep:
+        kind = resource_type(kind)
+        ref = f"{kind}/{name}"
     if sep and name and "/" not in name and kind.lower() in WORKLOAD_TYPES:
         return Workload(WORKLOAD_TYPES[kind.lower()], namespace, name)
     return pod_key(ref, namespace, namespace_given)
@@ -91,6 +128,12 @@ def workload_pods(state: ClusterState, w: Workload, source: str) -> list[Pod]:
     names = sorted({n for _, _, p in owned if (n := _owner_name(p, w.kind)) is not None})
     close = difflib.get_close_matches(w.name, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(f'{w.kind.lower()}/{c}' for c in close)}?" if close else ""
+    if not close:
+        # As a pod's: the same name in another namespace.
+        elsewhere = sorted({p.namespace for p in state.pods if p.namespace != w.namespace
+                            and _owner_name(p, w.kind) == w.name})
+        if elsewhere:
+            hint = "; did you mean " + " or ".join(f"{w.kind.lower()}/{w.name} -n {ns}" for ns in elsewhere[:3]) + "?"
     raise InputError(f"{w} not found in {source}: no pods of it there{hint}")
 
 
@@ -139,8 +182,11 @@ def pod_key(ref: str, namespace: str, namespace_given: bool = False) -> str:
         return f"{namespace}/{parts[0]}"
     if len(parts) == 2 and all(parts):
         kind, name = parts
+        kind = resource_type(kind)
         if kind.lower() in _POD_TYPES:
             return f"{namespace}/{name}"
+        if "." in kind:  # a namespace has no dot: a TYPE.GROUP kresched does not know
+            raise InputError(f'the server doesn\'t have a resource type "{kind}"')
         if namespace_given and kind != namespace:
             raise InputError(f"pod {ref} is in namespace {kind}, but -n says {namespace}")
         return ref
@@ -170,6 +216,7 @@ def resolve_pod(state: ClusterState, ref: str, source: str, namespace: str = "de
 
 def node_name(ref: str) -> str:
     kind, sep, name = ref.partition("/")
+    kind = resource_type(kind) if sep else kind
     if sep and kind.lower() in _NODE_TYPES and name:
         return name
     if sep:

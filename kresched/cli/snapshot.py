@@ -14,7 +14,6 @@ from kresched.cli.common import (
     KubeconfigOpt,
     NoColorOpt,
     Output,
-    OutputOpt,
     SnapshotOpt,
     command,
     is_table,
@@ -25,6 +24,10 @@ from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
 from kresched.render.common import to_yaml
 from kresched.sources.snapshot import encode_snapshot, write_snapshot
+
+#: A snapshot is a file to read back: only the formats it can be written in are offered.
+SnapshotOutputOpt = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT", case_sensitive=False,
+                                                   help="json (the default) or yaml.", show_default=False)]
 
 
 def write_yaml_snapshot(state: ClusterState, file: str | None) -> None:
@@ -50,7 +53,7 @@ def snapshot(
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
-    output: OutputOpt = Output.json,
+    output: SnapshotOutputOpt = Output.json,
     no_color: NoColorOpt = False,
 ) -> int:
     """Write the nodes, pods, PodDisruptionBudgets, PriorityClasses, Namespaces, workloads, storage

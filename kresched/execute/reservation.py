@@ -19,7 +19,7 @@ from kresched.errors import KreschedError
 from kresched.execute.events import Event
 from kresched.model.objects import Node
 from kresched.model.specs import Taint
-from kresched.plan.plans import RESERVATION_TAINT
+from kresched.plan.plans import RESERVATION_TAINT, RESERVED_FOR
 
 __all__ = [
     "foreign_taint_refusal",
@@ -34,7 +34,6 @@ __all__ = [
     "parse_time",
 ]
 
-RESERVED_FOR = "kresched.io/reserved-for"
 RESERVED_AT = "kresched.io/reserved-at"
 
 

@@ -362,11 +362,13 @@ def min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod], gone: Sequence[Po
 
 
 def why_not_enough(tier: int, max_grace: int) -> str:
+    """Why the tier ruled the node out, in words a newcomer follows (`plan --help` says what the tiers are)."""
     if tier == 1:
-        return f"tier 1: pods with grace ≤ {max_grace}s and PDB budget left cannot free enough"
+        return (f"tier 1 evicts only pods that stop within {max_grace}s and whose PDB allows it: those here hold "
+                "too little (a node where they do is chosen first)")
     if tier == 2:
-        return "tier 2: pods with PDB budget left cannot free enough"
-    return "even evicting every lower-priority pod cannot free enough"
+        return "tier 2 evicts only pods whose PDB allows it: those here hold too little"
+    return "even evicting every lower-priority pod here frees too little"
 
 
 def lost_because(option: NodeOption, best: NodeOption, winner_view: bool = False) -> str:

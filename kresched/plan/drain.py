@@ -116,6 +116,16 @@ class Skipped:
     pod: Pod
     node: str
     reason: str
+    #: A refused pod: kubectl's refusals after the first (`reason`), which the flag for it would
+    #: only bring to light one run later.
+    also: tuple[str, ...] = ()
+    #: A refused pod the flags would have evicted: where it would go then (its landing, or why it
+    #: would stay Pending), simulated with the others.
+    then: DrainPod | None = None
+
+    @property
+    def refusals(self) -> tuple[str, ...]:
+        return (self.reason, *self.also)
 
 
 @dataclass(frozen=True)
@@ -135,6 +145,20 @@ class NodeDrain:
         for msg, pods in by_msg.items():
             prefix = "" if msg.lower().startswith("cannot delete") else "cannot delete "
             out.append(f"{prefix}{msg}: {', '.join(pods)}")
+        return out
+
+    def blockers(self) -> list[str]:
+        """Every refusal of every pod, not only the first kubectl would name (its filters stop at
+        one, so each flag given brings the next to light): kubectl's `cannot delete ...: ns/a`
+        lines, a pod under each of its refusals."""
+        by_msg: dict[str, list[str]] = {}
+        for e in self.errors:
+            for msg in e.refusals:
+                by_msg.setdefault(msg, []).append(e.pod.key)
+        out = []
+        for msg in (m for m in _FATAL_ORDER if m in by_msg):
+            prefix = "" if msg.lower().startswith("cannot delete") else "cannot delete "
+            out.append(f"{prefix}{msg}: {', '.join(by_msg[msg])}")
         return out
 
     def refusal(self) -> str | None:
@@ -175,6 +199,17 @@ class DrainPlan:
     def refusals(self) -> list[str]:
         """One `unable to drain node ...` line per node kubectl would refuse."""
         return [r for n in self.nodes if (r := n.refusal()) is not None]
+
+    def flags(self) -> list[str]:
+        """The flags that lift every refusal, in kubectl's order."""
+        given = {m for e in self.errors for m in e.refusals}
+        return [flag for msg, flag in FLAGS.items() if msg in given]
+
+    @property
+    def pending_once_lifted(self) -> list[Skipped]:
+        """Refused pods that, once the flags evict them, would find no node (bare pods: none)."""
+        return [e for e in self.errors if e.then is not None and e.then.pending_reason is not None
+                and not e.pod.is_bare and e.then.other_scheduler is None]
 
 
 def parse_selector(text: str) -> LabelSelector:
@@ -226,6 +261,27 @@ def _split(text: str) -> list[str]:
     return parts
 
 
+#: kubectl's refusals, in its filters' order, and the flag that lifts each.
+FLAGS = {DAEMONSET_FATAL: "--ignore-daemonsets", LOCAL_STORAGE_FATAL: "--delete-emptydir-data",
+         UNMANAGED_FATAL: "--force"}
+_FATAL_ORDER = tuple(FLAGS)
+
+
+def _refusals(pod: Pod, opts: DrainOptions) -> tuple[str, ...]:
+    """Every kubectl filter that would refuse the pod with these flags, in kubectl's order (a
+    DaemonSet pod's only: the flag for it skips it)."""
+    if pod.is_finished or pod.is_mirror:
+        return ()
+    if pod.is_daemonset_pod:
+        return () if opts.ignore_daemonsets else (DAEMONSET_FATAL,)
+    out = []
+    if pod.has_empty_dir and not opts.delete_emptydir_data:
+        out.append(LOCAL_STORAGE_FATAL)
+    if pod.controller is None and not opts.force:
+        out.append(UNMANAGED_FATAL)
+    return tuple(out)
+
+
 def _classify(pod: Pod, opts: DrainOptions) -> tuple[str, str | None]:
     """("evict" | "skip" | "error", message): kubectl's filters in kubectl's order (daemonSet,
     mirrorPod, localStorage, unreplicated), the first that does not delete the pod deciding."""
@@ -264,17 +320,21 @@ def plan_drain(state: ClusterState, node_names: Sequence[str], opts: DrainOption
             if kind == "skip":
                 skip.append(Skipped(pod, name, msg or ""))
             elif kind == "error":
-                errors.append(Skipped(pod, name, msg or ""))
+                errors.append(Skipped(pod, name, msg or "", _refusals(pod, opts)[1:]))
             else:
                 check = ledger.check(pod)
                 checks[pod.key] = check
                 evict.append(DrainPod(pod, name, check.pdb, warning=msg))
         per_node.append((name, evict, skip, errors))
     evicted = [p for _, ev, _, _ in per_node for p in ev]
-    landed, warnings = _simulate_landing(state, drained, evicted, opts.profiles)
+    # The pods refused now that their flags would evict (not DaemonSet pods: skipped) are placed
+    # with the others: the pre-flight is the drain as it goes once the flags lift every refusal.
+    lifted = [DrainPod(e.pod, name) for name, _, _, er in per_node for e in er if not e.pod.is_daemonset_pod]
+    landed, warnings = _simulate_landing(state, drained, [*evicted, *lifted], opts.profiles)
     ordered = _order_by_budget([landed[p.pod.key] for p in evicted], checks, ledger, opts.disable_eviction)
     return DrainPlan(tuple(
-        NodeDrain(name, tuple(ordered[p.pod.key] for p in ev), tuple(sk), tuple(er))
+        NodeDrain(name, tuple(ordered[p.pod.key] for p in ev), tuple(sk),
+                  tuple(replace(e, then=landed.get(e.pod.key)) for e in er))
         for name, ev, sk, er in per_node
     ), warnings)
 

@@ -20,13 +20,15 @@ import msgspec
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
+from kresched.model.specs import Taint, Toleration
 from kresched.plan.candidates import is_candidate_victim
 from kresched.plan.devices import device_hints, device_state_notes
 from kresched.plan.placement import Placer, replacement_of
+from kresched.plan.plans import RESERVATION_TAINT, RESERVED_FOR
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
-from kresched.sched.node_affinity import ERR_REASON_CONFLICT
+from kresched.sched.node_affinity import ERR_REASON_CONFLICT, required_node_affinity_matches
 from kresched.sched.node_resources_fit import NAME as NODE_RESOURCES_FIT
 from kresched.sched.node_resources_fit import fits_request
 from kresched.sched.preemption import (
@@ -46,10 +48,13 @@ from kresched.sched.runner import (
     scheduler_error,
 )
 from kresched.sched.score import NodeScore
+from kresched.sched.taint_toleration import format_taint, tolerations_tolerate_taint
 
 __all__ = ["Explanation", "NodeVerdict", "explain_pod", "format_amount", "nominated_pods", "volume_state_notes"]
 
 DEFAULT_SCHEDULER = "default-scheduler"
+#: What NodeUnschedulable asks the pod to tolerate on a cordoned node.
+_UNSCHEDULABLE = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 
 
 @dataclass(frozen=True)
@@ -58,9 +63,15 @@ class NodeVerdict:
 
     node: str
     status: Status
+    #: What would make the pod fit here, each one change (offered only where they would, together).
     hints: tuple[str, ...] = ()
     #: When NodeResourcesFit rejected the node: what it lacks, with the numbers.
     short: tuple[InsufficientResource, ...] = ()
+    #: Past a taint, label or cordon (`lifts`): what the pod would still meet there (None: nothing
+    #: was lifted), and whether nothing makes it fit here at all (`hopeless`).
+    beyond: Status | None = None
+    lifts: tuple[str, ...] = ()
+    hopeless: bool = False
 
     @property
     def fits(self) -> bool:
@@ -179,13 +190,21 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         from kresched.sched.extender import pass_extenders
 
         diag = pass_extenders(profile.extenders, pod, snapshot, diag)
+    # What it would take past a taint, a label or a cordon: the same pod without them, filtered once.
+    relaxed = None
+    if any(diag.status_of(i.name).plugin in _LIFTABLE for i in snapshot.node_infos):
+        lifted = _lifted(pod)
+        relaxed = (lifted, find_nodes_that_fit(plugins, lifted, snapshot, nominated)[0])
     ranked = []
     for info in snapshot.node_infos:
         st = diag.status_of(info.name)
-        short = _shortfall(pod, info, st, nominated.get(info.name, ()))
+        held = nominated.get(info.name, ())
+        short = _shortfall(pod, info, st, held)
         freeable = _Freeable(pod, info)
         hints = device_hints(cycle, info, snapshot) if st.plugin == DRA else _hints(pod, info, st, short, freeable)
         v = NodeVerdict(info.name, st, hints, short)
+        if relaxed is not None and st.plugin in _LIFTABLE and ERR_REASON_CONFLICT not in st.reasons:
+            v = _past_the_lifts(state, pod, info, v, relaxed[0], relaxed[1].status_of(info.name), held, freeable)
         ranked.append((_distance(v, freeable), v))
     ranked.sort(key=lambda dv: dv[0])
     verdicts = [v for _, v in ranked]
@@ -321,27 +340,35 @@ def _why_still_pending(pod: Pod, state: ClusterState, profile: str) -> tuple[str
 # -- ranking and hints --------------------------------------------------------------------------
 
 
-def _distance(v: NodeVerdict, freeable: _Freeable) -> tuple[int, int, float, str]:
-    """The order nodes are listed in, nearest to fitting first:
+def _distance(v: NodeVerdict, freeable: _Freeable) -> tuple[int, int, int, float, str]:
+    """The order nodes are listed in, nearest to fitting first — the least change first, a missing
+    toleration (or label, or an uncordon) counted as one change as much as missing CPU is:
 
     1. nodes where the pod fits;
-    2. nodes evicting lower-priority pods could free (Unschedulable, and for resources enough is held
-       by pods kresched may evict);
-    3. Unschedulable nodes where the evictable pods do not hold enough;
-    4. UnschedulableAndUnresolvable nodes (taints, labels, cordons, requests above allocatable);
-    then fewer reasons, then the smaller relative resource shortfall, then the node name.
+    2. then by how many changes it takes: each taint, label or cordon to get past, each resource
+       short (or, without numbers, each reason);
+    3. of as many changes, those evicting lower-priority pods could make (resources they hold
+       enough of) before those that change the pod or the node;
+    4. nodes where nothing makes the pod fit (requests above allocatable, ...) last;
+    then the smaller relative resource shortfall, then the node name.
     """
-    st = v.status
+    if v.status.is_success:
+        return (0, 0, 0, 0.0, v.node)
+    st = v.beyond if v.beyond is not None else v.status
     if st.is_success:
-        rank = 0
-    elif st.code == Code.UNSCHEDULABLE:
-        rank = 1 if all(freeable(ir.resource) >= max(ir.missing, 1) for ir in v.short) else 2
+        changes, by_eviction = 0, 0
+    elif st.code == Code.UNSCHEDULABLE and v.short:
+        changes = len(v.short)
+        by_eviction = sum(1 for ir in v.short if freeable(ir.resource) >= max(ir.missing, 1))
     else:
-        rank = 3
+        changes, by_eviction = len(st.reasons), 0
+    changes += len(v.lifts)
     shortfall = 0.0
     for ir in v.short:
         shortfall += max(ir.missing, 0) / (ir.capacity or 1)
-    return (rank, len(st.reasons), shortfall, v.node)
+    if v.hopeless or (v.beyond is None and any(_beyond_allocatable(ir) for ir in v.short)):
+        return (2, 0, 0, shortfall, v.node)
+    return (1, changes, changes - by_eviction, shortfall, v.node)
 
 
 def format_amount(resource: str, amount: int) -> str:
@@ -415,6 +442,9 @@ def _hints(pod: Pod, info: NodeInfo, st: Status, short: Sequence[InsufficientRes
         return ()
     plugin = st.plugin
     if plugin == NODE_RESOURCES_FIT:
+        beyond = [ir for ir in short if _beyond_allocatable(ir)]
+        if beyond:  # only why not: the room evictions could make would not be enough
+            return (_NOTHING + "; ".join(_resource_hint(ir, freeable).removesuffix(_NO_EVICTION) for ir in beyond),)
         return tuple(_resource_hint(ir, freeable) for ir in short)
     if plugin == "TaintToleration":
         return tuple(f"tolerate taint {d}" for d in st.details) or ("tolerate the node's NoSchedule/NoExecute taints",)
@@ -437,6 +467,75 @@ def _hints(pod: Pod, info: NodeInfo, st: Status, short: Sequence[InsufficientRes
     if st.code == Code.UNSCHEDULABLE and plugin in ("NodePorts", "InterPodAffinity", "PodTopologySpread"):
         return ("evicting lower-priority pods on this node could help",)
     return ()
+
+
+_NO_EVICTION = ": no eviction helps"
+_NOTHING = "nothing makes it fit here: "
+#: The filters whose refusal a change of the pod or node lifts (a toleration, a label, an
+#: uncordon), past which other filters may still refuse it.
+_LIFTABLE = frozenset({"TaintToleration", "NodeAffinity", "NodeUnschedulable"})
+
+
+def _lifted(pod: Pod) -> Pod:
+    """`pod` as if it tolerated every taint and had no nodeSelector nor required node affinity:
+    filtered, it says what each node would still refuse once those are lifted."""
+    spec = pod.spec
+    affinity = spec.affinity
+    if affinity is not None and affinity.node_affinity is not None:
+        affinity = msgspec.structs.replace(affinity, node_affinity=msgspec.structs.replace(
+            affinity.node_affinity, required_during_scheduling_ignored_during_execution=None))
+    spec = msgspec.structs.replace(spec, tolerations=(*spec.tolerations, Toleration(operator="Exists")),
+                                   node_selector={}, affinity=affinity)
+    return msgspec.structs.replace(pod, spec=spec)
+
+
+def _past_the_lifts(state: ClusterState, pod: Pod, info: NodeInfo, v: NodeVerdict, lifted: Pod, beyond: Status,
+                    held: Sequence[Pod], freeable: _Freeable) -> NodeVerdict:
+    """A node a taint, label or cordon refuses: what would make the pod fit there — every such
+    change it needs (`_lifts`) and what the rest would still need (more room) — offered only when
+    they would, together; where nothing would (requests above allocatable, ...), only why not."""
+    lifts = _lifts(state, pod, info)
+    short = _shortfall(lifted, info, beyond, held)
+    after = _hints(lifted, info, beyond, short, freeable)
+    if beyond.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        return replace(v, hints=after or v.hints, short=short, beyond=beyond, hopeless=True)
+    if beyond.is_success:
+        after = ("then it fits",)
+    return replace(v, hints=(*lifts, *after), short=short, beyond=beyond, lifts=lifts)
+
+
+def _lifts(state: ClusterState, pod: Pod, info: NodeInfo) -> tuple[str, ...]:
+    """Every taint the pod does not tolerate, label it lacks and cordon on the node: one change each.
+    kresched's own reservation is named as such, with whether it is stale."""
+    node = info.node
+    out = []
+    if node.spec.unschedulable and not tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE):
+        out.append(f"node is cordoned: uncordon it (kubectl uncordon {node.name})")
+    for t in node.taints:
+        if t.effect not in ("NoSchedule", "NoExecute") or tolerations_tolerate_taint(pod.spec.tolerations, t):
+            continue
+        if (t.key, t.value, t.effect) == (RESERVATION_TAINT.key, RESERVATION_TAINT.value, RESERVATION_TAINT.effect):
+            out.append(_reservation_hint(state, node.metadata.annotations.get(RESERVED_FOR)))
+        else:
+            out.append(f"tolerate taint {format_taint(t)}")
+    if not required_node_affinity_matches(pod, node.name, node.labels):
+        out.extend(_affinity_hints(pod, info, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)))
+    return tuple(out)
+
+
+def _reservation_hint(state: ClusterState, holder: str | None) -> str:
+    """kresched's reservation taint: stale when the pod it was made for is gone or bound."""
+    held = state.pod(holder) if holder and holder.count("/") == 1 else None
+    if holder and held is not None and held.is_pending:
+        return (f"its taint {format_taint(RESERVATION_TAINT)} is kresched's reservation for {holder} (still "
+                "Pending): it goes when that preempt ends, or `kresched untaint` if the run was killed")
+    why = f" (made for {holder}, {'now bound' if held is not None else 'gone'})" if holder else ""
+    return f"a stale kresched reservation{why}: `kresched untaint` removes its taint {format_taint(RESERVATION_TAINT)}"
+
+
+def _beyond_allocatable(ir: InsufficientResource) -> bool:
+    """The node could never give the pod this resource, whatever is evicted."""
+    return ir.resource != "pods" and (ir.capacity <= 0 or ir.unresolvable or ir.requested > ir.capacity)
 
 
 def _resource_hint(ir: InsufficientResource, freeable: _Freeable) -> str:

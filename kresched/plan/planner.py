@@ -513,8 +513,9 @@ class Planner:
         else:
             parts.append("no node is a candidate: every node fails for reasons no eviction changes")
         runners = tuple(RunnerUp(n, None, str(r)) for n, r in out[:10])
-        return Plan(pod, priority, "infeasible", None, None, taint, message="; ".join(parts), runners_up=runners,
-                    notes=notes)
+        # The scheduler's own message, then kresched's words as a sentence of their own (never `.;`).
+        return Plan(pod, priority, "infeasible", None, None, taint,
+                    message=f"{parts[0]} {parts[1][:1].upper()}{parts[1][1:]}.", runners_up=runners, notes=notes)
 
     # -- second-order effects --------------------------------------------------------------------
     def _land_replacement(self, victim: Pod, sim: Snapshot,

@@ -13,9 +13,12 @@ from kresched.model.specs import Taint
 from kresched.plan.pdb import PdbCheck
 from kresched.sched.profile import Profiles
 
-__all__ = ["CRITERIA", "RESERVATION_TAINT", "NodeOption", "Outcome", "Plan", "PlanOptions", "RunnerUp", "Victim"]
+__all__ = ["CRITERIA", "RESERVATION_TAINT", "RESERVED_FOR", "NodeOption", "Outcome", "Plan", "PlanOptions", "RunnerUp",
+           "Victim"]
 
 RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
+#: The annotation that names the pod (or workload) a reservation is for.
+RESERVED_FOR = "kresched.io/reserved-for"
 
 Outcome = Literal["fits", "evict", "infeasible"]
 

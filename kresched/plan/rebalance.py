@@ -83,7 +83,7 @@ RESOURCES = ("cpu", "memory", "pods")
 #: preferences: how many pods of one shape (the replicas of a workload) with the same preference
 #: bound are simulated and found not worth moving before the others are left alone, until a move
 #: changes their namespace.
-#: A budget, not a proof: replicas on other nodes may differ (see the README, "How rebalance decides").
+#: A budget, not a proof: replicas on other nodes may differ (see docs/how-it-decides.md, "How rebalance decides").
 SHAPE_TRIES = 2
 
 #: Upper bound on rounds (each round after the first only runs when the previous one moved a pod).
@@ -109,6 +109,8 @@ class RebalanceOptions:
     #: Disruptions a pod's PodDisruptionBudget must still allow once the move has spent one (the
     #: buffer a conservative policy leaves; 0: the last one may be spent).
     budget_buffer: int = 0
+    #: Only pods of this namespace move (`-n`); None: any namespace.
+    namespace: str | None = None
 
 
 def validate_options(opts: RebalanceOptions) -> list[str]:
@@ -549,7 +551,9 @@ class _Planner:
         ok = self.eligible.get(pod.key)
         if ok is None:
             ok = self.eligible[pod.key] = (
-                protected_reason(pod) is None and not (pod.is_bare or pod.is_finished or pod.status.phase != "Running")
+                (self.opts.namespace is None or pod.namespace == self.opts.namespace)
+                and protected_reason(pod) is None
+                and not (pod.is_bare or pod.is_finished or pod.status.phase != "Running")
                 and (self.opts.evict_local_storage or not pod.has_empty_dir)
                 and self.opts.profiles.for_pod(pod) is not None)
         return ok

@@ -61,6 +61,9 @@ __all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "Workloa
 #: default is none: kresched's keeps a 5,000-node cluster's answer within seconds).
 DEFAULT_MAX_LIMIT = 1000
 
+#: The start of the API server's refusal of an object in a namespace that does not exist.
+_NO_NAMESPACE = "namespaces "
+
 DEFAULT_STORAGE_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
 
@@ -199,6 +202,30 @@ def runs_in(kind: str, namespace: str, name: str, pod: Pod, state: ClusterState 
     return (owner.kind, owner.name) == (kind, name)
 
 
+def _in_namespace(state: ClusterState, manifests: Manifests, spec: WorkloadSpec) -> WorkloadSpec:
+    """`spec`, refused as the API server refuses an object in a namespace that does not exist
+    (NamespaceLifecycle: `namespaces "x" not found`) — unless the manifests create it, which a note
+    then says. A state without Namespace objects cannot tell: a namespace none of its pods is in
+    gets a note."""
+    ns = spec.namespace
+    if any(n.name == ns for n in manifests.namespaces):
+        if any(n.name == ns for n in state.namespaces):
+            return spec
+        return dataclasses.replace(spec, notes=(*spec.notes, f"namespace {ns} does not exist yet: the manifests "
+                                                             "create it (their Namespace)"))
+    if state.namespaces:
+        if any(n.name == ns for n in state.namespaces) or spec.refused is not None:
+            return spec
+        return dataclasses.replace(spec, refused=f'{_NO_NAMESPACE}"{ns}" not found: namespace {ns} does not exist '
+                                                 f"(kubectl create namespace {ns} first, or add the Namespace to the "
+                                                 "manifests)")
+    if not any(p.namespace == ns for p in state.pods):
+        return dataclasses.replace(spec, notes=(*spec.notes, f"namespace {ns}: the state holds no Namespace objects "
+                                                             "and no pod in it; if it does not exist, the API server "
+                                                             "refuses the workload"))
+    return spec
+
+
 def _key(spec: WorkloadSpec) -> str:
     return f"{spec.kind} {spec.key}"
 
@@ -299,6 +326,8 @@ def _should_run(pod: Pod, node: Node) -> bool:
 
 def plan_workloads(state: ClusterState, manifests: Manifests, options: WhatIfOptions = WhatIfOptions()) -> WhatIf:
     """Plan every workload of `manifests` as if created now (see the module docstring)."""
+    manifests = dataclasses.replace(manifests, workloads=[_in_namespace(state, manifests, s)
+                                                          for s in manifests.workloads])
     sim, changed = simulated_state(state, manifests)
     storage_notes: dict[str, list[str]] = {}
     queue: list[tuple[tuple, WorkloadSpec, Pod]] = []
@@ -342,8 +371,8 @@ def plan_workloads(state: ClusterState, manifests: Manifests, options: WhatIfOpt
 def _result(spec: WorkloadSpec, wanted: int, plans: list[Plan], not_created: int, planner: Planner,
             sim: ClusterState, options: WhatIfOptions, notes: tuple[str, ...]) -> WorkloadPlan:
     if spec.refused is not None:
-        return WorkloadPlan(spec, wanted, (), {}, wanted, f"the API server refuses its pods: {spec.refused}",
-                            notes=notes)
+        what = "would refuse the workload itself" if spec.refused.startswith(_NO_NAMESPACE) else "refuses its pods"
+        return WorkloadPlan(spec, wanted, (), {}, wanted, f"the API server {what}: {spec.refused}", notes=notes)
     placed: dict[str, int] = {}
     for p in plans:
         if p.node is not None and p.outcome in ("fits", "evict"):

@@ -26,7 +26,8 @@ def node_drain_dict(n: NodeDrain) -> dict[str, Any]:
         "node": n.node,
         "evict": [_evict_dict(p) for p in n.evict],
         "skip": [{"pod": s.pod.key, "reason": s.reason} for s in n.skip],
-        "errors": [{"pod": e.pod.key, "reason": e.reason} for e in n.errors],
+        "errors": [{"pod": e.pod.key, "reason": e.reason, **({"also": list(e.also)} if e.also else {})}
+                   for e in n.errors],
     }
 
 
@@ -45,6 +46,8 @@ def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
         out = node_drain_dict(plan.nodes[0])
     else:
         out = {"nodes": [node_drain_dict(n) for n in plan.nodes]}
+    if plan.errors:
+        out["flags"] = plan.flags()
     if plan.warnings:
         out["warnings"] = list(plan.warnings)
     return out
@@ -83,11 +86,28 @@ def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
             by_reason.setdefault(sk.reason, []).append(sk.pod.key)
         parts.extend(Hanging(Text(f"{reason}: {', '.join(pods)}", style="dim"), first="  ", rest="    ")
                      for reason, pods in by_reason.items())
-        errors = n.kubectl_errors()
+        errors = n.blockers()
         if errors:
             parts.append(Text(""))
-            parts.append(Text(f"kubectl would refuse to drain {n.node}:", style="bold red"))
+            parts.append(Text(f"kubectl would refuse to drain {n.node} (every refusal, not only the first):",
+                              style="bold red"))
             parts.extend(Hanging(Text(e, style="red"), first="  ", rest="    ") for e in errors)
+            for e in n.errors:
+                then = e.then
+                if then is None:
+                    continue
+                if then.lands_on:
+                    what = f"would land on {then.lands_on}"
+                elif e.pod.is_bare:
+                    what = "would be gone for good (no controller recreates it)"
+                else:
+                    what = f"would stay Pending: {then.pending_reason or 'no node would take it'}"
+                parts.append(Hanging(Text(f"once evicted, {e.pod.key} {what}", style="yellow"), first="  ",
+                                     rest="    "))
+    flags = plan.flags()
+    if flags:
+        parts.append(Hanging(Text(f"the flags that lift every refusal: {' '.join(flags)}", style="bold"), first="",
+                             rest="  "))
     return Group(*parts)
 
 

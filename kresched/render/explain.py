@@ -70,7 +70,9 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wi
     if source is not None and not e.schedulable and e.bound_to is None \
             and any(v.verdict == "unschedulable" for v in e.verdicts):
         args = f" {source.args}" if source.args else ""
-        parts += [Text(""), Hanging(Text("next (what must move for it to fit):", style="dim"), first=""),
+        parts += [Text(""), Hanging(Text("next (what must move for it to fit; its tiers evict what costs least "
+                                         "first, so it may pick another node than the nearest: plan --help):",
+                                         style="dim"), first="", rest="  "),
                   Command(f"{source.prog} plan {e.pod.key}{args}")]
     return Group(*parts)
 

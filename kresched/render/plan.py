@@ -5,6 +5,7 @@ Never prints."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kresched.model.cluster import ClusterState
@@ -17,7 +18,7 @@ from kresched.render.table import Columns, Command, Hanging
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["next_steps", "next_view", "plan_dict", "plans_dict", "plan_view", "plans_view", "tally"]
+__all__ = ["victim_costs", "next_steps", "next_view", "plan_dict", "plans_dict", "plan_view", "plans_view", "tally"]
 
 
 def victim_dict(v: Victim) -> dict[str, Any]:
@@ -92,6 +93,7 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
     if p.outcome == "evict":
         head += " · reservation taint: " + ("yes" if p.taint else "[yellow]no[/] (the pod does not tolerate "
                                                                    "CriticalAddonsOnly)")
+        head += "".join(f" · [yellow]{escape(c)}[/]" for c in victim_costs(p.victims))
     parts.append(Hanging(Text.from_markup(head), first="", rest="  "))
     parts.append(Hanging(Text(p.message, style="red" if p.blocked else ""), first="", rest="  "))
     if p.outcome == "fits" and len(p.candidates) > 1:
@@ -114,6 +116,23 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
         parts.append(Text(""))
         parts.extend(next_view([p], source))
     return Group(*parts)
+
+
+def victim_costs(victims: Sequence[Victim]) -> list[str]:
+    """What a plan's defaults cost its victims, said up front: grace periods shortened (to the
+    eviction's grace), bare pods gone for good, emptyDir data lost."""
+    out = []
+    shortened = [v for v in victims if v.grace_shortened]
+    if shortened:
+        to = sorted({v.eviction_grace_seconds for v in shortened})
+        out.append(f"{count(len(shortened), 'grace period')} shortened to {'/'.join(f'{s}s' for s in to)}")
+    bare = sum(1 for v in victims if v.is_bare)
+    if bare:
+        out.append(f"{count(bare, 'bare pod')} gone for good")
+    lost = sum(1 for v in victims if v.has_empty_dir)
+    if lost:
+        out.append(f"emptyDir data of {count(lost, 'pod')} lost")
+    return out
 
 
 #: How each kind of plan is counted in a tally: (singular, plural).

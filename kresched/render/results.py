@@ -53,7 +53,8 @@ def preempt_closing(r: PreemptResult, mode: str) -> str:
     if r.outcome == "bound-elsewhere":
         return f"{pod} bound to {r.node} (not the planned {r.plan.node}) in {took}{evicted}{dry}"
     if r.outcome == "simulated":
-        return f"{pod} bound to {r.plan.node}{evicted}{dry}"
+        # Nothing happened: said as what would, not as kubectl's past tense.
+        return f"{pod} would be bound to {r.plan.node}{evicted}{dry}"
     if r.outcome == "timeout":
         return f"{pod} still Pending after {took}{evicted}{dry}"
     if r.outcome == "deleted":
@@ -226,10 +227,19 @@ def whatif_run_closing(r: WhatIfRunResult, mode: str) -> str:
     if r.outcome == "done":
         return f"{what}: {count(n, 'pod')} bound in {took}{evicted}{dry}"
     if r.outcome == "simulated":
-        made = f"room made for {count(r.expected, 'pod')}{evicted}" if r.evicted or r.expected else "nothing to do"
-        return f"{what}: {made}{' and applied' if r.applied else ''}{dry}"
+        made = f"room would be made for {count(r.expected, 'pod')}{evicted}" if r.evicted or r.expected \
+            else "nothing to do"
+        return f"{what}: {made}{', and the workloads applied' if r.applied else ''}{dry}"
     if r.outcome == "nothing-to-do":
         return f"{what}: every replica fits without evictions: nothing to do (kubectl apply -f creates it){dry}"
+    if r.outcome == "infeasible" and r.plan is not None:
+        # No eviction makes room: said as the plan above says it, never "nothing to do".
+        pending = sum(w.pending for w in r.plan.workloads)
+        wanted = sum(w.replicas for w in r.plan.workloads)
+        fits = wanted - pending
+        also = f"; {fits} fit{'s' if fits == 1 else ''} without evictions (kubectl apply -f creates them)" \
+            if fits else ""
+        return f"{what}: no eviction makes room: {pending} of {count(wanted, 'replica')} would stay Pending{also}{dry}"
     if r.outcome == "timeout":
         return f"{what}: {n} of {count(r.expected, 'pod')} bound after {took}{evicted}{dry}"
     if r.outcome == "aborted":

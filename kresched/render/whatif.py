@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.plan.plans import Plan
 from kresched.plan.whatif import MaxResult, WhatIf, WorkloadPlan
 from kresched.render.common import Source, count, pod_requests_text, priority_text
-from kresched.render.plan import plan_dict, plan_view
+from kresched.render.plan import plan_dict, plan_view, victim_costs
 from kresched.render.table import Columns, Command, Hanging
 
 if TYPE_CHECKING:
@@ -116,6 +116,9 @@ def _workload_view(w: WorkloadPlan, state: ClusterState, wide: bool) -> Renderab
     ]
     style = "red" if w.pending else "green"
     parts.append(Hanging(Text(w.message, style=style if w.pending or not w.plans else ""), first="", rest="  "))
+    costs = victim_costs([v for p in w.plans if p.outcome == "evict" for v in p.victims])
+    if costs:
+        parts.append(Hanging(Text(f"The evictions' cost: {', '.join(costs)}", style="yellow"), first="", rest="  "))
     parts.extend(Hanging(Text(f"Note: {n}", style="dim"), first="", rest="  ") for n in w.notes)
     if w.placed:
         parts.append(Text(""))
@@ -132,7 +135,7 @@ def _workload_view(w: WorkloadPlan, state: ClusterState, wide: bool) -> Renderab
     if w.nearest is not None:
         parts.append(Text(""))
         parts.append(Text("Nearest nodes for the Pending replicas, and what each lacks:", style="bold"))
-        parts.append(_nearest_table(w))
+        parts.append(_nearest_table(w, wide))
     if w.max is not None:
         parts.append(Text(""))
         parts.append(_max_view(w.max))
@@ -209,12 +212,22 @@ def _victim_name(key: str) -> str:
     return f"the replacement of {key.removesuffix('~replacement')}" if key.endswith("~replacement") else key
 
 
-def _nearest_table(w: WorkloadPlan) -> RenderableType:
+def _nearest_table(w: WorkloadPlan, wide: bool = False) -> RenderableType:
+    """The nearest nodes (those that need the least change) and what each lacks; -o wide: every
+    node, with the scheduler's reason beside it."""
+    from rich.console import Group
+    from rich.text import Text
+
     assert w.nearest is not None
-    t = Columns("NODE", "WHY NOT", wrap_last=True)
-    for v in w.nearest.verdicts[:NEAREST]:
+    verdicts = w.nearest.verdicts if wide else w.nearest.verdicts[:NEAREST]
+    t = Columns("NODE", "SCHEDULER SAYS", "WHY NOT", movable=("SCHEDULER SAYS",), wrap_last=True) if wide \
+        else Columns("NODE", "WHY NOT", wrap_last=True)
+    for v in verdicts:
         why = "; ".join(v.hints) or ", ".join(v.status.reasons)
-        t.add_row(v.node, why)
+        t.add_row(v.node, ", ".join(v.status.reasons) or "-", why) if wide else t.add_row(v.node, why)
+    hidden = len(w.nearest.verdicts) - len(verdicts)
+    if hidden:
+        return Group(t, Text(f"… and {hidden} more (-o wide lists every node)", style="dim"))
     return t
 
 

@@ -364,6 +364,7 @@ def test_dry_run_prints_the_preflight_contract_and_writes_nothing(fake_api, cli)
         "skip": [{"pod": "logging/fluent-bit-x2", "reason": "ignoring DaemonSet-managed Pods"}],
         "errors": [{"pod": "default/debug",
                     "reason": "cannot delete Pods that declare no controller (use --force to override)"}],
+        "flags": ["--force"],
     }
     assert {r.method for r in fake_api.requests} == {"GET"}
     assert not cordoned(fake_api)

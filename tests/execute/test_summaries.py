@@ -117,7 +117,7 @@ def test_a_dry_run_does_not_claim_it_removed_a_reservation_it_never_made(cluster
         assert (summary["reserved"], summary["reservationRemoved"]) == (False, None)
         assert summary["evicted"] == [VICTIM]
         mode = "dry run" if spelling == "--dry-run" else "server dry run"
-        assert summary["message"] == f"pod {PENDING} bound to node-a after evicting 1 pod ({mode})"
+        assert summary["message"] == f"pod {PENDING} would be bound to node-a after evicting 1 pod ({mode})"
     table = cli("preempt", PENDING, "--yes", "--dry-run").stdout
     assert "reservation removed" not in table
 

@@ -394,14 +394,14 @@ def test_a_runner_up_is_explained_by_the_winning_tier() -> None:
                     [run("v", "a", cpu=2, grace=30), run("g", "b", cpu=2, labels=GUARDED), pend()], [BUDGET_0])
     assert (plan.node, plan.tier) == ("a", 2)
     [b] = [r for r in plan.runners_up if r.node == "b"]
-    assert b.reason == "tier 2: pods with PDB budget left cannot free enough"
+    assert b.reason == "tier 2 evicts only pods whose PDB allows it: those here hold too little"
 
 
 def test_an_infeasible_plan_explains_each_node_by_the_most_permissive_tier() -> None:
     plan = plan_for([node("a", cpu=2)], [run("v", "a", cpu=1, grace=30), run("w", "a", cpu=1, priority=H), pend()])
     assert plan.outcome == "infeasible"
     assert [(r.node, r.reason) for r in plan.runners_up] == [
-        ("a", "even evicting every lower-priority pod cannot free enough")]
+        ("a", "even evicting every lower-priority pod here frees too little")]
 
 
 # -- victims on a node: the reprieve order ------------------------------------------------------------
@@ -855,4 +855,5 @@ def test_a_node_looked_at_for_one_pod_is_looked_at_afresh_once_a_plan_spends_its
     assert (second.node, [v.pod.name for v in second.victims]) == ("n1", ["a1"])
     assert plan_dict(second) == plan_dict(fresh.plan(pending[1], commit=True))
     assert [(r.node, r.reason) for r in second.runners_up if r.node == "n2"] == [
-        ("n2", "tier 1: pods with grace ≤ 30s and PDB budget left cannot free enough")]
+        ("n2", "tier 1 evicts only pods that stop within 30s and whose PDB allows it: those here hold too little (a "
+               "node where they do is chosen first)")]
