@@ -83,7 +83,7 @@ RESOURCES = ("cpu", "memory", "pods")
 #: preferences: how many pods of one shape (the replicas of a workload) with the same preference
 #: bound are simulated and found not worth moving before the others are left alone, until a move
 #: changes their namespace.
-#: A budget, not a proof: replicas on other nodes may differ (see docs/how-it-decides.md, "How rebalance decides").
+#: A budget, not a proof: replicas on other nodes may differ (see the README, "How rebalance decides").
 SHAPE_TRIES = 2
 
 #: Upper bound on rounds (each round after the first only runs when the previous one moved a pod).
