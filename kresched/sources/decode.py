@@ -60,10 +60,11 @@ KINDS: dict[str, type] = {
     "PersistentVolumeClaim": PersistentVolumeClaim,
     "StorageClass": StorageClass,
     "CSINode": CSINode,
+    "Lease": Lease,
 }
 _LIST_KINDS = {f"{k}List": k for k in KINDS}
 Known = (Node | Pod | PodDisruptionBudget | PriorityClass | Namespace | Service | ReplicationController | ReplicaSet
-         | StatefulSet | PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode)
+         | StatefulSet | PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode | Lease)
 
 
 @dataclass
@@ -80,6 +81,8 @@ class Objects:
     pvcs: list[PersistentVolumeClaim] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
+    #: Leases (only the `kube-node-lease` namespace's are kept in the state).
+    leases: list[Lease] = field(default_factory=list)
     #: The storage kinds the input held, even when empty (a live list of each); None: those present.
     storage_kinds: frozenset[str] | None = None
 
@@ -104,12 +107,14 @@ class Objects:
             self.storage_classes.append(obj)
         elif isinstance(obj, CSINode):
             self.csi_nodes.append(obj)
+        elif isinstance(obj, Lease):
+            self.leases.append(obj)
 
     def count(self) -> int:
         """How many objects, of every kind."""
         return (len(self.nodes) + len(self.pods) + len(self.pdbs) + len(self.priority_classes) + len(self.namespaces)
                 + len(self.workloads) + len(self.pvs) + len(self.pvcs) + len(self.storage_classes)
-                + len(self.csi_nodes))
+                + len(self.csi_nodes) + len(self.leases))
 
     def extend(self, other: Objects) -> None:
         self.nodes += other.nodes
@@ -122,6 +127,7 @@ class Objects:
         self.pvcs += other.pvcs
         self.storage_classes += other.storage_classes
         self.csi_nodes += other.csi_nodes
+        self.leases += other.leases
         if other.storage_kinds is not None:
             self.storage_kinds = (self.storage_kinds or frozenset()) | other.storage_kinds
 

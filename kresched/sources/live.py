@@ -44,6 +44,7 @@ from kubernetes.config.exec_provider import ExecProvider
 
 from kresched.errors import ClusterAccessError, InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.lease import NODE_LEASE_NAMESPACE
 from kresched.model.storage import STORAGE_KINDS
 from kresched.retry import LIST_RETRY, RetryPolicy, retry_after_from_headers
 from kresched.sources.decode import Objects, check_yaml_depth, decode_json, paused_gc
@@ -648,6 +649,9 @@ class _ListSpec:
     kind: str
     path: str
     call: ApiCall
+    #: Read when allowed: a 403 or 404 leaves the kind out instead of failing the run (what it
+    #: adds is a hint, and a role that predates it must keep working).
+    optional: bool = False
 
 
 #: What a plan needs, in the order it is read (small and cluster-scoped first).
@@ -670,6 +674,9 @@ _LISTS = (
     _ListSpec("PersistentVolume", "/api/v1/persistentvolumes", ApiCall("list", "persistentvolumes")),
     _ListSpec("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ApiCall("list", "persistentvolumeclaims")),
     _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods")),
+    # The kubelets' heartbeats: when each node was last heard from (a lost node's Lease stops).
+    _ListSpec("Lease", f"/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NAMESPACE}/leases",
+              ApiCall("list", "leases", "coordination.k8s.io", namespace=NODE_LEASE_NAMESPACE), optional=True),
 )
 
 
@@ -727,6 +734,13 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
     for spec in _LISTS:
         try:
             out.extend(_list_all(client, spec, page_size, policy, on_page, read))
+        except ApiException as exc:
+            if spec.optional and exc.status in (403, 404):
+                continue
+            err = access_error(exc, spec.call, client)
+            if err is None:
+                raise
+            raise err from None
         except Exception as exc:
             err = access_error(exc, spec.call, client)
             if err is None:

@@ -312,7 +312,7 @@ def build_state(objects: Objects) -> ClusterState:
     storage = StorageState.build(objects.pvs, objects.pvcs, objects.storage_classes, objects.csi_nodes,
                                  _storage_kinds(objects))
     return ClusterState.build(objects.nodes, pods, objects.pdbs, objects.priority_classes, objects.namespaces,
-                              objects.workloads, storage)
+                              objects.workloads, storage, objects.leases)
 
 
 def _storage_kinds(objects: Objects) -> frozenset[str]:
@@ -351,7 +351,7 @@ def encode_snapshot(state: ClusterState) -> bytes:
     """The state as one JSON `List` that `load_snapshot` reads back into an equal state."""
     st = state.storage
     items: list[object] = [*state.namespaces, *state.priority_classes, *state.nodes, *state.pdbs, *state.workloads,
-                           *state.pods, *st.classes, *st.pvs, *st.pvcs, *st.csi_nodes]
+                           *state.pods, *st.classes, *st.pvs, *st.pvcs, *st.csi_nodes, *state.node_leases]
     return msgspec.json.encode({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
 
 

@@ -273,7 +273,7 @@ def api_objects(sources: Iterable[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             st = getattr(src, "storage", None)
             storage = (st.classes, st.csi_nodes, st.pvs, st.pvcs) if st is not None else ()
             yield from api_objects((src.namespaces, src.priority_classes, src.nodes, src.pdbs, src.workloads,
-                                    src.pods, *storage))
+                                    src.pods, *storage, getattr(src, "node_leases", ())))
         elif isinstance(src, Iterable):
             yield from api_objects(src)
         else:
