@@ -1,0 +1,173 @@
+"""A lost node: recognised from the API server's objects, and its recovery timeline (upstream's
+taint manager, DefaultTolerationSeconds, StatefulSet, pod GC and attach/detach rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from kresched.model.cluster import ClusterState
+from kresched.model.lease import Lease
+from kresched.model.objects import Node, time_seconds
+from kresched.plan.lost import is_lost, lost_nodes, node_loss, observed_at
+from kresched.plan.recovery import recovery_timeline, toleration_seconds
+from kresched.sources.decode import Objects
+from kresched.sources.snapshot import build_state
+from tests.builders import make_node, make_pod, make_pv, make_pvc, pvc_volume
+
+LOST_AT = "2026-11-28T22:00:00Z"
+T0 = time_seconds(LOST_AT)
+assert T0 is not None
+
+
+def lost_node(name: str = "node-x", *, ready: str = "Unknown", taints: bool = True, added: str | None = LOST_AT,
+              cpu: str = "4") -> Node:
+    """A node as the node-lifecycle controller leaves it when its kubelet stops reporting."""
+    node = make_node(name, cpu=cpu)
+    lifecycle: list[dict[str, Any]] = []
+    if taints:
+        key = "node.kubernetes.io/unreachable" if ready == "Unknown" else "node.kubernetes.io/not-ready"
+        lifecycle = [{"key": key, "effect": "NoSchedule", "timeAdded": added},
+                     {"key": key, "effect": "NoExecute", "timeAdded": added}]
+    raw = msgspec.to_builtins(node)
+    raw["spec"]["taints"] = lifecycle
+    raw["status"]["conditions"] = [{"type": "Ready", "status": ready, "reason": "NodeStatusUnknown",
+                                    "lastTransitionTime": LOST_AT}]
+    return msgspec.convert(raw, Node)
+
+
+def lease(node: str, renewed: str) -> Lease:
+    return msgspec.convert({"metadata": {"name": node, "namespace": "kube-node-lease"},
+                            "spec": {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": renewed}},
+                           Lease)
+
+
+def state_of(nodes: list[Node], pods: list[Any], leases: list[Lease] = (), storage: list[Any] = ()) -> ClusterState:
+    objects = Objects(list(nodes), list(pods))
+    objects.leases = list(leases)
+    for obj in storage:
+        objects.add(obj)
+    return build_state(objects)
+
+
+# -- recognising a lost node -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("node", "lost"), [
+    pytest.param(lost_node(), True, id="Ready Unknown with the unreachable taints is lost"),
+    pytest.param(lost_node(taints=False), True, id="Ready Unknown before the taints come is lost"),
+    pytest.param(lost_node(ready="False"), False, id="Ready False (only a kubelet writes False) is not lost"),
+    pytest.param(make_node("node-a"), False, id="a Ready node is not lost"),
+])
+def test_the_lifecycle_controllers_verdict_needs_no_clock(node, lost):
+    assert is_lost(node) is lost
+
+
+def test_a_kubelet_silent_past_the_grace_period_is_lost_before_the_controller_says_so():
+    state = state_of([make_node("node-a"), make_node("node-b")],
+                     [], [lease("node-a", "2026-11-28T22:00:00.000000Z"), lease("node-b", "2026-11-28T22:05:00.0Z")])
+    now = observed_at(state)
+    assert now == T0 + 300
+    silent = node_loss(state, "node-a", now)
+    assert silent.silent_seconds == 300
+    assert silent.is_lost
+    assert silent.kubelet_silent
+    assert not node_loss(state, "node-b", now).is_lost
+    assert lost_nodes(state) == frozenset()  # the planners' verdict waits for the controller
+
+
+# -- when each pod is evicted ---------------------------------------------------------------------
+
+UNREACHABLE = (msgspec.convert({"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"},
+                               type=lost_node().spec.taints[1].__class__),)
+
+
+@pytest.mark.parametrize(("tolerations", "owner", "seconds"), [
+    pytest.param([], "ReplicaSet/web", 300, id="no toleration: the admission's default 300 s"),
+    pytest.param([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+                   "tolerationSeconds": 30}], "ReplicaSet/web", 30, id="its own tolerationSeconds"),
+    pytest.param([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}],
+                 "DaemonSet/agent", None, id="tolerated without seconds (DaemonSet pods): never"),
+    pytest.param([{"operator": "Exists"}], "ReplicaSet/web", None, id="a toleration of everything: never"),
+    pytest.param([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+                   "tolerationSeconds": -5}], "ReplicaSet/web", 0, id="seconds below zero: at once"),
+])
+def test_the_taint_manager_waits_the_smallest_matching_toleration(tolerations, owner, seconds):
+    assert toleration_seconds(make_pod(tolerations=tolerations, owner=owner), UNREACHABLE) == seconds
+
+
+def test_the_timeline_tells_who_goes_when_who_comes_back_where_and_who_does_not():
+    pods = [
+        make_pod("web-1", node="node-x", cpu="1", owner="ReplicaSet/web"),
+        make_pod("fast-1", node="node-x", cpu="1", owner="ReplicaSet/fast", tolerations=[
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+             "tolerationSeconds": 30}]),
+        make_pod("db-0", node="node-x", cpu="1", owner="StatefulSet/db"),
+        make_pod("debug", node="node-x", cpu="100m", owner=None),
+        make_pod("agent-x", node="node-x", owner="DaemonSet/agent", tolerations=[
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]),
+    ]
+    state = state_of([lost_node(), make_node("node-a", cpu="2"), make_node("node-b", cpu="4")], pods)
+    r = recovery_timeline(state, "node-x", T0 + 10)
+    by = {f.pod.name: f for f in r.pods}
+    assert [f.pod.name for f in r.pods] == ["fast-1", "db-0", "debug", "web-1", "agent-x"]
+    assert by["fast-1"].evicted_at == T0 + 30
+    assert by["web-1"].evicted_at == T0 + 300
+    assert by["agent-x"].outcome == "stays"
+    assert by["agent-x"].evicted_at is None
+    assert by["web-1"].outcome == "replaced"
+    assert by["web-1"].lands_on == "node-b"
+    assert by["web-1"].comes_back
+    assert by["db-0"].outcome == "recreated"
+    assert not by["db-0"].comes_back
+    assert "StatefulSet creates db-0 again only once the old pod is gone" in by["db-0"].waits_for[0]
+    assert by["debug"].outcome == "gone"
+    assert "nothing recreates it" in by["debug"].waits_for[0]
+    # Out of service: everything not tolerating it goes at once; the StatefulSet pod comes back too.
+    assert r.out_of_service is not None
+    after = {f.pod.name: f for f in r.out_of_service}
+    assert after["db-0"].evicted_at == T0 + 10
+    assert after["db-0"].lands_on in ("node-a", "node-b")
+    assert not after["db-0"].waits_for
+    assert after["agent-x"].outcome == "with-node"
+    assert any("--out-of-service" in s and "1 pod(s) that would not come back by themselves then do" in s
+               for s in r.speed_up)
+
+
+def test_replacements_never_land_on_another_lost_node():
+    pods = [make_pod("web-1", node="node-x", cpu="1", owner="ReplicaSet/web")]
+    # node-y is lost too but its taints are not there yet: only the verdict keeps pods off it.
+    state = state_of([lost_node(), lost_node("node-y", taints=False, cpu="64"), make_node("node-a", cpu="2")], pods)
+    (fate,) = recovery_timeline(state, "node-x", T0).pods
+    assert fate.lands_on == "node-a"
+
+
+def test_a_replacement_waits_for_its_readwriteonce_volume_to_detach_unless_out_of_service():
+    pods = [make_pod("web-1", node="node-x", cpu="1", owner="ReplicaSet/web", volumes=[pvc_volume("data")])]
+    storage = [make_pvc("data", volume="pv-data"),
+               make_pv("pv-data", claim="default/data", csi=("ebs.csi.aws.com", "vol-1"))]
+    state = state_of([lost_node(), make_node("node-a")], pods, storage=storage)
+    r = recovery_timeline(state, "node-x", T0)
+    (fate,) = r.pods
+    assert fate.volumes == ("pv-data",)
+    assert "stays attached to node-x" in fate.waits_for[0]
+    assert "6m" in fate.waits_for[0]
+    assert r.out_of_service is not None
+    assert not r.out_of_service[0].waits_for
+
+
+def test_an_evicted_pods_existing_replacement_is_named_not_placed_again():
+    evicted = make_pod("web-1", node="node-x", cpu="1", owner="ReplicaSet/web",
+                       deletion_timestamp="2026-11-28T22:05:30Z", spec=None)
+    raw = msgspec.to_builtins(evicted)
+    raw["metadata"]["deletionGracePeriodSeconds"] = 30
+    evicted = msgspec.convert(raw, type(evicted))
+    new = msgspec.to_builtins(make_pod("web-2", node="node-a", cpu="1", owner="ReplicaSet/web"))
+    new["metadata"]["creationTimestamp"] = "2026-11-28T22:05:01Z"
+    state = state_of([lost_node(), make_node("node-a")], [evicted, msgspec.convert(new, type(evicted))])
+    (fate,) = list(recovery_timeline(state, "node-x", T0 + 400).pods)
+    assert fate.evicted
+    assert fate.evicted_at == T0 + 300
+    assert fate.replacements == {"default/web-2": "node-a"}
+    assert fate.lands_on is None
