@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
+
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node
 from kresched.model.objects import time_seconds as seconds_of
 from kresched.model.specs import Taint
+from kresched.sched.framework import NodeInfo, Snapshot
 
 __all__ = [
     "DEFAULT_TOLERATION_SECONDS",
@@ -38,6 +41,7 @@ __all__ = [
     "lost_nodes",
     "node_loss",
     "observed_at",
+    "without_lost",
     "seconds_of",
 ]
 
@@ -74,6 +78,21 @@ def is_lost(node: Node) -> bool:
 
 def lost_nodes(state: ClusterState) -> frozenset[str]:
     return frozenset(n.name for n in state.nodes if is_lost(n))
+
+
+def without_lost(snap: Snapshot, lost: frozenset[str]) -> Snapshot:
+    """`snap` with the `lost` nodes cordoned: the simulated scheduler lands nothing there, whatever
+    a pod tolerates (a lost node's taints may not be there yet)."""
+    if not lost:
+        return snap
+    infos = []
+    for info in snap.node_infos:
+        if info.name in lost and not info.node.unschedulable:
+            node = info.node
+            node = msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, unschedulable=True))
+            info = NodeInfo(node, list(info.pods))
+        infos.append(info)
+    return Snapshot(infos, {i.name: i for i in infos}, snap.namespace_labels, snap.facts, snap.storage)
 
 
 def observed_at(state: ClusterState) -> float | None:

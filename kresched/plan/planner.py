@@ -62,6 +62,7 @@ import msgspec
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node, Pod
+from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import (
     NOTHING_EVICTABLE,
     QUICK,
@@ -304,7 +305,7 @@ class Planner:
             if cands is None:
                 cands = self._candidates(info, priority)
             if not cands:
-                infeasible[info.name] = NOTHING_EVICTABLE
+                infeasible[info.name] = node_refusal(info.node) or NOTHING_EVICTABLE
                 continue
             candidates.append((info, cands))
         tier_reasons: dict[str, Reason] = {}
@@ -336,7 +337,8 @@ class Planner:
 
     def _rank(self, info: NodeInfo) -> tuple[NodeInfo, list[int], list[Pod], None, dict[int, list[Pod]]]:
         """`info`'s entries of `_evictable` and `_suffixes`, found together."""
-        ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key)  # (`protected_reason`)
+        ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key) \
+            if node_refusal(info.node) is None else []  # (`protected_reason`; a lost node: none)
         hit = self._evictable[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
         self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.options.max_grace_seconds))
         return hit
@@ -594,7 +596,7 @@ class Planner:
                 if name in why:
                     reason = why[name]
                 elif not entry.cands:
-                    reason = NOTHING_EVICTABLE
+                    reason = node_refusal(info.node) or NOTHING_EVICTABLE
                 elif isinstance(entry.result, str) and entry.key is None:
                     reason = entry.result
                 else:

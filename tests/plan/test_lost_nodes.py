@@ -11,7 +11,11 @@ import pytest
 from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Node, time_seconds
+from kresched.plan.candidates import LOST_NODE
+from kresched.plan.drain import DrainOptions, plan_drain
 from kresched.plan.lost import is_lost, lost_nodes, node_loss, observed_at
+from kresched.plan.planner import plan_pod
+from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
 from kresched.plan.recovery import recovery_timeline, toleration_seconds
 from kresched.sources.decode import Objects
 from kresched.sources.snapshot import build_state
@@ -171,3 +175,50 @@ def test_an_evicted_pods_existing_replacement_is_named_not_placed_again():
     assert fate.evicted_at == T0 + 300
     assert fate.replacements == {"default/web-2": "node-a"}
     assert fate.lands_on is None
+
+
+# -- the planners leave a lost node alone ----------------------------------------------------------
+
+def test_plan_never_evicts_on_a_lost_node_and_says_why():
+    # Both nodes are full of less important pods; node-x (lost, no taints yet) comes first by name.
+    nodes = [lost_node(taints=False, cpu="2"), make_node("node-a", cpu="2")]
+    pods = [make_pod("old-x", node="node-x", cpu="2", priority=0),
+            make_pod("old-a", node="node-a", cpu="2", priority=0), make_pod("vip", cpu="2", priority=1000, owner=None)]
+    plan = plan_pod(state_of(nodes, pods), state_of(nodes, pods).pod("default/vip"))
+    assert (plan.outcome, plan.node) == ("evict", "node-a")
+    assert [v.pod.name for v in plan.victims] == ["old-a"]
+    alone = state_of(nodes[:1], pods[:1] + pods[2:])
+    refused = plan_pod(alone, alone.pod("default/vip"))
+    assert refused.outcome == "infeasible"
+    assert [(r.node, r.reason) for r in refused.runners_up] == [("node-x", LOST_NODE)]
+
+
+def test_rebalance_moves_nothing_off_or_onto_a_lost_node():
+    busy = [make_pod(f"web-{i}", node="node-a", cpu="1", labels={"app": "web"}, owner="ReplicaSet/web")
+            for i in range(3)]
+    onto = state_of([make_node("node-a"), lost_node(taints=False)], busy)
+    assert plan_rebalance(onto, RebalanceOptions(objectives=("utilisation",))).moves == ()
+    off = state_of([lost_node(taints=False), make_node("node-b")],
+                   [make_pod(f"web-{i}", node="node-x", cpu="1", labels={"app": "web"}, owner="ReplicaSet/web")
+                    for i in range(3)])
+    assert plan_rebalance(off, RebalanceOptions(objectives=("utilisation",))).moves == ()
+    # The same clusters with the nodes healthy do move (the lost node is what stops them).
+    healthy = state_of([make_node("node-a"), make_node("node-x")], busy)
+    assert plan_rebalance(healthy, RebalanceOptions(objectives=("utilisation",))).moves
+
+
+def test_drain_lands_nothing_on_a_lost_node_before_its_taints_come():
+    state = state_of([make_node("node-a"), lost_node(taints=False, cpu="64"), make_node("node-b", cpu="1")],
+                     [make_pod("web-1", node="node-a", cpu="500m")])
+    (node,) = plan_drain(state, ["node-a"], DrainOptions()).nodes
+    assert node.evict[0].lands_on == "node-b"
+
+
+def test_rebalance_refuses_a_move_a_tolerate_everything_replacement_could_make_onto_a_lost_node():
+    anywhere = [{"operator": "Exists"}]  # it tolerates the cordon too: only the refusal keeps it off
+    state = state_of([make_node("node-a"), make_node("node-b"), lost_node(taints=False, cpu="64")],
+                     [make_pod(f"web-{i}", node="node-a", cpu="1", labels={"app": "web"}, owner="ReplicaSet/web",
+                               tolerations=anywhere) for i in range(3)])
+    plan = plan_rebalance(state, RebalanceOptions(objectives=("utilisation",)))
+    assert plan.moves == ()
+    assert any("node-x, a lost node" in s.reason for s in plan.skipped)
