@@ -1,18 +1,20 @@
 """What the verbs share about lost nodes (`kresched.plan.lost`): the moment a timeline is told
-from, and `explain node/NAME`."""
+from, `explain node/NAME`, and `drain` on a lost node (refused, or `--out-of-service`)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from kresched.cli.common import ENV, Options, emit
+from kresched.cli.act import DryRun
+from kresched.cli.common import ENV, Options, Output, emit
 from kresched.model.cluster import ClusterState
-from kresched.plan.lost import observed_at
+from kresched.plan.drain import DrainPlan
+from kresched.plan.lost import OUT_OF_SERVICE_TAINT, observed_at
 from kresched.sched.profile import Profiles
 from kresched.sources.decode import paused_gc
 
-__all__ = ["explain_node", "lost_pod_parts", "now_for"]
+__all__ = ["drain_lost", "explain_node", "lost_pod_parts", "now_for"]
 
 
 def now_for(opts: Options, state: ClusterState) -> float:
@@ -61,3 +63,94 @@ def lost_pod_parts(opts: Options, state: ClusterState, pod_key: str,
     args = f" {opts.source_args}" if opts.source_args else ""
     lines.append(Hanging(f"the node's whole timeline: {ENV.prog} explain node/{node.name}{args}", first="    "))
     return {"lostNode": {**loss_dict(recovery.loss), "fate": fate_dict(fate)}}, lines
+
+
+def drain_lost(opts: Options, state: ClusterState, names: list[str], plan: DrainPlan, *, out_of_service: bool,
+               yes: bool, dry_run: DryRun, timeout_seconds: float, profiles: Profiles) -> int | None:
+    """`drain` when a named node is lost, or with --out-of-service; None: an ordinary drain.
+
+    Without --out-of-service a lost node is refused before anything is touched: its evictions
+    would never complete, and the pre-flight says so. With it, every named node must be lost; the
+    operator confirms the machine is off, then `execute.outofservice` taints it and waits."""
+    from kresched.errors import ExitCode, InputError
+    from kresched.plan.lost import node_loss
+    from kresched.render.drain import preflight_dict, preflight_view
+    from kresched.render.recovery import loss_dict, lost_line
+
+    now = now_for(opts, state)
+    losses = {n: node_loss(state, n, now) for n in names}
+    lost = [n for n in names if losses[n].is_lost]
+    if out_of_service and len(lost) < len(names):
+        alive = [n for n in names if n not in lost]
+        raise InputError(f"--out-of-service: {', '.join(f'node/{n}' for n in alive)} "
+                         f"{'is' if len(alive) == 1 else 'are'} not lost ({losses[alive[0]].summary()}); the taint "
+                         "force-deletes pods and detaches volumes, only for a machine that is really off: drain "
+                         "it without --out-of-service")
+    if not lost:
+        return None
+    if not out_of_service:
+        lines = [lost_line(losses[n]) for n in lost]
+
+        def view() -> object:
+            from kresched.render.table import Hanging
+
+            return _group(*(Hanging(line, first="! ") for line in lines),
+                          preflight_view(plan, wide=opts.output is Output.wide))
+
+        emit(opts.output, {**preflight_dict(plan), "lost": [loss_dict(losses[n]) for n in lost]}, view)
+        args = f" {opts.source_args}" if opts.source_args else ""
+        ENV.say(f"error: {'nothing was changed: ' if dry_run is not DryRun.client else ''}the drain would never "
+                f"finish: {', '.join(f'node/{n}' for n in lost)} {'is' if len(lost) == 1 else 'are'} lost; if the "
+                f"machine is really off, --out-of-service carries out the non-graceful node shutdown "
+                f"({ENV.prog} explain node/{lost[0]}{args} tells what it changes)")
+        return ExitCode.INFEASIBLE
+    return _out_of_service(opts, state, names, now, yes, dry_run, timeout_seconds, profiles)
+
+
+def _out_of_service(opts: Options, state: ClusterState, names: list[str], now: float, yes: bool, dry_run: DryRun,
+                    timeout_seconds: float, profiles: Profiles) -> int:
+    """Show each node's timeline once out of service, confirm that the machines are off, taint and
+    watch (`execute.outofservice`), then report where the new pods went against the prediction."""
+    from kresched.cli.act import cluster_dict, confirm, in_cluster, make_api, make_reporter, write_event, write_summary
+    from kresched.errors import ExitCode
+    from kresched.execute.outofservice import out_of_service
+    from kresched.plan.recovery import recovery_timeline
+    from kresched.render.recovery import out_of_service_summary, out_of_service_view, recovery_dict, recovery_view
+
+    with paused_gc():
+        recoveries = [recovery_timeline(state, n, now, profiles) for n in names]
+    if dry_run is DryRun.client:
+        if len(recoveries) == 1:
+            emit(opts.output, recovery_dict(recoveries[0]), lambda: recovery_view(recoveries[0]))
+        else:
+            emit(opts.output, {"nodes": [recovery_dict(r) for r in recoveries]},
+                 lambda: _group(*(recovery_view(r) for r in recoveries)))
+        return ExitCode.OK
+    api = make_api(opts, state, dry_run)
+    report = make_reporter(opts, api.mode)
+    if dry_run is not DryRun.client:
+        for r in recoveries:
+            write_event(opts, {"action": "preflight", **recovery_dict(r)}, lambda r=r: recovery_view(r))
+    which = ", ".join(names)
+    question = (f"{which} must really be off (powered down, or unable ever to run its pods again): the "
+                f"{OUT_OF_SERVICE_TAINT} taint force-deletes {'its' if len(names) == 1 else 'their'} pods and "
+                f"detaches {'its' if len(names) == 1 else 'their'} volumes even if something there still uses them. "
+                f"Is the machine of {which} shut down, and taint it out of service{in_cluster(opts)}?")
+    if not confirm(question, yes):
+        data = out_of_service_summary([], api.mode, cluster_dict(opts), refused="not confirmed: nothing was changed")
+        write_summary(opts, report, data, lambda: out_of_service_view([], data))
+        return ExitCode.OK
+    results = []
+    for r in recoveries:
+        fates = r.out_of_service if r.out_of_service is not None else r.pods
+        selectors = {f.pod.key: state.replica_selector(f.pod) for f in fates}
+        results.append(out_of_service(api, r.loss.node, fates, selectors, timeout_seconds, report))
+    data = out_of_service_summary(results, api.mode, cluster_dict(opts))
+    write_summary(opts, report, data, lambda: out_of_service_view(results, data))
+    return ExitCode.OK if all(x.complete for x in results) else ExitCode.PARTIAL
+
+
+def _group(*parts: object) -> object:
+    from rich.console import Group
+
+    return Group(*parts)  # type: ignore[arg-type]

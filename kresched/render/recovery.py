@@ -8,13 +8,17 @@ from typing import TYPE_CHECKING, Any
 from kresched.model.objects import start_text
 from kresched.plan.lost import NodeLoss, duration_text
 from kresched.plan.recovery import PodFate, Recovery
-from kresched.render.common import count
+from kresched.render.common import cluster_text, count
+from kresched.render.events import dry_suffix
 from kresched.render.table import Columns, Hanging
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["LOST_CONSEQUENCE", "fate_dict", "fate_line", "loss_dict", "lost_line", "recovery_dict", "recovery_view"]
+    from kresched.execute.outofservice import OutOfServiceResult
+
+__all__ = ["LOST_CONSEQUENCE", "fate_dict", "fate_line", "loss_dict", "lost_line", "out_of_service_summary",
+           "out_of_service_view", "recovery_dict", "recovery_view"]
 
 #: What a lost node means for anything that would evict there.
 LOST_CONSEQUENCE = ("its kubelet does not report, so evictions there never complete by themselves: deleted pods "
@@ -154,3 +158,54 @@ def _timeline_table(fates: tuple[PodFate, ...], now: float, node: str) -> Column
         then = fate_line(f, node)
         table.add_row(_when(f, now), f.pod.key, Text(then, style="red") if f.waits_for else then)
     return table
+
+
+def out_of_service_summary(results: list[OutOfServiceResult], mode: str, cluster: dict[str, Any] | None = None,
+                           refused: str | None = None) -> dict[str, Any]:
+    """`drain --out-of-service`'s last word: `{"nodes": [{"node", "tainted", "alreadyTainted", "gone",
+    "landed": {controller: [node...]}, "predicted": {controller: [node|null...]}, "asPredicted", "waiting"}],
+    "complete", "mode", "cluster", "message"}`."""
+    nodes = [{"node": r.node, "tainted": r.tainted, "alreadyTainted": r.already, "gone": r.gone,
+              "landed": r.landed, "predicted": r.predicted, "asPredicted": not r.surprises, "waiting": r.waiting,
+              "seconds": round(r.seconds, 1)} for r in results]
+    complete = bool(results) and all(r.complete for r in results) and refused is None
+    if refused is not None:
+        message = refused
+    else:
+        which = ", ".join(f"node/{r.node}" for r in results)
+        bound = sum(len(v) for r in results for v in r.landed.values())
+        gone = sum(len(r.gone) for r in results)
+        message = f"{which} out of service: {count(gone, 'pod')} gone, {count(bound, 'new pod')} bound"
+        if any(r.surprises for r in results):
+            message += " (not all where predicted)"
+        waiting = sum(len(r.waiting) for r in results)
+        if waiting:
+            message += f"; still waiting for {count(waiting, 'thing')} at the timeout"
+        nodes_ = " ".join(r.node for r in results)
+        message += f"; remove the taint once the machine is back: kresched untaint {nodes_} --out-of-service"
+    return {"nodes": nodes, "complete": complete, "mode": mode, "cluster": cluster,
+            "message": message + dry_suffix(mode)}
+
+
+def out_of_service_view(results: list[OutOfServiceResult], data: dict[str, Any]) -> RenderableType:
+    """Predicted against actual, per controller, then what is still awaited, then the closing line."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[RenderableType] = []
+    t = Columns("NODE", "CONTROLLER", "PREDICTED", "BOUND TO", wrap_last=True)
+    for r in results:
+        for g, predicted in sorted(r.predicted.items()):
+            landed = r.landed.get(g, [])
+            as_predicted = sorted(landed) == sorted(n for n in predicted if n is not None)
+            t.add_row(r.node, g, ", ".join(n or "Pending" for n in predicted),
+                      Text(", ".join(landed) or "-", style="green" if as_predicted else "yellow"))
+    if t:
+        parts += [Text("Predicted against actual:"), t]
+    waiting = [w for r in results for w in r.waiting]
+    if waiting:
+        parts.append(Text(f"still waiting: {'; '.join(waiting)}", style="yellow"))
+    if data.get("cluster"):
+        parts.append(Text(f"cluster: {cluster_text(data['cluster'])}", style="dim"))
+    parts.append(Text(data["message"], style="bold" if data["complete"] else "bold yellow"))
+    return Group(*parts)
