@@ -10,7 +10,7 @@ from kresched.cli.act import DryRun
 from kresched.cli.common import ENV, Options, Output, emit
 from kresched.model.cluster import ClusterState
 from kresched.plan.drain import DrainPlan
-from kresched.plan.lost import OUT_OF_SERVICE_TAINT, observed_at
+from kresched.plan.lost import OUT_OF_SERVICE_TAINT, NodeLoss, observed_at
 from kresched.sched.profile import Profiles
 from kresched.sources.decode import paused_gc
 
@@ -72,10 +72,8 @@ def drain_lost(opts: Options, state: ClusterState, names: list[str], plan: Drain
     Without --out-of-service a lost node is refused before anything is touched: its evictions
     would never complete, and the pre-flight says so. With it, every named node must be lost; the
     operator confirms the machine is off, then `execute.outofservice` taints it and waits."""
-    from kresched.errors import ExitCode, InputError
+    from kresched.errors import InputError
     from kresched.plan.lost import node_loss
-    from kresched.render.drain import preflight_dict, preflight_view
-    from kresched.render.recovery import loss_dict, lost_line
 
     now = now_for(opts, state)
     losses = {n: node_loss(state, n, now) for n in names}
@@ -89,22 +87,46 @@ def drain_lost(opts: Options, state: ClusterState, names: list[str], plan: Drain
     if not lost:
         return None
     if not out_of_service:
-        lines = [lost_line(losses[n]) for n in lost]
-
-        def view() -> object:
-            from kresched.render.table import Hanging
-
-            return _group(*(Hanging(line, first="! ") for line in lines),
-                          preflight_view(plan, wide=opts.output is Output.wide))
-
-        emit(opts.output, {**preflight_dict(plan), "lost": [loss_dict(losses[n]) for n in lost]}, view)
-        args = f" {opts.source_args}" if opts.source_args else ""
-        ENV.say(f"error: {'nothing was changed: ' if dry_run is not DryRun.client else ''}the drain would never "
-                f"finish: {', '.join(f'node/{n}' for n in lost)} {'is' if len(lost) == 1 else 'are'} lost; if the "
-                f"machine is really off, --out-of-service carries out the non-graceful node shutdown "
-                f"({ENV.prog} explain node/{lost[0]}{args} tells what it changes)")
-        return ExitCode.INFEASIBLE
+        return _refuse_lost(opts, plan, [losses[n] for n in lost], names, dry_run)
     return _out_of_service(opts, state, names, now, yes, dry_run, timeout_seconds, profiles)
+
+
+def _refuse_lost(opts: Options, plan: DrainPlan, losses: list[NodeLoss], names: list[str], dry_run: DryRun) -> int:
+    """The pre-flight with the lost nodes named, and the refusal: nothing is touched."""
+    from kresched.cli.act import cluster_dict, make_reporter, write_event, write_summary
+    from kresched.errors import ExitCode
+    from kresched.execute.drain import DrainResult
+    from kresched.execute.events import Event
+    from kresched.render.drain import drain_summary, drain_view, preflight_dict, preflight_view
+    from kresched.render.recovery import loss_dict, lost_line
+    from kresched.render.table import Hanging
+
+    lines = [lost_line(loss) for loss in losses]
+    data = {**preflight_dict(plan), "lost": [loss_dict(loss) for loss in losses]}
+
+    def view() -> object:
+        wide = opts.output is Output.wide
+        return _group(*(Hanging(line, first="! ") for line in lines), preflight_view(plan, wide=wide))
+
+    lost = [loss.node for loss in losses]
+    args = f" {opts.source_args}" if opts.source_args else ""
+    why = (f"{', '.join(f'node/{n}' for n in lost)} {'is' if len(lost) == 1 else 'are'} lost: evictions there never "
+           f"complete by themselves; if the machine is really off, --out-of-service carries out the non-graceful node "
+           f"shutdown ({ENV.prog} explain node/{lost[0]}{args} tells what it changes)")
+    if dry_run is DryRun.client:
+        emit(opts.output, data, view)
+        ENV.say(f"error: the drain would never finish: {why}")
+        return ExitCode.INFEASIBLE
+    mode = "server dry run" if dry_run is DryRun.server else "cluster"
+    report = make_reporter(opts, mode)
+    write_event(opts, {"action": "preflight", **data}, view)
+    summary = drain_summary(DrainResult(), names, mode, cluster_dict(opts))
+    summary["complete"] = False
+    summary["message"] = f"{', '.join(f'node/{n}' for n in names)} not drained: {why}; nothing was changed"
+    write_summary(opts, report, summary, lambda: drain_view(summary),
+                  documents=[Event("refused", f"error: {why}", {"lost": lost}, "error")])
+    ENV.say(f"error: nothing was changed: {why}")
+    return ExitCode.INFEASIBLE
 
 
 def _out_of_service(opts: Options, state: ClusterState, names: list[str], now: float, yes: bool, dry_run: DryRun,

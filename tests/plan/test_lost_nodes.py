@@ -19,33 +19,15 @@ from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
 from kresched.plan.recovery import recovery_timeline, toleration_seconds
 from kresched.sources.decode import Objects
 from kresched.sources.snapshot import build_state
-from tests.builders import make_node, make_pod, make_pv, make_pvc, pvc_volume
+from tests.builders import make_lost_node, make_node, make_node_lease, make_pod, make_pv, make_pvc, pvc_volume
 
 LOST_AT = "2026-11-28T22:00:00Z"
 T0 = time_seconds(LOST_AT)
 assert T0 is not None
 
 
-def lost_node(name: str = "node-x", *, ready: str = "Unknown", taints: bool = True, added: str | None = LOST_AT,
-              cpu: str = "4") -> Node:
-    """A node as the node-lifecycle controller leaves it when its kubelet stops reporting."""
-    node = make_node(name, cpu=cpu)
-    lifecycle: list[dict[str, Any]] = []
-    if taints:
-        key = "node.kubernetes.io/unreachable" if ready == "Unknown" else "node.kubernetes.io/not-ready"
-        lifecycle = [{"key": key, "effect": "NoSchedule", "timeAdded": added},
-                     {"key": key, "effect": "NoExecute", "timeAdded": added}]
-    raw = msgspec.to_builtins(node)
-    raw["spec"]["taints"] = lifecycle
-    raw["status"]["conditions"] = [{"type": "Ready", "status": ready, "reason": "NodeStatusUnknown",
-                                    "lastTransitionTime": LOST_AT}]
-    return msgspec.convert(raw, Node)
-
-
-def lease(node: str, renewed: str) -> Lease:
-    return msgspec.convert({"metadata": {"name": node, "namespace": "kube-node-lease"},
-                            "spec": {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": renewed}},
-                           Lease)
+lost_node = make_lost_node
+lease = make_node_lease
 
 
 def state_of(nodes: list[Node], pods: list[Any], leases: list[Lease] = (), storage: list[Any] = ()) -> ClusterState:
