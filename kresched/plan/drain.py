@@ -324,18 +324,20 @@ def _order_by_budget(evicted: list[DrainPod], checks: dict[str, PdbCheck], ledge
 
 
 def simulate_replacements(state: ClusterState, excluded: frozenset[str] | set[str], pods: Sequence[Pod],
-                          profiles: Profiles | None = None, recreate: frozenset[str] = frozenset()
-                          ) -> tuple[dict[str, DrainPod], tuple[str, ...]]:
+                          profiles: Profiles | None = None, recreate: frozenset[str] = frozenset(),
+                          waves: dict[str, float] | None = None) -> tuple[dict[str, DrainPod], tuple[str, ...]]:
     """Where the replacements of `pods` (bound to nodes of `excluded`, which take nothing) land,
-    most important first (step 3). A terminating pod is placed only when its key is in `recreate`
-    (a StatefulSet pod force-deleted: its controller makes it again). By pod key, with the
-    warnings of the profiles that placed any."""
-    return _simulate_landing(state, set(excluded), [DrainPod(p, p.node_name) for p in pods], profiles, recreate)
+    most important first (step 3) — or, with `waves` (pod key → when its new pod is created), in
+    that order first. A terminating pod is placed only when its key is in `recreate` (a
+    StatefulSet pod force-deleted: its controller makes it again). By pod key, with the warnings of
+    the profiles that placed any."""
+    return _simulate_landing(state, set(excluded), [DrainPod(p, p.node_name) for p in pods], profiles, recreate,
+                             waves)
 
 
 def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[DrainPod],
-                      profiles: Profiles | None = None, recreate: frozenset[str] = frozenset()
-                      ) -> tuple[dict[str, DrainPod], tuple[str, ...]]:
+                      profiles: Profiles | None = None, recreate: frozenset[str] = frozenset(),
+                      waves: dict[str, float] | None = None) -> tuple[dict[str, DrainPod], tuple[str, ...]]:
     """Place the evicted pods' replacements, most important first, on the nodes that stay; each
     placement takes room from the later ones. Drained nodes are cordoned, so nothing lands there.
     Each replacement is placed by its pod's scheduler profile; one of a scheduler no profile names
@@ -359,7 +361,8 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
     nominated = nominated_pods(state)
     out: dict[str, DrainPod] = {}
     warnings: dict[str, None] = {}
-    for d in sorted(evicted, key=lambda d: (-d.pod.effective_priority, d.pod.key)):
+    waves = waves or {}
+    for d in sorted(evicted, key=lambda d: (waves.get(d.pod.key, 0.0), -d.pod.effective_priority, d.pod.key)):
         d = replace(d, held_by=held_by_volume(d.pod, state.storage))
         if d.pod.is_bare and not d.pod.is_finished:
             out[d.pod.key] = replace(d, pending_reason="nothing recreates it")

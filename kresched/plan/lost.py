@@ -96,10 +96,17 @@ def without_lost(snap: Snapshot, lost: frozenset[str]) -> Snapshot:
 
 
 def observed_at(state: ClusterState) -> float | None:
-    """When the state was read, as well as it can tell: the latest renewal of a kubelet's Lease
-    (healthy kubelets renew every 10 s). None without node Leases."""
+    """When the state was read, as well as it tells: the latest of the times it holds that only
+    move forward — the kubelets' Lease renewals (every 10 s while they live), the nodes' Ready
+    transitions and taints' `timeAdded`, the pods' creations. None without a Lease."""
     times = [t for le in state.node_leases if (t := seconds_of(le.spec.renew_time)) is not None]
-    return max(times) if times else None
+    if not times:
+        return None
+    for n in state.nodes:
+        times += [t for c in n.status.conditions if (t := seconds_of(c.last_transition_time)) is not None]
+        times += [t for x in n.spec.taints if (t := seconds_of(x.time_added)) is not None]
+    times += [t for p in state.pods if (t := seconds_of(p.metadata.creation_timestamp)) is not None]
+    return max(times)
 
 
 @dataclass(frozen=True)

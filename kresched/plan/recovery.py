@@ -18,7 +18,9 @@
    controller keeps it there while the old pod exists, then waits `maxWaitForUnmountDuration`
    (6 min) before it force-detaches from an unhealthy node — at once with the out-of-service taint.
 Replacements are placed by the drain pre-flight's simulation (`plan.drain.simulate_replacements`),
-never on a lost node. Pure: the "now" is an argument.
+never on a lost node, in the order they are made (a ReplicaSet's when its pod is evicted, a
+StatefulSet's a pod-GC period after the out-of-service taint: the rig showed the earlier ones take
+the room). Pure: the "now" is an argument.
 """
 
 from __future__ import annotations
@@ -165,13 +167,14 @@ def single_node_volumes(pod: Pod, state: ClusterState) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _replacements(state: ClusterState, pod: Pod, node: str, since: float | None) -> dict[str, str | None]:
+def _replacements(state: ClusterState, pod: Pod, node: str, since: float | None) -> list[Pod]:
     """The pods of `pod`'s controller, not on the lost node and not Terminating, created at or after
-    `since`: what its controller made to replace it (and its siblings)."""
+    `since` (a second's slack: the API's times are whole seconds): what its controller made to
+    replace it and its siblings, oldest first."""
     owner = pod.controller
     if owner is None or since is None:
-        return {}
-    out: dict[str, str | None] = {}
+        return []
+    out = []
     for p in state.pods:
         c = p.controller
         if (c is None or p.namespace != pod.namespace or (c.kind, c.name) != (owner.kind, owner.name)
@@ -179,7 +182,21 @@ def _replacements(state: ClusterState, pod: Pod, node: str, since: float | None)
             continue
         created = seconds_of(p.metadata.creation_timestamp)
         if created is not None and created >= since - 1:
-            out[p.key] = p.node_name or None
+            out.append((created, p.key, p))
+    return [p for _, _, p in sorted(out, key=lambda x: (x[0], x[1]))]
+
+
+def _pair_replacements(state: ClusterState, node: str, evicted: list[PodFate]) -> dict[str, dict[str, str | None]]:
+    """Each evicted pod's replacement: per controller, its evicted pods in eviction order take its new
+    pods in creation order, one each (which new pod replaced which old one is not recorded; the
+    count and the nodes are what matter)."""
+    out: dict[str, dict[str, str | None]] = {}
+    taken: set[str] = set()
+    for f in sorted(evicted, key=lambda f: (f.evicted_at or 0.0, f.pod.key)):
+        new = next((p for p in _replacements(state, f.pod, node, f.evicted_at) if p.key not in taken), None)
+        if new is not None:
+            taken.add(new.key)
+            out[f.pod.key] = {new.key: new.node_name or None}
     return out
 
 
@@ -237,7 +254,7 @@ def _fate(state: ClusterState, pod: Pod, loss: NodeLoss, taints: tuple[Taint, ..
     return PodFate(pod, at, evicted, seconds, outcome, waits_for=tuple(waits), volumes=volumes)
 
 
-def _placed(state: ClusterState, name: str, fates: list[PodFate], recreate: bool,
+def _placed(state: ClusterState, name: str, fates: list[PodFate], recreate: bool, oos_at: float,
             profiles: Profiles | None) -> tuple[list[PodFate], tuple[str, ...]]:
     """Where the new pods land: those a controller replaces once they are evicted (already
     evicted: their replacements exist, and are named instead), and with `recreate` the StatefulSet
@@ -245,11 +262,16 @@ def _placed(state: ClusterState, name: str, fates: list[PodFate], recreate: bool
     moving = [f.pod for f in fates if (f.outcome == "replaced" and not f.evicted)
               or (recreate and f.outcome == "recreated")]
     recreated = frozenset(f.pod.key for f in fates if recreate and f.outcome == "recreated" and f.evicted)
-    landed, warnings = simulate_replacements(state, lost_nodes(state) | {name}, moving, profiles, recreated)
+    # The new pods come in waves, and the earlier ones take the room: a replacement when its pod is
+    # evicted, a StatefulSet's pod only once the pod GC has force-deleted the old one (next period).
+    waves = {f.pod.key: max(f.evicted_at or 0.0, oos_at) + POD_GC_PERIOD_SECONDS if f.outcome == "recreated"
+             else f.evicted_at or 0.0 for f in fates}
+    landed, warnings = simulate_replacements(state, lost_nodes(state) | {name}, moving, profiles, recreated, waves)
+    paired = _pair_replacements(state, name, [f for f in fates if f.evicted and f.outcome == "replaced"])
     out = []
     for f in fates:
-        if f.evicted and f.outcome == "replaced":
-            f = replace(f, replacements=_replacements(state, f.pod, name, f.evicted_at))
+        if f.pod.key in paired:
+            f = replace(f, replacements=paired[f.pod.key])
         d = landed.get(f.pod.key)
         if d is not None:
             f = replace(f, lands_on=d.lands_on, candidates=d.candidates, pending_reason=d.pending_reason)
@@ -266,12 +288,14 @@ def recovery_timeline(state: ClusterState, name: str, now: float, profiles: Prof
         # Silent but not tainted yet: the controller adds this once its grace period is over.
         taints = (*taints, Taint(UNREACHABLE_TAINT, "", "NoExecute"))
     pods = [p for p in state.pods_on(name) if not p.is_finished]
+    oos_since = min((t for x in taints if x.key == OUT_OF_SERVICE_TAINT and (t := seconds_of(x.time_added))),
+                    default=now)
     timeline, warnings = _placed(state, name, [_fate(state, p, loss, taints, loss.out_of_service) for p in pods],
-                                 loss.out_of_service, profiles)
+                                 loss.out_of_service, oos_since, profiles)
     after = None
     if not loss.out_of_service:
         oos = (*taints, Taint(OUT_OF_SERVICE_TAINT, OUT_OF_SERVICE_VALUE, "NoExecute", start_text(now)))
-        after, _ = _placed(state, name, [_fate(state, p, loss, oos, True) for p in pods], True, profiles)
+        after, _ = _placed(state, name, [_fate(state, p, loss, oos, True) for p in pods], True, now, profiles)
     return Recovery(loss, now, tuple(timeline), tuple(after) if after is not None else None,
                     _speed_up(loss, timeline, after), warnings)
 

@@ -90,7 +90,7 @@ def _when(f: PodFate, now: float) -> str:
     if f.evicted_at is None:
         return "once tainted" if not f.evicted else "evicted"
     delta = f.evicted_at - now
-    rel = f"in {duration_text(delta)}" if delta > 0 else f"{duration_text(-delta)} ago" if delta < 0 else "now"
+    rel = "now" if abs(delta) < 1 else f"in {duration_text(delta)}" if delta > 0 else f"{duration_text(-delta)} ago"
     return f"{start_text(f.evicted_at)[11:]} ({rel})"
 
 
