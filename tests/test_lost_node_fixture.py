@@ -14,16 +14,19 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kresched.errors import ExitCode
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import time_seconds
 from kresched.plan.lost import NODE_MONITOR_GRACE_SECONDS, is_lost, node_loss, observed_at
 from kresched.plan.recovery import recovery_timeline
 from kresched.sources.snapshot import load_snapshot
+from tests.clirun import reset_env, run_cli
 
 FIXTURE = Path(__file__).parent / "fixtures" / "lost" / "node-lost-and-out-of-service.json"
 DATA: dict[str, Any] = json.loads(FIXTURE.read_bytes())
@@ -127,3 +130,50 @@ def test_after_out_of_service_the_node_is_empty_and_the_taint_named():
 def test_the_recorded_snapshots_read_back_with_their_leases(name: str):
     state = snapshot(name)
     assert sorted(state.lease_by_node) == ["node-a1", "node-b1", "node-x"]
+
+
+# -- the commands, on the recorded snapshots ----------------------------------------------------------
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Iterator[Callable[[str], str]]:
+    def write(name: str) -> str:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(DATA["snapshots"][name]))
+        return str(path)
+
+    yield write
+    reset_env()
+
+
+def test_explain_node_tells_the_timeline_as_json_and_as_a_table(monkeypatch, recorded):
+    source = recorded("beforeOutOfService")
+    res = run_cli(monkeypatch, "explain", "node/node-x", "--snapshot", source, "-o", "json")
+    assert (res.exit_code, res.stderr) == (0, "")
+    out = json.loads(res.stdout)
+    assert (out["node"], out["lost"], out["ready"], out["outOfService"]) == ("node-x", True, "Unknown", False)
+    assert {p["pod"]: p["comesBack"] for p in out["pods"]}["shop/db-0"] is False
+    assert [p["outcome"] for p in out["outOfServicePods"] if p["pod"] == "shop/db-0"] == ["recreated"]
+    table = run_cli(monkeypatch, "explain", "node/node-x", "--snapshot", source, width=200)
+    assert table.exit_code == 0
+    assert "Not back by themselves: 2 pods" in table.stdout
+    assert "kresched drain node-x --out-of-service" in table.stdout
+
+
+def test_explain_on_a_pod_of_a_lost_node_says_so(monkeypatch, recorded):
+    res = run_cli(monkeypatch, "explain", "shop/db-0", "--snapshot", recorded("beforeOutOfService"), "-o", "json")
+    assert res.exit_code == 0
+    lost = json.loads(res.stdout)["lostNode"]
+    assert (lost["node"], lost["lost"], lost["fate"]["outcome"], lost["fate"]["comesBack"]) == (
+        "node-x", True, "recreated", False)
+
+
+def test_a_drain_dry_run_on_the_lost_node_would_never_finish(monkeypatch, recorded):
+    res = run_cli(monkeypatch, "drain", "node-x", "--ignore-daemonsets", "--force", "--dry-run", "--snapshot",
+                  recorded("tainted"), "-o", "json")
+    assert res.exit_code == ExitCode.INFEASIBLE
+    assert "the drain would never finish: node/node-x is lost" in res.stderr
+    assert [loss["node"] for loss in json.loads(res.stdout)["lost"]] == ["node-x"]
+    oos = run_cli(monkeypatch, "drain", "node-x", "--out-of-service", "--dry-run", "--snapshot", recorded("tainted"),
+                  "-o", "json")
+    assert oos.exit_code == ExitCode.OK
+    assert json.loads(oos.stdout)["outOfServicePods"]
