@@ -4,22 +4,25 @@ from, `explain node/NAME`, and `drain` on a lost node (refused, or `--out-of-ser
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kresched.cli.act import DryRun
 from kresched.cli.common import ENV, Options, Output, emit
 from kresched.model.cluster import ClusterState
-from kresched.plan.drain import DrainPlan
 from kresched.plan.lost import OUT_OF_SERVICE_TAINT, NodeLoss, observed_at
 from kresched.sched.profile import Profiles
 from kresched.sources.decode import paused_gc
+
+if TYPE_CHECKING:
+    from kresched.plan.drain import DrainPlan
 
 __all__ = ["drain_lost", "explain_node", "lost_pod_parts", "now_for"]
 
 
 def now_for(opts: Options, state: ClusterState) -> float:
-    """"Now" for a live cluster; for a snapshot, when it was taken as well as it tells (the latest
-    renewal of a kubelet's Lease), else now: a recorded timeline reads as it did when recorded."""
+    """"Now" for a live cluster; for a snapshot, when it was taken as well as it tells
+    (`plan.lost.observed_at`: the latest of its Lease renewals and other forward-only times), else
+    now: a recorded timeline reads as it did when it was recorded."""
     if opts.snapshot is not None:
         taken = observed_at(state)
         if taken is not None:

@@ -145,12 +145,6 @@ class NodeLoss:
     def not_ready(self) -> bool:
         return self.ready == "False"
 
-    def noexecute_since(self) -> float | None:
-        """When the first NoExecute lifecycle taint was added (what the taint manager counts from)."""
-        times = [t for x in self.taints if x.effect == "NoExecute" and x.key != OUT_OF_SERVICE_TAINT
-                 and (t := seconds_of(x.time_added)) is not None]
-        return min(times) if times else None
-
     def summary(self) -> str:
         """One line: `lost: Ready Unknown since ... (NodeStatusUnknown), tainted unreachable; kubelet silent 5m`."""
         parts = []

@@ -222,7 +222,8 @@ def _outcome(pod: Pod) -> str:
     return "gone" if kind is None else "controller"
 
 
-def _fate(state: ClusterState, pod: Pod, loss: NodeLoss, taints: tuple[Taint, ...], out_of_service: bool) -> PodFate:
+def _fate(state: ClusterState, pod: Pod, loss: NodeLoss, taints: tuple[Taint, ...], hangs: bool) -> PodFate:
+    """`hangs`: a deleted pod stays Terminating (no kubelet confirms it, no out-of-service taint)."""
     seconds = toleration_seconds(pod, taints)
     volumes = single_node_volumes(pod, state)
     evicted = pod.is_terminating
@@ -243,11 +244,11 @@ def _fate(state: ClusterState, pod: Pod, loss: NodeLoss, taints: tuple[Taint, ..
                      else f"its DaemonSet runs it on {loss.node} only: it comes back with the node")
     elif outcome == "controller":
         waits.append(f"its {kind} decides whether to replace it (kresched does not simulate that controller)")
-    elif not out_of_service and outcome == "recreated":
+    elif hangs and outcome == "recreated":
         waits.append(f"its StatefulSet creates {pod.name} again only once the old pod is gone, and the old pod "
                      "stays Terminating while no kubelet confirms it (until the Node is deleted, the pod is "
                      "force-deleted, or the node is out of service)")
-    elif not out_of_service and outcome == "replaced" and volumes:
+    elif hangs and outcome == "replaced" and volumes:
         waits.append(f"its replacement cannot start while {', '.join(volumes)} stays attached to {loss.node}: the "
                      "attach/detach controller keeps it there while the old pod is Terminating, then waits "
                      f"{duration_text(MAX_WAIT_FOR_UNMOUNT_SECONDS)} more before it force-detaches")
@@ -283,6 +284,8 @@ def _placed(state: ClusterState, name: str, fates: list[PodFate], recreate: bool
 def recovery_timeline(state: ClusterState, name: str, now: float, profiles: Profiles | None = None) -> Recovery:
     """What happens next to the pods of node `name` (see the module docstring), told at `now`."""
     loss = node_loss(state, name, now)
+    if not loss.is_lost and not loss.not_ready:
+        return Recovery(loss, now, (), None, ())
     taints = tuple(t for t in state.node_by_name[name].spec.taints if t.effect == "NoExecute")
     if loss.is_lost and not any(t.key == UNREACHABLE_TAINT for t in taints):
         # Silent but not tainted yet: the controller adds this once its grace period is over.
@@ -290,12 +293,13 @@ def recovery_timeline(state: ClusterState, name: str, now: float, profiles: Prof
     pods = [p for p in state.pods_on(name) if not p.is_finished]
     oos_since = min((t for x in taints if x.key == OUT_OF_SERVICE_TAINT and (t := seconds_of(x.time_added))),
                     default=now)
-    timeline, warnings = _placed(state, name, [_fate(state, p, loss, taints, loss.out_of_service) for p in pods],
-                                 loss.out_of_service, oos_since, profiles)
+    hangs = loss.is_lost and not loss.out_of_service
+    timeline, warnings = _placed(state, name, [_fate(state, p, loss, taints, hangs) for p in pods],
+                                 not hangs, oos_since, profiles)
     after = None
-    if not loss.out_of_service:
+    if loss.is_lost and not loss.out_of_service:  # (the taint is only for a lost node)
         oos = (*taints, Taint(OUT_OF_SERVICE_TAINT, OUT_OF_SERVICE_VALUE, "NoExecute", start_text(now)))
-        after, _ = _placed(state, name, [_fate(state, p, loss, oos, True) for p in pods], True, now, profiles)
+        after, _ = _placed(state, name, [_fate(state, p, loss, oos, False) for p in pods], True, now, profiles)
     return Recovery(loss, now, tuple(timeline), tuple(after) if after is not None else None,
                     _speed_up(loss, timeline, after), warnings)
 

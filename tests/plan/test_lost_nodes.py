@@ -204,3 +204,21 @@ def test_rebalance_refuses_a_move_a_tolerate_everything_replacement_could_make_o
     plan = plan_rebalance(state, RebalanceOptions(objectives=("utilisation",)))
     assert plan.moves == ()
     assert any("node-x, a lost node" in s.reason for s in plan.skipped)
+
+
+def test_on_a_not_ready_node_whose_kubelet_reports_evicted_pods_terminate_and_come_back():
+    pods = [make_pod("db-0", node="node-x", cpu="1", owner="StatefulSet/db")]
+    state = state_of([lost_node(ready="False"), make_node("node-a")], pods)
+    r = recovery_timeline(state, "node-x", T0)
+    (fate,) = r.pods
+    assert fate.evicted_at == T0 + 300  # its not-ready toleration, from the admission
+    assert fate.comes_back
+    assert fate.lands_on == "node-a"
+    assert r.out_of_service is None  # the out-of-service taint is for a lost node only
+    assert r.speed_up == ()
+
+
+def test_a_ready_node_has_no_timeline():
+    state = state_of([make_node("node-a")], [make_pod("web-1", node="node-a")])
+    r = recovery_timeline(state, "node-a", T0)
+    assert (r.pods, r.out_of_service, r.speed_up) == ((), None, ())
