@@ -135,7 +135,7 @@ def test_lists_are_read_page_by_page_with_the_continue_token(seeded, client, fak
         "/api/v1/namespaces", "/apis/scheduling.k8s.io/v1/priorityclasses", NODES, PDBS,
         "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets",
         "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes", "/api/v1/persistentvolumes",
-        "/api/v1/persistentvolumeclaims", PODS, PODS, PODS, PODS, NODE_LEASES]
+        "/api/v1/persistentvolumeclaims", NODE_LEASES, PODS, PODS, PODS, PODS]
 
 
 NODE_LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"

@@ -129,7 +129,6 @@ def drain_command(
       kresched drain worker-b3 --ignore-daemonsets --dry-run --snapshot demo
       kresched drain node/worker-b3 --ignore-daemonsets --delete-emptydir-data --force --dry-run --snapshot demo
       kresched drain -l topology.kubernetes.io/zone=eu-west-1c --ignore-daemonsets --dry-run --snapshot demo -o json
-      kresched drain worker-c2 --out-of-service
     """
     # Imported here, not at the top: every other verb, and a client dry run, start without them.
     from kresched.plan.drain import DrainOptions, parse_selector, plan_drain

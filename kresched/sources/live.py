@@ -3,7 +3,8 @@
 Owns: finding the credentials (kubeconfig file and context, or the in-cluster service account),
 listing Nodes, Pods, PodDisruptionBudgets (policy/v1), PriorityClasses (scheduling.k8s.io/v1),
 Namespaces, PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes
-(storage.k8s.io/v1) page by page (`limit`/`continue`), and turning every way that can fail into a one-line
+(storage.k8s.io/v1), and the kubelets' Leases in `kube-node-lease` (coordination.k8s.io/v1; left out
+when RBAC forbids them) page by page (`limit`/`continue`), and turning every way that can fail into a one-line
 `ClusterAccessError`. Also the pieces the execution layer reuses for its own calls: `LiveClient`,
 `ApiCall` (what a call does, for messages and RBAC hints), `is_transient` and
 `retry_after_seconds` (what `kresched.retry`'s policies need to know about the client's
@@ -673,10 +674,10 @@ _LISTS = (
               ApiCall("list", "csinodes", "storage.k8s.io")),
     _ListSpec("PersistentVolume", "/api/v1/persistentvolumes", ApiCall("list", "persistentvolumes")),
     _ListSpec("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ApiCall("list", "persistentvolumeclaims")),
-    _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods")),
     # The kubelets' heartbeats: when each node was last heard from (a lost node's Lease stops).
     _ListSpec("Lease", f"/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NAMESPACE}/leases",
               ApiCall("list", "leases", "coordination.k8s.io", namespace=NODE_LEASE_NAMESPACE), optional=True),
+    _ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods")),
 )
 
 

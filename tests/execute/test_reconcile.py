@@ -150,8 +150,8 @@ STATE_READ = [("GET", "/api/v1/namespaces"), ("GET", "/apis/scheduling.k8s.io/v1
               ("GET", "/api/v1/services"), ("GET", "/api/v1/replicationcontrollers"),
               ("GET", "/apis/apps/v1/replicasets"), ("GET", "/apis/apps/v1/statefulsets"),
               ("GET", "/apis/storage.k8s.io/v1/storageclasses"), ("GET", "/apis/storage.k8s.io/v1/csinodes"),
-              ("GET", "/api/v1/persistentvolumes"), ("GET", "/api/v1/persistentvolumeclaims"), ("GET", "/api/v1/pods"),
-              ("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases")]
+              ("GET", "/api/v1/persistentvolumes"), ("GET", "/api/v1/persistentvolumeclaims"),
+              ("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"), ("GET", "/api/v1/pods")]
 
 
 # -- one pass, several pods ---------------------------------------------------------------------------
