@@ -21,6 +21,7 @@ from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.plan.candidates import is_candidate_victim
+from kresched.plan.lost import is_lost
 from kresched.plan.placement import Placer, replacement_of
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT
@@ -372,6 +373,8 @@ def _hints(pod: Pod, info: NodeInfo, st: Status, short: Sequence[InsufficientRes
            freeable: _Freeable) -> tuple[str, ...]:
     if st.is_success:
         return ()
+    if is_lost(info.node):  # whatever the filter says, nothing would run there
+        return (f"node is lost: its kubelet does not report (kresched explain node/{info.name})",)
     plugin = st.plugin
     if plugin == NODE_RESOURCES_FIT:
         return tuple(_resource_hint(ir, freeable) for ir in short)

@@ -13,6 +13,7 @@ from kresched.model.lease import Lease
 from kresched.model.objects import Node, time_seconds
 from kresched.plan.candidates import LOST_NODE
 from kresched.plan.drain import DrainOptions, plan_drain
+from kresched.plan.explain import explain_pod
 from kresched.plan.lost import is_lost, lost_nodes, node_loss, observed_at
 from kresched.plan.planner import plan_pod
 from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
@@ -222,3 +223,10 @@ def test_a_ready_node_has_no_timeline():
     state = state_of([make_node("node-a")], [make_pod("web-1", node="node-a")])
     r = recovery_timeline(state, "node-a", T0)
     assert (r.pods, r.out_of_service, r.speed_up) == ((), None, ())
+
+
+def test_explain_says_a_node_is_lost_under_its_verdict():
+    state = state_of([lost_node(), make_node("node-a", cpu="1")], [make_pod("big", cpu="2", owner=None)])
+    verdicts = {v.node: v for v in explain_pod(state, state.pod("default/big")).verdicts}
+    assert verdicts["node-x"].hints == ("node is lost: its kubelet does not report (kresched explain node/node-x)",)
+    assert "lost" not in " ".join(verdicts["node-a"].hints)
