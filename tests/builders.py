@@ -12,6 +12,7 @@ import msgspec
 
 from kresched.model.cluster import ClusterState
 from kresched.model.dra import DRA_KINDS, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kresched.model.lease import Lease
 from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kresched.sources.decode import Objects
@@ -29,6 +30,28 @@ def make_node(name: str = "node-a", *, cpu: str | int = "4", memory: str = "8Gi"
         "status": {"allocatable": allocatable, "capacity": allocatable,
                    "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
     }, Node)
+
+
+def make_lost_node(name: str = "node-x", *, ready: str = "Unknown", taints: bool = True,
+                   added: str | None = "2026-11-28T22:00:00Z", cpu: str = "4") -> Node:
+    """A node as the node-lifecycle controller leaves it when its kubelet stops reporting: Ready
+    Unknown (NodeStatusUnknown) since `added`, and — with `taints` — `node.kubernetes.io/unreachable`
+    NoSchedule and NoExecute added then (`not-ready` for `ready="False"`)."""
+    node = msgspec.to_builtins(make_node(name, cpu=cpu))
+    if taints:
+        key = "node.kubernetes.io/unreachable" if ready == "Unknown" else "node.kubernetes.io/not-ready"
+        node["spec"]["taints"] = [{"key": key, "effect": "NoSchedule", "timeAdded": added},
+                                  {"key": key, "effect": "NoExecute", "timeAdded": added}]
+    node["status"]["conditions"] = [{"type": "Ready", "status": ready, "reason": "NodeStatusUnknown",
+                                     "message": "Kubelet stopped posting node status.", "lastTransitionTime": added}]
+    return msgspec.convert(node, Node)
+
+
+def make_node_lease(node: str, renewed: str, seconds: int = 40) -> Lease:
+    """The kubelet's heartbeat for `node` (kube-node-lease), last renewed at `renewed`."""
+    return msgspec.convert({"metadata": {"name": node, "namespace": "kube-node-lease"},
+                            "spec": {"holderIdentity": node, "leaseDurationSeconds": seconds, "renewTime": renewed}},
+                           Lease)
 
 
 def make_pod(name: str = "pod", namespace: str = "default", *, node: str = "", cpu: str | None = None,

@@ -139,8 +139,36 @@ def test_lists_are_read_page_by_page_with_the_continue_token(seeded, client, fak
         "/api/v1/namespaces", "/apis/scheduling.k8s.io/v1/priorityclasses", NODES, PDBS,
         "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets",
         "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes", "/api/v1/persistentvolumes",
-        "/api/v1/persistentvolumeclaims", dra, f"{dra}/v1/deviceclasses", f"{dra}/v1/resourceslices",
+        "/api/v1/persistentvolumeclaims", NODE_LEASES, dra, f"{dra}/v1/deviceclasses", f"{dra}/v1/resourceslices",
         f"{dra}/v1/resourceclaims", f"{dra}/v1/resourceclaimtemplates", PODS, PODS, PODS, PODS]
+
+
+
+NODE_LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+
+
+def node_lease(node: str, renewed: str) -> dict[str, object]:
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": node, "namespace": "kube-node-lease"},
+            "spec": {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": renewed}}
+
+
+def test_the_kubelets_leases_are_read_page_by_page_and_only_kube_node_leases(seeded, client, fake_api):
+    fake_api.load([node_lease(f"node-{i}", f"2026-11-28T22:00:0{i}.000000Z") for i in range(5)],
+                  {**node_lease("kube-scheduler", "2026-11-28T22:00:00.000000Z"),
+                   "metadata": {"name": "kube-scheduler", "namespace": "kube-system"}})
+    state = load_live(client, page_size=2)
+    assert sorted(state.lease_by_node) == [f"node-{i}" for i in range(5)]
+    assert state.lease_by_node["node-3"].spec.renew_time == "2026-11-28T22:00:03.000000Z"
+    assert [c.query.get("continue") is not None for c in fake_api.calls(NODE_LEASES)] == [False, True, True]
+
+
+def test_a_role_that_cannot_list_leases_still_reads_the_cluster_without_them(seeded, client, fake_api):
+    fake_api.load(node_lease("node-0", "2026-11-28T22:00:00.000000Z"))
+    fake_api.forbid("list", "leases.coordination.k8s.io")
+    state = load_live(client)
+    assert len(state.nodes) == 4
+    assert state.node_leases == ()
 
 
 def test_an_expired_continue_token_restarts_the_list_once(seeded, client, fake_api):

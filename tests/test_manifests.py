@@ -56,9 +56,11 @@ def manifests(cli: Any, *args: str) -> list[dict[str, Any]]:
 
 
 def by_kind(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    kinds = [d["kind"] for d in docs]
+    """The objects by kind; the Role and RoleBinding that read the kubelets' Leases as `Role/node-leases`
+    and `RoleBinding/node-leases` (the lock's are `Role` and `RoleBinding`)."""
+    kinds = [d["kind"] + ("/node-leases" if d["metadata"]["name"] == "kresched-node-leases" else "") for d in docs]
     assert len(set(kinds)) == len(kinds), kinds
-    return {d["kind"]: d for d in docs}
+    return dict(zip(kinds, docs, strict=True))
 
 
 def container(docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -199,6 +201,14 @@ def test_leases_are_granted_only_in_the_locks_namespace_and_the_lock_is_what_rec
     ]
     assert not [r for r in docs["ClusterRole"]["rules"] if "coordination.k8s.io" in r["apiGroups"]]
     assert flag_value(container(list(docs.values()))["args"], "--lease") == f"{namespace}/{name}"
+
+
+def test_the_kubelets_leases_are_only_listed_and_only_in_kube_node_lease(cli):
+    docs = by_kind(manifests(cli))
+    role, binding = docs["Role/node-leases"], docs["RoleBinding/node-leases"]
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "kube-node-lease"
+    assert role["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["list"]}]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
 
 
 def test_the_bindings_give_the_roles_to_the_cronjobs_service_account(cli):

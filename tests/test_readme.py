@@ -140,6 +140,8 @@ def test_the_rbac_page_lists_exactly_the_calls_kresched_makes() -> None:
             return "only with `--allow-pdb-violation`"
         if p.scope == "lock":
             return "`reconcile`'s Lease only, in its namespace (Role)"
+        if p.scope == "node-lease":
+            return "in `kube-node-lease` only (Role)"
         return "always (ClusterRole)"
 
     rows = {f"| {p.verb} | {p.rbac_resource} | {p.group or '(core)'} | {granted(p)} | {p.why} |" for p in API_CALLS}

@@ -90,6 +90,10 @@ def drain_command(
                                                "PodDisruptionBudget go one after another).")] = 10,
     allow_pending: Annotated[bool, typer.Option("--allow-pending", help="Drain even if some evicted pods would "
                                                                         "find no node.")] = False,
+    out_of_service: Annotated[bool, typer.Option(
+        "--out-of-service", help="For a lost node whose machine is really off: the non-graceful node shutdown (taint "
+                                 "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute), then wait for the "
+                                 "replacements.")] = False,
     yes: YesOpt = False,
     dry_run: DryRunOpt = DryRun.none,
     scheduler_config: SchedulerConfigOpt = None,
@@ -111,6 +115,13 @@ def drain_command(
     finished (blocked by a PodDisruptionBudget or still terminating at --timeout), 130
     interrupted. The nodes stay cordoned after a drain that did not finish: `kubectl uncordon` them.
     --timeout defaults to 10m (kubectl's drain waits forever), so a stuck drain ends a CI job.
+
+    A lost node (its kubelet stopped reporting) is refused: its evictions would never complete.
+    If its machine is really off, --out-of-service carries out Kubernetes' non-graceful node
+    shutdown instead: after a confirmation it adds node.kubernetes.io/out-of-service=nodeshutdown:
+    NoExecute (its pods are force-deleted, its volumes detached), waits until the replacements are
+    bound, and reports where they went against the prediction. The taint stays until the machine is
+    back: `kresched untaint NODE --out-of-service` removes it.
 
     Examples:
 
@@ -141,6 +152,12 @@ def drain_command(
     with progress(opts, f"simulating the drain of {', '.join(names)}"), paused_gc():
         plan = plan_drain(state, names, DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction,
                                                      pods_selected, profiles))
+    from kresched.cli.lost import drain_lost  # a lost node: refused, or taken out of service
+
+    lost = drain_lost(opts, state, names, plan, out_of_service=out_of_service, yes=yes, dry_run=dry_run,
+                      timeout_seconds=limit or float("inf"), profiles=profiles)
+    if lost is not None:
+        return lost
     if dry_run is DryRun.client:
         emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan, wide=opts.output is Output.wide))
         return _dry_run_verdict(opts, plan, allow_pending, timeout)

@@ -28,9 +28,10 @@ from kresched.cli.common import (
     read_only_dry_run,
 )
 from kresched.cli.load import load_state
+from kresched.cli.lost import explain_node, lost_pod_parts
 from kresched.cli.plan import PodArg, PodOpt
 from kresched.cli.progress import progress
-from kresched.cli.resolve import none_pending, parse_target, pick_pod_ref, resolve_pod, workload_pods
+from kresched.cli.resolve import none_pending, parse_target, pick_pod_ref, resolve_nodes, resolve_pod, workload_pods
 from kresched.plan.explain import explain_pod
 from kresched.plan.planner import queue_key
 from kresched.render.common import Source
@@ -59,6 +60,10 @@ def explain(
 ) -> int:
     """Why a pod is Pending: every node's verdict, the scheduler's own message, and what would make it fit.
 
+    `explain node/NAME`: whether the node is lost (its kubelet stopped reporting) and its recovery
+    timeline — when each pod is evicted, where its replacement lands, which pods will not come
+    back by themselves and why, and what would speed it up.
+
     Examples:
 
     \b
@@ -72,6 +77,9 @@ def explain(
     assert ref is not None
     profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
     state = load_state(opts)
+    if ref.partition("/")[0].lower() in ("node", "nodes", "no"):
+        (node,) = resolve_nodes(state, [ref])
+        return explain_node(opts, state, node.name, profiles)
     target = parse_target(ref, default_namespace(opts), namespace is not None)
     source = Source(ENV.prog, opts.source_args)
     wide = opts.output is Output.wide
@@ -79,8 +87,13 @@ def explain(
         one = resolve_pod(state, target, opts.source)
         with progress(opts, f"explaining {one.key}"), paused_gc():
             result = explain_pod(state, one, profiles=profiles)
-        emit(opts.output, explanation_dict(result),
-             lambda: explanation_table(result, top=top, all_nodes=all_nodes, wide=wide, source=source))
+        lost, lines = lost_pod_parts(opts, state, one.key, profiles)
+        def view() -> object:
+            from rich.console import Group
+
+            return Group(explanation_table(result, top=top, all_nodes=all_nodes, wide=wide, source=source), *lines)
+
+        emit(opts.output, {**explanation_dict(result), **lost}, view)
         return 0
     # A workload: every Pending pod of it (replicas of one template read alike: a table shows the first).
     pods = workload_pods(state, target, opts.source)

@@ -43,6 +43,9 @@ def untaint_command(
                                             help="Also remove reservations older than this, even if their pod "
                                                  "is still Pending.")] = "10m",
     all_: Annotated[bool, typer.Option("--all", help="Remove every kresched reservation.")] = False,
+    out_of_service: Annotated[bool, typer.Option(
+        "--out-of-service", help="Also remove node.kubernetes.io/out-of-service (the non-graceful node shutdown's "
+                                 "taint, the operator's): only once the machine is back.")] = False,
     dry_run: ClientDryRunOpt = DryRun.none,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
@@ -55,7 +58,8 @@ def untaint_command(
 
     It only ever removes what kresched placed, so it does not ask for confirmation. A
     CriticalAddonsOnly taint with another value (managed clouds put one on system node pools) is
-    never touched.
+    never touched. A node.kubernetes.io/out-of-service taint (`drain --out-of-service`) is named
+    and kept: it is the operator's, removed with --out-of-service once the machine is back.
 
     Examples:
 
@@ -64,7 +68,9 @@ def untaint_command(
       kresched untaint node/worker-a2 --all --dry-run --snapshot demo -o json
     """
     # Here, not at the top: other verbs start without them.
+    from kresched.execute.outofservice import back_in_service
     from kresched.execute.untaint import untaint
+    from kresched.plan.lost import OUT_OF_SERVICE_TAINT
     from kresched.render.results import untaint_summary, untaint_view
 
     opts = make_options(snapshot, kubeconfig, context, output, no_color)
@@ -77,6 +83,13 @@ def untaint_command(
     with make_recorder(api, "untaint") as recorder:
         result = untaint(api, state, datetime.now(UTC), ttl, report, all_=all_, nodes=names or None,
                          recorder=recorder)
+    out_of_service_nodes = [n.name for n in state.nodes if (not names or n.name in names)
+                            and any(t.key == OUT_OF_SERVICE_TAINT for t in n.spec.taints)]
+    in_service, kept = back_in_service(api, out_of_service_nodes, out_of_service, report)
     data = untaint_summary(result, api.mode, cluster_dict(opts))
+    if out_of_service_nodes:
+        data["outOfService"] = {"removed": in_service, "kept": kept}
+        if in_service:
+            data["message"] = f"{data['message']}; {OUT_OF_SERVICE_TAINT} removed from {', '.join(in_service)}"
     write_summary(opts, report, data, lambda: untaint_view(result, data))
     return ExitCode.PARTIAL if result.failed else ExitCode.OK

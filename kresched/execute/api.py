@@ -184,7 +184,8 @@ class DryRunApi:
             pods.append(p)
         nodes = [self._nodes.get(n.name, n) for n in self.state.nodes]
         s = self.state
-        return ClusterState.build(nodes, pods, s.pdbs, s.priority_classes, s.namespaces, s.workloads, s.storage)
+        return ClusterState.build(nodes, pods, s.pdbs, s.priority_classes, s.namespaces, s.workloads, s.storage, s.dra,
+                                  s.node_leases)
 
     def get_node(self, name: str) -> Node:
         node = self._nodes.get(name) or self.state.node_by_name.get(name)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kresched.model.dra import DraState
+from kresched.model.lease import Lease
 from kresched.model.objects import (
     POD_TOPOLOGY_LABELS,
     Namespace,
@@ -67,6 +68,10 @@ class ClusterState:
     warnings: tuple[str, ...] = field(default=(), compare=False, repr=False)
     #: `workloads` by (kind, namespace, name).
     workload_by_key: dict[tuple[str, str, str], Workload] = field(default_factory=dict, compare=False, repr=False)
+    #: The kubelets' heartbeats: the Leases of the `kube-node-lease` namespace (others are not kept).
+    node_leases: tuple[Lease, ...] = ()
+    #: `node_leases` by name (the node's).
+    lease_by_node: dict[str, Lease] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -79,6 +84,7 @@ class ClusterState:
         workloads: Iterable[Workload] = (),
         storage: StorageState | None = None,
         dra: DraState | None = None,
+        leases: Iterable[Lease] = (),
     ) -> ClusterState:
         """Index the objects; later duplicates (same namespace/name) replace earlier ones."""
         node_by_name = {n.name: n for n in nodes}
@@ -97,6 +103,7 @@ class ClusterState:
         pc_by_name = {c.name: c for c in priority_classes}
         ns_by_name = {n.name: n for n in namespaces}
         workload_by_key = {(w.__struct_config__.tag, w.metadata.namespace, w.metadata.name): w for w in workloads}
+        lease_by_node = {le.metadata.name: le for le in leases if le.is_node_lease}
         return cls(
             nodes=tuple(node_by_name.values()),
             pods=tuple(pod_by_key.values()),
@@ -112,6 +119,8 @@ class ClusterState:
             unbound_pods=tuple(unbound),
             warnings=tuple(warnings),
             workload_by_key=workload_by_key,
+            node_leases=tuple(lease_by_node.values()),
+            lease_by_node=lease_by_node,
         )
 
     def pods_on(self, node_name: str) -> tuple[Pod, ...]:

@@ -1,5 +1,6 @@
-"""`coordination.k8s.io/v1` Lease: the lock that keeps two `reconcile` passes from running at once.
-Only the fields a lock needs. No I/O."""
+"""`coordination.k8s.io/v1` Lease: the lock that keeps two `reconcile` passes from running at once,
+and the heartbeat every kubelet renews in the `kube-node-lease` namespace (one Lease per node,
+named after it). Only the fields a lock and a heartbeat need. No I/O."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import msgspec
 
 from kresched.model.specs import ObjectMeta
 
-__all__ = ["Lease", "LeaseSpec"]
+__all__ = ["NODE_LEASE_NAMESPACE", "Lease", "LeaseSpec"]
+
+#: Where each kubelet renews its node's Lease (`v1.NamespaceNodeLease`).
+NODE_LEASE_NAMESPACE = "kube-node-lease"
 
 
 class LeaseSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
@@ -22,3 +26,12 @@ class Lease(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag
     metadata: ObjectMeta = ObjectMeta()
     spec: LeaseSpec = LeaseSpec()
     api_version: str = ""
+
+    def __post_init__(self) -> None:
+        # An API list's items carry no apiVersion: give it back, so a snapshot written from it reads back.
+        if not self.api_version:
+            msgspec.structs.force_setattr(self, "api_version", "coordination.k8s.io/v1")
+
+    @property
+    def is_node_lease(self) -> bool:
+        return self.metadata.namespace == NODE_LEASE_NAMESPACE

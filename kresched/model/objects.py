@@ -65,6 +65,7 @@ __all__ = [
     "Workload",
     "fill_api_version",
     "start_text",
+    "time_seconds",
 ]
 
 
@@ -111,6 +112,18 @@ def fill_api_version(obj: Any, api_version: str) -> None:
     it its kind's, so that a snapshot written from it is a List kubectl reads back."""
     if not obj.api_version:
         msgspec.structs.force_setattr(obj, "api_version", api_version)
+
+
+def time_seconds(text: str | None) -> float | None:
+    """An API time (RFC 3339: `Z` or an offset, with or without fractions) in seconds since the
+    epoch; None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
 def start_text(seconds: float) -> str:

@@ -5,9 +5,20 @@ Owns the candidate-victim rules of the design ("The plan", step 2). Pure.
 
 from __future__ import annotations
 
-from kresched.model.objects import Pod
+from kresched.model.objects import Node, Pod
+from kresched.plan.lost import is_lost
 
-__all__ = ["is_candidate_victim", "not_evictable_reason", "protected_reason"]
+__all__ = ["LOST_NODE", "is_candidate_victim", "node_refusal", "not_evictable_reason", "protected_reason"]
+
+#: Why no pod of a lost node is a victim (`plan.lost`).
+LOST_NODE = ("its node is lost (its kubelet does not report): an eviction there would never complete — "
+             "`kresched explain node/NAME` tells what happens to its pods")
+
+
+def node_refusal(node: Node) -> str | None:
+    """Why no pod of `node` may be evicted whatever the pending pod, or None: a lost node, where
+    evictions never complete by themselves (the planner never plans them)."""
+    return LOST_NODE if is_lost(node) else None
 
 
 def not_evictable_reason(victim: Pod, preemptor_priority: int) -> str | None:

@@ -19,7 +19,9 @@ Owns `plan_drain`:
    cordoned first, so nothing lands there), most important first, each placement taking room from
    the later ones — or why it would stay Pending, in `explain`'s words. Bare pods have no
    replacement (gone for good); finished and already-terminating pods need none here (a
-   terminating pod's replacement already exists).
+   terminating pod's replacement already exists). Nothing lands on a lost node
+   (`plan.lost.is_lost`) either. `simulate_replacements` is this step on its own (the recovery
+   timeline of a lost node uses it).
 Pure.
 
 Deliberate difference from kubectl: DaemonSets are not looked up (kresched reads no DaemonSet
@@ -39,6 +41,7 @@ from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches
 from kresched.model.specs import LabelSelector, Volume
 from kresched.plan.explain import nominated_pods
+from kresched.plan.lost import lost_nodes
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.sched.framework import NodeInfo, Snapshot
@@ -62,6 +65,7 @@ __all__ = [
     "DrainPlan",
     "plan_drain",
     "parse_selector",
+    "simulate_replacements",
     "pod_shape",
 ]
 
@@ -330,7 +334,7 @@ def plan_drain(state: ClusterState, node_names: Sequence[str], opts: DrainOption
     # The pods refused now that their flags would evict (not DaemonSet pods: skipped) are placed
     # with the others: the pre-flight is the drain as it goes once the flags lift every refusal.
     lifted = [DrainPod(e.pod, name) for name, _, _, er in per_node for e in er if not e.pod.is_daemonset_pod]
-    landed, warnings = _simulate_landing(state, drained, [*evicted, *lifted], opts.profiles)
+    landed, warnings = _simulate_landing(state, drained | lost_nodes(state), [*evicted, *lifted], opts.profiles)
     ordered = _order_by_budget([landed[p.pod.key] for p in evicted], checks, ledger, opts.disable_eviction)
     return DrainPlan(tuple(
         NodeDrain(name, tuple(ordered[p.pod.key] for p in ev), tuple(sk),
@@ -379,8 +383,21 @@ def _order_by_budget(evicted: list[DrainPod], checks: dict[str, PdbCheck], ledge
     return out
 
 
+def simulate_replacements(state: ClusterState, excluded: frozenset[str] | set[str], pods: Sequence[Pod],
+                          profiles: Profiles | None = None, recreate: frozenset[str] = frozenset(),
+                          waves: dict[str, float] | None = None) -> tuple[dict[str, DrainPod], tuple[str, ...]]:
+    """Where the replacements of `pods` (bound to nodes of `excluded`, which take nothing) land,
+    most important first (step 3) — or, with `waves` (pod key → when its new pod is created), in
+    that order first. A terminating pod is placed only when its key is in `recreate` (a
+    StatefulSet pod force-deleted: its controller makes it again). By pod key, with the warnings of
+    the profiles that placed any."""
+    return _simulate_landing(state, set(excluded), [DrainPod(p, p.node_name) for p in pods], profiles, recreate,
+                             waves)
+
+
 def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[DrainPod],
-                      profiles: Profiles | None = None) -> tuple[dict[str, DrainPod], tuple[str, ...]]:
+                      profiles: Profiles | None = None, recreate: frozenset[str] = frozenset(),
+                      waves: dict[str, float] | None = None) -> tuple[dict[str, DrainPod], tuple[str, ...]]:
     """Place the evicted pods' replacements, most important first, on the nodes that stay; each
     placement takes room from the later ones. Drained nodes are cordoned, so nothing lands there.
     Each replacement is placed by its pod's scheduler profile; one of a scheduler no profile names
@@ -403,12 +420,13 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
     nominated = nominated_pods(state)
     out: dict[str, DrainPod] = {}
     warnings: dict[str, None] = {}
-    for d in sorted(evicted, key=lambda d: (-d.pod.effective_priority, d.pod.key)):
+    waves = waves or {}
+    for d in sorted(evicted, key=lambda d: (waves.get(d.pod.key, 0.0), -d.pod.effective_priority, d.pod.key)):
         d = replace(d, held_by=held_by_volume(d.pod, state.storage))
         if d.pod.is_bare and not d.pod.is_finished:
             out[d.pod.key] = replace(d, pending_reason="nothing recreates it")
             continue
-        if d.pod.is_finished or d.pod.is_terminating:
+        if d.pod.is_finished or (d.pod.is_terminating and d.pod.key not in recreate):
             out[d.pod.key] = d
             continue
         profile = profiles.for_pod(d.pod)

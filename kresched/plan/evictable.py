@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from kresched.model.objects import Pod
+from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import PdbView, Suffixes, quickbound_to
 from kresched.plan.pdb import PdbLedger
 from kresched.sched.framework import NodeInfo
@@ -66,7 +67,8 @@ class EvictablePods:
 
     def rank(self, info: NodeInfo) -> tuple[NodeInfo, list[int], list[Pod], None, dict[int, list[Pod]]]:
         """`info`'s entries of `by_node` and its `Suffixes`, found together."""
-        ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key)  # (`protected_reason`)
+        ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key) \
+            if node_refusal(info.node) is None else []  # (`protected_reason`; a lost node: none)
         hit = self.by_node[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
         self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.max_grace_seconds))
         return hit

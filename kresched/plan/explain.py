@@ -23,6 +23,7 @@ from kresched.model.quantity import format_bytes, format_cpu
 from kresched.model.specs import Taint, Toleration
 from kresched.plan.candidates import is_candidate_victim
 from kresched.plan.devices import device_hints, device_state_notes
+from kresched.plan.lost import is_lost
 from kresched.plan.placement import Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, RESERVED_FOR
 from kresched.sched.dynamic_resources import NAME as DRA
@@ -269,7 +270,7 @@ def _why_there(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Fi
                            bound_to=node)
     rest = [p for p in state.pods if p.key != pod.key]
     without = ClusterState.build(state.nodes, rest, state.pdbs, state.priority_classes, state.namespaces,
-                                 state.workloads, state.storage, state.dra)
+                                 state.workloads, state.storage, state.dra, state.node_leases)
     unbound = replacement_of(pod)
     # The same pod (its name, so its own ephemeral claims too), unbound.
     unbound = msgspec.structs.replace(unbound, metadata=pod.metadata,
@@ -440,6 +441,8 @@ def _hints(pod: Pod, info: NodeInfo, st: Status, short: Sequence[InsufficientRes
            freeable: _Freeable) -> tuple[str, ...]:
     if st.is_success:
         return ()
+    if is_lost(info.node):  # whatever the filter says, nothing would run there
+        return (f"node is lost: its kubelet does not report (kresched explain node/{info.name})",)
     plugin = st.plugin
     if plugin == NODE_RESOURCES_FIT:
         beyond = [ir for ir in short if _beyond_allocatable(ir)]

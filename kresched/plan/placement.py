@@ -195,7 +195,9 @@ def replacement_of(pod: Pod) -> Pod:
     labels = pod.labels
     if any(k in labels for k in POD_TOPOLOGY_LABELS):
         labels = {k: v for k, v in labels.items() if k not in POD_TOPOLOGY_LABELS}
-    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement", labels=labels)
+    # A new pod: never Terminating, even when the old one is (a StatefulSet pod force-deleted).
+    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "~replacement", labels=labels,
+                                   deletion_timestamp=None, deletion_grace_period_seconds=None)
     # Its ResourceClaims from templates are made anew for it (the old ones go with the old pod);
     # a claim it names directly is the same claim, and holds it where that is allocated.
     return with_new_claims(msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta))

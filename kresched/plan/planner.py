@@ -62,6 +62,7 @@ from dataclasses import replace
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.aftermath import Working, apply_plan, second_order
+from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import NOTHING_EVICTABLE, Reason, TierIndex, lost_because, option_key, pdb_violations
 from kresched.plan.devices import (
     DEVICE_NOTE,
@@ -289,7 +290,7 @@ class Planner:
             if cands is None:
                 cands = self.evictable.candidates(info, priority)
             if not cands:
-                infeasible[info.name] = NOTHING_EVICTABLE
+                infeasible[info.name] = node_refusal(info.node) or NOTHING_EVICTABLE
                 continue
             candidates.append((info, cands))
         tier_reasons: dict[str, Reason] = {}

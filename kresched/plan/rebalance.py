@@ -55,6 +55,7 @@ from kresched.model.selectors import label_selector_matches, node_selector_term_
 from kresched.model.specs import LabelSelector, PreferredSchedulingTerm
 from kresched.plan.candidates import protected_reason
 from kresched.plan.drain import pod_shape
+from kresched.plan.lost import lost_nodes, without_lost
 from kresched.plan.objectives import OBJECTIVES
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
@@ -483,7 +484,9 @@ class _Planner:
         self.opts = opts
         self.prune = prune
         self.shape_tries = shape_tries
-        self.snap = Snapshot.from_state(state)
+        #: Lost nodes take nothing (cordoned in the simulation) and give nothing: their evictions never complete.
+        self.lost = lost_nodes(state)
+        self.snap = without_lost(Snapshot.from_state(state), self.lost)
         #: Per scheduler profile: its placer and, per replacement shape, the filter verdicts (`_land`).
         self.placers: dict[str, tuple[Placer, dict[bytes, FilterMemo]]] = {}
         self.ledger = PdbLedger(state)
@@ -554,6 +557,7 @@ class _Planner:
                 (self.opts.namespace is None or pod.namespace == self.opts.namespace)
                 and protected_reason(pod) is None
                 and not (pod.is_bare or pod.is_finished or pod.status.phase != "Running")
+                and pod.node_name not in self.lost
                 and (self.opts.evict_local_storage or not pod.has_empty_dir)
                 and self.opts.profiles.for_pod(pod) is not None)
         return ok
@@ -666,6 +670,8 @@ class _Planner:
         if node in cands:
             return (f"its replacement would land back on {node}" if len(cands) == 1 else
                     f"{node} is among the nodes tied for its replacement ({', '.join(cands)})")
+        if lost := [c for c in cands if c in self.lost]:
+            return f"its replacement may land on {', '.join(lost)}, a lost node (its kubelet does not report)"
         if objective == "utilisation":
             bad = [c for c in cands if not is_underutilised(without.by_name[c], self.opts)]
             if bad:

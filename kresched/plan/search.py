@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from kresched.model.objects import Pod
 from kresched.plan.aftermath import Working
+from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import (
     NOTHING_EVICTABLE,
     QUICK,
@@ -259,7 +260,7 @@ class NodeSearch:
                 if name in why:
                     reason = why[name]
                 elif not entry.cands:
-                    reason = NOTHING_EVICTABLE
+                    reason = node_refusal(info.node) or NOTHING_EVICTABLE
                 elif isinstance(entry.result, str) and entry.key is None:
                     reason = entry.result
                 else:

@@ -163,7 +163,8 @@ def simulated_state(state: ClusterState, manifests: Manifests) -> tuple[ClusterS
     pods: Iterable[Pod] = state.pods
     if replaced:
         pods = [p for p in state.pods if p.key not in replaced]
-        out = ClusterState.build(state.nodes, pods, pdbs, classes, namespaces, workloads, state.storage)
+        out = ClusterState.build(state.nodes, pods, pdbs, classes, namespaces, workloads, state.storage, state.dra,
+                                 state.node_leases)
         return dataclasses.replace(out, warnings=state.warnings), notes
     out = ClusterState.build((), (), pdbs, classes, namespaces, workloads)
     return dataclasses.replace(state, pdbs=out.pdbs, priority_classes=out.priority_classes,

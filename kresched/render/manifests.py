@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from kresched import __version__
+from kresched.model.lease import NODE_LEASE_NAMESPACE
 
 if TYPE_CHECKING:
     from kresched.plan.policy import Policy
@@ -32,6 +33,7 @@ __all__ = [
     "build_manifest_list",
     "cluster_role_rules",
     "lease_role_rules",
+    "node_lease_role_rules",
     "manifest_errors",
     "reconcile_args",
 ]
@@ -53,8 +55,9 @@ class Permission:
     group: str = ""
     subresource: str = ""
     #: "cluster": in any namespace or cluster-scoped (ClusterRole); "lock": only on the Lease used
-    #: as `reconcile`'s lock, in its namespace (Role).
-    scope: Literal["cluster", "lock"] = "cluster"
+    #: as `reconcile`'s lock, in its namespace (Role); "node-lease": in `kube-node-lease`, where the
+    #: kubelets' heartbeats are (Role).
+    scope: Literal["cluster", "lock", "node-lease"] = "cluster"
     #: Needed only when PodDisruptionBudget-violating deletions are allowed (`--allow-pdb-violation`).
     only_with_pdb_violation: bool = False
     #: Needed only by `preempt -f --apply`, which the CronJob never runs: the manifests never grant it
@@ -103,6 +106,8 @@ API_CALLS: tuple[Permission, ...] = (
                               ("replicasets", "apps"), ("statefulsets", "apps"), ("daemonsets", "apps"),
                               ("jobs", "batch"), ("cronjobs", "batch"))
       for verb in ("create", "patch")),
+    Permission("list", "leases", "coordination.k8s.io", scope="node-lease",
+               why="read the state: when each kubelet was last heard from (lost nodes)"),
     Permission("get", "leases", "coordination.k8s.io", scope="lock", why="reconcile's lock"),
     Permission("create", "leases", "coordination.k8s.io", scope="lock", why="reconcile's lock, first pass"),
     Permission("update", "leases", "coordination.k8s.io", scope="lock", why="take, renew and release the lock"),
@@ -142,6 +147,11 @@ def cluster_role_rules(allow_pdb_violation: bool) -> list[dict[str, Any]]:
 def apply_role_rules() -> list[dict[str, Any]]:
     """What an operator's role needs beyond the CronJob's to run `preempt -f --apply`."""
     return _rules([p for p in API_CALLS if p.only_with_apply])
+
+
+def node_lease_role_rules() -> list[dict[str, Any]]:
+    """The Role's rules in `kube-node-lease`: reading the kubelets' heartbeats."""
+    return _rules([p for p in API_CALLS if p.scope == "node-lease"])
 
 
 def lease_role_rules(lease_name: str) -> list[dict[str, Any]]:
@@ -402,6 +412,12 @@ def build_manifests(o: ManifestOptions) -> list[dict[str, Any]]:
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
          "metadata": _meta(f"{NAME}-lease", o.lease_namespace),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{NAME}-lease"},
+         "subjects": subject},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": _meta(f"{NAME}-node-leases", NODE_LEASE_NAMESPACE), "rules": node_lease_role_rules()},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": _meta(f"{NAME}-node-leases", NODE_LEASE_NAMESPACE),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{NAME}-node-leases"},
          "subjects": subject},
     ]
     if o.config is not None:

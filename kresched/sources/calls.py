@@ -274,3 +274,6 @@ class ListSpec:
     kind: str
     path: str
     call: ApiCall
+    #: Read when allowed: a 403 or 404 leaves the kind out instead of failing the run (what it
+    #: adds is a hint, and a role that predates it must keep working).
+    optional: bool = False

@@ -65,11 +65,12 @@ KINDS: dict[str, type] = {
     "ResourceSlice": ResourceSlice,
     "ResourceClaim": ResourceClaim,
     "ResourceClaimTemplate": ResourceClaimTemplate,
+    "Lease": Lease,
 }
 _LIST_KINDS = {f"{k}List": k for k in KINDS}
 Known = (Node | Pod | PodDisruptionBudget | PriorityClass | Namespace | Service | ReplicationController | ReplicaSet
          | StatefulSet | PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode | DeviceClass
-         | ResourceSlice | ResourceClaim | ResourceClaimTemplate)
+         | ResourceSlice | ResourceClaim | ResourceClaimTemplate | Lease)
 
 
 @dataclass
@@ -86,6 +87,8 @@ class Objects:
     pvcs: list[PersistentVolumeClaim] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
+    #: Leases (only the `kube-node-lease` namespace's are kept in the state).
+    leases: list[Lease] = field(default_factory=list)
     #: The storage kinds the input held, even when empty (a live list of each); None: those present.
     storage_kinds: frozenset[str] | None = None
     device_classes: list[DeviceClass] = field(default_factory=list)
@@ -124,13 +127,15 @@ class Objects:
             self.device_classes.append(obj)
         elif isinstance(obj, ResourceClaimTemplate):
             self.claim_templates.append(obj)
+        elif isinstance(obj, Lease):
+            self.leases.append(obj)
 
     def count(self) -> int:
         """How many objects, of every kind."""
         return (len(self.nodes) + len(self.pods) + len(self.pdbs) + len(self.priority_classes) + len(self.namespaces)
                 + len(self.workloads) + len(self.pvs) + len(self.pvcs) + len(self.storage_classes)
                 + len(self.csi_nodes) + len(self.device_classes) + len(self.resource_slices)
-                + len(self.resource_claims) + len(self.claim_templates))
+                + len(self.resource_claims) + len(self.claim_templates) + len(self.leases))
 
     def extend(self, other: Objects) -> None:
         self.nodes += other.nodes
@@ -143,6 +148,7 @@ class Objects:
         self.pvcs += other.pvcs
         self.storage_classes += other.storage_classes
         self.csi_nodes += other.csi_nodes
+        self.leases += other.leases
         if other.storage_kinds is not None:
             self.storage_kinds = (self.storage_kinds or frozenset()) | other.storage_kinds
         self.device_classes += other.device_classes

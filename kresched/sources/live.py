@@ -2,7 +2,8 @@
 
 Owns `load_live` and `read_live`: listing Nodes, Pods, PodDisruptionBudgets (policy/v1),
 PriorityClasses (scheduling.k8s.io/v1), Namespaces, the workloads the default spreading needs,
-PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (storage.k8s.io/v1), and
+PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (storage.k8s.io/v1), the
+kubelets' Leases in `kube-node-lease` (coordination.k8s.io/v1; left out when RBAC forbids them), and
 DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (resource.k8s.io, in the
 version `live_dra` finds served) page by page (`limit`/`continue`, a list restarted once when its
 continue token expires), within the list deadline, retrying what is transient, and turning every
@@ -25,6 +26,7 @@ from kubernetes.client.exceptions import ApiException
 from kresched.errors import ClusterAccessError, InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.dra import DRA_KINDS
+from kresched.model.lease import NODE_LEASE_NAMESPACE
 from kresched.model.storage import STORAGE_KINDS
 from kresched.retry import LIST_RETRY, RetryPolicy
 from kresched.sources.calls import (
@@ -68,6 +70,9 @@ _LISTS = (
               ApiCall("list", "csinodes", "storage.k8s.io")),
     ListSpec("PersistentVolume", "/api/v1/persistentvolumes", ApiCall("list", "persistentvolumes")),
     ListSpec("PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", ApiCall("list", "persistentvolumeclaims")),
+    # The kubelets' heartbeats: when each node was last heard from (a lost node's Lease stops).
+    ListSpec("Lease", f"/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NAMESPACE}/leases",
+             ApiCall("list", "leases", "coordination.k8s.io", namespace=NODE_LEASE_NAMESPACE), optional=True),
     ListSpec("Pod", "/api/v1/pods", ApiCall("list", "pods")),
 )
 
@@ -127,6 +132,13 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
     def list_into(spec: ListSpec) -> None:
         try:
             out.extend(_list_all(client, spec, page_size, policy, on_page, read))
+        except ApiException as exc:
+            if spec.optional and exc.status in (403, 404):
+                return
+            err = access_error(exc, spec.call, client)
+            if err is None:
+                raise
+            raise err from None
         except Exception as exc:
             err = access_error(exc, spec.call, client)
             if err is None:

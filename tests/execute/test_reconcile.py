@@ -151,6 +151,7 @@ STATE_READ = [("GET", "/api/v1/namespaces"), ("GET", "/apis/scheduling.k8s.io/v1
               ("GET", "/apis/apps/v1/replicasets"), ("GET", "/apis/apps/v1/statefulsets"),
               ("GET", "/apis/storage.k8s.io/v1/storageclasses"), ("GET", "/apis/storage.k8s.io/v1/csinodes"),
               ("GET", "/api/v1/persistentvolumes"), ("GET", "/api/v1/persistentvolumeclaims"),
+              ("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"),
               ("GET", "/apis/resource.k8s.io"), *(("GET", f"/apis/resource.k8s.io/v1/{r}") for r in (
                   "deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates")),
               ("GET", "/api/v1/pods")]

@@ -13,7 +13,12 @@ with the server).
   (once the pod fits on some node) or `when="now"`. `scheduler.set("ns/name", policy)`;
   `scheduler.default` for every other pod. `scheduler.bindings` records what it did.
 - `Kubelet`: removes terminating pods whose grace is over (`PodLifecycle.finish_terminations`) and
-  starts bound Pending pods (phase Running, Ready) when `start_pods`.
+  starts bound Pending pods (phase Running, Ready) when `start_pods` — except on its `dead_nodes`,
+  whose kubelet died: nothing there starts, and a terminating pod there is never confirmed.
+- `OutOfService` (off unless `enabled`): what the taint manager and the pod GC do for a node
+  tainted `node.kubernetes.io/out-of-service:NoExecute` (the non-graceful node shutdown): every pod
+  there that does not tolerate the taint is deleted, and a terminating pod on such a node whose
+  Ready condition is not True is force-deleted.
 - `PdbController` (off unless `enabled`): rewrites every PDB's status from the pods
   (`pods.compute_pdb_status`, remembering each controller's scale) — so a budget spent by an
   eviction comes back once a replacement is Ready, not before. `sync()` runs it once whatever
@@ -65,8 +70,8 @@ from tests.fakeapi.store import (
 if TYPE_CHECKING:
     from tests.fakeapi.server import FakeApiServer
 
-__all__ = ["BIND", "DELETE", "NEVER", "Controllers", "Kubelet", "PdbController", "Policy", "ReplicaSets", "Rollouts",
-           "Scheduler", "StatefulSets", "bind_to", "cluster_state"]
+__all__ = ["BIND", "DELETE", "NEVER", "Controllers", "Kubelet", "OutOfService", "PdbController", "Policy",
+           "ReplicaSets", "Rollouts", "Scheduler", "StatefulSets", "bind_to", "cluster_state"]
 
 
 def cluster_state(store: Store) -> ClusterState:
@@ -164,16 +169,19 @@ class Kubelet:
         self.lifecycle = lifecycle
         #: Bound Pending pods become Running and Ready at the next step.
         self.start_pods = True
+        #: Nodes whose kubelet died: it neither starts their pods nor confirms their terminations.
+        self.dead_nodes: set[str] = set()
 
     def step(self) -> int:
-        done = len(self.lifecycle.finish_terminations())
+        done = len(self.lifecycle.finish_terminations(self.dead_nodes))
         if not self.start_pods:
             return done
         now = self.lifecycle.clock.now()
         with self.store.lock:
             for pod in self.store.list(PODS):
                 status = pod.get("status") or {}
-                if (pod["spec"].get("nodeName") and status.get("phase", "Pending") == "Pending"
+                if (pod["spec"].get("nodeName") and pod["spec"]["nodeName"] not in self.dead_nodes
+                        and status.get("phase", "Pending") == "Pending"
                         and not pod["metadata"].get("deletionTimestamp")):
                     self.store.mutate(PODS, pod["metadata"]["namespace"], pod["metadata"]["name"],
                                       lambda p: _start(p, now))
@@ -188,6 +196,48 @@ def _start(pod: dict[str, Any], now: float) -> None:
     kept = [c for c in status.get("conditions") or [] if c.get("type") not in ("Ready", "ContainersReady")]
     status["conditions"] = [*kept, {"type": "ContainersReady", "status": "True", "lastTransitionTime": rfc3339(now)},
                             {"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(now)}]
+
+
+OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
+
+
+class OutOfService:
+    """Off unless `enabled`: the taint manager and the pod GC on out-of-service nodes (see above)."""
+
+    def __init__(self, store: Store, lifecycle: PodLifecycle) -> None:
+        self.store = store
+        self.lifecycle = lifecycle
+        self.enabled = False
+        #: `ns/name` of each pod it deleted, then of each it force-deleted, in order.
+        self.deleted: list[str] = []
+        self.force_deleted: list[str] = []
+
+    def step(self) -> int:
+        if not self.enabled:
+            return 0
+        done = 0
+        with self.store.lock:
+            nodes = {n["metadata"]["name"]: n for n in self.store.list(NODES)
+                     if any(t.get("key") == OUT_OF_SERVICE and t.get("effect") == "NoExecute"
+                            for t in (n.get("spec") or {}).get("taints") or [])}
+            for pod in self.store.list(PODS):
+                node = nodes.get((pod.get("spec") or {}).get("nodeName", ""))
+                if node is None:
+                    continue
+                meta = pod["metadata"]
+                key = f'{meta["namespace"]}/{meta["name"]}'
+                if not meta.get("deletionTimestamp"):
+                    if not any(t.get("operator") == "Exists" and t.get("key") in ("", None, OUT_OF_SERVICE)
+                               for t in pod["spec"].get("tolerations") or []):
+                        self.lifecycle.delete(meta["namespace"], meta["name"])
+                        self.deleted.append(key)
+                        done += 1
+                elif not any(c.get("type") == "Ready" and c.get("status") == "True"
+                             for c in (node.get("status") or {}).get("conditions") or []):
+                    self.lifecycle.delete(meta["namespace"], meta["name"], {"gracePeriodSeconds": 0})
+                    self.force_deleted.append(key)
+                    done += 1
+        return done
 
 
 class PdbController:
@@ -400,6 +450,7 @@ class Controllers:
         store, clock = self.server.store, self.server.clock.now
         self.scheduler = Scheduler(store, clock)
         self.kubelet = Kubelet(store, self.server.pods)
+        self.out_of_service = OutOfService(store, self.server.pods)
         self.pdbs = PdbController(store, clock)
         self.replicasets = ReplicaSets(store, clock)
         self.statefulsets = StatefulSets(store, clock)
@@ -409,7 +460,8 @@ class Controllers:
 
     def step(self) -> int:
         """One pass of every controller; the number of things they did."""
-        return (self.kubelet.step() + self.rollouts.step() + self.replicasets.step() + self.statefulsets.step()
+        return (self.kubelet.step() + self.out_of_service.step() + self.rollouts.step() + self.replicasets.step()
+                + self.statefulsets.step()
                 + self.scheduler.step() + self.kubelet.step() + self.pdbs.step())
 
     def settle(self, max_passes: int = 20) -> int:

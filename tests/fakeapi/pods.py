@@ -298,15 +298,15 @@ class PodLifecycle:
             callback(gone)
         return gone
 
-    def finish_terminations(self) -> list[str]:
+    def finish_terminations(self, dead_nodes: frozenset[str] | set[str] = frozenset()) -> list[str]:
         """Remove the terminating pods whose deletionTimestamp has passed (what the kubelet and the
-        pod GC do); returns their `ns/name`."""
+        pod GC do) — but those on `dead_nodes`, whose kubelet never confirms; returns their `ns/name`."""
         now = self.clock.now()
         done = []
         with self.store.lock:
             for pod in self.store.list(PODS):
                 ts = pod["metadata"].get("deletionTimestamp")
-                if ts and _parse(ts) <= now:
+                if ts and _parse(ts) <= now and (pod.get("spec") or {}).get("nodeName") not in dead_nodes:
                     self._remove(pod)
                     done.append(f'{pod["metadata"]["namespace"]}/{pod["metadata"]["name"]}')
         return done

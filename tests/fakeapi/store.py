@@ -291,7 +291,7 @@ def api_objects(sources: Iterable[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             dra = getattr(src, "dra", None)
             devices = (dra.classes, dra.slices, dra.claims, dra.templates) if dra is not None else ()
             yield from api_objects((src.namespaces, src.priority_classes, src.nodes, src.pdbs, src.workloads,
-                                    src.pods, *storage, *devices))
+                                    src.pods, *storage, *devices, getattr(src, "node_leases", ())))
         elif isinstance(src, Iterable):
             yield from api_objects(src)
         else:
