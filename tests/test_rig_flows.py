@@ -26,7 +26,8 @@ from kresched.model.objects import Pod
 from kresched.plan.drain import DrainOptions, plan_drain
 from kresched.plan.explain import explain_pod
 from kresched.plan.planner import pending_pods_to_plan, plan_pending, plan_pod
-from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
+from kresched.plan.rebalance import plan_rebalance
+from kresched.plan.rebalance_plans import RebalanceOptions
 from kresched.sources.decode import decode_object
 from kresched.sources.snapshot import load_snapshot
 from tests.fakeapi.store import label_selector_matches

@@ -17,7 +17,8 @@ from kresched.model.objects import Pod
 from kresched.plan import rebalance
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import bound_to, replacement_of
-from kresched.plan.rebalance import RebalanceOptions, RebalancePlan, plan_rebalance, validate_options
+from kresched.plan.rebalance import plan_rebalance
+from kresched.plan.rebalance_plans import RebalanceOptions, RebalancePlan, validate_options
 from tests.builders import make_node, make_pdb, make_pod, make_state
 
 UTIL = RebalanceOptions(objectives=("utilisation",))
@@ -364,8 +365,8 @@ def test_bounds_memos_and_kept_verdicts_change_no_plan(state: ClusterState, marg
     # kept across rounds) against a plan that simulates every pod with preferences every round;
     # the per-shape budget, which is not exact, is off in both.
     opts = RebalanceOptions(preference_margin=margin)
-    fast = rebalance._plan(rebalance._Planner(state, opts, shape_tries=None))
-    slow = rebalance._plan(rebalance._Planner(state, opts, prune=False, shape_tries=None))
+    fast = rebalance._plan(state, opts, shape_tries=None)
+    slow = rebalance._plan(state, opts, prune=False, shape_tries=None)
     assert [(m.pod.key, m.source, m.to, m.candidates, m.objective, m.reason) for m in fast.moves] == \
         [(m.pod.key, m.source, m.to, m.candidates, m.objective, m.reason) for m in slow.moves]
     assert fast.after == slow.after
@@ -404,3 +405,4 @@ def test_a_profiles_added_affinity_makes_a_pod_outside_it_a_violation() -> None:
     assert [(m.pod.key, m.source, m.to) for m in plan.moves] == [("default/web-0", "old", "fresh")]
     assert "scheduler-enforced node affinity" in plan.moves[0].reason
     assert plan_rebalance(state, RebalanceOptions(objectives=("violations",))).moves == ()
+
