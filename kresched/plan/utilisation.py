@@ -1,18 +1,32 @@
 """Rebalance's third objective: the descheduler's LowNodeUtilization, every move simulated.
 
 Owns `LowNodeUtilization` and the request-utilisation it measures (`node_utilisation`): per
-resource (cpu, memory, pods), what the node's pods request against its allocatable. A node is
-*underutilised* when every resource is below `thresholds` (and it is schedulable), *overutilised*
-when any is above `target_thresholds`. Nothing moves when no node is underutilised. Pods leave an
-overutilised node, least important first (priority, then QoS BestEffort < Burstable < Guaranteed,
-as the descheduler sorts them), while the node is still overutilised, and only when every node
-tied for the replacement is underutilised. Pure.
+resource (cpu, memory, pods), what the node's pods request against its allocatable. Each round, as
+the descheduler's `classifyNodes` and `evictPodsFromSourceNodes` do:
+
+1. The nodes are classified once, when the round begins: *underutilised* when every resource is
+   below `thresholds` (and the node is schedulable), *overutilised* when any is above
+   `target_thresholds`. Nothing moves without an underutilised node. The underutilised nodes are
+   the round's destinations; their headroom up to the target thresholds, summed per resource, is
+   what the round may move (the descheduler's "total available usage").
+2. The sources are the overutilised nodes, the busiest first (the descheduler's order: the sum of
+   requested memory bytes, milli-CPU and pods; then the name). Pods leave a source least important
+   first (priority, then QoS BestEffort < Burstable < Guaranteed, as the descheduler sorts them)
+   while the source is still above its target and the destinations have headroom left in every
+   resource (the descheduler's `continueEvictionCond`).
+3. Unlike the descheduler, every move is simulated (`kresched.plan.rebalance_round`): the move is
+   kept only when every node tied for the replacement is one of the round's destinations and the
+   replacement does not take it above the target thresholds. A destination stays one for the whole
+   round, however many pods it takes, until a move would take it above the target.
+
+The next round classifies the nodes anew, so a destination filled to between the thresholds is
+neither a source nor a destination: nothing moves back. Pure.
 """
 
 from __future__ import annotations
 
 from kresched.model.objects import Pod
-from kresched.plan.placement import Landing
+from kresched.plan.placement import Landing, bound_to, replacement_of
 from kresched.plan.rebalance_plans import RESOURCES, RebalanceOptions
 from kresched.plan.rebalance_round import Round
 from kresched.sched.framework import NodeInfo, Snapshot
@@ -57,6 +71,18 @@ def is_underutilised(info: NodeInfo, opts: RebalanceOptions) -> bool:
     return not info.node.unschedulable and all(_below(info, r, opts.thresholds.get(r, 100)) for r in RESOURCES)
 
 
+def _headroom(info: NodeInfo, r: str, opts: RebalanceOptions) -> int:
+    """What the node may still take of `r` up to its target threshold, in hundredths of the
+    resource's unit (exact: no rounding)."""
+    return opts.target_thresholds.get(r, 100) * _allocatable(info, r) - _used(info, r) * 100
+
+
+def _busiest_first(info: NodeInfo) -> tuple[int, str]:
+    """The descheduler's order of the sources (`sortNodesByUsage`, descending): the sum of requested
+    memory bytes, milli-CPU and pods; the name breaks ties."""
+    return (-sum(_used(info, r) for r in RESOURCES), info.name)
+
+
 def _eviction_order(pod: Pod) -> tuple[int, int, str]:
     """The descheduler's order on a source node: lowest priority first, then BestEffort, Burstable,
     Guaranteed; the key breaks ties (kresched is deterministic)."""
@@ -74,18 +100,22 @@ class LowNodeUtilization:
 
     def run(self, r: Round) -> int:
         opts = r.opts
-        if not any(is_underutilised(i, opts) for i in r.snap.node_infos):
+        low = [i for i in r.snap.node_infos if is_underutilised(i, opts)]
+        self.destinations = frozenset(i.name for i in low)
+        if not low:
             return 0
+        available = {res: sum(_headroom(i, res, opts) for i in low) for res in RESOURCES}
+        sources = sorted((i for i in r.snap.node_infos if is_overutilised(i, opts)), key=_busiest_first)
         made = 0
-        sources = [i.name for i in r.snap.node_infos if is_overutilised(i, opts)]
-        for node in sources:
+        for source in sources:
+            node = source.name
             # The shapes whose replacement was refused since the last move: their twins would be too.
             failed: dict[bytes, str] = {}
             seen_version = r.version
             pods = sorted((p for p in r.snap.by_name[node].pods if r.eligible(p)), key=_eviction_order)
             for pod in pods:
                 info = r.snap.by_name[node]
-                if not is_overutilised(info, opts):
+                if not is_overutilised(info, opts) or any(v <= 0 for v in available.values()):
                     break
                 if r.version != seen_version:
                     failed.clear()
@@ -98,6 +128,9 @@ class LowNodeUtilization:
                                  if _above(info, res, opts.target_thresholds.get(res, 100)))
                 if r.try_move(pod, node, self.name, f"{node} is above the target thresholds ({over})"):
                     made += 1
+                    after = r.snap.by_name[node]
+                    for res in RESOURCES:
+                        available[res] -= (_used(info, res) - _used(after, res)) * 100
                 else:
                     last = r.skipped[-1] if r.skipped and r.skipped[-1].pod.key == pod.key else None
                     if last is not None:
@@ -107,11 +140,22 @@ class LowNodeUtilization:
         return made
 
     def refusal(self, r: Round, pod: Pod, node: str, landing: Landing, without: Snapshot) -> str | None:
+        """Every node tied for the replacement must be a destination of the round that the
+        replacement does not take above the target thresholds."""
         cands = landing.candidates or (landing.node,)
-        bad = [c for c in cands if not is_underutilised(without.by_name[c], r.opts)]
+        tied = f" (tied: {', '.join(cands)})" if len(cands) > 1 else ""
+        bad = [c for c in cands if c not in self.destinations]
         if bad:
-            return (f"its replacement would land on {', '.join(bad)}, not underutilised"
-                    + (f" (tied: {', '.join(cands)})" if len(cands) > 1 else ""))
+            return f"its replacement would land on {', '.join(bad)}, not underutilised{tied}"
+        replacement = replacement_of(pod)
+        full = []
+        for c in cands:
+            dest = without.by_name[c].clone()
+            dest.add_pod(bound_to(replacement, dest.node))
+            if is_overutilised(dest, r.opts):
+                full.append(c)
+        if full:
+            return f"it would push {', '.join(full)} above the target thresholds{tied}"
         return None
 
     def guard(self, r: Round, objective: str, before: NodeInfo, after: NodeInfo) -> str | None:

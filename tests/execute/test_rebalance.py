@@ -69,8 +69,9 @@ def test_a_full_run_moves_one_pod_and_its_replicaset_replacement_lands_where_pre
 
 
 def test_moves_of_one_workload_wait_for_each_replacement_to_be_ready(fake_api, cli):
-    """Two moves of one ReplicaSet: the second eviction is sent only once the first replacement is
-    Ready, so the workload never has two replicas down because of the rebalance."""
+    """Three moves of one ReplicaSet (node-a from 87.5 % down to the 50 % target, node-b filled to
+    37.5 %): the second eviction is sent only once the first replacement is Ready, so the workload
+    never has two replicas down because of the rebalance."""
     seed(fake_api, [make_pod(f"web-{i}", "shop", node="node-a", cpu="500m", labels={"app": "web"},
                              owner="ReplicaSet/web-7d9") for i in range(7)])
     fake_api.controllers.replicasets.enabled = True
@@ -78,7 +79,7 @@ def test_moves_of_one_workload_wait_for_each_replacement_to_be_ready(fake_api, c
     run = rebalance(cli, "--yes", "--timeout", "20s")
     assert run.code == ExitCode.OK, run.stdout + run.stderr
     moves = run.summary["moves"]
-    assert [m["pod"] for m in moves] == ["shop/web-0", "shop/web-1"]
+    assert [m["pod"] for m in moves] == ["shop/web-0", "shop/web-1", "shop/web-2"]
     assert all(m["landedOn"] == "node-b" for m in moves)
     evictions = [i for i, r in enumerate(fake_api.requests) if r.path.endswith("/eviction")]
     ready_reads = [i for i, r in enumerate(fake_api.requests) if r.method == "GET"
