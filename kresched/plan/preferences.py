@@ -23,6 +23,7 @@ from kresched.plan.placement import Landing, replacement_of
 from kresched.plan.rebalance_round import Round
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread
 from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot
+from kresched.sched.pod_topology_spread_score import ScoreGainBound
 
 __all__ = ["SHAPE_TRIES", "Preferences", "has_preferences", "landing_points", "preference_points"]
 
@@ -177,7 +178,7 @@ class Preferences:
         #: pod's node and, for spreading, its namespace's pods.
         self.bounds: dict[str, tuple[NodeInfo, int, int | None]] = {}
         #: Pod shape → (namespace stamp, its `ScoreGainBound`).
-        self.spread_bounds: dict[bytes, tuple[int, pod_topology_spread.ScoreGainBound]] = {}
+        self.spread_bounds: dict[bytes, tuple[int, ScoreGainBound]] = {}
         #: Pod labels → whether some pod's term other than anti-affinity by hostname selects them.
         self.attracted: dict[bytes, bool] = {}
 
@@ -293,7 +294,7 @@ class Preferences:
         stamp = r.ns_version.get(pod.namespace, 0)
         cached = self.spread_bounds.get(shape)
         if cached is None or cached[0] != stamp:
-            bound = pod_topology_spread.ScoreGainBound(replacement_of(pod), r.snap)
+            bound = ScoreGainBound(replacement_of(pod), r.snap)
             cached = self.spread_bounds[shape] = (stamp, bound)
         return cached[1].gain(r.snap.by_name[node], pod)
 
