@@ -6,10 +6,10 @@ Ported from kubernetes `pkg/apis/core/validation/validation.go` (`validateTolera
 `ValidateNodeSelectorRequirement`, `ValidateNodeFieldSelectorRequirement`,
 `validateTopologySpreadConstraints`, `validateContainerPorts`, `validatePodAffinityTerm`,
 `validatePodResourceClaim`, `ValidatePodSpec`'s priority and grace period, `validateContainers`' first
-rule), `pkg/apis/scheduling/validation` (`ValidatePriorityClass`), `pkg/apis/policy/validation` (the PDB's selector) and apimachinery's
-`ValidateLabelSelectorRequirement`, with their wording. Each check raises `ValueError("<field
-path>: <rule>")` on the first violation: the model's `__post_init__` hooks call them, and the
-decoder turns the `ValueError` into the object's one-line error.
+rule), `pkg/apis/scheduling/validation` (`ValidatePriorityClass`), `pkg/apis/policy/validation`
+(the PDB's selector) and apimachinery's `ValidateLabelSelectorRequirement`, with their wording.
+Each check raises `ValueError("<field path>: <rule>")` on the first violation: the model's
+`__post_init__` hooks call them, and the decoder turns the `ValueError` into the object's one-line error.
 
 Only the rules of fields kresched reads are here (names, label keys and most of the pod spec are
 not checked). Must not do I/O.
