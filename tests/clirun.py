@@ -17,7 +17,11 @@ from typer.testing import CliRunner
 from kresched.cli import app
 from kresched.cli.common import ENV
 
-__all__ = ["Result", "reset_env", "run_cli"]
+__all__ = ["DURATION", "Result", "reset_env", "run_cli"]
+
+#: How long a run took, in every form `kresched.render.common.duration_text` writes it (`0.0s`,
+#: `10.5s`, `2m03s`, `1h02m`): a test matches it, never compares it (a slow machine takes longer).
+DURATION = r"(?:[0-9]+\.[0-9]s|[0-9]+m[0-9]{2}s|[0-9]+h[0-9]{2}m)"
 
 #: Variables that change how rich renders (colour forced on, terminal size).
 _RICH_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES", "NO_COLOR")

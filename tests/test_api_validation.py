@@ -98,6 +98,14 @@ CASES = [
                                                                               "hostPort": 8080}]}]),
                  "Pod shop/web: spec.containers[main].ports[0].hostPort: Invalid value: 8080: must match "
                  "`containerPort` when `hostNetwork` is true", id="hostNetwork with a different host port"),
+    pytest.param(pod(containers=[]), "Pod shop/web: spec.containers: Required value",
+                 id="a pod without containers (it would fit anywhere, requesting nothing)"),
+    pytest.param({**pod(), "spec": None}, "Pod shop/web: spec.containers: Required value",
+                 id="a pod with spec: null (Go reads an empty spec: no containers)"),
+    pytest.param({k: v for k, v in pod().items() if k != "spec"}, "Pod shop/web: spec.containers: Required value",
+                 id="a pod without spec"),
+    pytest.param(pod(containers=None), "Pod shop/web: spec.containers: Required value",
+                 id="a pod with containers: null"),
     pytest.param({"kind": "PriorityClass", "metadata": {"name": "huge"}, "value": 2_000_000_000},
                  "PriorityClass huge: value: Forbidden: maximum allowed value of a user defined priority is "
                  "1000000000", id="a user PriorityClass above one billion"),
@@ -166,6 +174,25 @@ def test_an_object_a_live_server_returns_that_fails_validation_is_never_acted_up
     assert "Pod shop/web: spec.tolerations[0].operator: Unsupported value" in result.stderr
     assert not fake_api.calls(method="PATCH")
     assert not fake_api.calls(method="POST")
+
+
+def test_a_pod_without_containers_from_a_live_server_is_never_acted_upon(fake_api, fake_kubeconfig, monkeypatch):
+    """No API server stores one; should something serve it, kresched does not plan it as a pod that
+    fits anywhere (it would request nothing)."""
+    fake_api.load({**pod(), "spec": None})
+    result = run_cli(monkeypatch, "explain", "--pod", "shop/web", "--kubeconfig", str(fake_kubeconfig))
+    assert result.exit_code == ExitCode.CLUSTER_ACCESS
+    assert result.stderr.startswith("error: the API server sent an object kresched cannot use: ")
+    assert result.stderr.rstrip().endswith("Pod shop/web: spec.containers: Required value")
+
+
+def test_a_pod_without_containers_in_yaml_is_refused_the_same_way(monkeypatch, tmp_path):
+    path = tmp_path / "snapshot.yaml"
+    path.write_text("kind: Pod\nmetadata: {name: web, namespace: shop}\nspec: null\n")
+    for command in (("plan", "--pod", "shop/web"), ("explain", "--pod", "shop/web")):
+        result = run_cli(monkeypatch, *command, "--snapshot", str(path))
+        assert result.exit_code == ExitCode.USAGE
+        assert result.stderr.splitlines() == [f"error: {path}: Pod shop/web: spec.containers: Required value"]
 
 
 def node(name: str, **labels: str) -> dict[str, Any]:

@@ -180,6 +180,11 @@ def test_the_demo_manifests_on_the_demo_cluster(cli: Run) -> None:
         "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1 core"}}}]}}}}).encode(),
      "badq.yaml: Deployment shop/web: spec.template.spec.containers[c].resources.requests.cpu: invalid quantity "
      "'1 core'"),
+    ("nocontainers.yaml", yaml.safe_dump({**_deployment(), "spec": {**_deployment()["spec"], "template": {
+        "metadata": {"labels": {"app": "web"}}, "spec": {"containers": []}}}}).encode(),
+     "nocontainers.yaml: Deployment shop/web: spec.template.spec.containers: Required value"),
+    ("nullspec.yaml", b"apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec: null\n",
+     "nullspec.yaml: Pod shop/web: spec.containers: Required value"),
 ])
 def test_a_bad_manifest_is_one_error_line_naming_the_file_and_the_field(cli: Run, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch, name: str,

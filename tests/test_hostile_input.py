@@ -249,3 +249,61 @@ def test_a_kubeconfig_whose_clusters_is_not_a_list_names_the_field(tmp_path):
     assert one_error_line(p) == f"error: invalid kubeconfig {path}: clusters: expected a list, got a mapping"
 
 
+
+
+#: Malformed kubeconfigs (issue 38): each is one `error:` line naming the file, exit 5 — before
+#: kresched reads the cluster's name for its summaries as after.
+_KUBECONFIG_HEAD = "apiVersion: v1\nkind: Config\n"
+_A_CONTEXT = "contexts: [{name: c, context: {cluster: a, user: u}}]\ncurrent-context: c\n"
+MALFORMED_KUBECONFIGS = [
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"clusters: 5\n" + _A_CONTEXT.encode(),
+                 "clusters: expected a list, got a number", id="clusters is a number"),
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"contexts: 5\ncurrent-context: c\n",
+                 "contexts: expected a list, got a number", id="contexts is a number"),
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"contexts: {a: b}\ncurrent-context: c\n",
+                 "contexts: expected a list, got a mapping", id="contexts is a mapping"),
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"users: hello\n" + _A_CONTEXT.encode(),
+                 "users: expected a list, got a string", id="users is a string"),
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"clusters: [5]\n" + _A_CONTEXT.encode(),
+                 "clusters[0]: expected a mapping, got a number", id="a cluster is a number"),
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"contexts: [{name: [c], context: {cluster: a}}]\ncurrent-context: c\n",
+                 "contexts[0].name: expected a string", id="a context's name is a list"),
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"current-context: [c]\n" + b"contexts: [{name: c, context: {}}]\n",
+                 "current-context: expected a string, got a list", id="current-context is a list"),
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"contexts: [{name: c, context: {cluster: [a], user: u}}]\n"
+                 b"current-context: c\n", "contexts[0].context.cluster: expected a string, got a list",
+                 id="a context's cluster is a list"),
+    pytest.param(_KUBECONFIG_HEAD.encode() + b"clusters: [{name: a, cluster: {server: 6443}}]\n" + _A_CONTEXT.encode(),
+                 "clusters[0].cluster.server: expected a string, got a number", id="a server is a number"),
+    pytest.param(bytes(range(128, 256)) * 4, "not UTF-8 text", id="binary garbage"),
+    pytest.param(b"\xff\xfe" + "clusters: 5\n".encode("utf-16-le"), "not UTF-8 text", id="UTF-16"),
+    pytest.param(b"clusters: " + b"[" * 30_000 + b"]" * 30_000 + b"\n", "nested", id="nested 30,000 levels"),
+    pytest.param(b"- a\n- list\n", "not a kubeconfig", id="a list"),
+    pytest.param(b"clusters: [\n", "malformed YAML", id="malformed YAML"),
+]
+
+
+@pytest.mark.parametrize(("content", "needle"), MALFORMED_KUBECONFIGS)
+def test_a_malformed_kubeconfig_is_one_error_line_naming_it(tmp_path, content, needle):
+    path = tmp_path / "config"
+    path.write_bytes(content)
+    for args in (("plan",), ("rebalance", "--dry-run"), ("untaint", "--dry-run")):
+        p = kresched(*args, "--kubeconfig", str(path))
+        line = one_error_line(p)
+        assert p.code == ExitCode.CLUSTER_ACCESS, (args, p.stderr)
+        assert str(path) in line, line
+        assert needle in line, line
+        assert "unexpected" not in line
+
+
+def test_a_server_url_with_an_invalid_scheme_is_kresched_s_own_one_line_only(tmp_path):
+    """urllib3 would guess a scheme for `ht!tp://[::1` and warn (a FutureWarning) before failing:
+    kresched refuses it as kubectl does (client-go cannot parse it), in one line."""
+    path = tmp_path / "config"
+    path.write_text(_KUBECONFIG_HEAD + "clusters: [{name: a, cluster: {server: 'ht!tp://[::1'}}]\n"
+                    "users: [{name: u, user: {token: t}}]\n" + _A_CONTEXT)
+    p = kresched("plan", "--kubeconfig", str(path))
+    line = one_error_line(p)
+    assert p.code == ExitCode.CLUSTER_ACCESS
+    assert "ht!tp://[::1" in line
+    assert "FutureWarning" not in p.stderr

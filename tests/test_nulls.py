@@ -82,6 +82,8 @@ SEEDS: dict[str, dict[str, Any]] = {
 BASE: dict[str, dict[str, Any]] = {
     kind: {"kind": kind, "metadata": {"name": "x", "namespace": "ns"}} for kind in KINDS
 }
+# A pod the API server stores has a container (`spec.containers: Required value`).
+BASE["Pod"]["spec"] = {"containers": [{"name": "c"}]}
 
 
 def _struct_types(t: Any) -> list[type]:

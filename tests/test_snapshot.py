@@ -250,6 +250,8 @@ metadata:
   namespace: default
   creationTimestamp: 2025-03-03T05:43:35Z
   deletionTimestamp: 2025-03-04 10:00:00
+spec:
+  containers: [{name: c}]
 status:
   startTime: 2025-03-03
 """

@@ -348,28 +348,29 @@ _SA_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 def kube_context(kubeconfig: str | None, context: str | None) -> KubeContext:
     """The context kubectl would use, merging KUBECONFIG's files as kubectl does (the first file
     that sets a value wins); in a pod without a kubeconfig, the service account's namespace and the
-    API server the environment names. Unreadable files are left to `connect` to report."""
-    import yaml
-
+    API server the environment names. Never raises: what is unreadable or malformed in a file
+    (not UTF-8, too deep, not YAML, a field of the wrong kind) is left to `connect` to report, in
+    one line naming the file and the field."""
     spec = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
     current, contexts, clusters, found = context, {}, {}, False
     for path in (os.path.expanduser(p) for p in spec.split(os.pathsep) if p):
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = yaml.safe_load(f) or {}
-        except (OSError, yaml.YAMLError):
-            continue
-        if not isinstance(doc, dict):
+        doc = _kubeconfig_doc(path)
+        if doc is None:
             continue
         found = True
-        current = current or doc.get("current-context")
+        if not isinstance(current, str) or not current:
+            current = doc.get("current-context")
         for key, into in (("contexts", contexts), ("clusters", clusters)):
-            for item in doc.get(key) or []:
-                if isinstance(item, dict) and isinstance(item.get(key[:-1]), dict):
-                    into.setdefault(item.get("name"), item[key[:-1]])
+            items = doc.get(key)
+            for item in items if isinstance(items, list) else ():
+                name = item.get("name") if isinstance(item, dict) else None
+                if isinstance(name, str) and isinstance(item.get(key[:-1]), dict):
+                    into.setdefault(name, item[key[:-1]])
     if found:
-        ctx = contexts.get(current) or {}
-        ns, server = ctx.get("namespace"), (clusters.get(ctx.get("cluster")) or {}).get("server")
+        ctx = contexts.get(current) or {} if isinstance(current, str) else {}
+        cluster = ctx.get("cluster")
+        entry = clusters.get(cluster) or {} if isinstance(cluster, str) else {}
+        ns, server = ctx.get("namespace"), entry.get("server")
         return KubeContext(current if isinstance(current, str) and current else None,
                            ns if isinstance(ns, str) and ns else None,
                            server if isinstance(server, str) and server else None)
@@ -380,6 +381,22 @@ def kube_context(kubeconfig: str | None, context: str | None) -> KubeContext:
             return KubeContext(None, f.read().strip() or None, server)
     except OSError:
         return KubeContext(None, None, server)
+
+
+def _kubeconfig_doc(path: str) -> dict[str, Any] | None:
+    """The kubeconfig at `path` as a mapping, or None when it cannot be read as one."""
+    import yaml
+
+    from kresched.sources.decode import check_yaml_depth
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        check_yaml_depth(text, path)
+        doc = yaml.safe_load(text) or {}
+    except (OSError, ValueError, InputError, yaml.YAMLError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def cluster_of(opts: Options) -> KubeContext | None:

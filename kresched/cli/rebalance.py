@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from kresched.execute.events import Event, Reporter
     from kresched.execute.rebalance import RebalanceResult
     from kresched.plan.policy import RebalancePolicy
-    from kresched.plan.rebalance import RebalanceOptions, RebalancePlan
+    from kresched.plan.rebalance_plans import RebalanceOptions, RebalancePlan
 
 
 ObjectiveOpt = Annotated[list[str] | None, typer.Option(
@@ -120,7 +120,7 @@ def build_options(objective: list[str] | None, thresholds: str | None, target_th
                   policy: RebalancePolicy | None = None) -> RebalanceOptions:
     """The options: each flag given, else the policy's (`--config`), else the built-in default."""
     from kresched.plan.policy import RebalancePolicy
-    from kresched.plan.rebalance import RebalanceOptions, validate_options
+    from kresched.plan.rebalance_plans import RebalanceOptions, validate_options
 
     p = policy or RebalancePolicy()
     low = dict(p.thresholds) | (parse_thresholds(thresholds, "--thresholds") if thresholds is not None else {})

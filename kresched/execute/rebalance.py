@@ -29,7 +29,7 @@ from kresched.execute.drain import DrainOptions, DrainResult, EvictionRun, StopR
 from kresched.execute.events import Event, Reporter, count
 from kresched.execute.recorder import NO_RECORDER, Recorder
 from kresched.plan.drain import DrainPod
-from kresched.plan.rebalance import Move, RebalancePlan
+from kresched.plan.rebalance_plans import Move, RebalancePlan
 
 __all__ = ["MoveOutcome", "RebalanceOptions", "RebalanceResult", "rebalance"]
 

@@ -50,7 +50,8 @@ from kresched.model.lease import Lease
 from kresched.model.objects import Pod
 from kresched.plan.planner import plan_pending, queue_key
 from kresched.plan.plans import Plan, PlanOptions
-from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
+from kresched.plan.rebalance import plan_rebalance
+from kresched.plan.rebalance_plans import RebalanceOptions
 
 __all__ = ["ReconcileOptions", "ReconcileResult", "reconcile", "select_pending"]
 

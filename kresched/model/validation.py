@@ -5,11 +5,11 @@ the field and the rule; from a live server as an object kresched will not act up
 Ported from kubernetes `pkg/apis/core/validation/validation.go` (`validateTolerations`,
 `ValidateNodeSelectorRequirement`, `ValidateNodeFieldSelectorRequirement`,
 `validateTopologySpreadConstraints`, `validateContainerPorts`, `validatePodAffinityTerm`,
-`validatePodResourceClaim`, `ValidatePodSpec`'s priority and grace period), `pkg/apis/scheduling/validation`
-(`ValidatePriorityClass`), `pkg/apis/policy/validation` (the PDB's selector) and apimachinery's
-`ValidateLabelSelectorRequirement`, with their wording. Each check raises `ValueError("<field
-path>: <rule>")` on the first violation: the model's `__post_init__` hooks call them, and the
-decoder turns the `ValueError` into the object's one-line error.
+`validatePodResourceClaim`, `ValidatePodSpec`'s priority and grace period, `validateContainers`' first
+rule), `pkg/apis/scheduling/validation` (`ValidatePriorityClass`), `pkg/apis/policy/validation`
+(the PDB's selector) and apimachinery's `ValidateLabelSelectorRequirement`, with their wording.
+Each check raises `ValueError("<field path>: <rule>")` on the first violation: the model's
+`__post_init__` hooks call them, and the decoder turns the `ValueError` into the object's one-line error.
 
 Only the rules of fields kresched reads are here (names, label keys and most of the pod spec are
 not checked). Must not do I/O.
@@ -41,6 +41,7 @@ __all__ = [
     "check_label_selector",
     "check_node_selector_term",
     "check_pod_spec",
+    "check_stored_pod_spec",
     "check_priority_class",
     "check_taints",
 ]
@@ -297,6 +298,16 @@ def _check_resource_claims(path: str, claims: tuple[PodResourceClaim, ...]) -> N
             rule = ("at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified" if both
                     else "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
             raise ValueError(f"{where}: Invalid value: {value}: {rule}")
+
+
+def check_stored_pod_spec(spec: PodSpec) -> None:
+    """What the API server refuses to store that the model still builds: a pod without containers
+    (`validateContainers`: `spec.containers: Required value`; `spec: null` reads as an empty spec).
+    Checked where input becomes models (`kresched.sources`), not in `Pod.__post_init__`: the
+    scheduler's own code places such a pod (it requests nothing), and the tables kresched ports
+    from its tests build them (`st.MakePod().Obj()` has no containers)."""
+    if not spec.containers:
+        raise ValueError("spec.containers: Required value")
 
 
 def _unparsable_terms(path: str, affinity: Affinity) -> tuple[str, ...]:

@@ -204,7 +204,8 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         freeable = _Freeable(pod, info)
         hints = device_hints(cycle, info, snapshot) if st.plugin == DRA else _hints(pod, info, st, short, freeable)
         v = NodeVerdict(info.name, st, hints, short)
-        if relaxed is not None and st.plugin in _LIFTABLE and ERR_REASON_CONFLICT not in st.reasons:
+        if relaxed is not None and st.plugin in _LIFTABLE and ERR_REASON_CONFLICT not in st.reasons \
+                and not is_lost(info.node):  # a lost node: nothing lifted would make anything run there
             v = _past_the_lifts(state, pod, info, v, relaxed[0], relaxed[1].status_of(info.name), held, freeable)
         ranked.append((_distance(v, freeable), v))
     ranked.sort(key=lambda dv: dv[0])

@@ -29,7 +29,7 @@ from typing import Any
 
 from kresched.errors import InputError
 from kresched.plan.objectives import OBJECTIVES
-from kresched.plan.rebalance import RESOURCES, RebalanceOptions, validate_options
+from kresched.plan.rebalance_plans import RESOURCES, RebalanceOptions, validate_options
 
 __all__ = [
     "API_VERSION",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kresched.plan.rebalance import RESOURCES, RebalancePlan
+from kresched.plan.rebalance_plans import RESOURCES, RebalancePlan
 from kresched.render.common import cluster_text, count, duration_text
 from kresched.render.events import dry_suffix
 from kresched.render.table import Columns, Hanging

@@ -73,20 +73,17 @@ from kresched.sched.pod_topology_spread_constraints import (
     node_inclusion,
 )
 from kresched.sched.pod_topology_spread_score import (
-    ScoreGainBound,
     ScoreState,
     normalize_scores,
     pre_score_state,
     score_nodes,
 )
 
-# `ScoreGainBound` is defined with the score it bounds; plan/rebalance.py still takes it from here.
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
     "NAME",
     "PodTopologySpread",
-    "ScoreGainBound",
 ]
 
 NAME = "PodTopologySpread"

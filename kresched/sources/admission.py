@@ -33,6 +33,7 @@ import msgspec
 
 from kresched.errors import InputError
 from kresched.model.objects import Pod, PriorityClass
+from kresched.model.validation import check_stored_pod_spec
 from kresched.sources.nulls import drop_nulls, is_null_error
 
 __all__ = [
@@ -184,10 +185,14 @@ def decode_pod(doc: dict[str, Any], where: str, prefix: str = "") -> Pod:
 
     try:
         try:
-            return msgspec.convert(doc, Pod)
+            pod = msgspec.convert(doc, Pod)
         except msgspec.ValidationError as exc:
             if not is_null_error(exc):
                 raise
-            return msgspec.convert(drop_nulls(doc, Pod), Pod)
+            pod = msgspec.convert(drop_nulls(doc, Pod), Pod)
+        check_stored_pod_spec(pod.spec)
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: {prefix}{describe_error(exc, doc)}") from None
+    except ValueError as exc:
+        raise InputError(f"{where}: {prefix}{exc}") from None
+    return pod

@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -209,13 +210,17 @@ def _load_kube_config(paths: list[str], context: str, cfg: Any) -> None:
 
 
 _CA_KEYS = ("certificate-authority", "certificate-authority-data")
+#: A URL Go's `url.Parse` reads with a scheme and a host. `DefaultServerURL` gives any other server
+#: (`10.0.0.1:6443`, `ht!tp://[::1` — "!" is no scheme's) the default scheme in front.
+_SCHEME_AND_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]")
 
 
 def _give_server_a_scheme(config: Any, context: str) -> None:
-    """`server: 127.0.0.1:6443` is https to kubectl when TLS is configured (a CA, a client
-    certificate and key, `insecure-skip-tls-verify`, a TLS server name), else http; the Python
-    client would send the bare name to urllib3, which guesses and warns. Mended in the merged
-    config itself, so that the client loads the TLS settings it skips for a server not https."""
+    """`server: 127.0.0.1:6443` (or anything else without a scheme and a host, as Go parses URLs) is
+    https to kubectl when TLS is configured (a CA, a client certificate and key,
+    `insecure-skip-tls-verify`, a TLS server name), else http; the Python client would send the
+    bare name to urllib3, which guesses and warns. Mended in the merged config itself, so that the
+    client loads the TLS settings it skips for a server not https."""
     try:
         ctx = config["contexts"].get_with_name(context)["context"]
         cluster = config["clusters"].get_with_name(ctx["cluster"])["cluster"].value
@@ -224,7 +229,7 @@ def _give_server_a_scheme(config: Any, context: str) -> None:
     except (ConfigException, TypeError, KeyError):
         return  # the loader names what is wrong
     server = cluster.get("server") if isinstance(cluster, dict) else None
-    if not isinstance(server, str) or not server or "://" in server:
+    if not isinstance(server, str) or not server or _SCHEME_AND_HOST.match(server):
         return
     user = user if isinstance(user, dict) else {}
     cert = any(k in user for k in ("client-certificate", "client-certificate-data"))
@@ -358,9 +363,20 @@ def _check_context(paths: list[str], context: str | None) -> str:
     return current
 
 
+#: The string fields of a kubeconfig's entries the client looks things up by (Go's `api.Context`
+#: and `api.Cluster`: kubectl cannot decode another kind there either).
+_STRING_FIELDS = {"context": ("cluster", "user", "namespace"), "cluster": ("server",)}
+
+
 def _check_shape(doc: dict[str, Any], path: str) -> None:
-    """What the client assumes without checking (it fails with a TypeError or an AttributeError):
-    `clusters`, `contexts` and `users` are lists of mappings, each with a string `name`."""
+    """What the client assumes without checking (it fails with a TypeError or an AttributeError,
+    or names a Python object): `current-context` is a string; `clusters`, `contexts` and `users`
+    are lists of mappings, each with a string `name`; a context's cluster, user and namespace and a
+    cluster's server are strings."""
+    current = doc.get("current-context")
+    if current is not None and not isinstance(current, str):
+        raise ClusterAccessError(f"invalid kubeconfig {path}: current-context: expected a string, got "
+                                 f"{_yaml_kind(current)}")
     for key in ("clusters", "contexts", "users"):
         value = doc.get(key)
         if value is None:
@@ -377,6 +393,11 @@ def _check_shape(doc: dict[str, Any], path: str) -> None:
             if item.get(inner) is not None and not isinstance(item[inner], dict):
                 raise ClusterAccessError(f"invalid kubeconfig {path}: {key}[{i}].{inner}: expected a mapping, got "
                                          f"{_yaml_kind(item[inner])}")
+            for name in _STRING_FIELDS.get(inner, ()):
+                value = (item.get(inner) or {}).get(name)
+                if value is not None and not isinstance(value, str):
+                    raise ClusterAccessError(f"invalid kubeconfig {path}: {key}[{i}].{inner}.{name}: expected a "
+                                             f"string, got {_yaml_kind(value)}")
 
 
 def _yaml_kind(value: Any) -> str:

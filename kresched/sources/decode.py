@@ -39,6 +39,7 @@ from kresched.model.objects import (
     StatefulSet,
 )
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from kresched.model.validation import check_stored_pod_spec
 from kresched.sources.nulls import drop_nulls, is_null_error
 
 __all__ = ["KINDS", "MAX_DEPTH", "Buffer", "Objects", "bad_byte", "check_yaml_depth", "decode_items", "decode_json",
@@ -244,7 +245,7 @@ def decode_json(data: Buffer, origin: str, item_kind: str | None = None) -> Obje
     `sys.getrecursionlimit()` levels) are `InputError`s like every other fault.
     """
     try:
-        return _decode_json(data, origin, item_kind)
+        return _stored(_decode_json(data, origin, item_kind), origin)
     except UnicodeDecodeError:
         raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
     except RecursionError:
@@ -373,6 +374,13 @@ def _decode_with_nulls(kind: str, data: Buffer, origin: str, index: int | None) 
 
 def decode_object(data: bytes, kind: str, origin: str) -> Any:
     """One object of a known kind (an API GET/PATCH answer, a watch event's object, a Lease)."""
+    obj = _decode_object(data, kind, origin)
+    if isinstance(obj, Pod):
+        _stored(Objects(pods=[obj]), origin)
+    return obj
+
+
+def _decode_object(data: bytes, kind: str, origin: str) -> Any:
     try:
         return _single_decoders[kind].decode(data)
     except msgspec.ValidationError as exc:
@@ -529,6 +537,18 @@ def decode_yaml(text: str | bytes, origin: str) -> Objects:
             raise InputError(f"{origin}: {what} is not a Kubernetes object or List "
                              f"(it is a {_yaml_type(doc)})")
         decode_items(doc, origin, out)
+    return _stored(out, origin)
+
+
+def _stored(out: Objects, origin: str) -> Objects:
+    """`out`, unless it holds an object the API server never stores though the model builds it
+    (`check_stored_pod_spec`): then the one-line error naming it and the field."""
+    for pod in out.pods:
+        try:
+            check_stored_pod_spec(pod.spec)
+        except ValueError as exc:
+            ns, name = pod.metadata.namespace, pod.metadata.name
+            raise InputError(f"{origin}: Pod {f'{ns}/{name}' if ns else name}: {exc}") from None
     return out
 
 

@@ -69,8 +69,9 @@ def test_a_full_run_moves_one_pod_and_its_replicaset_replacement_lands_where_pre
 
 
 def test_moves_of_one_workload_wait_for_each_replacement_to_be_ready(fake_api, cli):
-    """Two moves of one ReplicaSet: the second eviction is sent only once the first replacement is
-    Ready, so the workload never has two replicas down because of the rebalance."""
+    """Three moves of one ReplicaSet (node-a from 87.5 % down to the 50 % target, node-b filled to
+    37.5 %): the second eviction is sent only once the first replacement is Ready, so the workload
+    never has two replicas down because of the rebalance."""
     seed(fake_api, [make_pod(f"web-{i}", "shop", node="node-a", cpu="500m", labels={"app": "web"},
                              owner="ReplicaSet/web-7d9") for i in range(7)])
     fake_api.controllers.replicasets.enabled = True
@@ -78,7 +79,7 @@ def test_moves_of_one_workload_wait_for_each_replacement_to_be_ready(fake_api, c
     run = rebalance(cli, "--yes", "--timeout", "20s")
     assert run.code == ExitCode.OK, run.stdout + run.stderr
     moves = run.summary["moves"]
-    assert [m["pod"] for m in moves] == ["shop/web-0", "shop/web-1"]
+    assert [m["pod"] for m in moves] == ["shop/web-0", "shop/web-1", "shop/web-2"]
     assert all(m["landedOn"] == "node-b" for m in moves)
     evictions = [i for i, r in enumerate(fake_api.requests) if r.path.endswith("/eviction")]
     ready_reads = [i for i, r in enumerate(fake_api.requests) if r.method == "GET"
@@ -190,3 +191,37 @@ def test_reconcile_rebalance_is_not_run_when_the_budget_is_spent(fake_api, cli):
     assert run.code == ExitCode.OK, run.stderr
     assert run.summary["rebalance"] == "not run: the eviction budget of this pass is used up"
     assert [p for m, p in writes(fake_api) if p.endswith("/eviction")] == []
+
+
+def test_issue_38s_scene_carried_out_evens_the_cluster_and_a_second_run_moves_nothing(fake_api, cli):
+    """Five 4-CPU nodes, n1 at 100 % of its CPU requested, n2 and n3 at 87.5 %, n4 and n5 empty:
+    the empty nodes take pods up to the 50 % target (not one each) and the next run over the
+    cluster as it is then moves nothing back. One workload at a time (--parallel 1), so that each
+    replacement is bound before the next is placed, as the plan simulates them."""
+    nodes = [make_node(f"n{i}", cpu="4") for i in range(1, 6)]
+    pods = [make_pod(f"web-n1-{i}", "shop", node="n1", cpu="1", labels={"app": "web"}, owner="ReplicaSet/web-7d9")
+            for i in range(4)]
+    for n in ("n2", "n3"):
+        pods += [make_pod(f"web-{n}-{i}", "shop", node=n, cpu="1", labels={"app": "web"}, owner="ReplicaSet/web-7d9")
+                 for i in range(3)]
+        pods.append(make_pod(f"api-{n}", "shop", node=n, cpu="500m", labels={"app": "api"}, owner="ReplicaSet/api-5c4"))
+    fake_api.load(make_state(nodes, pods, [], [], [make_namespace("shop")]))
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "30s", "--parallel", "1")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    moves = run.summary["moves"]
+    assert [m["status"] for m in moves] == ["moved"] * len(moves)
+    assert {m["landedOn"] for m in moves} == {"n4", "n5"}
+    requested = dict.fromkeys((n.name for n in nodes), 0)
+    for p in fake_api.store.list(PODS):
+        if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp"):
+            cpu = p["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+            requested[p["spec"]["nodeName"]] += 500 if cpu == "500m" else 1000
+    assert max(requested.values()) - min(requested.values()) <= 2000, requested  # 4000 before
+    assert requested["n4"] <= 2000, requested
+    assert requested["n5"] <= 2000, requested
+    again = rebalance(cli, "--dry-run")
+    assert again.code == ExitCode.OK, again.stderr
+    assert msgspec.json.decode(again.stdout)["moves"] == []

@@ -35,6 +35,7 @@ from kresched.cli.common import ENV
 from kresched.errors import ExitCode
 from kresched.render.manifests import ManifestOptions, build_manifests
 from tests.builders import make_namespace, make_node, make_pod, make_priority_class, make_state
+from tests.clirun import DURATION
 from tests.execute.conftest import RESERVED_AT, RESERVED_FOR, kresched_annotations, pod, taints
 from tests.fakeapi import NODES, PODS, FakeApiServer, call
 from tests.fakeapi.controllers import NEVER
@@ -180,7 +181,9 @@ def test_pending_critical_pods_are_helped_one_after_another_in_priority_order(cl
     assert summary["reservationsCleaned"] == 0
     assert summary["failedActions"] == []
     assert summary["lock"] == "acquired"
-    assert summary["seconds"] > 0
+    # How long it took: 0.0 on a fast machine.
+    assert isinstance(summary["seconds"], float)
+    assert summary["seconds"] >= 0
     # The cluster afterwards: every pod runs where it was planned, no reservation is left, and the
     # scheduler bound them in the order kresched freed the room.
     assert cluster.scheduler.bindings == [(key, node) for key, node, _ in HELPED]
@@ -583,7 +586,7 @@ def test_a_terminal_gets_a_readable_summary_instead_of_json_lines(cluster, fake_
                             "✓ kube-system/legacy is bound to node-3", "still Pending:"]
     assert summary[5].startswith("  ! kube-system/huge: 0/4 nodes are available: 4 Insufficient cpu.")
     # The closing line, last: only what is not zero (no stale reservation was removed).
-    assert re.fullmatch(r"pass done in [0-9.]+s: 3 pods helped \(4 evictions\), 1 still Pending", summary[-1])
+    assert re.fullmatch(rf"pass done in {DURATION}: 3 pods helped \(4 evictions\), 1 still Pending", summary[-1])
     assert len(summary) == 7
 
 

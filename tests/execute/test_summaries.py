@@ -21,6 +21,7 @@ from kresched.cli import app
 from kresched.cli.common import ENV
 from kresched.errors import ExitCode
 from tests.builders import make_namespace, make_node, make_pod, make_state
+from tests.clirun import DURATION
 from tests.execute.conftest import PENDING, VICTIM, Cli, seed_preemption
 from tests.fakeapi import FakeApiServer
 
@@ -46,13 +47,13 @@ def test_a_finished_drain_ends_with_kubectls_line_and_lists_no_empty_category(fa
     run = cli("drain", "node-a", "--yes")
     assert run.code == ExitCode.OK, run.stderr
     lines = run.stdout.splitlines()
-    assert re.fullmatch(r"node/node-a drained in [0-9.]+s: 2 pods evicted", lines[-1])
+    assert re.fullmatch(rf"node/node-a drained in {DURATION}: 2 pods evicted", lines[-1])
     assert lines[-2] == f'cluster: context "{fake_api.context}" ({fake_api.url})'
     assert not any(line.startswith(EMPTY_CATEGORIES) for line in lines)
     as_json = cli("drain", "node-a", "--yes", "-o", "json")
     assert as_json.lines[-1]["action"] == "summary"
     assert as_json.summary["cluster"] == {"context": fake_api.context, "server": fake_api.url}
-    assert re.fullmatch(r"node/node-a drained in [0-9.]+s: nothing to evict", as_json.summary["message"])
+    assert re.fullmatch(rf"node/node-a drained in {DURATION}: nothing to evict", as_json.summary["message"])
 
 
 def test_an_unfinished_drain_lists_what_needs_a_look_then_its_line_and_what_stays_behind(fake_api: FakeApiServer,

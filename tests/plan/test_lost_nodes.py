@@ -16,7 +16,8 @@ from kresched.plan.drain import DrainOptions, plan_drain
 from kresched.plan.explain import explain_pod
 from kresched.plan.lost import is_lost, lost_nodes, node_loss, observed_at
 from kresched.plan.planner import plan_pod
-from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
+from kresched.plan.rebalance import plan_rebalance
+from kresched.plan.rebalance_plans import RebalanceOptions
 from kresched.plan.recovery import recovery_timeline, toleration_seconds
 from kresched.sources.decode import Objects
 from kresched.sources.snapshot import build_state

@@ -15,7 +15,8 @@ import yaml
 
 from kresched.errors import InputError
 from kresched.plan.policy import decode_policy, encode_policy, preset
-from kresched.plan.rebalance import RebalanceOptions, plan_rebalance
+from kresched.plan.rebalance import plan_rebalance
+from kresched.plan.rebalance_plans import RebalanceOptions
 from tests.builders import make_node, make_pdb, make_pod, make_state
 from tests.clirun import Result, reset_env, run_cli
 from tests.plan.test_rebalance import cpu_pods

@@ -17,7 +17,8 @@ from kresched.model.objects import Pod
 from kresched.plan import rebalance
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import bound_to, replacement_of
-from kresched.plan.rebalance import RebalanceOptions, RebalancePlan, plan_rebalance, validate_options
+from kresched.plan.rebalance import plan_rebalance
+from kresched.plan.rebalance_plans import RebalanceOptions, RebalancePlan, validate_options
 from tests.builders import make_node, make_pdb, make_pod, make_state
 
 UTIL = RebalanceOptions(objectives=("utilisation",))
@@ -364,8 +365,8 @@ def test_bounds_memos_and_kept_verdicts_change_no_plan(state: ClusterState, marg
     # kept across rounds) against a plan that simulates every pod with preferences every round;
     # the per-shape budget, which is not exact, is off in both.
     opts = RebalanceOptions(preference_margin=margin)
-    fast = rebalance._plan(rebalance._Planner(state, opts, shape_tries=None))
-    slow = rebalance._plan(rebalance._Planner(state, opts, prune=False, shape_tries=None))
+    fast = rebalance._plan(state, opts, shape_tries=None)
+    slow = rebalance._plan(state, opts, prune=False, shape_tries=None)
     assert [(m.pod.key, m.source, m.to, m.candidates, m.objective, m.reason) for m in fast.moves] == \
         [(m.pod.key, m.source, m.to, m.candidates, m.objective, m.reason) for m in slow.moves]
     assert fast.after == slow.after
@@ -404,3 +405,59 @@ def test_a_profiles_added_affinity_makes_a_pod_outside_it_a_violation() -> None:
     assert [(m.pod.key, m.source, m.to) for m in plan.moves] == [("default/web-0", "old", "fresh")]
     assert "scheduler-enforced node affinity" in plan.moves[0].reason
     assert plan_rebalance(state, RebalanceOptions(objectives=("violations",))).moves == ()
+
+
+# -- LowNodeUtilization: the underutilised nodes are filled up to the target ------------------------
+
+def _busy_and_empty() -> ClusterState:
+    """Issue 38's scene: five 4-CPU nodes; n1 at 100 % of its CPU requested, n2 and n3 at 87.5 %
+    (1-CPU and 500m replicas), n4 and n5 empty."""
+    pods = cpu_pods("n1", 4)
+    for node in ("n2", "n3"):
+        pods += cpu_pods(node, 3) + cpu_pods(node, 1, cpu="500m", app="api")
+    return make_state([make_node(f"n{i}") for i in range(1, 6)], pods)
+
+
+def _cpu_spread(utilisation: dict[str, dict[str, int]]) -> int:
+    return max(u["cpu"] for u in utilisation.values()) - min(u["cpu"] for u in utilisation.values())
+
+
+def test_the_underutilised_nodes_take_pods_up_to_the_target_not_one_each() -> None:
+    """The nodes below the thresholds when the round began stay destinations until a move would
+    take them above the target (the descheduler's "total available usage" of the low nodes): the
+    spread of CPU requests at least halves, and no node that started below the target ends above it."""
+    state = _busy_and_empty()
+    plan = plan_rebalance(state)
+    assert _cpu_spread(plan.before) == 100
+    assert _cpu_spread(plan.after) <= 50, plan.after
+    assert {m.to for m in plan.moves} == {"n4", "n5"}
+    assert all(plan.after[n]["cpu"] <= 50 for n in ("n4", "n5")), plan.after
+    assert plan.after["n1"]["cpu"] <= 50
+
+
+def test_filling_the_underutilised_nodes_does_not_flap() -> None:
+    """The next round over the predicted result moves nothing: the destinations are at the target,
+    not below the thresholds, and no source is above it that could give to one."""
+    state = _busy_and_empty()
+    plan = plan_rebalance(state)
+    assert plan.moves
+    assert plan_rebalance(predicted(state, plan)).moves == ()
+
+
+def test_a_destination_is_not_pushed_above_the_target_even_when_it_started_underutilised() -> None:
+    """One empty 4-CPU node, target 50 %: it takes two 1-CPU pods, not a third; the rest stay."""
+    state = make_state([make_node("a"), make_node("b")], cpu_pods("a", 4))
+    plan = plan_rebalance(state, UTIL)
+    assert [(m.pod.key, m.to) for m in plan.moves] == [("default/web-a-0", "b"), ("default/web-a-1", "b")]
+    assert plan.after["b"]["cpu"] == 50
+
+
+def test_once_the_destinations_are_at_the_target_the_other_sources_are_not_tried() -> None:
+    """The busiest source gives first; when the destinations' headroom up to the target is spent
+    (in any resource), the round stops: the other source's pods are neither moved nor listed."""
+    state = make_state([make_node("a"), make_node("b"), make_node("c")],
+                       cpu_pods("a", 4) + cpu_pods("c", 3, cpu="1100m", app="api"))
+    plan = plan_rebalance(state, UTIL)
+    assert [(m.source, m.to) for m in plan.moves] == [("a", "b"), ("a", "b")]
+    assert plan.after["b"]["cpu"] == 50
+    assert not [s for s in plan.skipped if s.node == "c"]
