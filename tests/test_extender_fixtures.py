@@ -65,7 +65,7 @@ def test_placements_and_messages_are_the_schedulers(rig) -> None:
     # Extender B (nodeCacheCapable) is sent the names of the nodes the plugins kept; its failed and
     # unresolvable nodes are in the message, word for word the scheduler's.
     assert plans["pod-b"].outcome == "infeasible"
-    assert plans["pod-b"].message.startswith(seen["pod-b"]["message"] + "; ")
+    assert plans["pod-b"].message.startswith(seen["pod-b"]["message"] + " No eviction helps")
     assert explain_pod(state, state.pod("default/pod-b"), profiles=profiles).message == \
         seen["pod-b"]["message"].split(" no new claims")[0]
     asked = [b["NodeNames"] for v, b in servers["b"].requests if v == "filter"]

@@ -25,10 +25,15 @@ where the node is. Mirrors kube-scheduler v1.36's `pkg/scheduler/framework/plugi
 PreFilterExtensions are nil upstream: adding or removing pods in a preemption simulation changes
 nothing here (victims' devices stay allocated in the scheduler's dry run).
 
-Deliberate differences: extended resources backed by a DeviceClass (`extendedResourceName`) are
-not simulated yet; the binding-conditions timeout (a wall clock) is not applied; a claim being
-allocated by another pod in flight cannot be seen in a snapshot. A snapshot that holds no DRA
-objects says nothing about devices: the plugin is skipped and the answer says so. Pure.
+Extended resources backed by a DeviceClass (`extendedResourceName`, or the implicit
+`deviceclass.resource.kubernetes.io/<class>`) on a node whose allocatable lacks them are allocated
+through the special claim upstream makes for them (`sched.dra.extended`), with the pod's claims.
+
+Deliberate differences: a special claim left over from an earlier cycle is not looked for (a
+snapshot holds it as an ordinary claim the pod does not name); the binding-conditions timeout (a
+wall clock) is not applied; a claim being allocated by another pod in flight cannot be seen in a
+snapshot. A snapshot that holds no DRA objects says nothing about devices: the plugin is skipped
+and the answer says so. Pure.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
 from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
+from kresched.sched.dra.extended import delegated, special_claim
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims, allocator_for
 from kresched.sched.framework import (
     SUCCESS,
@@ -97,6 +103,10 @@ class DraCycle:
     #: Indices of allocated claims some node could not use (PostFilter's candidates).
     unavailable: set[int] = field(default_factory=set)
     pod_uid: str = ""
+    #: The pod's extended requests a DeviceClass backs (`sched.dra.extended.delegated`), and the
+    #: objects the special claim for them is made from.
+    extended: dict[str, int] = field(default_factory=dict)
+    dra: DraState | None = None
     #: What the claims to allocate ask for (their specs, encoded): with the node and its pools'
     #: versions, the key of the run's allocation memo (`memo`, shared through `DraState.derived`).
     signature: bytes = b""
@@ -120,7 +130,7 @@ class DynamicResources:
     name: ClassVar[str] = NAME
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
-        if not pod.spec.resource_claims or not snapshot.dra.is_known:
+        if not snapshot.dra.is_known or not (pod.spec.resource_claims or delegated(pod, snapshot.dra)):
             return _SKIP
         state = prepare(pod, snapshot.dra, allocated_claims(snapshot))
         if state is None:
@@ -138,11 +148,18 @@ class DynamicResources:
         unavailable = [i for i, sel in state.available_on.items()
                        if sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels)]
         allocation = None
-        if state.allocator is not None:
+        claims = state.to_allocate
+        signature = state.signature
+        if state.extended:  # its extended resources this node leaves to DRA: the special claim
+            on_node = {r: q for r, q in state.extended.items() if not node.allocatable.scalar.get(r, 0)}
+            if on_node:
+                claims = [*claims, special_claim(pod, state.dra, on_node)]
+                signature += msgspec.json.encode(sorted(on_node.items()))
+        if state.allocator is not None and claims:
             from kresched.sched.dra.allocator import AllocationError, AllocationFailedOnNode
 
             name = node_info.name
-            key = (name, state.signature)
+            key = (name, signature)
             pool_keys = state.pool_keys.get(name)
             if pool_keys is None:
                 pool_keys = state.pool_keys[name] = tuple([(p.driver, p.name)
@@ -154,7 +171,7 @@ class DynamicResources:
                 allocation = hit[1]
             else:
                 try:
-                    allocation = state.allocator.allocate(node, state.to_allocate)
+                    allocation = state.allocator.allocate(node, claims)
                 except AllocationFailedOnNode as exc:
                     allocation = _unresolvable(str(exc))
                 except AllocationError as exc:
@@ -218,7 +235,8 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
         found = pod_claims(pod, dra)
     except ClaimLookupError as exc:
         return _unresolvable(str(exc))
-    if not found:
+    extended = delegated(pod, dra)
+    if not found and not extended:
         return None
     current = [inuse.current(pc.claim) for pc in found]
     available_on: dict[int, NodeSelector | None] = {}
@@ -241,8 +259,8 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
                 st = _unresolvable(f"resource claim {claim.key}, request {request.name}: unknown request type")
             if st is not None:
                 return st
-    state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid)
-    if to_allocate:
+    state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid, extended=extended, dra=dra)
+    if to_allocate or extended:
         state.allocator = allocator_for(dra, inuse.allocated_state())
         state.signature = msgspec.json.encode([c.spec for c in to_allocate])
         state.versions = inuse.versions

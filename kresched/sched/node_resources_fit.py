@@ -34,12 +34,11 @@ requests none (`Pod.nonzero_milli_cpu`) — then the weighted mean, in integer a
 strategy or resource list (MostAllocated, RequestedToCapacityRatio with its shape, other
 resources or weights) is `resource_allocation.ResourceAllocation`. No NormalizeScore.
 
-Deliberate differences:
-- extended resources are reported in name order (upstream iterates a Go map: random order);
-- extended resources backed by a DRA DeviceClass (DRAExtendedResource) are not simulated:
-  kresched reads no DeviceClasses, so such a request is checked against node allocatable like
-  any other (upstream, with no DeviceClass mapping the name, does the same).
-Pure; stateless.
+Extended resources backed by a DRA DeviceClass (DRAExtendedResource, on in v1.36) are left to
+DynamicResources on a node whose allocatable lacks them (`DRA_BACKED`, `shouldDelegateResourceToDRA`).
+
+Deliberate difference: extended resources are reported in name order (upstream iterates a Go
+map: random order). Pure; stateless.
 """
 
 from __future__ import annotations
@@ -115,6 +114,12 @@ class NodeResourcesFit:
             self._general = ResourceAllocation.least_allocated(self.resources)
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
+        if pod.requests.scalar and snapshot.dra.classes:
+            from kresched.sched.dra.extended import delegated
+
+            backed = delegated(pod, snapshot.dra)
+            if backed:
+                cycle.write(DRA_BACKED, frozenset(backed))
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -122,6 +127,15 @@ class NodeResourcesFit:
         request = pod.requests
         if request.scalar and (self.ignored_resources or self.ignored_resource_groups):
             request = without_ignored(request, self.ignored_resources, self.ignored_resource_groups)
+        if request.scalar:
+            backed: frozenset[str] | None = cycle.read(DRA_BACKED)
+            if backed:  # `shouldDelegateResourceToDRA`: a node without it in allocatable leaves it to DRA
+                allocatable = usage[0].scalar
+                left = [r for r in backed if not allocatable.get(r, 0)]
+                if left:
+                    scalar = {k: v for k, v in request.scalar.items() if k not in left}
+                    request = Resources(request.milli_cpu, request.memory, request.ephemeral_storage, scalar,
+                                        request.allowed_pods)
         if fits_usage(request, *usage):
             return SUCCESS
         return _rejection(_short(request, *usage))
@@ -160,6 +174,10 @@ class NodeResourcesFit:
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         return None
+
+
+#: CycleState key: the pod's extended resources a DeviceClass backs (`sched.dra.extended.delegated`).
+DRA_BACKED = "NodeResourcesFit/dra-backed"
 
 
 def least_requested_score(requested: int, capacity: int) -> int:

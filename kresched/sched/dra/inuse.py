@@ -23,6 +23,7 @@ import msgspec
 from kresched.model.dra import AllocationResult, DraState, ResourceClaim, ResourceClaimConsumerReference
 from kresched.model.objects import Pod
 from kresched.sched.dra.claims import ClaimLookupError, pod_claims
+from kresched.sched.dra.extended import delegated, special_claim
 from kresched.sched.framework import NodeInfo, Snapshot
 
 __all__ = ["DRA_ALLOCATED", "AllocatedClaims", "allocated_claims", "allocator_for", "with_allocation"]
@@ -88,8 +89,9 @@ class AllocatedClaims:
         return self._state
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> AllocatedClaims:
-        before = {p.key: p for p in old.pods if p.spec.resource_claims}
-        after = {p.key: p for p in new.pods if p.spec.resource_claims}
+        uses = self._uses_devices
+        before = {p.key: p for p in old.pods if uses(p)}
+        after = {p.key: p for p in new.pods if uses(p)}
         gone = [p for k, p in before.items() if k not in after]
         came = [p for k, p in after.items() if k not in before]
         if not gone and not came:
@@ -111,6 +113,11 @@ class AllocatedClaims:
                 freed.append(key)
                 del claims[key]
                 reservers.pop(key, None)
+            for key in _extended_claim_keys(p):  # the scheduler's claim for its extended resources: the pod's own
+                if key in claims:
+                    freed.append(key)
+                    del claims[key]
+                    reservers.pop(key, None)
         versions = self.versions
         if freed:
             versions = dict(versions)
@@ -122,6 +129,11 @@ class AllocatedClaims:
             out._place(p, new)
         return out
 
+    def _uses_devices(self, pod: Pod) -> bool:
+        """Claims, or extended requests a DeviceClass backs."""
+        return bool(pod.spec.resource_claims) or bool(pod.requests.scalar and self.dra.classes
+                                                       and delegated(pod, self.dra))
+
     def _place(self, pod: Pod, info: NodeInfo) -> None:
         """Reserve (and where needed allocate, on `info`'s node) the claims of `pod`, placed there."""
         found = _claims_or_none(pod, self.dra)
@@ -132,6 +144,11 @@ class AllocatedClaims:
                 self.reservers[key] = self.reservers.get(key, frozenset()) | {pod.key}
             else:
                 todo.append(pc.claim if pc.claim.status.allocation is None else with_allocation(pc.claim, None))
+        extended = delegated(pod, self.dra, info.node)
+        if extended:  # allocated with the pod's claims, last (what PreBind creates as a claim of its own)
+            special = special_claim(pod, self.dra, extended)
+            meta = msgspec.structs.replace(special.metadata, name=f"{pod.name}-extended-resources")
+            todo.append(msgspec.structs.replace(special, metadata=meta))
         if not todo:
             return
         from kresched.sched.dra.allocator import AllocationError
@@ -173,6 +190,16 @@ def allocator_for(dra: DraState, allocated: Any) -> Any:
 
 
 _SLICE_INDEX = "slice-index"
+
+
+def _extended_claim_keys(pod: Pod) -> tuple[str, ...]:
+    """The keys of the claim the scheduler made for the pod's extended resources: the one its
+    status names (a real pod), and the one `_place` made (a simulated one)."""
+    status = pod.status.extended_resource_claim_status
+    made = f"{pod.namespace}/{pod.name}-extended-resources"
+    if status is not None and status.resource_claim_name:
+        return (f"{pod.namespace}/{status.resource_claim_name}", made)
+    return (made,)
 
 
 def _claims_or_none(pod: Pod, dra: DraState) -> list:
