@@ -147,9 +147,10 @@ def device_hints(cycle: CycleState, info: NodeInfo, snapshot: Snapshot) -> tuple
                        f"its allocation's node selector matches: the pod can only run there")
     if state.allocator is not None:
         from kresched.sched.dra.allocator import AllocationError
+        from kresched.sched.dra.diagnose import diagnose
 
         try:
-            facts = state.allocator.diagnose(node, state.to_allocate)
+            facts = diagnose(state.allocator, node, state.to_allocate)
         except AllocationError as exc:
             facts = []
             out.append(str(exc))

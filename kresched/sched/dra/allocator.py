@@ -200,12 +200,6 @@ class Allocator:
         `AllocationError` (fatal) or `AllocationFailedOnNode`."""
         return _Attempt(self, node, claims).run()
 
-    def diagnose(self, node: Node, claims: Sequence[ResourceClaim]) -> list[Any]:
-        """Why allocation fails on `node`, per claim and request, in facts (see `diagnose`)."""
-        from kresched.sched.dra.diagnose import diagnose
-
-        return diagnose(self, node, claims)
-
     # -- shared between attempts ---------------------------------------------------------------------
 
     def pools_for(self, node: Node) -> NodePools:

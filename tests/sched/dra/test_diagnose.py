@@ -10,6 +10,7 @@ import msgspec
 from kresched.model.dra import DeviceClass, ResourceClaim, ResourceSlice
 from kresched.sched.dra.allocated import AllocatedState
 from kresched.sched.dra.allocator import Allocator
+from kresched.sched.dra.diagnose import diagnose
 from kresched.sched.dra.pools import SliceIndex
 from tests.sched.dra.upstream_builders import (
     CLASS_A,
@@ -85,37 +86,37 @@ def test_admin_access_results_are_not_counted_as_allocated() -> None:
 
 def test_diagnose_names_the_claims_holding_every_matching_device() -> None:
     state = AllocatedState.from_claims([_claim("train-0", _gpu_request(), allocated=["gpu-0", "gpu-1"])])
-    facts = _allocator(state).diagnose(node(NODE1, REGION1), [_claim("pending", _gpu_request())])
+    facts = diagnose(_allocator(state), node(NODE1, REGION1), [_claim("pending", _gpu_request())])
     assert [f.kind for f in facts] == ["all-allocated"]
     assert "driver-a/pool-1/gpu-0 by ml/train-0" in facts[0].message
 
 
 def test_diagnose_names_the_selector_no_device_passes() -> None:
     expression = 'device.attributes["driver-a"].model == "b200"'
-    facts = _allocator(AllocatedState()).diagnose(node(NODE1, REGION1), [_claim("p", _gpu_request(1, expression))])
+    facts = diagnose(_allocator(AllocatedState()), node(NODE1, REGION1), [_claim("p", _gpu_request(1, expression))])
     assert [(f.kind, f.selector_index, f.expression) for f in facts] == [("selector-mismatch", 0, expression)]
     assert "2 device(s) of class class-a, none passes selector #0" in facts[0].message
 
 
 def test_diagnose_says_when_no_device_of_the_class_is_on_the_node() -> None:
     other = slice_with_devices(SLICE1, "node-2", POOL1, DRIVER_A, device("gpu-0", None, None))
-    facts = _allocator(AllocatedState(), [other]).diagnose(node(NODE1, REGION1), [_claim("p", _gpu_request())])
+    facts = diagnose(_allocator(AllocatedState(), [other]), node(NODE1, REGION1), [_claim("p", _gpu_request())])
     assert [f.kind for f in facts] == ["no-class-devices"]
 
 
 def test_diagnose_reports_untolerated_taints_and_too_few_devices() -> None:
     tainted = slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, with_taints(
         device("gpu-0", None, None), {"key": "broken", "value": "", "effect": "NoSchedule"}))
-    facts = _allocator(AllocatedState(), [tainted]).diagnose(node(NODE1, REGION1), [_claim("p", _gpu_request())])
+    facts = diagnose(_allocator(AllocatedState(), [tainted]), node(NODE1, REGION1), [_claim("p", _gpu_request())])
     assert [f.kind for f in facts] == ["tainted"]
-    facts = _allocator(AllocatedState()).diagnose(node(NODE1, REGION1), [_claim("p", _gpu_request(3))])
+    facts = diagnose(_allocator(AllocatedState()), node(NODE1, REGION1), [_claim("p", _gpu_request(3))])
     assert [f.message for f in facts] == ["claim ml/p, request gpu: needs 3 device(s) of class class-a, only 2 free"]
 
 
 def test_diagnose_reports_an_incomplete_pool() -> None:
     partial = slice_with_devices(SLICE1, NODE1, {"name": POOL1, "resourceSliceCount": 2, "generation": 1}, DRIVER_A,
                                  device("gpu-0", None, None))
-    facts = _allocator(AllocatedState(), [partial]).diagnose(node(NODE1, REGION1), [_claim("p", _gpu_request())])
+    facts = diagnose(_allocator(AllocatedState(), [partial]), node(NODE1, REGION1), [_claim("p", _gpu_request())])
     assert [f.kind for f in facts] == ["pool-incomplete", "no-class-devices"]
 
 
