@@ -27,7 +27,6 @@ from tests.sched.dra.upstream_builders import (
     with_taints,
 )
 
-ENGINE: dict[str, Any] = {}  # the real CEL layer
 GPUS = slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device("gpu-0", None, {"model": {"string": "a100"}}),
                           device("gpu-1", None, {"model": {"string": "h100"}}))
 
@@ -43,7 +42,7 @@ def _claim(name: str, *requests: dict[str, Any], allocated: list[str] | None = N
 
 def _allocator(state: AllocatedState, slices: list[dict[str, Any]] | None = None) -> Allocator:
     return Allocator([msgspec.convert(class_(CLASS_A, DRIVER_A), DeviceClass)],
-                     [msgspec.convert(s, ResourceSlice) for s in slices or [GPUS]], state, **ENGINE)
+                     [msgspec.convert(s, ResourceSlice) for s in slices or [GPUS]], state)
 
 
 def _gpu_request(count: int = 1, *selectors: str) -> dict[str, Any]:
@@ -125,7 +124,7 @@ def test_a_shared_index_gathers_a_nodes_pools_once_for_every_pod() -> None:
     index = SliceIndex(slices)
     classes = [msgspec.convert(class_(CLASS_A, DRIVER_A), DeviceClass)]
     target = node(NODE1, REGION1)
-    first = Allocator(classes, slices, AllocatedState(), index=index, **ENGINE)
-    second = Allocator(classes, slices, AllocatedState(), index=index, **ENGINE)
+    first = Allocator(classes, slices, AllocatedState(), index=index)
+    second = Allocator(classes, slices, AllocatedState(), index=index)
     assert first.pools_for(target) is second.pools_for(target)
     assert second.allocate(target, [_claim("p", _gpu_request(2))]) is not None
