@@ -13,9 +13,10 @@ where the node is. Mirrors kube-scheduler v1.36's `pkg/scheduler/framework/plugi
 2. Filter: the allocator's first fit for the unallocated claims on the node
    (`cannot allocate all claims`; `invalid resource pools were encountered`; a CEL or validation
    failure is an Error, as upstream, which aborts the scheduling cycle), then the allocated
-   claims' node selectors (`resourceclaim not available on the node`). Every rejection is
-   UnschedulableAndUnresolvable (`statusUnschedulable`): the scheduler's preemption never tries a
-   node this plugin rejected.
+   claims' node selectors and binding failure conditions (a device's `status.devices` condition
+   named in its result's `bindingFailureConditions` True): `resourceclaim not available on the
+   node`. Every rejection is UnschedulableAndUnresolvable (`statusUnschedulable`): the
+   scheduler's preemption never tries a node this plugin rejected.
 3. PostFilter's note in the scheduler's message (`post_filter_note`): `no new claims to
    deallocate` for a pod without claims, `deallocation of ResourceClaim completed` when an
    unavailable claim reserved by no other pod would be deallocated, else `still not schedulable`.
@@ -103,6 +104,8 @@ class DraCycle:
     #: Indices of allocated claims some node could not use (PostFilter's candidates).
     unavailable: set[int] = field(default_factory=set)
     pod_uid: str = ""
+    #: Indices of allocated claims a device's binding failure condition makes unavailable everywhere.
+    binding_failed: set[int] = field(default_factory=set)
     #: The pod's extended requests a DeviceClass backs (`sched.dra.extended.delegated`), and the
     #: objects the special claim for them is made from.
     extended: dict[str, int] = field(default_factory=dict)
@@ -146,7 +149,8 @@ class DynamicResources:
             return SUCCESS
         node = node_info.node
         unavailable = [i for i, sel in state.available_on.items()
-                       if sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels)]
+                       if i in state.binding_failed
+                       or (sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels))]
         allocation = None
         claims = state.to_allocate
         signature = state.signature
@@ -241,9 +245,12 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
     current = [inuse.current(pc.claim) for pc in found]
     available_on: dict[int, NodeSelector | None] = {}
     to_allocate: list[ResourceClaim] = []
+    binding_failed: set[int] = set()
     for i, claim in enumerate(current):
         if claim.status.allocation is not None:
             available_on[i] = claim.status.allocation.node_selector
+            if _binding_failed(claim):
+                binding_failed.add(i)
             continue
         to_allocate.append(claim)
         for request in claim.requests:
@@ -259,7 +266,8 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
                 st = _unresolvable(f"resource claim {claim.key}, request {request.name}: unknown request type")
             if st is not None:
                 return st
-    state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid, extended=extended, dra=dra)
+    state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid, extended=extended, dra=dra,
+                     binding_failed=binding_failed)
     if to_allocate or extended:
         state.allocator = allocator_for(dra, inuse.allocated_state())
         state.signature = msgspec.json.encode([c.spec for c in to_allocate])
@@ -292,6 +300,27 @@ def _validate_class(dra: DraState, class_name: str, request: str) -> Status | No
     if dra.device_class(class_name) is None:
         return _unresolvable(f"request {request}: device class {class_name} does not exist")
     return None
+
+
+def _binding_failed(claim: ResourceClaim) -> bool:
+    """`isClaimReadyForBinding`'s error: some device with binding conditions has a binding failure
+    condition True in `status.devices` (looked at in result order, stopping at the first device
+    without a status or not ready yet, as upstream does)."""
+    statuses: dict[tuple[str, str, str], Any] = {}
+    for d in claim.status.devices:  # `getAllocatedDeviceStatus`: the first one listed
+        statuses.setdefault((d.driver, d.pool, d.device), d)
+    for result in claim.status.allocation.devices.results:
+        if not result.binding_conditions:
+            continue
+        status = statuses.get(result.device_id)
+        if status is None:
+            return False
+        true = {c.type for c in status.conditions if c.status == "True"}
+        if any(c in true for c in result.binding_failure_conditions):
+            return True
+        if not all(c in true for c in result.binding_conditions):
+            return False
+    return False
 
 
 def _selector_matches(sel: NodeSelector, name: str, labels: dict[str, str]) -> bool:

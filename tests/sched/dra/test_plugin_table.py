@@ -300,8 +300,6 @@ LEFTOVER_IGNORED = "a special claim left from an earlier cycle is not looked for
 DISAGREES = {
     "extended-resource-name-with-resources-has-claim": LEFTOVER_IGNORED,
     "extended-resource-name-with-resources-delete-claim": LEFTOVER_IGNORED,
-    "bound-claim-with-failed-binding": "a binding failure condition does not make the claim unavailable",
-    "multi-claims-binding-conditions-one-fail": "a binding failure condition does not make the claim unavailable",
 }
 
 
