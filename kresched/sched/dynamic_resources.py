@@ -30,11 +30,14 @@ Extended resources backed by a DeviceClass (`extendedResourceName`, or the impli
 `deviceclass.resource.kubernetes.io/<class>`) on a node whose allocatable lacks them are allocated
 through the special claim upstream makes for them (`sched.dra.extended`), with the pod's claims.
 
-Deliberate differences: a special claim left over from an earlier cycle is not looked for (a
-snapshot holds it as an ordinary claim the pod does not name); the binding-conditions timeout (a
-wall clock) is not applied; a claim being allocated by another pod in flight cannot be seen in a
-snapshot. A snapshot that holds no DRA objects says nothing about devices: the plugin is skipped
-and the answer says so. Pure.
+A special claim an earlier cycle created for the pod and did not bind (`sched.dra.extended.
+leftover_claim`) makes Filter refuse every node (`cannot schedule extended resource claim`), and
+PostFilter deletes it (`deletion of ResourceClaim completed`): the pod can be placed in a later
+cycle only.
+
+Deliberate differences: the binding-conditions timeout (a wall clock) is not applied; a claim
+being allocated by another pod in flight cannot be seen in a snapshot. A snapshot that holds no
+DRA objects says nothing about devices: the plugin is skipped and the answer says so. Pure.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
 from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
-from kresched.sched.dra.extended import delegated, special_claim
+from kresched.sched.dra.extended import delegated, leftover_claim, special_claim
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims, allocator_for
 from kresched.sched.framework import (
     SUCCESS,
@@ -79,6 +82,8 @@ NOT_AVAILABLE = "resourceclaim not available on the node"
 NO_CLAIMS = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
 DEALLOCATED = "deallocation of ResourceClaim completed"
+DELETED = "deletion of ResourceClaim completed"
+LEFTOVER = "cannot schedule extended resource claim"
 #: `resourceapi.FirstAvailableDeviceRequestMaxSize`.
 FIRST_AVAILABLE_MAX = 8
 
@@ -110,6 +115,8 @@ class DraCycle:
     #: objects the special claim for them is made from.
     extended: dict[str, int] = field(default_factory=dict)
     dra: DraState | None = None
+    #: The special claim an earlier cycle left for the pod (`leftover_claim`): every node refused.
+    leftover: ResourceClaim | None = None
     #: What the claims to allocate ask for (their specs, encoded): with the node and its pools'
     #: versions, the key of the run's allocation memo (`memo`, shared through `DraState.derived`).
     signature: bytes = b""
@@ -147,6 +154,8 @@ class DynamicResources:
         state: DraCycle | None = cycle.read(NAME)
         if state is None:
             return SUCCESS
+        if state.leftover is not None:  # `filterExtendedResources`, before anything else
+            return _unresolvable(LEFTOVER)
         node = node_info.node
         unavailable = [i for i, sel in state.available_on.items()
                        if i in state.binding_failed
@@ -267,7 +276,7 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
             if st is not None:
                 return st
     state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid, extended=extended, dra=dra,
-                     binding_failed=binding_failed)
+                     binding_failed=binding_failed, leftover=leftover_claim(pod, dra) if extended else None)
     if to_allocate or extended:
         state.allocator = allocator_for(dra, inuse.allocated_state())
         state.signature = msgspec.json.encode([c.spec for c in to_allocate])
@@ -338,4 +347,6 @@ def post_filter_note(cycle: CycleState) -> str:
         refs = claim.status.reserved_for
         if not refs or (len(refs) == 1 and refs[0].uid == state.pod_uid):
             return DEALLOCATED
+    if state.leftover is not None:
+        return DELETED
     return STILL_NOT_SCHEDULABLE

@@ -295,21 +295,11 @@ def test_the_table_has_upstreams_86_rows() -> None:
     assert len(ROWS) == 86
 
 
-#: Rows kresched disagrees with, until it is fixed.
-LEFTOVER_IGNORED = "a special claim left from an earlier cycle is not looked for"
-DISAGREES = {
-    "extended-resource-name-with-resources-has-claim": LEFTOVER_IGNORED,
-    "extended-resource-name-with-resources-delete-claim": LEFTOVER_IGNORED,
-}
-
-
 def _params() -> list[Any]:
     out = []
     for name, r in ROWS.items():
         if not isinstance(r, Row):
             out.append(pytest.param(r.values[0], marks=r.marks, id=name))
-        elif name in DISAGREES:
-            out.append(pytest.param(r, marks=pytest.mark.xfail(reason=DISAGREES[name], strict=True), id=name))
         else:
             out.append(pytest.param(r, id=name))
     return out
