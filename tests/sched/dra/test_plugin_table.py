@@ -252,7 +252,8 @@ ROWS: dict[str, Any] = {
     "timeout": skip("a 1ns filterTimeout: wall-clock timing"),
     "timeout_disabled": Row(**WITH_RESOURCES),
     "timeout_zero": Row(**WITH_RESOURCES),
-    "dont-add-allocation-timestamp": skip("needs DRADeviceBindingConditions off; its subject is PreBind's write"),
+    # DRADeviceBindingConditions off changes only PreBind's write here (no device has conditions).
+    "dont-add-allocation-timestamp": Row(**WITH_RESOURCES),
     "add-allocation-timestamp": Row(**WITH_RESOURCES),
     "add-allocation-timestamp-failure": Row(pod_with_claim_name, [allocated_claim]),
     "bind-claim-with-binding-conditions": Row(**{**WITH_RESOURCES, "objs": [fabric_slice()]}),
