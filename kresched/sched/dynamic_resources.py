@@ -13,9 +13,10 @@ where the node is. Mirrors kube-scheduler v1.36's `pkg/scheduler/framework/plugi
 2. Filter: the allocator's first fit for the unallocated claims on the node
    (`cannot allocate all claims`; `invalid resource pools were encountered`; a CEL or validation
    failure is an Error, as upstream, which aborts the scheduling cycle), then the allocated
-   claims' node selectors (`resourceclaim not available on the node`). Every rejection is
-   UnschedulableAndUnresolvable (`statusUnschedulable`): the scheduler's preemption never tries a
-   node this plugin rejected.
+   claims' node selectors and binding failure conditions (a device's `status.devices` condition
+   named in its result's `bindingFailureConditions` True): `resourceclaim not available on the
+   node`. Every rejection is UnschedulableAndUnresolvable (`statusUnschedulable`): the
+   scheduler's preemption never tries a node this plugin rejected.
 3. PostFilter's note in the scheduler's message (`post_filter_note`): `no new claims to
    deallocate` for a pod without claims, `deallocation of ResourceClaim completed` when an
    unavailable claim reserved by no other pod would be deallocated, else `still not schedulable`.
@@ -29,11 +30,14 @@ Extended resources backed by a DeviceClass (`extendedResourceName`, or the impli
 `deviceclass.resource.kubernetes.io/<class>`) on a node whose allocatable lacks them are allocated
 through the special claim upstream makes for them (`sched.dra.extended`), with the pod's claims.
 
-Deliberate differences: a special claim left over from an earlier cycle is not looked for (a
-snapshot holds it as an ordinary claim the pod does not name); the binding-conditions timeout (a
-wall clock) is not applied; a claim being allocated by another pod in flight cannot be seen in a
-snapshot. A snapshot that holds no DRA objects says nothing about devices: the plugin is skipped
-and the answer says so. Pure.
+A special claim an earlier cycle created for the pod and did not bind (`sched.dra.extended.
+leftover_claim`) makes Filter refuse every node (`cannot schedule extended resource claim`), and
+PostFilter deletes it (`deletion of ResourceClaim completed`): the pod can be placed in a later
+cycle only.
+
+Deliberate differences: the binding-conditions timeout (a wall clock) is not applied; a claim
+being allocated by another pod in flight cannot be seen in a snapshot. A snapshot that holds no
+DRA objects says nothing about devices: the plugin is skipped and the answer says so. Pure.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
 from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
-from kresched.sched.dra.extended import delegated, special_claim
+from kresched.sched.dra.extended import delegated, leftover_claim, special_claim
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims, allocator_for
 from kresched.sched.framework import (
     SUCCESS,
@@ -78,6 +82,8 @@ NOT_AVAILABLE = "resourceclaim not available on the node"
 NO_CLAIMS = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
 DEALLOCATED = "deallocation of ResourceClaim completed"
+DELETED = "deletion of ResourceClaim completed"
+LEFTOVER = "cannot schedule extended resource claim"
 #: `resourceapi.FirstAvailableDeviceRequestMaxSize`.
 FIRST_AVAILABLE_MAX = 8
 
@@ -103,10 +109,14 @@ class DraCycle:
     #: Indices of allocated claims some node could not use (PostFilter's candidates).
     unavailable: set[int] = field(default_factory=set)
     pod_uid: str = ""
+    #: Indices of allocated claims a device's binding failure condition makes unavailable everywhere.
+    binding_failed: set[int] = field(default_factory=set)
     #: The pod's extended requests a DeviceClass backs (`sched.dra.extended.delegated`), and the
     #: objects the special claim for them is made from.
     extended: dict[str, int] = field(default_factory=dict)
     dra: DraState | None = None
+    #: The special claim an earlier cycle left for the pod (`leftover_claim`): every node refused.
+    leftover: ResourceClaim | None = None
     #: What the claims to allocate ask for (their specs, encoded): with the node and its pools'
     #: versions, the key of the run's allocation memo (`memo`, shared through `DraState.derived`).
     signature: bytes = b""
@@ -144,9 +154,12 @@ class DynamicResources:
         state: DraCycle | None = cycle.read(NAME)
         if state is None:
             return SUCCESS
+        if state.leftover is not None:  # `filterExtendedResources`, before anything else
+            return _unresolvable(LEFTOVER)
         node = node_info.node
         unavailable = [i for i, sel in state.available_on.items()
-                       if sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels)]
+                       if i in state.binding_failed
+                       or (sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels))]
         allocation = None
         claims = state.to_allocate
         signature = state.signature
@@ -241,9 +254,12 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
     current = [inuse.current(pc.claim) for pc in found]
     available_on: dict[int, NodeSelector | None] = {}
     to_allocate: list[ResourceClaim] = []
+    binding_failed: set[int] = set()
     for i, claim in enumerate(current):
         if claim.status.allocation is not None:
             available_on[i] = claim.status.allocation.node_selector
+            if _binding_failed(claim):
+                binding_failed.add(i)
             continue
         to_allocate.append(claim)
         for request in claim.requests:
@@ -259,7 +275,8 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
                 st = _unresolvable(f"resource claim {claim.key}, request {request.name}: unknown request type")
             if st is not None:
                 return st
-    state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid, extended=extended, dra=dra)
+    state = DraCycle([*found], current, available_on, to_allocate, pod_uid=pod.uid, extended=extended, dra=dra,
+                     binding_failed=binding_failed, leftover=leftover_claim(pod, dra) if extended else None)
     if to_allocate or extended:
         state.allocator = allocator_for(dra, inuse.allocated_state())
         state.signature = msgspec.json.encode([c.spec for c in to_allocate])
@@ -294,6 +311,27 @@ def _validate_class(dra: DraState, class_name: str, request: str) -> Status | No
     return None
 
 
+def _binding_failed(claim: ResourceClaim) -> bool:
+    """`isClaimReadyForBinding`'s error: some device with binding conditions has a binding failure
+    condition True in `status.devices` (looked at in result order, stopping at the first device
+    without a status or not ready yet, as upstream does)."""
+    statuses: dict[tuple[str, str, str], Any] = {}
+    for d in claim.status.devices:  # `getAllocatedDeviceStatus`: the first one listed
+        statuses.setdefault((d.driver, d.pool, d.device), d)
+    for result in claim.status.allocation.devices.results:
+        if not result.binding_conditions:
+            continue
+        status = statuses.get(result.device_id)
+        if status is None:
+            return False
+        true = {c.type for c in status.conditions if c.status == "True"}
+        if any(c in true for c in result.binding_failure_conditions):
+            return True
+        if not all(c in true for c in result.binding_conditions):
+            return False
+    return False
+
+
 def _selector_matches(sel: NodeSelector, name: str, labels: dict[str, str]) -> bool:
     """`nodeaffinity.NewNodeSelector(...).Match`: any term matches (no terms: none)."""
     return any(node_selector_term_matches(t, name, labels) for t in sel.node_selector_terms)
@@ -309,4 +347,6 @@ def post_filter_note(cycle: CycleState) -> str:
         refs = claim.status.reserved_for
         if not refs or (len(refs) == 1 and refs[0].uid == state.pod_uid):
             return DEALLOCATED
+    if state.leftover is not None:
+        return DELETED
     return STILL_NOT_SCHEDULABLE

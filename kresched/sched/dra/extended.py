@@ -9,6 +9,7 @@ Owns, after upstream (`pkg/scheduler/framework/plugins/dynamicresources/extended
   `deviceclass.resource.kubernetes.io/<class>` of every class;
 - `delegated`: the pod's requests NodeResourcesFit leaves to DRA on a node (backed by a class, and
   the node's allocatable of it 0 or absent: `shouldDelegateResourceToDRA`);
+- `leftover_claim`: the special claim an earlier cycle created and did not bind;
 - `special_claim`: the claim the scheduler makes for them on a node (`createRequestsAndMappings`):
   per container an ExactCount request `container-<i>-request-<k>` of the quantity (init containers
   first; `k` the resource's place among the container's sorted request names), a non-sidecar init
@@ -26,13 +27,16 @@ from kresched.model.objects import Node, Pod
 from kresched.model.quantity import InvalidQuantity, to_int
 from kresched.model.specs import Container, ObjectMeta, OwnerReference
 
-__all__ = ["CLASS_PREFIX", "SPECIAL_CLAIM", "delegated", "resource_classes", "special_claim"]
+__all__ = ["CLASS_PREFIX", "SPECIAL_CLAIM", "delegated", "leftover_claim", "resource_classes", "special_claim"]
 
 #: `resourceapi.ResourceDeviceClassPrefix`.
 CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 #: `specialClaimInMemName`: the claim's name until PreBind creates it.
 SPECIAL_CLAIM = "<extended-resources>"
+#: `resourceapi.ExtendedResourceClaimAnnotation`.
+ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 _KEY = "extended-resource-classes"
+_LEFTOVERS = "extended-resource-leftovers"
 
 
 def resource_classes(dra: DraState) -> dict[str, DeviceClass]:
@@ -72,6 +76,22 @@ def delegated(pod: Pod, dra: DraState, node: Node | None = None) -> dict[str, in
     return out
 
 
+def leftover_claim(pod: Pod, dra: DraState) -> ResourceClaim | None:
+    """`findExtendedResourceClaim`: the special claim an earlier scheduling cycle created for the
+    pod (annotated, the pod its controller), which upstream's Filter refuses on every node and its
+    PostFilter deletes. Indexed by owner (name, UID) in `dra.derived`; the first claim listed wins."""
+    found = dra.derived.get(_LEFTOVERS)
+    if found is None:
+        found = {}
+        for c in dra.claims:
+            if c.metadata.annotations.get(ANNOTATION) == "true":
+                for ref in c.metadata.owner_references:
+                    if ref.controller:
+                        found.setdefault((ref.name, ref.uid), c)
+        dra.derived[_LEFTOVERS] = found
+    return found.get((pod.name, pod.uid)) if found else None
+
+
 def special_claim(pod: Pod, dra: DraState, resources: dict[str, int]) -> ResourceClaim:
     """The claim the scheduler allocates on a node for `resources` (`delegated` there)."""
     classes = resource_classes(dra)
@@ -96,7 +116,7 @@ def special_claim(pod: Pod, dra: DraState, resources: dict[str, int]) -> Resourc
         requests += [r for r in long_requests if r is not None]
     requests.sort(key=lambda r: r.name)
     meta = ObjectMeta(name=SPECIAL_CLAIM, namespace=pod.namespace, generate_name=f"{pod.name}-extended-resources-",
-                      annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
+                      annotations={ANNOTATION: "true"},
                       owner_references=(OwnerReference(kind="Pod", name=pod.name, api_version="v1", uid=pod.uid,
                                                        controller=True),))
     return ResourceClaim(metadata=meta, spec=_claim_spec(requests))

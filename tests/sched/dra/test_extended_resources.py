@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from kresched.model.dra import DeviceClass, DraState
+from kresched.model.dra import DeviceClass, DraState, ResourceClaim
 from kresched.model.objects import Pod
 from kresched.plan.explain import explain_pod
 from kresched.plan.planner import plan_pending, plan_pod
@@ -95,3 +95,27 @@ def test_queued_pods_take_the_backing_devices_one_by_one() -> None:
     assert [(p.pod.name, p.outcome, p.node) for p in plans] == [("first", "fits", "node-a"),
                                                                ("second", "infeasible", None)]
     assert plan_pod(state, state.pod(second.key)).node == "node-a"
+
+
+def test_a_special_claim_left_by_an_earlier_cycle_is_deleted_before_the_pod_is_placed() -> None:
+    """Upstream's Filter refuses every node while the pod's special claim from an earlier cycle
+    (whose binding failed) exists, and its PostFilter deletes it; a pod that is not its owner is
+    placed as usual."""
+    pod = make_pod("trainer", cpu="1", extra_requests={GPU: "1"})
+    leftover = msgspec.convert({
+        "metadata": {"name": "trainer-extended-resources-x7k2p", "namespace": "default",
+                     "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": pod.uid,
+                                          "controller": True}]},
+        "spec": {"devices": {"requests": [{"name": "container-0-request-0",
+                                           "exactly": {"deviceClassName": "gpu.example.com"}}]}}}, ResourceClaim)
+    state = make_state([make_node("node-a")], [pod], dra=[make_device_class(extended_resource_name=GPU),
+                                                          make_slice("node-a", 2), leftover])
+    e = explain_pod(state, state.pod(pod.key))
+    assert e.scheduler_message == ("0/1 nodes are available: 1 cannot schedule extended resource claim. deletion "
+                                   "of ResourceClaim completed, preemption: 0/1 nodes are available: 1 Preemption "
+                                   "is not helpful for scheduling.")
+    other = make_pod("other", cpu="1", extra_requests={GPU: "1"})
+    state = make_state([make_node("node-a")], [other], dra=[make_device_class(extended_resource_name=GPU),
+                                                            make_slice("node-a", 2), leftover])
+    assert explain_pod(state, state.pod(other.key)).feasible == ["node-a"]
