@@ -426,10 +426,6 @@ class ResourceClaim(msgspec.Struct, frozen=True, dict=True, rename="camel", omit
         return self.spec.devices.requests or ()
 
     @property
-    def is_allocated(self) -> bool:
-        return self.status.allocation is not None
-
-    @property
     def reserved_pod_uids(self) -> frozenset[str]:
         return frozenset(r.uid for r in self.status.reserved_for if r.resource == "pods" and not r.api_group)
 

@@ -73,7 +73,7 @@ class DeviceFreeing(DynamicResources):
         free: _Freeing | None = cycle.read(_FREEING)
         if free is None:
             return super().filter(cycle, pod, node_info)
-        key = (node_info.name, frozenset(p.key for p in node_info.pods if p.spec.resource_claims))
+        key = (node_info.name, frozenset(p.key for p in node_info.pods if free.inuse.uses_devices(p)))
         state = free.states.get(key, _MISSING)
         if state is _MISSING:
             before = free.snapshot.by_name[node_info.name]
@@ -109,18 +109,20 @@ def device_allocation_text(pod: Pod, snapshot: Snapshot, info: NodeInfo, victims
     for v in victims:
         work.remove_pod(v)
     state = prepare(pod, snapshot.dra, allocated_claims(snapshot).replaced(info, work))
-    if not isinstance(state, DraCycle) or state.allocator is None:
+    if not isinstance(state, DraCycle):
         return ()
-    try:
-        allocation = state.allocator.allocate(work.node, state.to_allocate)
-    except Exception:  # an allocator error was reported where the node was filtered
-        return ()
+    cycle = CycleState()
+    cycle.write(NAME, state)
+    allocation = state.node_allocations.get(work.name) \
+        if DynamicResources().filter(cycle, pod, work).is_success else None
     if allocation is None:
         return ()
+    # The claims it allocated, in its order: the pod's own, then the one for its extended resources.
+    names = [c.key for c in state.to_allocate] + ["for its extended resources"]
     out = []
-    for claim, result in zip(state.to_allocate, allocation.claim_results, strict=False):
+    for name, result in zip(names, allocation.claim_results, strict=False):
         devices = ", ".join(f"{r.driver}/{r.pool}/{r.device}" for r in result.devices.results)
-        out.append(f"claim {claim.key} would get {devices or 'no device'}")
+        out.append(f"claim {name} would get {devices or 'no device'}")
     return tuple(out)
 
 

@@ -21,9 +21,7 @@ __all__ = [
     "NEW_CLAIMS_ANNOTATION",
     "ClaimLookupError",
     "PodClaim",
-    "claim_keys_of",
     "pod_claims",
-    "uses_claims",
     "with_new_claims",
 ]
 
@@ -45,10 +43,6 @@ class PodClaim:
     claim: ResourceClaim
     #: Made by kresched from a template for a pod that does not exist yet (`with_new_claims`).
     is_new: bool = False
-
-
-def uses_claims(pod: Pod) -> bool:
-    return bool(pod.spec.resource_claims)
 
 
 def with_new_claims(pod: Pod) -> Pod:
@@ -111,14 +105,3 @@ def pod_claims(pod: Pod, dra: DraState) -> list[PodClaim]:
 def _is_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
     """`resourceclaim.IsForPod`: the claim's controller is the pod (by UID)."""
     return any(r.controller and r.uid == pod.uid for r in claim.metadata.owner_references)
-
-
-def claim_keys_of(pod: Pod, dra: DraState) -> list[str]:
-    """The keys (`ns/name`) of the existing claims the pod names, skipping what cannot be found."""
-    keys = []
-    statuses = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
-    for prc in pod.spec.resource_claims:
-        name = prc.resource_claim_name if prc.resource_claim_name is not None else statuses.get(prc.name)
-        if name is not None and dra.claim(pod.namespace, name) is not None:
-            keys.append(f"{pod.namespace}/{name}")
-    return keys

@@ -20,9 +20,15 @@ Must not do I/O.
 
 from __future__ import annotations
 
-from typing import Any
-
-from kresched.model.dra import DeviceClass, DeviceRequest, DraState, ExactDeviceRequest, ResourceClaim
+from kresched.model.dra import (
+    DeviceClaim,
+    DeviceClass,
+    DeviceRequest,
+    DraState,
+    ExactDeviceRequest,
+    ResourceClaim,
+    ResourceClaimSpec,
+)
 from kresched.model.objects import Node, Pod
 from kresched.model.quantity import InvalidQuantity, to_int
 from kresched.model.specs import Container, ObjectMeta, OwnerReference
@@ -119,13 +125,7 @@ def special_claim(pod: Pod, dra: DraState, resources: dict[str, int]) -> Resourc
                       annotations={ANNOTATION: "true"},
                       owner_references=(OwnerReference(kind="Pod", name=pod.name, api_version="v1", uid=pod.uid,
                                                        controller=True),))
-    return ResourceClaim(metadata=meta, spec=_claim_spec(requests))
-
-
-def _claim_spec(requests: list[DeviceRequest]) -> Any:
-    from kresched.model.dra import DeviceClaim, ResourceClaimSpec
-
-    return ResourceClaimSpec(devices=DeviceClaim(requests=tuple(requests)))
+    return ResourceClaim(metadata=meta, spec=ResourceClaimSpec(devices=DeviceClaim(requests=tuple(requests))))
 
 
 def _count(r: DeviceRequest) -> int:

@@ -89,7 +89,7 @@ class AllocatedClaims:
         return self._state
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> AllocatedClaims:
-        uses = self._uses_devices
+        uses = self.uses_devices
         before = {p.key: p for p in old.pods if uses(p)}
         after = {p.key: p for p in new.pods if uses(p)}
         gone = [p for k, p in before.items() if k not in after]
@@ -129,7 +129,7 @@ class AllocatedClaims:
             out._place(p, new)
         return out
 
-    def _uses_devices(self, pod: Pod) -> bool:
+    def uses_devices(self, pod: Pod) -> bool:
         """Claims, or extended requests a DeviceClass backs."""
         return bool(pod.spec.resource_claims) or bool(pod.requests.scalar and self.dra.classes
                                                        and delegated(pod, self.dra))
