@@ -17,10 +17,13 @@ import subprocess
 import sys
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 
+import msgspec
 import pytest
 
 from kresched.errors import ExitCode
+from kresched.sources.decode import json_error
 
 #: The whole process (interpreter, kubernetes client imports, the input) stays under this.
 MEMORY_CAP_BYTES = 1 << 30
@@ -219,6 +222,30 @@ def test_latin1_bytes_inside_a_json_string_name_the_byte_and_where(tmp_path):
     assert one_error_line(p) == f"error: {path}: malformed JSON: not UTF-8: byte 0xe9 at line 2, column 27"
 
 
+@pytest.mark.parametrize(("name", "data", "expected"), [
+    pytest.param("latin1.json", b'{"kind": "Deployment",\n "metadata": {"name": "caf\xe9"}}',
+                 "malformed JSON: not UTF-8: byte 0xe9 at line 2, column 27", id="JSON"),
+    pytest.param("latin1.yaml", b"kind: Deployment\nmetadata:\n  name: caf\xe9\n",
+                 "not UTF-8 text (JSON or YAML expected): byte 0xe9 at line 3, column 12", id="YAML"),
+])
+def test_latin1_bytes_in_a_what_if_manifest_name_the_byte_and_where(tmp_path, name, data, expected):
+    path = tmp_path / name
+    path.write_bytes(data)
+    p = kresched("plan", "-f", str(path), "--snapshot", "demo")
+    assert p.code == ExitCode.USAGE
+    assert one_error_line(p) == f"error: {path}: {expected}"
+
+
+@pytest.mark.parametrize("exc", [
+    pytest.param(msgspec.DecodeError("Invalid UTF-8 encoded string"), id="msgspec 0.23 and later"),
+    pytest.param(UnicodeDecodeError("utf-8", b"caf\xe9", 3, 4, "invalid continuation byte"), id="msgspec up to 0.22"),
+])
+def test_a_json_string_that_is_not_utf8_is_named_by_byte_with_every_msgspec_the_range_allows(exc):
+    # Whichever msgspec is installed, both of the ways msgspec has said "not UTF-8" read the same.
+    data = b'{"kind": "Pod",\n "metadata": {"name": "caf\xe9"}}'
+    assert json_error(exc, data) == "not UTF-8: byte 0xe9 at line 2, column 27"
+
+
 def test_a_full_disk_on_stdout_is_one_error_line():
     with open("/dev/full", "wb") as full:
         p = subprocess.run([sys.executable, "-m", "kresched", "snapshot", "--snapshot", "demo", "-o", "json"],
@@ -232,6 +259,34 @@ def test_an_unreadable_max_input_is_a_usage_error(tmp_path):
     p = kresched("--max-input", "lots", "plan", "--snapshot", "demo")
     assert p.code == ExitCode.USAGE
     assert one_error_line(p) == "error: KRESCHED_MAX_INPUT='lots': not a byte size (use e.g. 4Gi, 500Mi)"
+
+
+def _fifo(d: Path) -> str:
+    os.mkfifo(d / "fifo")
+    return str(d / "fifo")
+
+
+def _sparse_20mib(d: Path) -> str:
+    (d / "big").touch()
+    os.truncate(d / "big", 20 << 20)
+    return str(d / "big")
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    pytest.param(lambda d: "/dev/zero", "not a regular file (it is a character device)", id="/dev/zero"),
+    pytest.param(_fifo, "not a regular file (it is a FIFO)", id="a FIFO nobody writes to"),
+    pytest.param(_sparse_20mib, "larger than 16 MiB; not read (a kubeconfig is kilobytes)", id="a file of 20 MiB"),
+])
+@pytest.mark.parametrize("how", ["--kubeconfig", "KUBECONFIG"])
+def test_an_endless_or_huge_kubeconfig_is_refused_unread_in_one_line(tmp_path, make, expected, how):
+    # /dev/zero was read to the end: 7.5 GiB, then a MemoryError; a FIFO hung.
+    path = make(tmp_path)
+    if how == "KUBECONFIG":
+        p = kresched("explain", "web", env={**os.environ, "KUBECONFIG": path}, timeout=30)
+    else:
+        p = kresched("plan", "--kubeconfig", path, timeout=30)
+    assert p.code == ExitCode.CLUSTER_ACCESS
+    assert one_error_line(p) == f"error: kubeconfig {path}: {expected}"
 
 
 def test_a_directory_given_as_kubeconfig_says_so(tmp_path):

@@ -387,14 +387,15 @@ def _kubeconfig_doc(path: str) -> dict[str, Any] | None:
     """The kubeconfig at `path` as a mapping, or None when it cannot be read as one."""
     import yaml
 
+    from kresched.errors import ClusterAccessError
+    from kresched.sources.config_file import read_kubeconfig
     from kresched.sources.decode import check_yaml_depth
 
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_kubeconfig(path)
         check_yaml_depth(text, path)
         doc = yaml.safe_load(text) or {}
-    except (OSError, ValueError, InputError, yaml.YAMLError, RecursionError):
+    except (ClusterAccessError, ValueError, InputError, yaml.YAMLError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
 

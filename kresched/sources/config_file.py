@@ -1,7 +1,8 @@
 """Reading a configuration document — kube-scheduler's `--config` file, kresched's own
 configuration — from a file or a ConfigMap manifest holding it: bounded, UTF-8, one YAML or JSON
 document (YAML as Kubernetes reads it: timestamps stay strings), nested no deeper than the
-snapshot reader allows. Every failure is one `InputError` line naming the file. What the document
+snapshot reader allows. Every failure is one `InputError` line naming the file (a kubeconfig's, `read_kubeconfig`, a
+`ClusterAccessError`). What the document
 means is decided above (`sched.config`, `plan.policy`): this module only reads.
 """
 
@@ -12,13 +13,18 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from kresched.errors import InputError
+from kresched.errors import ClusterAccessError, InputError
 from kresched.sources.decode import MAX_DEPTH, _yaml, _yaml_error, _yaml_type, check_yaml_depth
 
-__all__ = ["MAX_CONFIG_BYTES", "read_config_document"]
+__all__ = ["KUBECONFIG_MAX_BYTES", "MAX_CONFIG_BYTES", "file_type", "read_config_document", "read_kubeconfig"]
 
 #: A configuration file is small; anything larger is not one.
 MAX_CONFIG_BYTES = 4 << 20
+
+#: Bytes: a kubeconfig longer than this is refused unread. Real ones are kilobytes (a few MiB with
+#: hundreds of contexts and their CA bundles); `/dev/zero` or a runaway file would be read to
+#: the end of memory.
+KUBECONFIG_MAX_BYTES = 16 << 20
 
 
 def read_config_document(path: str, what: str, key: str | None = None) -> Any:
@@ -84,3 +90,39 @@ def parse_document(data: bytes, origin: str) -> Any:
     if not isinstance(docs[0], dict):
         raise InputError(f"{origin}: not a mapping (it is a {_yaml_type(docs[0])})")
     return docs[0]
+
+
+def read_kubeconfig(path: str) -> str:
+    """The text of the kubeconfig at `path`, read no further than `KUBECONFIG_MAX_BYTES`: a
+    device, a pipe or a runaway file is one line (`ClusterAccessError`), not memory exhausted or a
+    hang (a FIFO is refused before it is opened: opening one waits for a writer)."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise ClusterAccessError(f"kubeconfig {path}: is a directory, not a file")
+        if not stat.S_ISREG(mode):
+            raise ClusterAccessError(f"kubeconfig {path}: not a regular file (it is a {file_type(mode)})")
+        with open(path, "rb") as f:
+            data = f.read(KUBECONFIG_MAX_BYTES + 1)
+    except OSError as exc:
+        raise ClusterAccessError(f"kubeconfig {path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > KUBECONFIG_MAX_BYTES:
+        raise ClusterAccessError(f"kubeconfig {path}: larger than {KUBECONFIG_MAX_BYTES >> 20} MiB; "
+                                 "not read (a kubeconfig is kilobytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ClusterAccessError(f"invalid kubeconfig {path}: not UTF-8 text") from None
+
+
+def file_type(mode: int) -> str:
+    """What a file that is not a regular one is, for a message: `FIFO`, `character device`."""
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"

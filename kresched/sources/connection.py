@@ -21,7 +21,6 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -33,6 +32,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 
 from kresched.errors import ClusterAccessError, InputError
+from kresched.sources.config_file import read_kubeconfig
 from kresched.sources.decode import check_yaml_depth
 
 __all__ = [
@@ -158,12 +158,8 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
     spec = kubeconfig or os.environ.get("KUBECONFIG") or ""
     explicit = bool(spec)
     paths = [os.path.expanduser(p) for p in (spec or DEFAULT_KUBECONFIG).split(os.pathsep) if p]
-    for p in paths:
-        if os.path.isdir(p):
-            raise ClusterAccessError(f"kubeconfig {p}: is a directory, not a file")
-        if os.path.exists(p) and not os.path.isfile(p):
-            raise ClusterAccessError(f"kubeconfig {p}: not a regular file")
-    existing = [p for p in paths if os.path.isfile(p)]
+    # A directory, a device or a FIFO among them is refused by `_check_context`, which reads them.
+    existing = [p for p in paths if os.path.exists(p)]
     cfg = k8s.Configuration()
     log = _client_log()
     if existing:
@@ -329,17 +325,13 @@ def _check_context(paths: list[str], context: str | None) -> str:
     current = ""
     for p in paths:
         try:
-            text = Path(p).read_text()
+            text = read_kubeconfig(p)
             check_yaml_depth(text, f"invalid kubeconfig {p}")
             doc = yaml.safe_load(text)
         except InputError as exc:
             raise ClusterAccessError(exc.message) from None
         except yaml.YAMLError as exc:
             raise ClusterAccessError(f"invalid kubeconfig {p}: malformed YAML: {one_line(exc)}") from None
-        except OSError as exc:
-            raise ClusterAccessError(f"kubeconfig {p}: cannot read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise ClusterAccessError(f"invalid kubeconfig {p}: not UTF-8 text") from None
         if doc is None:
             continue
         if not isinstance(doc, dict):

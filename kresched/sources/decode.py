@@ -253,7 +253,7 @@ def decode_json(data: Buffer, origin: str, item_kind: str | None = None) -> Obje
     except msgspec.ValidationError as exc:  # (a subclass of DecodeError: first) e.g. a malformed item's kind
         raise InputError(f"{origin}: {_clean(exc)}") from None
     except msgspec.DecodeError as exc:  # malformed JSON found on a second, item-by-item pass
-        raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+        raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
 
 
 def _not_utf8(data: Buffer) -> str:
@@ -293,7 +293,7 @@ def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> Objects:
         except msgspec.ValidationError:  # (a subclass of DecodeError: catch it first)
             head = None  # another kind among the items, items without `kind`, or a bad object
         except msgspec.DecodeError as exc:
-            raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+            raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
         if head is not None:
             if head.kind in KINDS:
                 out.add(_decode_one(head.kind, data, origin, None))
@@ -327,7 +327,7 @@ def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> Objects:
         except msgspec.ValidationError:
             pass  # find the culprit item by item, for the message
         except msgspec.DecodeError as exc:
-            raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+            raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
     _decode_items(data, origin, list_kind, default_kind, out)
     return out
 
@@ -356,7 +356,7 @@ def _decode_one(kind: str, data: Buffer, origin: str, index: int | None) -> Any:
             return _decode_with_nulls(kind, data, origin, index)
         raise InputError(f"{origin}: {_describe(kind, data, index)}: {_clean(exc, data)}") from None
     except msgspec.DecodeError as exc:
-        raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+        raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
 
 
 _SINGLE_KINDS: dict[str, type] = {**KINDS, "Lease": Lease}
@@ -388,7 +388,7 @@ def _decode_object(data: bytes, kind: str, origin: str) -> Any:
             return _decode_with_nulls(kind, data, origin, None)
         raise InputError(f"{origin}: {_describe(kind, data, None)}: {_clean(exc, data)}") from None
     except msgspec.DecodeError as exc:
-        raise InputError(f"{origin}: malformed JSON: {_json_error(exc, data)}") from None
+        raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
     except UnicodeDecodeError:
         raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
     except RecursionError:
@@ -398,9 +398,16 @@ def _decode_object(data: bytes, kind: str, origin: str) -> Any:
 _BYTE = re.compile(r"\(byte (\d+)\)")
 
 
-def _json_error(exc: Exception, data: Buffer) -> str:
-    """msgspec's `JSON is malformed: invalid character (byte 42)` with a line and column instead."""
+def json_error(exc: Exception, data: Buffer) -> str:
+    """msgspec's `JSON is malformed: invalid character (byte 42)` with a line and column instead.
+
+    A string that is not UTF-8 is named by its byte and place whichever msgspec decoded it: up to
+    0.22 msgspec raises `UnicodeDecodeError` (the callers catch it), from 0.23 `DecodeError("Invalid
+    UTF-8 encoded string")`, without an offset.
+    """
     text = _one_line(str(exc)).removeprefix("JSON is malformed: ")
+    if isinstance(exc, UnicodeDecodeError) or text.startswith("Invalid UTF-8"):
+        return _not_utf8(data)
     m = _BYTE.search(text)
     if m is None:
         return text

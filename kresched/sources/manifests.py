@@ -36,7 +36,7 @@ from kresched.model.specs import LabelSelector
 from kresched.model.storage import PersistentVolumeClaim
 from kresched.model.workloads import CONTROLLER_API_VERSIONS, WORKLOAD_KINDS, WorkloadSpec
 from kresched.sources.admission import Forbidden, stored_pod
-from kresched.sources.decode import describe_error, yaml_documents
+from kresched.sources.decode import bad_byte, describe_error, json_error, yaml_documents
 from kresched.sources.nulls import drop_nulls, is_null_error
 
 __all__ = ["EXTENSIONS", "Document", "Manifests", "read_manifests", "safe_encode", "stable_digest", "stable_uid",
@@ -158,12 +158,12 @@ def _documents(data: Any, origin: str) -> list[Document]:
         except RecursionError:
             raise InputError(f"{origin}: objects and lists nested too deeply; no Kubernetes object is") from None
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{origin}: malformed JSON: {' '.join(str(exc).split())}") from None
+            raise InputError(f"{origin}: malformed JSON: {json_error(exc, raw)}") from None
     else:
         try:
             text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(f"{origin}: not UTF-8 text (JSON or YAML expected)") from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{origin}: not UTF-8 text (JSON or YAML expected): {bad_byte(raw, exc.start)}") from None
         docs = yaml_documents(text, origin)
     out: list[Document] = []
     several = len([d for d in docs if d is not None]) > 1

@@ -26,6 +26,7 @@ from kresched.model.dra import DRA_KINDS, DraState
 from kresched.model.objects import Pod, PriorityClass
 from kresched.model.quantity import InvalidQuantity, to_int
 from kresched.model.storage import STORAGE_KINDS, StorageState
+from kresched.sources.config_file import file_type
 from kresched.sources.decode import Buffer, Objects, bad_byte, decode_json, decode_yaml, paused_gc
 
 __all__ = [
@@ -139,7 +140,7 @@ def _read(path: Path, limit: int) -> Buffer:
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{path}: is a directory")
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{path}: not a regular file (it is a {_file_type(st.st_mode)}); "
+        raise InputError(f"{path}: not a regular file (it is a {file_type(st.st_mode)}); "
                          "use '-' to read a stream from stdin")
     if st.st_size > limit:
         raise _too_large(str(path), limit)
@@ -183,18 +184,6 @@ def _refuse_binary(data: Buffer, origin: str) -> None:
         raise InputError(f"{origin}: binary data (a NUL byte), not JSON or YAML text")
 
 
-def _file_type(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
-
-
 def _check_stdin(stream: BinaryIO) -> None:
     """Pipes, regular files and terminals are fine on stdin; `- < /dev/zero` is refused at once."""
     try:
@@ -202,7 +191,7 @@ def _check_stdin(stream: BinaryIO) -> None:
     except (AttributeError, OSError, ValueError):
         return  # not a real file (tests pass buffers): nothing to check
     if (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not stream.isatty():
-        raise InputError(f"<stdin>: is a {_file_type(mode)}, not a file or a pipe")
+        raise InputError(f"<stdin>: is a {file_type(mode)}, not a file or a pipe")
 
 
 def _read_bounded(stream: BinaryIO, origin: str, limit: int) -> bytes:
