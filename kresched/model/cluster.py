@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kresched.model.dra import DraState
+from kresched.model.gangs import GangIndex, PodGroup, SchedulingWorkload
 from kresched.model.lease import Lease
 from kresched.model.objects import (
     POD_TOPOLOGY_LABELS,
@@ -72,6 +73,13 @@ class ClusterState:
     node_leases: tuple[Lease, ...] = ()
     #: `node_leases` by name (the node's).
     lease_by_node: dict[str, Lease] = field(default_factory=dict, compare=False, repr=False)
+    #: The PodGroups of every gang API (`kresched.model.gangs`) and v1alpha2 Workloads.
+    pod_groups: tuple[PodGroup, ...] = ()
+    scheduling_workloads: tuple[SchedulingWorkload, ...] = ()
+    #: Which of `PodGroup`, `Workload` the source held (a live cluster: those it serves).
+    gang_kinds: frozenset[str] = frozenset()
+    #: Built on first use (`gangs`): most runs never ask.
+    _derived: dict[str, object] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -85,6 +93,9 @@ class ClusterState:
         storage: StorageState | None = None,
         dra: DraState | None = None,
         leases: Iterable[Lease] = (),
+        pod_groups: Iterable[PodGroup] = (),
+        scheduling_workloads: Iterable[SchedulingWorkload] = (),
+        gang_kinds: frozenset[str] | None = None,
     ) -> ClusterState:
         """Index the objects; later duplicates (same namespace/name) replace earlier ones."""
         node_by_name = {n.name: n for n in nodes}
@@ -104,6 +115,11 @@ class ClusterState:
         ns_by_name = {n.name: n for n in namespaces}
         workload_by_key = {(w.__struct_config__.tag, w.metadata.namespace, w.metadata.name): w for w in workloads}
         lease_by_node = {le.metadata.name: le for le in leases if le.is_node_lease}
+        group_by_key = {(g.api_version.partition("/")[0], g.key): g for g in pod_groups}
+        workload_objects = {w.key: w for w in scheduling_workloads}
+        if gang_kinds is None:
+            gang_kinds = frozenset(k for k, objs in (("PodGroup", group_by_key), ("Workload", workload_objects))
+                                   if objs)
         return cls(
             nodes=tuple(node_by_name.values()),
             pods=tuple(pod_by_key.values()),
@@ -121,7 +137,18 @@ class ClusterState:
             workload_by_key=workload_by_key,
             node_leases=tuple(lease_by_node.values()),
             lease_by_node=lease_by_node,
+            pod_groups=tuple(group_by_key.values()),
+            scheduling_workloads=tuple(workload_objects.values()),
+            gang_kinds=gang_kinds,
         )
+
+    @property
+    def gangs(self) -> GangIndex:
+        """Which gang each pod is a member of (`kresched.model.gangs`), built on first use."""
+        index = self._derived.get("gangs")
+        if index is None:
+            index = self._derived["gangs"] = GangIndex(self.pods, self.pod_groups, self.gang_kinds)
+        return index  # type: ignore[return-value]
 
     def pods_on(self, node_name: str) -> tuple[Pod, ...]:
         return self.pods_by_node.get(node_name, ())

@@ -50,6 +50,7 @@ __all__ = [
     "PodExtendedResourceClaimStatus",
     "PodResourceClaim",
     "PodResourceClaimStatus",
+    "PodSchedulingGroup",
     "PodSpec",
     "PodStatus",
     "PreferredSchedulingTerm",
@@ -278,6 +279,12 @@ class PodExtendedResourceClaimStatus(msgspec.Struct, **_Base):
     resource_claim_name: str = ""
 
 
+class PodSchedulingGroup(msgspec.Struct, **_Base):
+    """`spec.schedulingGroup` (v1.36, gate GenericWorkload): the PodGroup the pod is a member of."""
+
+    pod_group_name: str | None = None
+
+
 class PodSpec(msgspec.Struct, **_Base):
     node_name: str = ""
     scheduler_name: str = ""
@@ -294,6 +301,7 @@ class PodSpec(msgspec.Struct, **_Base):
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     volumes: tuple[Volume, ...] = ()
     scheduling_gates: tuple[SchedulingGate, ...] = ()
+    scheduling_group: PodSchedulingGroup | None = None
     resource_claims: tuple[PodResourceClaim, ...] = ()
     termination_grace_period_seconds: int | None = None
     host_network: bool = False
