@@ -43,8 +43,10 @@ from kresched.cli.resolve import (
 )
 from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import declared_group
 from kresched.model.objects import Pod
-from kresched.plan.planner import Planner, pending_pods_to_plan, plan_pod, queue_key
+from kresched.plan.gang import plan_queue
+from kresched.plan.planner import Planner, gang_lookups, pending_pods_to_plan, plan_pod, queue_key
 from kresched.plan.plans import Plan, PlanOptions
 from kresched.plan.whatif import DEFAULT_MAX_LIMIT
 from kresched.render.common import Source, count
@@ -160,10 +162,17 @@ def plan(
         if pod.spec.node_name:
             raise InputError(f"pod {pod.key} is not Pending: it is bound to node {pod.spec.node_name} "
                              f"(phase {pod.status.phase or 'unknown'})")
-        with progress(opts, f"planning {pod.key}"), paused_gc():
-            result = plan_pod(state, pod, options)
-        emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide, source=source))
-        return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
+        gang = state.gangs.gang_of(pod) if declared_group(pod) is not None else None
+        if gang is None:
+            with progress(opts, f"planning {pod.key}"), paused_gc():
+                result = plan_pod(state, pod, options)
+            emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide, source=source))
+            return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
+        # A gang's member: its gang is planned, as one (`plan.gang`).
+        plans = _plan_all(opts, state, [pod], options)
+        emit(opts.output, plans_dict(plans),
+             lambda: plans_view(plans, state, wide=wide, source=source, what="Pending member", where=f" of {gang.key}"))
+        return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
     left_out: list[str] = []
     empty = None
     if isinstance(target, Workload):
@@ -228,11 +237,11 @@ def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | N
 
 
 def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: PlanOptions) -> list[Plan]:
-    """`plan_pending`, one pod at a time so that a terminal can show how far it got."""
+    """`plan_pending`, one pod (or gang) at a time so that a terminal can show how far it got."""
     plans: list[Plan] = []
     with progress(opts, f"planning {count(len(pods), 'pending pod')}") as p, paused_gc():
         planner = Planner(state, options)
-        for i, pod in enumerate(pods):
-            p.update(f"planning pending pods: {i} of {len(pods)} done, now {pod.key}")
-            plans.append(planner.plan(pod, commit=True))
+        for plan in plan_queue(planner, pods, *gang_lookups(state)):
+            plans.append(plan)
+            p.update(f"planning pending pods: {len(plans)} done, last {plan.pod.key}")
     return plans

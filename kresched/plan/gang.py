@@ -159,7 +159,7 @@ def _given_up(gang: Gang, tried: list[Plan], running: int) -> GangPlan:
         head = (f"{would} of {total} members of {gang.key} would run ({running} running, {placed} placed"
                 f"{' after evictions' if evicting else ''}), minCount {gang.min_count}")
     else:
-        head = f"{would} of {total} members {fit} (minCount {gang.min_count})"
+        head = f"{would} of {total} members of {gang.key} {fit} (minCount {gang.min_count})"
     if blocked:
         head += f", {blocked} more over a PodDisruptionBudget (--allow-pdb-violation)"
     message = f"{head}; a gang runs all or nothing: nothing evicted"

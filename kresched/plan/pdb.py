@@ -42,8 +42,9 @@ __all__ = ["NO_PDB", "PdbCheck", "PdbLedger", "computed_status", "gang_key"]
 
 
 def gang_key(gang: Gang) -> str:
-    """A gang's key among the ledger's budgets (never a PDB's: those are `namespace/name`)."""
-    return f"gang:{gang.key}"
+    """A gang's key among the ledger's budgets: `Gang.key` (`PodGroup ns/name`), never a PDB's
+    (`ns/name`, without a space)."""
+    return gang.key
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +58,12 @@ class PdbCheck:
     allowed: bool = True
     reason: str | None = None
     #: The running gang the pod is a member of (its `Gang.key`), and whether evicting it takes the
-    #: gang below its minCount (or disrupts a `PodGroup`-mode group): the whole gang stops.
+    #: gang below its minCount (or disrupts a `PodGroup`-mode group): the whole gang stops. Its
+    #: running members and minCount, for what a plan says of it.
     gang: str | None = None
     stops_gang: bool = False
+    gang_running: int = 0
+    gang_min_count: int = 0
 
     @property
     def violation(self) -> bool:
@@ -314,7 +318,9 @@ class PdbLedger:
         out = self._check_pdb(pod, remaining)
         if g is None:
             return out
-        return replace(out, gang=g, stops_gang=remaining[g] <= 0)
+        gang = self.gangs[g]
+        return replace(out, gang=g, stops_gang=remaining[g] <= 0, gang_running=len(gang.running),
+                       gang_min_count=gang.min_count)
 
     def _check_pdb(self, pod: Pod, remaining: dict[str, int]) -> PdbCheck:
         key, kind = self.kind(pod)

@@ -74,7 +74,7 @@ class Victim:
         if not self.pdb.allowed:
             out.append("violates PDB")
         if self.pdb.stops_gang:
-            out.append(f"stops its gang ({self.pdb.gang.removeprefix('gang:')})" if self.pdb.gang else "stops its gang")
+            out.append(f"stops its gang ({self.pdb.gang})")
         if self.held_by:
             out.append(f"held by volume: {self.held_by}")
         return tuple(out)

@@ -40,8 +40,8 @@ def test_a_gang_that_cannot_start_evicts_nothing_and_says_how_many_would_fit(fla
     plans = plan_pending(state, pending_pods_to_plan(state, all_pending=True))
     assert [p.outcome for p in plans] == ["infeasible"] * 4
     assert not any(p.victims for p in plans)
-    assert plans[0].message == ("3 of 4 members fit after evictions (minCount 4); a gang runs all or nothing: "
-                                "nothing evicted")
+    assert plans[0].message == ("3 of 4 members of PodGroup default/train fit after evictions (minCount 4); a gang "
+                                "runs all or nothing: nothing evicted")
     assert plans[0].gang is not None
     assert not plans[0].gang.kept
     assert plans[0].gang.key == "PodGroup default/train"
@@ -160,7 +160,7 @@ def test_a_gang_with_members_to_spare_is_evicted_from_within_its_budget():
     assert plan.tier == 1
     assert len(plan.victims) == 1
     assert not plan.victims[0].pdb.stops_gang
-    assert plan.victims[0].pdb.gang == "gang:PodGroup default/job"
+    assert plan.victims[0].pdb.gang == "PodGroup default/job"
 
 
 @pytest.mark.parametrize(("n", "cpu", "min_count", "mode"), [
@@ -176,7 +176,7 @@ def test_when_only_a_gang_member_can_make_room_the_plan_is_tier_3_and_says_which
     assert plan.outcome == "evict"
     assert plan.tier == 3
     assert plan.blocked
-    assert list(plan.stopped_gangs) == ["gang:PodGroup default/job"]
+    assert list(plan.stopped_gangs) == ["PodGroup default/job"]
     assert "stops its gang (PodGroup default/job)" in plan.victims[0].flags
     assert "violates PDB" not in plan.victims[0].flags  # the eviction API lets it go: no PDB covers it
 
