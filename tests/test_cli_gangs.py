@@ -90,14 +90,15 @@ def test_a_gang_of_four_of_the_five_workers_is_made_room_for(cli, tmp_path):
 
 def test_a_pod_group_in_the_same_file_makes_the_job_a_gang(cli, tmp_path):
     group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-             "metadata": {"name": "train", "namespace": "default"}, "spec": {"minMember": 5}}
+             "metadata": {"name": "train", "namespace": "default"}, "spec": {"minMember": 4}}
     template = {"labels": {"scheduling.x-k8s.io/pod-group": "train"}}
     r = cli("plan", "-f", _file(tmp_path, PRIORITY_CLASS, group, _job(template=template)), "--snapshot", GPU_CLUSTER,
             "--simulate-other-schedulers", "-o", "json")
     w = json.loads(r.stdout)["workloads"][0]
     assert w["gang"]["gang"] == "PodGroup default/train"
-    assert w["gang"]["minCount"] == 5
-    assert w["gang"]["kept"] is False
+    assert w["gang"]["minCount"] == 4  # the PodGroup's minMember, read from the same file
+    assert w["gang"]["kept"] is True
+    assert w["gang"]["placed"] == 4
 
 
 @pytest.mark.parametrize(("value", "error"), [
