@@ -164,8 +164,8 @@ def _given_up(gang: Gang, tried: list[Plan], running: int) -> GangPlan:
         head = f"none of the {total} members of {gang.key} fit{' as things are' if not blocked else ''} " \
                f"(minCount {gang.min_count})"
     if blocked:
-        head += f"{', ' if would else ': '}{len(blocked)}{' more' if would else ''} would, only {_blocked_by(blocked)} " \
-                "(--allow-pdb-violation)"
+        more = f", {len(blocked)} more" if would else f": {len(blocked)}"
+        head += f"{more} would, only {_blocked_by(blocked)} (--allow-pdb-violation)"
     message = f"{head}; a gang runs all or nothing: nothing evicted"
     info = GangOutcome(gang.key, gang.flavor, gang.min_count, total, running, 0, False, message, gang.declared_by)
     plans = tuple(Plan(p.pod, p.priority, "infeasible", taint=p.taint, message=message, notes=p.notes, gang=info,
