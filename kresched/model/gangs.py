@@ -43,12 +43,14 @@ __all__ = [
     "VOLCANO_ANNOTATIONS",
     "VOLCANO_API",
     "WORKLOAD_API",
+    "GANG_GROUPS",
     "Gang",
     "GangFlavor",
     "GangIndex",
     "PodGroup",
     "PodGroupSpec",
     "SchedulingWorkload",
+    "is_gang_api",
 ]
 
 #: The API groups/versions of the three PodGroup kinds, and of the Workload kind.
@@ -64,6 +66,17 @@ KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 
 #: The kinds a source may hold (what `ClusterState.gang_kinds` names).
 GANG_KINDS = ("PodGroup", "Workload")
+#: The API groups each kind is read in. A PodGroup or Workload of another group (Kueue's
+#: `kueue.x-k8s.io` Workload, another project's PodGroup) is another object of the same name: not read.
+GANG_GROUPS: dict[str, tuple[str, ...]] = {
+    "PodGroup": ("scheduling.k8s.io", "scheduling.x-k8s.io", "scheduling.volcano.sh"),
+    "Workload": ("scheduling.k8s.io",),
+}
+
+
+def is_gang_api(kind: str, api_version: str) -> bool:
+    """Whether an object of `kind` (`PodGroup` or `Workload`) in `api_version` is one kresched reads."""
+    return api_version.partition("/")[0] in GANG_GROUPS.get(kind, ())
 
 #: How a gang was declared.
 GangFlavor = Literal["workload", "coscheduling", "volcano", "kueue", "what-if"]
