@@ -114,7 +114,7 @@ class TopologyConstraint(msgspec.Struct, **_Base):
 
 
 class PodGroupSchedulingConstraints(msgspec.Struct, **_Base):
-    topology: tuple[TopologyConstraint, ...] | None = ()
+    topology: tuple[TopologyConstraint, ...] = ()
 
 
 class PodGroupResourceClaim(msgspec.Struct, **_Base):
@@ -128,7 +128,7 @@ class PodGroupSpec(msgspec.Struct, **_Base):
     pod_group_template_ref: PodGroupTemplateReference | None = None
     scheduling_policy: PodGroupSchedulingPolicy | None = None
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
-    resource_claims: tuple[PodGroupResourceClaim, ...] | None = ()
+    resource_claims: tuple[PodGroupResourceClaim, ...] = ()
     disruption_mode: str | None = None
     #: v1alpha2 and Volcano.
     priority_class_name: str = ""
@@ -144,7 +144,7 @@ class PodGroupSpec(msgspec.Struct, **_Base):
 
 
 class PodGroupStatus(msgspec.Struct, **_Base):
-    conditions: tuple[Condition, ...] | None = ()
+    conditions: tuple[Condition, ...] = ()
     #: coscheduling and Volcano.
     phase: str = ""
 
@@ -196,7 +196,7 @@ class PodGroupTemplate(msgspec.Struct, **_Base):
     name: str = ""
     scheduling_policy: PodGroupSchedulingPolicy | None = None
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
-    resource_claims: tuple[PodGroupResourceClaim, ...] | None = ()
+    resource_claims: tuple[PodGroupResourceClaim, ...] = ()
     disruption_mode: str | None = None
     priority_class_name: str = ""
     priority: int | None = None
@@ -210,7 +210,7 @@ class TypedLocalObjectReference(msgspec.Struct, **_Base):
 
 class WorkloadSpec(msgspec.Struct, **_Base):
     controller_ref: TypedLocalObjectReference | None = None
-    pod_group_templates: tuple[PodGroupTemplate, ...] | None = ()
+    pod_group_templates: tuple[PodGroupTemplate, ...] = ()
 
 
 class SchedulingWorkload(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="kind",
