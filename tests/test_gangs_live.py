@@ -35,7 +35,14 @@ from tests.fakeapi import (
     Response,
     status,
 )
-from tests.test_gangs_read import COSCHEDULING_POD_GROUP, MEMBER, VOLCANO_POD_GROUP, WORKLOAD, WORKLOAD_POD_GROUP
+from tests.test_gangs_read import (
+    COSCHEDULING_POD_GROUP,
+    MEMBER,
+    RECORDED,
+    VOLCANO_POD_GROUP,
+    WORKLOAD,
+    WORKLOAD_POD_GROUP,
+)
 from tests.test_live import fast_retry
 
 DISCOVERY = ("/apis/scheduling.k8s.io/v1alpha2", "/apis/scheduling.x-k8s.io/v1alpha1",
@@ -91,6 +98,15 @@ def test_every_served_gang_api_is_listed_and_read_as_a_snapshot_of_the_same_obje
                                        LISTS[COSCHEDULING_POD_GROUPS], LISTS[VOLCANO_POD_GROUPS]]
     gang = state.gangs.gang_of(state.pod("ml/train-0"))
     assert (gang.min_count, gang.assumed) == (4, False)
+
+
+def test_a_state_loaded_into_the_fake_serves_its_gang_objects(fake_kubeconfig):
+    """`FakeApiServer.load` takes a ClusterState's PodGroups and Workloads, each into its API."""
+    with FakeApiServer(from_a_file(EVERY)) as fake:
+        fake.gangs_served = GANGS
+        with connect(str(fake.write_kubeconfig(fake_kubeconfig.parent / "kc2"))) as c:
+            state = load_live(c)
+    assert comparable(state) == comparable(from_a_file(EVERY))
 
 
 def test_a_built_in_lists_items_carry_no_api_version_and_a_crds_do(fake_api, client):
@@ -245,3 +261,20 @@ def test_snapshot_writes_the_gang_objects_and_they_read_back_equal(fake_api, cli
     assert comparable(again) == comparable(live)
     assert again.pod("ml/train-0").spec.scheduling_group == live.pod("ml/train-0").spec.scheduling_group
     assert again.pods == live.pods
+
+
+# -- a real server's answers --------------------------------------------------------------------------
+
+def test_the_recorded_answers_of_a_real_server_read_as_its_kubectl_dump(fake_api, fake_kubeconfig):
+    """The v1.36.2 rig's discovery documents and list answers (tests/fixtures/gang-objects), served
+    as recorded: a built-in list's items without kind nor apiVersion, a CRD's keys sorted with
+    `kind` after `items`, `podgroups/status` among the resources."""
+    for path in sorted((RECORDED / "api").glob("*.json")):
+        url = "/apis/" + path.stem.replace("_", "/")
+        data = path.read_bytes()
+        fake_api.route("GET", url, lambda req, data=data: Response(200, data))
+    with connect(str(fake_kubeconfig)) as c:
+        state = load_live(c)
+    dump = load_snapshot(str(RECORDED / "kubectl-list.json"))
+    assert comparable(state) == comparable(dump)
+    assert state.gang_kinds == frozenset(GANG_KINDS)

@@ -17,22 +17,21 @@ import pytest
 import yaml
 
 from kresched.errors import InputError
+from kresched.model.cluster import ClusterState
 from kresched.model.gangs import COSCHEDULING_API, VOLCANO_API, WORKLOAD_API
 from kresched.sources.admission import stored_pod
-from kresched.sources.decode import decode_json, decode_yaml
+from kresched.sources.decode import Objects, decode_json, decode_yaml
 from kresched.sources.manifests import Document, workloads_of
 from kresched.sources.snapshot import build_state, encode_snapshot, load_snapshot
 from tests.builders import make_state
 
-FIXTURES = Path(__file__).parent / "fixtures" / "gang-objects"
+#: Recorded on the v1.36.2 rig with the gates on (tests/fixtures/gang-objects/README.md).
+RECORDED = Path(__file__).parent / "fixtures" / "gang-objects"
 
 
-def fixture(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text())
-
-
-# A PodGroup of each API, as their servers serve them (the v1alpha2 one recorded on the v1.36.2
-# rig, the two CRDs' from a CRD server; see tests/fixtures/gang-objects/README.md).
+# A PodGroup of each API, shaped as their servers serve them (a v1alpha2 PodGroup's
+# `podGroupTemplateRef: null`, a Workload template's `schedulingConstraints: null`, a condition's
+# `observedGeneration`; the recorded ones below), with every field kresched reads.
 WORKLOAD_POD_GROUP = {
     "apiVersion": WORKLOAD_API, "kind": "PodGroup",
     "metadata": {"name": "train", "namespace": "ml", "uid": "u-pg-train"},
@@ -194,6 +193,72 @@ def test_a_bad_field_of_a_gang_object_is_named(form):
     bad["spec"]["minMember"] = "three"
     with pytest.raises(InputError, match=r"PodGroup ml/nginx: spec\.minMember: expected `int \| null`, got `str`"):
         read([bad], form)
+
+
+# -- as recorded ------------------------------------------------------------------------------------
+
+def recorded_state(name: str) -> ClusterState:
+    return load_snapshot(str(RECORDED / name))
+
+
+@pytest.mark.parametrize("name", ["kubectl-list.json", "kubectl-list.yaml"])
+def test_a_recorded_kubectl_dump_of_every_gang_api_is_read(name):
+    state = recorded_state(name)
+    assert state.gang_kinds == {"PodGroup", "Workload"}
+    job_group = "trainer-75fcbf87db-trainer-pgt-0-b675f9d9c"
+    assert sorted((g.flavor, g.name, g.min_count, g.disruption_mode) for g in state.pod_groups) == [
+        ("coscheduling", "nginx", 3, "Pod"), ("coscheduling", "nulls", 2, "Pod"),
+        ("volcano", "job-1", 2, "Pod"), ("volcano", "job-2", 1, "Pod"),
+        ("workload", "basic", None, "Pod"), ("workload", "standalone", 2, "Pod"),
+        ("workload", "train-workers", 4, "PodGroup"), ("workload", job_group, 2, "Pod")]
+    assert sorted((w.name, w.spec.controller_ref.kind if w.spec.controller_ref else None)
+                  for w in state.scheduling_workloads) == [("train", None), ("trainer-75fcbf87db", "Job")]
+    gangs = {p.name: state.gangs.gang_of(p) for p in state.pods}
+    assert {name: g.text for name, g in gangs.items() if g is not None} == {
+        **{f"train-{i}": "PodGroup ml/train-workers (minCount 4, 0 running)" for i in range(4)},
+        **{f"cos-{i}": "PodGroup ml/nginx (minCount 3, 0 running)" for i in range(3)},
+        "vol-0": "PodGroup ml/job-1 (minCount 2, 0 running)",
+        "trainer-0-488g6": f"PodGroup ml/{job_group} (minCount 2, 2 running)",
+        "trainer-1-cpx4v": f"PodGroup ml/{job_group} (minCount 2, 2 running)"}
+    train = next(g for g in state.pod_groups if g.name == "train-workers")
+    assert (train.spec.priority_class_name, train.spec.priority) == ("high", 1000)  # the admission's
+    assert [(c.type, c.status, c.reason) for c in train.status.conditions] == [
+        ("PodGroupScheduled", "False", "Unschedulable")]
+
+
+def test_the_recorded_json_dump_is_one_typed_decode(monkeypatch):
+    from kresched.sources import decode
+
+    def forbidden(*args: Any) -> None:
+        raise AssertionError("the JSON fast path was left")
+
+    monkeypatch.setattr(decode, "_decode_items", forbidden)
+    assert len(recorded_state("kubectl-list.json").pod_groups) == 8
+
+
+def api_answer(name: str) -> bytes:
+    return (RECORDED / "api" / f"{name}.json").read_bytes()
+
+
+API_LISTS = {"scheduling.k8s.io_v1alpha2_podgroups": "PodGroup", "scheduling.k8s.io_v1alpha2_workloads": "Workload",
+             "scheduling.x-k8s.io_v1alpha1_podgroups": "PodGroup",
+             "scheduling.volcano.sh_v1beta1_podgroups": "PodGroup"}
+
+
+def comparable(objs: Any) -> list[bytes]:
+    return sorted(msgspec.json.encode(o) for o in (*objs.pod_groups, *objs.scheduling_workloads))
+
+
+def test_the_recorded_api_answers_read_as_the_kubectl_dump():
+    """As the live source decodes a page (`item_kind`: a built-in list's items carry no kind nor
+    apiVersion), and as a file (`kubectl get --raw` output saved)."""
+    dump = recorded_state("kubectl-list.json")
+    as_pages = Objects()
+    as_files = Objects()
+    for name, kind in API_LISTS.items():
+        as_pages.extend(decode_json(api_answer(name), name, item_kind=kind))
+        as_files.extend(decode_json(api_answer(name), name))
+    assert comparable(as_pages) == comparable(as_files) == comparable(dump)
 
 
 # -- the state ------------------------------------------------------------------------------------

@@ -223,6 +223,14 @@ class SchedulingWorkload(msgspec.Struct, frozen=True, rename="camel", omit_defau
     api_version: str = ""
 
     @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
     def key(self) -> str:
         return f"{self.metadata.namespace}/{self.metadata.name}"
 
