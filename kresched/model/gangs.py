@@ -37,13 +37,13 @@ from kresched.model.specs import Condition, ObjectMeta, ResourceList, _Base
 __all__ = [
     "COSCHEDULING_API",
     "COSCHEDULING_LABEL",
+    "GANG_GROUPS",
     "GANG_KINDS",
     "KUEUE_GROUP_LABEL",
     "KUEUE_TOTAL_ANNOTATION",
     "VOLCANO_ANNOTATIONS",
     "VOLCANO_API",
     "WORKLOAD_API",
-    "GANG_GROUPS",
     "Gang",
     "GangFlavor",
     "GangIndex",
@@ -77,6 +77,7 @@ GANG_GROUPS: dict[str, tuple[str, ...]] = {
 def is_gang_api(kind: str, api_version: str) -> bool:
     """Whether an object of `kind` (`PodGroup` or `Workload`) in `api_version` is one kresched reads."""
     return api_version.partition("/")[0] in GANG_GROUPS.get(kind, ())
+
 
 #: How a gang was declared.
 GangFlavor = Literal["workload", "coscheduling", "volcano", "kueue", "what-if"]

@@ -5,6 +5,11 @@ are skipped without building them); YAML goes through PyYAML's C loader when pre
 `msgspec.convert` into the same structs. Every failure becomes an `InputError` whose one-line
 message names the origin (file), the object (`Pod ns/name`) and the field.
 
+A PodGroup is one of three APIs' (`kresched.model.gangs`), and Kueue has a Workload of its own:
+for those two kinds the `apiVersion` decides whether an object is read at all (another group's is
+skipped before it is decoded), an API server's typed `PodGroupList` gives its items its own, and
+one without any is refused.
+
 The fast path for a JSON `List` of known kinds (what `kubectl get ... -o json` and kresched's
 own snapshot give) is one typed decode of the whole document. Only when that fails (an item of
 another kind, items without `kind`, a bad object) are the items decoded one by one, each still
