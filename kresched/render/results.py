@@ -243,6 +243,8 @@ def pass_summary(r: ReconcileResult, mode: str, error: str | None,
         **({"moves": [{"pod": p, "from": f, "to": t, "landedOn": landed, "status": st}
                       for p, f, t, landed, st in r.moves]} if r.moves else {}),
         **({"rebalance": r.rebalance_skipped} if r.rebalance_skipped else {}),
+        **({"gangs": [{"gang": g.gang, "members": list(g.members), "minCount": g.min_count, "outcome": g.outcome,
+                       "bound": g.bound, "reason": g.reason} for g in r.gangs]} if r.gangs else {}),
         "cluster": cluster,
         "message": pass_closing(r, mode, error),
     }
@@ -287,6 +289,11 @@ def pass_summary_text(r: ReconcileResult, mode: str, error: str | None,
                      f"{escape(st)})")
     if r.rebalance_skipped:
         lines.append(f"[yellow]![/] rebalance {escape(r.rebalance_skipped)}")
+    for g in r.gangs:
+        mark = "[green]✓[/]" if g.outcome == "bound" else "[dim]·[/]" if g.outcome in ("simulated", "nothing-to-do") \
+            else "[yellow]![/]"
+        lines.append(f"{mark} {escape(g.gang)} ({count(len(g.members), 'pending member')}): {escape(g.outcome)}, "
+                     f"{escape(g.reason)}")
     if r.still_pending:
         lines.append("[dim]still Pending:[/]")
         lines += [f"  [yellow]![/] {escape(p)}: {escape(why)}" for p, why in r.still_pending]

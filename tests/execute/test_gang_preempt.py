@@ -39,8 +39,8 @@ def worker(i: int, *, tolerations: list | None = TOLERATES, **kw) -> object:
 
 
 def seed_gang(fake: FakeApiServer, workers: int = 3, *, holders: list[str] = NODES, extra: list | None = None,
-              tolerations: list | None = TOLERATES) -> None:
-    nodes = [make_node(n, cpu="4") for n in NODES]
+              tolerations: list | None = TOLERATES, extra_nodes: list | None = None) -> None:
+    nodes = [make_node(n, cpu="4") for n in NODES] + (extra_nodes or [])
     running = [make_pod(f"low-{n[-1]}", "batch", node=n, cpu="3", priority=100, grace=5, owner="ReplicaSet/low-7d")
                for n in holders]
     pending = [worker(i, tolerations=tolerations) for i in range(workers)]
