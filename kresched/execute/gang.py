@@ -298,6 +298,9 @@ def _wait_for_members(api: ClusterApi, result: GangResult, plans: list[Plan], op
     is reported as it is known, then the gang's outcome."""
     key = result.key
     placed = placed_members(plans)
+    if not placed:  # (re-planned: its running members reach minCount, nothing left to place)
+        result.outcome = "nothing-to-do"
+        return
     where = ", ".join(f"{p.pod.name}→{p.node}" for p in placed)
     report(Event("waiting", f"waiting up to {options.timeout_seconds:.0f}s for the scheduler to bind "
                             f"{count(len(placed), 'member')} of {key} (planned: {where})",

@@ -67,10 +67,11 @@ def plan_gang(planner: Planner, gang: Gang, pods: Sequence[Pod]) -> GangPlan:
     running = len(gang.running)
     checkpoint = planner.checkpoint()
     plans = [planner.plan(p, commit=True) for p in pods]
-    if _placed(plans) + running >= gang.min_count or len(pods) < 2:
+    if _placed(plans) + running >= gang.min_count:
         return _result(gang, plans, running)
     first = plans
-    if not _all_alike(pods):
+    # (One pending member short of minCount is given up too: its running members alone do not run.)
+    if len(pods) > 1 and not _all_alike(pods):
         planner.rollback(checkpoint)
         reach = {p.key: planner.reachable_nodes(p) for p in pods}
         order = sorted(pods, key=lambda p: reach[p.key])  # (stable: queue order among equals)

@@ -18,11 +18,11 @@ import re
 import pytest
 
 from kresched.errors import ExitCode
-from tests.builders import gang_member, make_namespace, make_node, make_pod, make_state
+from tests.builders import gang_member, make_namespace, make_node, make_pdb, make_pod, make_state
 from tests.clirun import DURATION
 from tests.execute.conftest import body, kresched_annotations, pod, taints, writes
 from tests.fakeapi import NODES as NODE_OBJECTS
-from tests.fakeapi import FakeApiServer, status
+from tests.fakeapi import PDBS, FakeApiServer, call, status
 from tests.fakeapi.controllers import NEVER
 from tests.fakeapi.events import events
 
@@ -39,12 +39,12 @@ def worker(i: int, *, tolerations: list | None = TOLERATES, **kw) -> object:
 
 
 def seed_gang(fake: FakeApiServer, workers: int = 3, *, holders: list[str] = NODES, extra: list | None = None,
-              tolerations: list | None = TOLERATES, extra_nodes: list | None = None) -> None:
+              tolerations: list | None = TOLERATES, extra_nodes: list | None = None, pdbs: list | None = None) -> None:
     nodes = [make_node(n, cpu="4") for n in NODES] + (extra_nodes or [])
-    running = [make_pod(f"low-{n[-1]}", "batch", node=n, cpu="3", priority=100, grace=5, owner="ReplicaSet/low-7d")
-               for n in holders]
+    running = [make_pod(f"low-{n[-1]}", "batch", node=n, cpu="3", priority=100, grace=5, owner="ReplicaSet/low-7d",
+                        labels={"app": f"low-{n[-1]}"}) for n in holders]
     pending = [worker(i, tolerations=tolerations) for i in range(workers)]
-    fake.load(make_state(nodes, [*running, *pending, *(extra or [])], [], [],
+    fake.load(make_state(nodes, [*running, *pending, *(extra or [])], pdbs or [], [],
                          [make_namespace("ml"), make_namespace("batch")]))
 
 
@@ -164,6 +164,29 @@ def test_a_429_on_one_victim_is_retried_and_the_gang_still_binds(gang3, cli):
     assert no_reservations(gang3)
 
 
+def test_a_budget_that_keeps_refusing_one_victim_re_plans_the_gang_and_stops_without_waiting(fake_api, cli):
+    # low-b's PodDisruptionBudget allows one disruption when planned, none once the run evicts: the
+    # run gives up on low-b, plans the gang again (low-a and low-c are gone), finds that without
+    # low-b the gang cannot start, and stops instead of waiting out bindings that cannot all come.
+    seed_gang(fake_api, pdbs=[make_pdb("low-b", "batch", selector={"app": "low-b"}, max_unavailable=1,
+                                       disruptions_allowed=1)])
+    fake_api.controllers.start()
+    path = "/api/v1/namespaces/batch/pods/low-b/eviction"
+    fake_api.faults.script([call(lambda r: fake_api.store.mutate(
+        PDBS, "batch", "low-b", lambda b: b["status"].update(disruptionsAllowed=0)))], path=path, method="POST")
+    run = preempt(cli, "ml/train-0", "--eviction-timeout", "1s", "--timeout", "5m")
+    assert run.code == ExitCode.PARTIAL, run.stdout
+    assert {r.status for r in fake_api.calls(path)} == {429}
+    assert run.summary["outcome"] == "gave-up"
+    assert run.summary["pdbBlocked"] == [{"pod": "batch/low-b", "pdb": "batch/low-b"}]
+    [no_room] = run.events("no-room")
+    assert no_room["refused"] == ["batch/low-b"]
+    assert "waiting" not in run.actions()
+    assert run.summary["message"] == ("PodGroup ml/train not bound: PodDisruptionBudgets kept refusing batch/low-b "
+                                      "after evicting 2 pods")
+    assert no_reservations(fake_api)
+
+
 def test_a_node_reserved_by_another_run_stops_the_gang_before_anything_is_evicted(gang3, cli):
     gang3.store.mutate(NODE_OBJECTS, "", "node-b", lambda n: n["metadata"].setdefault("annotations", {}).update(
         {"kresched.io/reserved-for": "kube-system/other", "kresched.io/reserved-at": "2099-01-01T00:00:00Z"}))
@@ -228,3 +251,21 @@ def test_a_gang_whose_members_all_run_has_nothing_to_make_room_for(fake_api, cli
     run = cli("preempt", "ml/train-0", "--yes", "-o", "json")
     assert run.code == ExitCode.USAGE
     assert "PodGroup ml/train has no Pending member (3 of 3 members running)" in run.stderr
+
+
+# -- the re-plan on the live state keeps the rule -------------------------------------------------------
+
+def test_a_gang_that_can_no_longer_start_when_the_run_re_plans_evicts_nothing(gang3, cli):
+    # Between the plan and the run a fourth worker is created: the gang (every member needed) can no
+    # longer start, so the run, re-planning the gang on the live state, gives it up whole.
+    def add_worker(_request):
+        gang3.load(make_state([], [worker(3)]))
+
+    gang3.faults.script([None, call(add_worker)], path="/api/v1/pods", method="GET")
+    run = preempt(cli)
+    assert run.code == ExitCode.INFEASIBLE, run.stdout
+    [replanned] = run.events("replanned")
+    assert replanned["kept"] is False
+    assert "3 of 4 members of PodGroup ml/train fit after evictions (minCount 4)" in replanned["message"]
+    assert run.summary["outcome"] == "infeasible"
+    assert writes(gang3) == []
