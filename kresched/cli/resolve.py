@@ -37,8 +37,9 @@ WORKLOAD_TYPES = {
 }
 
 
-#: kubectl's spellings of a PodGroup (each of the three APIs names its resource `podgroups`, short `pg`).
-_GANG_TYPES = {"podgroup", "podgroups", "pg"}
+#: kubectl's spellings of a PodGroup (each of the three APIs names its resource `podgroups`, short `pg`;
+#: coscheduling's CRD also `pgs`).
+_GANG_TYPES = {"podgroup", "podgroups", "pg", "pgs"}
 #: The three PodGroup APIs by group: (version, `Gang.flavor`).
 _GANG_GROUPS = {"scheduling.k8s.io": ("v1alpha2", "workload"), "scheduling.x-k8s.io": ("v1alpha1", "coscheduling"),
                 "scheduling.volcano.sh": ("v1beta1", "volcano")}

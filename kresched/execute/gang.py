@@ -15,7 +15,9 @@ Owns `preempt_gang`, the flow of design "Carrying a plan out" for the pending me
    planned again on the live state, and the run goes on only when that plan keeps the gang with
    the nodes already reserved and without the refused pods;
 4. wait until every member the plan places is bound — one deadline for the gang — and say which
-   were bound, where, and which were not (`partial`: some bound, some not; `timeout`: none);
+   were bound, where, and which were not (`partial`: some bound, some not; `timeout`: none). A
+   member bound to another node the room was made on is bound as planned: the scheduler takes
+   alike members in its own order;
 5. ALWAYS release every reservation — on success, failure, timeout, Ctrl-C and SIGTERM (the
    release runs with the signals deferred, as `preempt`'s).
 
@@ -306,6 +308,8 @@ def _wait_for_members(api: ClusterApi, result: GangResult, plans: list[Plan], op
                             f"{count(len(placed), 'member')} of {key} (planned: {where})",
                  {"gang": key, "pods": {p.key: p.node for p in placed}, "timeout": options.timeout_seconds}))
     deadline = clock() + options.timeout_seconds
+    # The room is the gang's: alike members may take it in another order than planned.
+    room = {p.node for p in placed}
     for p in placed:
         member = result.members[p.key]
         waited = api.wait_for_binding(p.pod, max(deadline - clock(), 0.0),
@@ -314,9 +318,12 @@ def _wait_for_members(api: ClusterApi, result: GangResult, plans: list[Plan], op
         member.node = waited.node
         data = {"pod": p.key, "gang": key, "node": waited.node}
         if waited.kind == "bound":
-            member.outcome = "bound" if waited.node == p.node else "bound-elsewhere"
-            if member.outcome == "bound":
+            member.outcome = "bound" if waited.node in room else "bound-elsewhere"
+            if waited.node == p.node:
                 report(Event("bound", f"{p.key} is bound to {waited.node}", data, "ok"))
+            elif member.outcome == "bound":
+                report(Event("bound", f"{p.key} is bound to {waited.node} (planned: {p.node}; either is room made for "
+                                      f"{key})", {**data, "planned": p.node}, "ok"))
             else:
                 report(Event("bound-elsewhere", f"{p.key} is bound to {waited.node}, not to the planned {p.node}",
                              {**data, "planned": p.node}, "warn"))
@@ -331,7 +338,7 @@ def _wait_for_members(api: ClusterApi, result: GangResult, plans: list[Plan], op
         if waited.kind in ("bound", "timeout"):
             evicted = [v.pod.key for v in p.victims if v.pod.key in result.evicted]
             recorder.made_room(p.pod, p.node or "", evicted, waited.node if waited.kind == "bound" else None,
-                               clock() - started, gang=key)
+                               clock() - started, gang=key, room=room)
     outcomes = [result.members[p.key].outcome for p in placed]
     bound = len(result.bound)
     if all(o == "simulated" for o in outcomes):

@@ -122,13 +122,15 @@ class Recorder:
                         f"Evicted by {by} (grace {grace}s) to make room for {what} on node {node}{stops}")
 
     def made_room(self, pod: Pod, node: str, evicted: list[str], bound_to: str | None, seconds: float,
-                  gang: str | None = None) -> None:
-        """`gang`: the gang `pod` is a member of, its room made with its other members'."""
+                  gang: str | None = None, room: set[str | None] | None = None) -> None:
+        """`gang`: the gang `pod` is a member of, its room made with its other members' on the
+        nodes `room` (a member bound to any of them is where the plan made room for it)."""
         what = f"kresched {self.command} evicted {count(len(evicted), 'pod')} on node {node} for this pod"
         what += f" ({', '.join(evicted)})" if evicted else ""
         what += f", a member of {gang} (room made for its members together)" if gang else ""
         if bound_to is not None:
-            where = "" if bound_to == node else f", not on {node}"
+            where = "" if bound_to == node else f", in the room made for {gang}" if room and bound_to in room \
+                else f", not on {node}"
             self.record(pod, node, "Normal", "MadeRoom", "Preempting",
                         f"{what}; it was bound to {bound_to}{where} {seconds:.1f}s after kresched started")
         else:
