@@ -113,7 +113,6 @@ def preempt_command(
       kresched preempt metrics-server-5p9lfwkgvh-mkd72 -n kube-system --dry-run --snapshot demo
       kresched preempt kube-system/metrics-server-5p9lfwkgvh-mkd72 --dry-run=client --snapshot demo -o yaml
       kresched preempt -f demo --apply --dry-run --snapshot demo
-      kresched preempt podgroup/train -n ml --dry-run
     """
     # Imported here, not at the top: every other verb (and a snapshot run) starts without them.
     from kresched.execute.events import Event
@@ -190,8 +189,11 @@ def _preempt_gang(opts: Options, state: ClusterState, gang: Gang, options: Preem
 
     pending = gang_lookups(state)[1](gang)
     if not pending:
+        gated = sum(1 for p in gang.members if p.spec.scheduling_gates and not p.spec.node_name)
+        held = f", {gated} held by scheduling gates (the scheduler does not place them until they are removed)" \
+            if gated else ""
         raise InputError(f"{gang.key} has no Pending member ({len(gang.running)} of "
-                         f"{count(len(gang.members), 'member')} running): nothing to make room for")
+                         f"{count(len(gang.members), 'member')} running{held}): nothing to make room for")
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
     with progress(opts, f"planning the {count(len(pending), 'pending member')} of {gang.key}"), paused_gc():
