@@ -42,7 +42,8 @@ from kresched.model.gangs import Gang
 from kresched.plan.planner import gang_lookups, plan_pending
 from kresched.plan.plans import Plan
 
-__all__ = ["GangResult", "MemberResult", "gang_reservation_ref", "placed_members", "preempt_gang", "victims_of"]
+__all__ = ["GangResult", "MemberResult", "gang_reservation_ref", "placed_members", "preempt_gang", "stopped_by",
+           "victims_of"]
 
 
 def gang_reservation_ref(gang: Gang) -> str:
@@ -54,6 +55,21 @@ def gang_reservation_ref(gang: Gang) -> str:
 def placed_members(plans: list[Plan]) -> list[Plan]:
     """The plans that place their member: `fits`, or `evict` not blocked by a budget."""
     return [p for p in plans if p.node and (p.outcome == "fits" or (p.outcome == "evict" and not p.blocked))]
+
+
+def stopped_by(plans: list[Plan], evicted: list[str]) -> list[tuple[str, int, int, tuple[str, ...]]]:
+    """The running gangs the victims in `evicted` stopped (evicted past the gang's budget: its
+    running members fall below minCount), each once: (gang, running members, minCount, its
+    members evicted)."""
+    done = set(evicted)
+    out: dict[str, tuple[str, int, int, tuple[str, ...]]] = {}
+    for p in plans:
+        for key, vs in p.stopped_gangs.items():
+            gone = tuple(v.pod.key for v in vs if v.pod.key in done)
+            if gone:
+                before = out.get(key, (key, vs[0].pdb.gang_running, vs[0].pdb.gang_min_count, ()))
+                out[key] = (*before[:3], before[3] + gone)
+    return list(out.values())
 
 
 def victims_of(plans: list[Plan]) -> int:

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from kresched.errors import KreschedError
 from kresched.execute.api import ApiFailure, ClusterApi
 from kresched.execute.events import Event, Reporter, count
-from kresched.execute.gang import GangResult, placed_members, preempt_gang, victims_of
+from kresched.execute.gang import GangResult, placed_members, preempt_gang, stopped_by, victims_of
 from kresched.execute.lease import acquire, holder_identity, release
 from kresched.execute.preempt import PreemptOptions, PreemptResult, _signals_blocked, preempt
 from kresched.execute.rebalance import RebalanceOptions as RebalanceExecOptions
@@ -132,6 +132,9 @@ class ReconcileResult:
     rebalance_skipped: str | None = None
     #: Each gang the pass planned, in the order planned (`GangTurn`).
     gangs: list[GangTurn] = field(default_factory=list)
+    #: The running gangs its evictions stopped (`execute.gang.stopped_by`; only over a budget, with
+    #: --allow-pdb-violation).
+    gangs_stopped: list[tuple[str, int, int, tuple[str, ...]]] = field(default_factory=list)
     #: One line per action that failed ("evict shop/web-1: ...", "release the Lease ...").
     failed_actions: list[str] = field(default_factory=list)
     #: What stopped the pass early (the cluster unreachable, access refused), if anything.
@@ -394,6 +397,7 @@ class _Pass:
         result, key = self.result, done.key
         if done.reserved or done.evicted or done.already_gone or done.failed or done.pdb_blocked:
             result.helped.extend(m.pod for m in done.waited_for)
+        result.gangs_stopped.extend(stopped_by(done.plans, done.evicted))
         result.failed_actions.extend(f"evict {pod}: {why}" for pod, why in done.failed)
         result.failed_actions.extend(f"evict {pod}: PodDisruptionBudget {pdb} kept refusing" for pod, pdb
                                      in done.pdb_blocked)
@@ -497,6 +501,7 @@ class _Pass:
         if acted:
             result.helped.append(key)
         result.evictions += len(done.evicted)
+        result.gangs_stopped.extend(stopped_by([done.plan], done.evicted))
         result.failed_actions.extend(f"evict {pod}: {why}" for pod, why in done.failed)
         result.failed_actions.extend(f"evict {pod}: PodDisruptionBudget {pdb} kept refusing" for pod, pdb
                                      in done.pdb_blocked)

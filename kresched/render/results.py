@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kresched.execute.gang import GangResult
+from kresched.execute.gang import GangResult, stopped_by
 from kresched.execute.preempt import PreemptResult
 from kresched.execute.reconcile import ReconcileResult
 from kresched.execute.untaint import UntaintResult
@@ -48,19 +48,13 @@ def preempt_summary(r: PreemptResult, mode: str, cluster: dict[str, Any] | None 
 
 
 def gangs_stopped(plans: list[Plan], evicted: list[str]) -> list[dict[str, Any]]:
-    """The running gangs the victims in `evicted` stopped (evicted past the gang's budget: its
-    running members fall below its minCount), each once: `{"gang", "running", "minCount",
-    "evicted"}` (the JSON's `gangsStopped`)."""
-    done = set(evicted)
-    out: dict[str, dict[str, Any]] = {}
-    for p in plans:
-        for key, vs in p.stopped_gangs.items():
-            gone = [v.pod.key for v in vs if v.pod.key in done]
-            if gone:
-                entry = out.setdefault(key, {"gang": key, "running": vs[0].pdb.gang_running,
-                                             "minCount": vs[0].pdb.gang_min_count, "evicted": []})
-                entry["evicted"] += gone
-    return list(out.values())
+    """The running gangs the victims in `evicted` stopped (`execute.gang.stopped_by`), as the JSON's
+    `gangsStopped`: `{"gang", "running", "minCount", "evicted"}`."""
+    return [_stopped_dict(s) for s in stopped_by(plans, evicted)]
+
+
+def _stopped_dict(s: tuple[str, int, int, tuple[str, ...]]) -> dict[str, Any]:
+    return {"gang": s[0], "running": s[1], "minCount": s[2], "evicted": list(s[3])}
 
 
 def preempt_closing(r: PreemptResult, mode: str) -> str:
@@ -245,6 +239,7 @@ def pass_summary(r: ReconcileResult, mode: str, error: str | None,
         **({"rebalance": r.rebalance_skipped} if r.rebalance_skipped else {}),
         **({"gangs": [{"gang": g.gang, "members": list(g.members), "minCount": g.min_count, "outcome": g.outcome,
                        "bound": g.bound, "reason": g.reason} for g in r.gangs]} if r.gangs else {}),
+        **({"gangsStopped": [_stopped_dict(g) for g in r.gangs_stopped]} if r.gangs_stopped else {}),
         "cluster": cluster,
         "message": pass_closing(r, mode, error),
     }
@@ -294,6 +289,7 @@ def pass_summary_text(r: ReconcileResult, mode: str, error: str | None,
             else "[yellow]![/]"
         lines.append(f"{mark} {escape(g.gang)} ({count(len(g.members), 'pending member')}): {escape(g.outcome)}, "
                      f"{escape(g.reason)}")
+    lines += [f"[red]✗[/] stopped {escape(t)}" for t in _stopped_texts([_stopped_dict(g) for g in r.gangs_stopped])]
     if r.still_pending:
         lines.append("[dim]still Pending:[/]")
         lines += [f"  [yellow]![/] {escape(p)}: {escape(why)}" for p, why in r.still_pending]

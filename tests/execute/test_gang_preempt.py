@@ -269,3 +269,40 @@ def test_a_gang_that_can_no_longer_start_when_the_run_re_plans_evicts_nothing(ga
     assert "3 of 4 members of PodGroup ml/train fit after evictions (minCount 4)" in replanned["message"]
     assert run.summary["outcome"] == "infeasible"
     assert writes(gang3) == []
+
+
+# -- a running gang as a victim --------------------------------------------------------------------------
+
+def running_gang(fake: FakeApiServer) -> None:
+    """node-a runs a gang of 3 (1 CPU each, every member needed), 1 CPU free; node-b and node-c are
+    full of higher-priority pods. `ml/urgent` (2 CPU) fits only where one member goes."""
+    nodes = [make_node(n, cpu="4") for n in NODES]
+    gang = [make_pod(f"job-{i}", "ml", node="node-a", cpu="1", priority=10, grace=5, owner="Job/job",
+                     **gang_member("job", flavor="coscheduling")) for i in range(3)]
+    full = [make_pod(f"sys-{n[-1]}", "batch", node=n, cpu="4", priority=5000, owner="ReplicaSet/sys-1")
+            for n in NODES[1:]]
+    urgent = make_pod("urgent", "ml", cpu="2", priority=1000, tolerations=TOLERATES, owner="ReplicaSet/urgent-1")
+    fake.load(make_state(nodes, [*gang, *full, urgent], [], [], [make_namespace("ml"), make_namespace("batch")]))
+
+
+def test_a_victim_that_stops_a_running_gang_is_refused_without_the_flag_and_counted_with_it(fake_api, cli):
+    running_gang(fake_api)
+    fake_api.controllers.start()
+    run = preempt(cli, "ml/urgent")
+    assert run.code == ExitCode.INFEASIBLE
+    [plan] = run.events("plan")
+    assert plan["gangsStopped"] == [{"gang": "PodGroup ml/job", "running": 3, "minCount": 3,
+                                     "evicted": ["ml/job-2"]}]
+    assert writes(fake_api) == []
+    run = preempt(cli, "ml/urgent", "--allow-pdb-violation")
+    assert run.code == ExitCode.OK, run.stdout
+    [evicted] = run.events("evicted")  # through the Eviction API: no PodDisruptionBudget refuses it
+    assert (evicted["pod"], evicted["gang"], evicted["stopsGang"]) == ("ml/job-2", "PodGroup ml/job", True)
+    assert evicted["message"] == ("evicted ml/job-2 (grace 5s): it stops PodGroup ml/job (3 running, minCount 3: a "
+                                  "gang runs all or nothing)")
+    assert run.summary["gangsStopped"] == [{"gang": "PodGroup ml/job", "running": 3, "minCount": 3,
+                                            "evicted": ["ml/job-2"]}]
+    assert [r.path for r in fake_api.requests if r.method == "DELETE"] == []
+    [event] = [e for e in events(fake_api) if e["reason"] == "Preempted"]
+    assert event["type"] == "Warning"
+    assert event["note"].endswith("; it stops its gang PodGroup ml/job (below its minCount)")

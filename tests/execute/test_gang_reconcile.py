@@ -10,7 +10,7 @@ import pytest
 
 from kresched.errors import ExitCode
 from tests.builders import make_node, make_pod
-from tests.execute.test_gang_preempt import GANG, NODES, TOLERATES, no_reservations, seed_gang
+from tests.execute.test_gang_preempt import GANG, NODES, TOLERATES, no_reservations, running_gang, seed_gang
 from tests.execute.test_reconcile import lease, unschedulable
 from tests.fakeapi import FakeApiServer
 
@@ -121,3 +121,14 @@ def test_a_dry_run_rehearses_the_gang_and_writes_nothing(gang3, cli):
     assert [r for r in gang3.requests if r.method != "GET"] == []
     [g] = run.summary["gangs"]
     assert (g["outcome"], g["reason"]) == ("simulated", "dry run: 3 members would be bound after evicting 3 pods")
+
+
+def test_a_gang_a_pass_stops_over_the_flag_is_listed(fake_api, cli):
+    running_gang(fake_api)
+    mark(fake_api, ["ml/urgent"])
+    fake_api.controllers.start()
+    run = reconcile(cli, "--allow-pdb-violation")
+    assert run.code == ExitCode.OK, run.stdout
+    assert run.summary["bound"] == [{"pod": "ml/urgent", "node": "node-a"}]
+    assert run.summary["gangsStopped"] == [{"gang": "PodGroup ml/job", "running": 3, "minCount": 3,
+                                            "evicted": ["ml/job-2"]}]
