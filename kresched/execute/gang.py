@@ -113,9 +113,11 @@ class GangResult:
 
     def __post_init__(self) -> None:
         self.running = len(self.gang.running)
-        self._members(self.plans)
+        self.set_plans(self.plans)
 
-    def _members(self, plans: list[Plan]) -> None:
+    def set_plans(self, plans: list[Plan]) -> None:
+        """The plans carried out (re-validation may replace them), and a `MemberResult` per member."""
+        self.plans = plans
         placed = {p.key for p in placed_members(plans)}
         self.members = {p.key: MemberResult(p.key, p.node if p.key in placed else None,
                                             "pending" if p.key in placed else "not-placed") for p in plans}
@@ -219,13 +221,11 @@ def _revalidate(api: ClusterApi, result: GangResult, options: PreemptOptions, re
         report(Event("replanned", f"the cluster changed; new plan: {info.message if info else fresh[0].message}",
                      {"gang": key, "kept": info.kept if info else None}, "warn"))
         if info is not None and info.kept and victims_of(fresh) and not confirm_changed(fresh):
-            result.plans = fresh
-            result._members(fresh)
+            result.set_plans(fresh)
             result.outcome = "blocked"
             report(Event("aborted", "the new plan was not confirmed: nothing was changed", {"gang": key}, "warn"))
             return fresh
-    result.plans = fresh
-    result._members(fresh)
+    result.set_plans(fresh)
     info = fresh[0].gang
     if info is None or not info.kept:
         result.outcome = "infeasible"
@@ -299,8 +299,7 @@ def _replan_without_blocked(api: ClusterApi, result: GangResult, plans: list[Pla
         for p, v in victims:
             _evict_one(api, v, p, options, report, result, recorder, gang=key)  # type: ignore[arg-type]
         if not any(k not in refused for k, _ in result.pdb_blocked):
-            result.plans = fresh
-            result._members(fresh)
+            result.set_plans(fresh)
             return fresh
     result.outcome = "gave-up"
     why = info.message if info is not None and not info.kept else "its plan needs them, or other nodes"
@@ -368,9 +367,9 @@ def _wait_for_members(api: ClusterApi, result: GangResult, plans: list[Plan], op
     if result.outcome in ("partial", "timeout"):
         runs = result.running + bound
         verdict = "it runs" if runs >= result.min_count else "it does not run"
-        report(Event(f"gang-{result.outcome}", f"{bound} of the {count(len(placed), 'member')} of {key} planned here "
-                                               f"bound by the timeout ({runs} running, minCount {result.min_count}: "
-                                               f"{verdict})",
+        report(Event(f"gang-{result.outcome}", f"{bound} of the {count(len(placed), 'member')} of {key} the plan "
+                                               f"places bound by the timeout ({runs} running, minCount "
+                                               f"{result.min_count}: {verdict})",
                      {"gang": key, "bound": [m.pod for m in result.bound],
                       "notBound": [m.pod for m in result.waited_for if m.outcome not in ("bound", "bound-elsewhere")]},
                      "error"))

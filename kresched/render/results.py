@@ -166,7 +166,7 @@ def gang_closing(r: GangResult, mode: str) -> str:
         if r.outcome == "timeout":
             return f"{gang}: no member bound after {took}{evicted} ({verdict}){dry}"
         missing = [m.pod for m in waited if m.outcome not in ("bound", "bound-elsewhere")]
-        return f"{gang}: only {bound} of {count(len(waited), 'member')} bound after {took}{evicted}, not " \
+        return f"{gang}: only {bound} of {count(len(waited), 'member')} bound after {took}{evicted}; not bound: " \
                f"{', '.join(missing)} ({verdict}){dry}"
     if r.outcome == "deleted":
         return f"{gang}: its members were deleted{evicted}{dry}"

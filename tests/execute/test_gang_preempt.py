@@ -134,8 +134,8 @@ def test_a_member_that_never_binds_is_partly_done_exit_4_naming_it_and_every_res
     assert (s["outcome"], s["bound"]) == ("partial", 2)
     outcomes = {m["pod"]: m["outcome"] for m in s["members"]}
     assert outcomes == {"ml/train-0": "bound", "ml/train-1": "bound", "ml/train-2": "timeout"}
-    assert re.fullmatch(rf"PodGroup ml/train: only 2 of 3 members bound after {DURATION} after evicting 3 pods, not "
-                        r"ml/train-2 \(2 running, minCount 3: the gang does not run\)", s["message"])
+    assert re.fullmatch(rf"PodGroup ml/train: only 2 of 3 members bound after {DURATION} after evicting 3 pods; not "
+                        r"bound: ml/train-2 \(2 running, minCount 3: the gang does not run\)", s["message"])
     [partial] = run.events("gang-partial")
     assert partial["notBound"] == ["ml/train-2"]
     assert no_reservations(gang3)
