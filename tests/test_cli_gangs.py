@@ -1,112 +1,152 @@
-"""Naming a gang on the command line (issue 43: "a user names a gang by any member pod, or
-`podgroup/NAME`, `job/NAME`"): kubectl's TYPE/NAME for the three PodGroup APIs, resolved to the
-gang's members; `plan` and `preempt --dry-run` of a gang on a snapshot."""
+"""Gangs on the command line (issue 43): the training job of the GPU example, as a new user tries it.
+
+`examples/gpu-cluster.json` has four GPUs, each held by a priority-0 pod. A 5-worker training Job of
+priority 1000 (one GPU each) cannot start there: without a gang, kresched evicts all four holders
+to place four of the five workers — four jobs destroyed, and the training still cannot start. As a
+gang (`--gang`, or a PodGroup in the same file) it evicts nothing and says why.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
-from kresched.cli.resolve import Workload, parse_target
-from kresched.errors import ExitCode, InputError
+from kresched.errors import ExitCode
 from kresched.sources.snapshot import encode_snapshot
-from tests.builders import gang_member, make_node, make_pod, make_state
-from tests.clirun import run_cli
+from tests.builders import gang_member, make_node, make_pod, make_pod_group, make_state
+from tests.clirun import Result, reset_env, run_cli
+
+Run = Callable[..., Result]
+GPU_CLUSTER = str(Path(__file__).parent.parent / "examples" / "gpu-cluster.json")
+
+PRIORITY_CLASS = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "training"},
+                  "value": 1000}
 
 
-@pytest.mark.parametrize(("ref", "want"), [
-    ("podgroup/train", Workload("PodGroup", "ml", "train")),
-    ("pg/train", Workload("PodGroup", "ml", "train")),
-    ("pgs/train", Workload("PodGroup", "ml", "train")),
-    ("podgroups/train", Workload("PodGroup", "ml", "train")),
-    ("podgroup.scheduling.k8s.io/train", Workload("PodGroup", "ml", "train", "workload")),
-    ("podgroups.v1alpha2.scheduling.k8s.io/train", Workload("PodGroup", "ml", "train", "workload")),
-    ("pg.scheduling.x-k8s.io/train", Workload("PodGroup", "ml", "train", "coscheduling")),
-    ("podgroups.v1alpha1.scheduling.x-k8s.io/train", Workload("PodGroup", "ml", "train", "coscheduling")),
-    ("podgroup.scheduling.volcano.sh/train", Workload("PodGroup", "ml", "train", "volcano")),
-    ("job/train", Workload("Job", "ml", "train")),
-    ("train-0", "ml/train-0"),
-])
-def test_a_gang_is_named_as_kubectl_names_a_pod_group_of_each_api(ref, want):
-    assert parse_target(ref, "ml") == want
+def _job(workers: int = 5, template: dict | None = None) -> dict:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "default"},
+            "spec": {"parallelism": workers, "completions": workers, "template": {
+                "metadata": template or {},
+                "spec": {"restartPolicy": "Never", "priorityClassName": "training",
+                         "containers": [{"name": "worker", "image": "trainer:1",
+                                         "resources": {"requests": {"cpu": "100m"}}}],
+                         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}}}}
 
 
-@pytest.mark.parametrize(("ref", "error"), [
-    ("podgroup.example.com/train", 'the server doesn\'t have a resource type "podgroup.example.com" (PodGroups '
-                                   "kresched reads: podgroup.scheduling.k8s.io, podgroup.scheduling.x-k8s.io, "
-                                   "podgroup.scheduling.volcano.sh)"),
-    ("podgroups.v1.scheduling.x-k8s.io/train", 'the server doesn\'t have a resource type '
-                                               '"podgroups.v1.scheduling.x-k8s.io"'),
-])
-def test_a_pod_group_of_another_group_or_version_is_refused_as_kubectl_refuses_it(ref, error):
-    with pytest.raises(InputError) as exc:
-        parse_target(ref, "ml")
-    assert exc.value.message.startswith(error)
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Iterator[Run]:
+    yield lambda *args, **kw: run_cli(monkeypatch, *args, **kw)
+    reset_env()
 
 
-def _snapshot(tmp_path: Path, workers: int = 3, flavor: str = "coscheduling", extra: list | None = None) -> str:
-    nodes = [make_node(f"node-{c}", cpu="4") for c in "abc"]
-    low = [make_pod(f"low-{c}", "batch", node=f"node-{c}", cpu="3", priority=100, grace=5, owner="ReplicaSet/low-7d")
-           for c in "abc"]
-    gang = [make_pod(f"train-{i}", "ml", cpu="3", priority=1000, owner="Job/train",
-                     tolerations=[{"key": "CriticalAddonsOnly", "operator": "Exists"}],
-                     **gang_member("train", flavor=flavor)) for i in range(workers)]
-    path = tmp_path / "cluster.json"
-    path.write_bytes(encode_snapshot(make_state(nodes, [*low, *gang, *(extra or [])])))
+def _file(tmp_path: Path, *docs: dict) -> str:
+    path = tmp_path / "train.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
     return str(path)
 
 
-def test_plan_of_a_pod_group_plans_its_members_as_one(monkeypatch, tmp_path):
-    run = run_cli(monkeypatch, "plan", "podgroup/train", "-n", "ml", "--snapshot", _snapshot(tmp_path), "-o", "json")
-    assert run.exit_code == ExitCode.OK, run.stderr
-    out = json.loads(run.stdout)
-    assert [p["pod"] for p in out["plans"]] == ["ml/train-0", "ml/train-1", "ml/train-2"]
-    [gang] = out["gangs"]
-    assert (gang["gang"], gang["kept"]) == ("PodGroup ml/train", True)
+def test_without_a_gang_the_what_if_evicts_every_gpu_holder_for_four_of_five_workers(cli, tmp_path):
+    # The harm the issue starts from, kept visible: a Job is no gang unless it says so.
+    r = cli("plan", "-f", _file(tmp_path, PRIORITY_CLASS, _job()), "--snapshot", GPU_CLUSTER, "-o", "json")
+    w = json.loads(r.stdout)["workloads"][0]
+    assert sum(len(p["victims"]) for p in w["plans"]) == 4
+    assert w["pending"] == 1
+    assert "gang" not in w
 
 
-@pytest.mark.parametrize("spelling", ["ml/train-2", "podgroup/train -n ml", "job/train -n ml",
-                                      "podgroup.scheduling.x-k8s.io/train -n ml"])
-def test_preempt_dry_run_of_a_gang_by_any_name_rehearses_the_whole_gang(monkeypatch, tmp_path, spelling):
-    run = run_cli(monkeypatch, "preempt", *spelling.split(), "--snapshot", _snapshot(tmp_path), "--dry-run",
-                  "-o", "json")
-    assert run.exit_code == ExitCode.OK, run.stderr
-    summary = [json.loads(line) for line in run.stdout.splitlines()][-1]
-    assert summary["gang"] == "PodGroup ml/train"
-    assert summary["message"] == "PodGroup ml/train: 3 members would be bound after evicting 3 pods (dry run)"
+@pytest.mark.parametrize("verb", ["plan", "preempt"])
+def test_as_a_gang_the_training_job_evicts_nothing_and_says_how_many_would_fit(cli, tmp_path, verb):
+    args = [verb, "-f", _file(tmp_path, PRIORITY_CLASS, _job()), "--gang", "--snapshot", GPU_CLUSTER]
+    if verb == "preempt":
+        args.append("--dry-run")
+    r = cli(*args, width=80)
+    assert r.exit_code == ExitCode.INFEASIBLE, r.stdout + r.stderr
+    assert "4 of 5 members of pod group default/train fit after evictions (minCount 5); a gang runs all or " \
+           "nothing: nothing evicted" in " ".join(r.stdout.split())
+    out = cli(*args, "-o", "json").stdout
+    lines = [json.loads(line) for line in out.splitlines()] if verb == "preempt" else [json.loads(out)]
+    w = lines[0]["workloads"][0]
+    assert w["gang"]["minCount"] == 5
+    assert w["gang"]["kept"] is False
+    assert all(p["outcome"] == "infeasible" and not p["victims"] for p in w["plans"])
+    if verb == "preempt":
+        assert lines[-1]["action"] == "summary"
+        assert lines[-1]["evicted"] == []
+        assert not any(e["action"] == "evict" for e in lines)
 
 
-def test_the_table_shows_the_gangs_plan_each_step_and_a_closing_line(monkeypatch, tmp_path):
-    run = run_cli(monkeypatch, "preempt", "podgroup/train", "-n", "ml", "--snapshot", _snapshot(tmp_path),
-                  "--dry-run")
-    assert run.exit_code == ExitCode.OK, run.stderr
-    out = run.stdout
-    assert "3 Pending members of PodGroup ml/train, planned in priority order:" in out
-    assert "all 3 members of PodGroup ml/train would run (minCount 3): 3 after evicting 3 pods" in out
-    assert "(dry run) would reserve node node-a for PodGroup ml/train (ml/train-0; taint" in out
-    assert "members: ml/train-0 → node-a, ml/train-1 → node-b, ml/train-2 → node-c" in out
-    assert "(dry run) would evict batch/low-a (grace 5s)" in out
-    assert out.rstrip().endswith("PodGroup ml/train: 3 members would be bound after evicting 3 pods (dry run)")
+def test_a_gang_of_four_of_the_five_workers_is_made_room_for(cli, tmp_path):
+    r = cli("plan", "-f", _file(tmp_path, PRIORITY_CLASS, _job()), "--gang", "4", "--snapshot", GPU_CLUSTER,
+            "-o", "json")
+    w = json.loads(r.stdout)["workloads"][0]
+    assert w["gang"]["kept"] is True
+    assert w["gang"]["placed"] == 4
+    assert sum(len(p["victims"]) for p in w["plans"]) == 4
 
 
-def test_a_gang_that_cannot_start_is_exit_3_on_a_snapshot_too(monkeypatch, tmp_path):
-    run = run_cli(monkeypatch, "preempt", "podgroup/train", "-n", "ml", "--snapshot", _snapshot(tmp_path, 4),
-                  "--dry-run", "-o", "json")
-    assert run.exit_code == ExitCode.INFEASIBLE
-    summary = [json.loads(line) for line in run.stdout.splitlines()][-1]
-    assert summary["outcome"] == "infeasible"
-    assert [m["outcome"] for m in summary["members"]] == ["not-placed"] * 4
+def test_a_pod_group_in_the_same_file_makes_the_job_a_gang(cli, tmp_path):
+    group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+             "metadata": {"name": "train", "namespace": "default"}, "spec": {"minMember": 4}}
+    template = {"labels": {"scheduling.x-k8s.io/pod-group": "train"}}
+    r = cli("plan", "-f", _file(tmp_path, PRIORITY_CLASS, group, _job(template=template)), "--snapshot", GPU_CLUSTER,
+            "--simulate-other-schedulers", "-o", "json")
+    w = json.loads(r.stdout)["workloads"][0]
+    assert w["gang"]["gang"] == "PodGroup default/train"
+    assert w["gang"]["minCount"] == 4  # the PodGroup's minMember, read from the same file
+    assert w["gang"]["kept"] is True
+    assert w["gang"]["placed"] == 4
 
 
-def test_a_name_two_apis_declare_must_say_which(monkeypatch, tmp_path):
-    volcano = make_pod("train-v", "ml", cpu="1", priority=1000, **gang_member("train", flavor="volcano"))
-    snapshot = _snapshot(tmp_path, extra=[volcano])
-    run = run_cli(monkeypatch, "preempt", "podgroup/train", "-n", "ml", "--snapshot", snapshot, "--dry-run")
-    assert run.exit_code == ExitCode.USAGE
-    assert ("names 2 gangs (PodGroup ml/train of coscheduling, PodGroup ml/train of volcano): name one, "
-            "podgroup.scheduling.x-k8s.io/train or podgroup.scheduling.volcano.sh/train") in run.stderr
-    run = run_cli(monkeypatch, "preempt", "podgroup.scheduling.volcano.sh/train", "-n", "ml", "--snapshot", snapshot,
-                  "--dry-run", "-o", "json")
-    assert [json.loads(line) for line in run.stdout.splitlines()][-1]["flavor"] == "volcano"
+@pytest.mark.parametrize(("value", "error"), [
+    ("0", "error: --gang 0: a minCount is a positive integer (or give --gang alone: every replica)"),
+])
+def test_a_gang_min_count_must_be_positive(cli, tmp_path, value, error):
+    r = cli("plan", "-f", _file(tmp_path, PRIORITY_CLASS, _job()), "--gang", value, "--snapshot", GPU_CLUSTER)
+    assert r.exit_code == ExitCode.USAGE
+    assert r.stderr.strip() == error
+
+
+def test_gang_without_manifests_is_a_usage_error(cli):
+    r = cli("plan", "--gang", "--snapshot", "demo")
+    assert r.exit_code == ExitCode.USAGE
+    assert r.stderr.strip() == "error: --gang goes with -f FILE (the workloads to plan for)"
+
+
+# -- a Pending gang in the cluster -------------------------------------------------------------------------
+
+
+def _gang_cluster(tmp_path: Path, min_count: int, workers: int = 4) -> str:
+    nodes = [make_node(n) for n in ("node-a", "node-b", "node-c")]
+    holders = [make_pod(f"low-{n.name}", node=n.name, cpu="2", priority=100, grace=5, owner=None) for n in nodes]
+    members = [make_pod(f"train-{i}", cpu="3", priority=1000, owner="Job/train", **gang_member("train"))
+               for i in range(workers)]
+    state = make_state(nodes, [*holders, *members], pod_groups=[make_pod_group("train", min_count=min_count)])
+    path = tmp_path / "cluster.json"
+    path.write_bytes(encode_snapshot(state))
+    return str(path)
+
+
+def test_plan_of_a_member_plans_its_whole_gang(cli, tmp_path):
+    snapshot = _gang_cluster(tmp_path, min_count=3)
+    r = cli("plan", "train-0", "--snapshot", snapshot, "-o", "json")
+    assert r.exit_code == ExitCode.INFEASIBLE  # the fourth member stays Pending
+    data = json.loads(r.stdout)
+    assert sorted(p["pod"] for p in data["plans"]) == [f"default/train-{i}" for i in range(4)]
+    assert data["gangs"][0]["gang"] == "PodGroup default/train"
+    assert data["gangs"][0]["placed"] == 3
+    assert data["gangs"][0]["kept"] is True
+
+
+def test_explain_says_which_gang_a_pod_belongs_to_and_its_min_count(cli, tmp_path):
+    snapshot = _gang_cluster(tmp_path, min_count=4)
+    r = cli("explain", "train-0", "--snapshot", snapshot, width=100)
+    assert ("member of PodGroup default/train: minCount 4 (PodGroup scheduling.k8s.io/v1alpha2 default/train "
+            "gang.minCount 4); 4 members, 0 running, 4 pending") in " ".join(r.stdout.split())
+    data = json.loads(cli("explain", "train-0", "--snapshot", snapshot, "-o", "json").stdout)
+    assert data["gang"] == {"gang": "PodGroup default/train", "flavor": "workload", "minCount": 4, "members": 4,
+                            "running": 0, "pending": 4, "disruptionMode": "Pod",
+                            "declaredBy": "PodGroup scheduling.k8s.io/v1alpha2 default/train gang.minCount 4"}

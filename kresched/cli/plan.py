@@ -10,6 +10,7 @@ from kresched.cli.common import (
     ENV,
     AllNamespacesOpt,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
     NamespaceOpt,
     NoColorOpt,
@@ -70,6 +71,24 @@ ReplicasOpt = Annotated[int | None, typer.Option(
     "--replicas", metavar="N", callback=at_least(0), show_default=False,
     help="With -f: plan for N replicas of each workload (a Job's parallelism) instead of the manifest's.")]
 
+GangOpt = Annotated[str | None, typer.Option(
+    "--gang", metavar="[MINCOUNT]", show_default=False,
+    help="With -f: plan each workload that declares no gang (no PodGroup, coscheduling, Volcano or Kueue group) as "
+         "one: its replicas run all together or not at all, at least MINCOUNT of them (bare: every replica), and "
+         "kresched evicts for it only when that many fit.")]
+
+
+def gang_min_count(value: str | None) -> int | None:
+    """`--gang`'s value: None (not given), 0 (bare: every replica) or the minCount."""
+    if value is None:
+        return None
+    if value == "all":
+        return 0
+    if not value.isdigit() or int(value) < 1:
+        raise InputError(f"--gang {value}: a minCount is a positive integer (or give --gang alone: every replica)")
+    return int(value)
+
+
 PodArg = Annotated[str | None, typer.Argument(metavar="POD", help="NAME (in -n), pod/NAME or NAMESPACE/NAME.",
                                               show_default=False, autocompletion=complete_pods)]
 PodOpt = Annotated[str | None, typer.Option("--pod", "-p", metavar="POD", show_default=False,
@@ -90,9 +109,11 @@ def plan(
                                                      "evictions and with them (cluster-capacity's question).")] = False,
     max_limit: Annotated[int, typer.Option("--max-limit", metavar="N", callback=at_least(1),
                                            help="With --max: simulate at most N replicas.")] = DEFAULT_MAX_LIMIT,
+    gang: GangOpt = None,
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
     scheduler_config: SchedulerConfigOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
     namespace: NamespaceOpt = None,
     all_namespaces: AllNamespacesOpt = False,
@@ -143,15 +164,18 @@ def plan(
         return _what_if(opts, filename, recursive, replicas, max_, max_limit,
                         PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation,
                                     profiles=load_profiles(scheduler_config, simulate_other_schedulers,
-                                                           offline=snapshot is not None)))
-    if replicas is not None or max_ or recursive:
-        raise InputError(f"{'--replicas' if replicas is not None else '--max' if max_ else '-R'} goes with -f FILE "
+                                                           offline=snapshot is not None, feature_gates=feature_gates)),
+                        gang_min_count(gang))
+    if replicas is not None or max_ or recursive or gang is not None:
+        raise InputError(f"{'--replicas' if replicas is not None else '--max' if max_ else '--gang' if gang else '-R'} "
+                         "goes with -f FILE "
                          "(the workloads to plan for)")
     if ref and all_pending:
         raise InputError("POD and --all-pending are exclusive")
     if ref and all_namespaces:
         raise InputError("POD and -A/--all-namespaces are exclusive: -A plans every pending pod")
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None,
+                             feature_gates=feature_gates)
     state = load_state(opts)
     options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation, profiles=profiles)
     wide = opts.output is Output.wide
@@ -204,7 +228,7 @@ def plan(
 
 
 def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | None, max_: bool, max_limit: int,
-             options: PlanOptions) -> int:
+             options: PlanOptions, gang: int | None = None) -> int:
     """`plan -f FILE`: the workloads of the manifests, planned as if created now."""
     from kresched.plan.whatif import WhatIfOptions, plan_workloads
     from kresched.render.whatif import whatif_dict, whatif_view
@@ -224,7 +248,8 @@ def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | N
     n = sum(w.replicas or 0 for w in manifests.workloads)
     with progress(opts, f"planning {count(len(manifests.workloads), 'workload')} ({count(n, 'replica')})"), \
             paused_gc():
-        result = plan_workloads(state, manifests, WhatIfOptions(options, max_, max_limit))
+        result = plan_workloads(state, manifests, WhatIfOptions(options, max_, max_limit, gang,
+                                                                options.profiles.gates.workload_with_job))
     if not is_table(opts.output):
         for name in manifests.ignored:
             ENV.say(f"note: {name} is not a workload: not planned")

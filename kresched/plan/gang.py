@@ -140,7 +140,7 @@ def _result(gang: Gang, plans: list[Plan], running: int, note: str | None = None
     if placed < len(plans):
         message += f"; {len(plans) - placed} stay{'s' if len(plans) - placed == 1 else ''} Pending"
         if blocked:
-            message += f" ({blocked} over a PodDisruptionBudget: --allow-pdb-violation)"
+            message += f" ({blocked} only {_blocked_by([p for p in plans if p.blocked])}: --allow-pdb-violation)"
     if note:
         message += f"; {note}"
     outcome: Outcome = "evict" if evicting else "fits"
@@ -151,23 +151,36 @@ def _result(gang: Gang, plans: list[Plan], running: int, note: str | None = None
 
 def _given_up(gang: Gang, tried: list[Plan], running: int) -> GangPlan:
     placed = _placed(tried)
-    blocked = sum(1 for p in tried if p.outcome == "evict" and p.blocked)
-    evicting = any(p.outcome == "evict" for p in tried)
+    blocked = [p for p in tried if p.outcome == "evict" and p.blocked]
+    evicting = any(p.outcome == "evict" and not p.blocked for p in tried)
     would = running + placed
     total = len(gang.members)
     fit = "fit after evictions" if evicting else "fit"
     if running:
         head = (f"{would} of {total} members of {gang.key} would run ({running} running, {placed} placed"
                 f"{' after evictions' if evicting else ''}), minCount {gang.min_count}")
-    else:
+    elif would:
         head = f"{would} of {total} members of {gang.key} {fit} (minCount {gang.min_count})"
+    else:
+        head = f"none of the {total} members of {gang.key} fit{' as things are' if not blocked else ''} " \
+               f"(minCount {gang.min_count})"
     if blocked:
-        head += f", {blocked} more over a PodDisruptionBudget (--allow-pdb-violation)"
+        more = f", {len(blocked)} more" if would else f": {len(blocked)}"
+        head += f"{more} would, only {_blocked_by(blocked)} (--allow-pdb-violation)"
     message = f"{head}; a gang runs all or nothing: nothing evicted"
     info = GangOutcome(gang.key, gang.flavor, gang.min_count, total, running, 0, False, message, gang.declared_by)
     plans = tuple(Plan(p.pod, p.priority, "infeasible", taint=p.taint, message=message, notes=p.notes, gang=info,
                        profile=p.profile, warnings=p.warnings) for p in tried)
     return GangPlan(gang, plans, 0, "infeasible", message, tuple(replace(p, gang=info) for p in tried))
+
+
+def _blocked_by(plans: Sequence[Plan]) -> str:
+    """What a blocked plan would have to overrule: a PodDisruptionBudget, a running gang, or both."""
+    gangs = any(p.stopped_gangs for p in plans)
+    pdbs = any(not v.pdb.allowed for p in plans for v in p.victims)
+    if gangs and pdbs:
+        return "over a PodDisruptionBudget and by stopping a running gang"
+    return "by stopping a running gang" if gangs else "over a PodDisruptionBudget"
 
 
 def _all_alike(pods: Sequence[Pod]) -> bool:
