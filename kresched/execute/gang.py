@@ -11,7 +11,10 @@ Owns `preempt_gang`, the flow of design "Carrying a plan out" for the pending me
    whole or not at all;
 3. evict every member's victims, least important first, member after member (`preempt`'s
    eviction: the Eviction API, 429 retried until the eviction deadline; DELETE only over a
-   PodDisruptionBudget with `allow_pdb_violation`). A victim a budget kept refusing: the gang is
+   PodDisruptionBudget with `allow_pdb_violation`). A victim that is the replacement of an earlier
+   one (it does not exist yet) is left: the reservation keeps it off a reserved node it does not
+   tolerate, else the scheduler's own preemption must make that room. A victim a budget kept
+   refusing: the gang is
    planned again on the live state, and the run goes on only when that plan keeps the gang with
    the nodes already reserved and without the refused pods;
 4. wait until every member the plan places is bound — one deadline for the gang — and say which
@@ -40,7 +43,11 @@ from kresched.execute.writes import patch_node_with_retry
 from kresched.model.cluster import ClusterState
 from kresched.model.gangs import Gang
 from kresched.plan.planner import gang_lookups, plan_pending
-from kresched.plan.plans import Plan
+from kresched.plan.plans import RESERVATION_TAINT, Plan, Victim
+from kresched.sched.taint_toleration import tolerations_tolerate_taint
+
+#: How the planner names a victim that is the replacement of an earlier one (`placement.replacement_of`).
+REPLACEMENT = "~replacement"
 
 __all__ = ["GangResult", "MemberResult", "gang_reservation_ref", "placed_members", "preempt_gang", "stopped_by",
            "victims_of"]
@@ -106,6 +113,8 @@ class GangResult:
     already_gone: list[str] = field(default_factory=list)
     pdb_blocked: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    #: Victims that are replacements of earlier victims (not created yet): left, not evicted.
+    left: list[str] = field(default_factory=list)
     #: The nodes reserved for the gang; those whose reservation is gone again.
     reserved: list[str] = field(default_factory=list)
     released: list[str] = field(default_factory=list)
@@ -160,7 +169,9 @@ def preempt_gang(api: ClusterApi, gang: Gang, plans: list[Plan], options: Preemp
             for p in plans:
                 if p.outcome == "evict" and not p.blocked:
                     for v in reversed(p.victims):
-                        if v.pod.key not in result.evicted and v.pod.key not in result.already_gone:
+                        if v.pod.key.endswith(REPLACEMENT):
+                            _leave_replacement(v, p, result, report)
+                        elif v.pod.key not in result.evicted and v.pod.key not in result.already_gone:
                             _evict_one(api, v, p, options, report, result, recorder, gang=gang.key)  # type: ignore[arg-type]
             if result.pdb_blocked:
                 plans = _replan_without_blocked(api, result, plans, options, report, recorder)
@@ -178,6 +189,24 @@ def preempt_gang(api: ClusterApi, gang: Gang, plans: list[Plan], options: Preemp
     finally:
         result.seconds = clock() - started
     return result
+
+
+def _leave_replacement(v: Victim, p: Plan, result: GangResult, report: Reporter) -> None:
+    """A victim that is the replacement of an earlier member's victim (its controller's new pod,
+    which the plan lands on a node a later member needs): it does not exist yet, nothing to evict.
+    The node's reservation keeps it off, unless it tolerates the taint (or the node is not
+    reserved); then the scheduler's own preemption must make that room."""
+    key = v.pod.key.removesuffix(REPLACEMENT)
+    result.left.append(key)
+    kept_off = v.node in result.reserved and not tolerations_tolerate_taint(v.pod.spec.tolerations,
+                                                                            RESERVATION_TAINT)
+    if kept_off:
+        text = f"the replacement of {key} is kept off node {v.node} by the reservation: nothing to evict there for it"
+    else:
+        text = (f"the replacement of {key} does not exist yet: if it takes room on node {v.node}, only the scheduler's "
+                f"own preemption can make it again for {p.key}")
+    report(Event("left", text, {"pod": key, "node": v.node, "gang": result.key, "keptOff": kept_off},
+                 "info" if kept_off else "warn"))
 
 
 def _live_gang(state: ClusterState, gang: Gang) -> Gang | None:

@@ -130,6 +130,7 @@ def gang_summary(r: GangResult, mode: str, cluster: dict[str, Any] | None = None
         "pdbBlocked": [{"pod": p, "pdb": b} for p, b in r.pdb_blocked],
         "failed": [{"pod": p, "reason": why} for p, why in r.failed],
         "gangsStopped": gangs_stopped(r.plans, r.evicted),
+        "leftToTheScheduler": r.left,
         "reserved": list(r.reserved) if reserved else [],
         "released": list(r.released) if reserved else [],
         "reservationsRemoved": (set(r.released) >= set(r.reserved)) if reserved and r.reserved else None,

@@ -23,6 +23,7 @@ from tests.clirun import DURATION
 from tests.execute.conftest import body, kresched_annotations, pod, taints, writes
 from tests.fakeapi import NODES as NODE_OBJECTS
 from tests.fakeapi import PDBS, FakeApiServer, call, status
+from tests.fakeapi import PODS as PODS_OBJECTS
 from tests.fakeapi.controllers import NEVER
 from tests.fakeapi.events import events
 
@@ -306,3 +307,26 @@ def test_a_victim_that_stops_a_running_gang_is_refused_without_the_flag_and_coun
     [event] = [e for e in events(fake_api) if e["reason"] == "Preempted"]
     assert event["type"] == "Warning"
     assert event["note"].endswith("; it stops its gang PodGroup ml/job (below its minCount)")
+
+
+def test_a_victim_that_is_an_earlier_victims_replacement_is_left_to_the_reservation(fake_api, cli):
+    # Two 4-CPU nodes: node-a holds low-a (3 CPU), node-b low-b (1 CPU). The first worker takes one
+    # node; the replacement of its victim lands, in the plan, on the other node, which the second
+    # worker needs: that replacement is a victim of the second worker's plan. It does not exist when
+    # the run evicts; the reservation of that node keeps it off.
+    nodes = [make_node(n, cpu="4") for n in NODES[:2]]
+    low = [make_pod("low-a", "batch", node="node-a", cpu="3", priority=0, grace=5, owner="ReplicaSet/low-a1"),
+           make_pod("low-b", "batch", node="node-b", cpu="1", priority=0, grace=5, owner="ReplicaSet/low-b1")]
+    workers = [make_pod(f"train-{i}", "ml", cpu="4", priority=1000, owner="Job/train", tolerations=TOLERATES,
+                        **gang_member("train", flavor="coscheduling")) for i in range(2)]
+    fake_api.load(make_state(nodes, [*low, *workers], [], [], [make_namespace("ml"), make_namespace("batch")]))
+    fake_api.controllers.replicasets.enabled = True
+    fake_api.controllers.start()
+    run = preempt(cli)
+    assert run.code == ExitCode.OK, run.stdout
+    [left] = run.events("left")
+    assert left["keptOff"] is True
+    assert run.summary["leftToTheScheduler"] == [left["pod"]]
+    assert sorted(run.summary["evicted"]) == ["batch/low-a", "batch/low-b"]
+    assert run.summary["outcome"] == "bound"
+    assert all(not p["metadata"]["name"].endswith("~replacement") for p in fake_api.store.list(PODS_OBJECTS))
