@@ -166,13 +166,7 @@ def preempt_gang(api: ClusterApi, gang: Gang, plans: list[Plan], options: Preemp
             _reserve_all(api, result, plans, report, recorder)
             if result.outcome != "pending":
                 return result
-            for p in plans:
-                if p.outcome == "evict" and not p.blocked:
-                    for v in reversed(p.victims):
-                        if v.pod.key.endswith(REPLACEMENT):
-                            _leave_replacement(v, p, result, report)
-                        elif v.pod.key not in result.evicted and v.pod.key not in result.already_gone:
-                            _evict_one(api, v, p, options, report, result, recorder, gang=gang.key)  # type: ignore[arg-type]
+            _evict_all(api, result, plans, options, report, recorder)
             if result.pdb_blocked:
                 plans = _replan_without_blocked(api, result, plans, options, report, recorder)
                 if result.outcome != "pending":
@@ -189,6 +183,20 @@ def preempt_gang(api: ClusterApi, gang: Gang, plans: list[Plan], options: Preemp
     finally:
         result.seconds = clock() - started
     return result
+
+
+def _evict_all(api: ClusterApi, result: GangResult, plans: list[Plan], options: PreemptOptions, report: Reporter,
+               recorder: Recorder) -> None:
+    """Every member's victims, member after member, each member's least important first (if the run
+    is cut short, the most important victims are still running); each victim once."""
+    for p in plans:
+        if p.outcome != "evict" or p.blocked:
+            continue
+        for v in reversed(p.victims):
+            if v.pod.key.endswith(REPLACEMENT):
+                _leave_replacement(v, p, result, report)
+            elif v.pod.key not in result.evicted and v.pod.key not in result.already_gone:
+                _evict_one(api, v, p, options, report, result, recorder, gang=result.key)  # type: ignore[arg-type]
 
 
 def _leave_replacement(v: Victim, p: Plan, result: GangResult, report: Reporter) -> None:
@@ -325,11 +333,13 @@ def _replan_without_blocked(api: ClusterApi, result: GangResult, plans: list[Pla
     if info is not None and info.kept and needed <= reservable and not any(v.pod.key in refused for _, v in victims):
         report(Event("replanned", f"without the refused pods: {info.message}",
                      {"gang": key, "victims": [v.pod.key for _, v in victims]}, "warn"))
-        for p, v in victims:
-            _evict_one(api, v, p, options, report, result, recorder, gang=key)  # type: ignore[arg-type]
+        _evict_all(api, result, fresh, options, report, recorder)
         if not any(k not in refused for k, _ in result.pdb_blocked):
-            result.set_plans(fresh)
-            return fresh
+            # The members bound meanwhile keep their plans: waiting for them finds them bound.
+            again = {p.key for p in fresh}
+            merged = [*fresh, *(p for p in placed_members(plans) if p.key not in again)]
+            result.set_plans(merged)
+            return merged
     result.outcome = "gave-up"
     why = info.message if info is not None and not info.kept else "its plan needs them, or other nodes"
     report(Event("no-room", f"no room for {key} without {', '.join(sorted(refused))}, which a PodDisruptionBudget "

@@ -188,6 +188,31 @@ def test_a_budget_that_keeps_refusing_one_victim_re_plans_the_gang_and_stops_wit
     assert no_reservations(fake_api)
 
 
+def test_a_budget_that_keeps_refusing_one_victim_is_planned_around_on_the_reserved_node(fake_api, cli):
+    # node-b holds two 1-CPU pods: low-b (priority 50, its budget allows one disruption when planned,
+    # none once the run evicts) and low-b2 (priority 60). The plan evicts low-b; refused, the run
+    # plans the gang again: low-b2 makes the same room on node-b, already reserved, so it goes on.
+    extra = [make_pod("low-b", "batch", node="node-b", cpu="1", priority=50, grace=5, owner="ReplicaSet/low-b1",
+                      labels={"app": "low-b"}),
+             make_pod("low-b2", "batch", node="node-b", cpu="1", priority=60, grace=5, owner="ReplicaSet/low-b1")]
+    seed_gang(fake_api, holders=["node-a", "node-c"], extra=extra,
+              pdbs=[make_pdb("low-b", "batch", selector={"app": "low-b"}, max_unavailable=1, disruptions_allowed=1)])
+    fake_api.controllers.start()
+    path = "/api/v1/namespaces/batch/pods/low-b/eviction"
+    fake_api.faults.script([call(lambda r: fake_api.store.mutate(
+        PDBS, "batch", "low-b", lambda b: b["status"].update(disruptionsAllowed=0)))], path=path, method="POST")
+    run = preempt(cli, "ml/train-0", "--eviction-timeout", "1s")
+    assert run.code == ExitCode.OK, run.stdout
+    [replanned] = run.events("replanned")
+    assert replanned["victims"] == ["batch/low-b2"]
+    s = run.summary
+    assert (s["outcome"], s["bound"]) == ("bound", 3)
+    assert sorted(s["evicted"]) == ["batch/low-a", "batch/low-b2", "batch/low-c"]
+    assert s["pdbBlocked"] == [{"pod": "batch/low-b", "pdb": "batch/low-b"}]
+    assert pod(fake_api, "batch/low-b") is not None
+    assert no_reservations(fake_api)
+
+
 def test_a_node_reserved_by_another_run_stops_the_gang_before_anything_is_evicted(gang3, cli):
     gang3.store.mutate(NODE_OBJECTS, "", "node-b", lambda n: n["metadata"].setdefault("annotations", {}).update(
         {"kresched.io/reserved-for": "kube-system/other", "kresched.io/reserved-at": "2099-01-01T00:00:00Z"}))
