@@ -268,5 +268,5 @@ def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: Plan
         planner = Planner(state, options)
         for plan in plan_queue(planner, pods, *gang_lookups(state)):
             plans.append(plan)
-            p.update(f"planning pending pods: {len(plans)} done, last {plan.pod.key}")
+            p.update(f"planning pending pods: {len(plans)} of {max(len(pods), len(plans))} done, last {plan.pod.key}")
     return plans
