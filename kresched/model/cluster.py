@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kresched.model.dra import DraState
-from kresched.model.gangs import GangIndex, PodGroup, SchedulingWorkload
+from kresched.model.gangs import GangIndex, PodGroup, SchedulingGroups, SchedulingWorkload
 from kresched.model.lease import Lease
 from kresched.model.objects import (
     POD_TOPOLOGY_LABELS,
@@ -148,6 +148,16 @@ class ClusterState:
         index = self._derived.get("gangs")
         if index is None:
             index = self._derived["gangs"] = GangIndex(self.pods, self.pod_groups, self.gang_kinds)
+        return index  # type: ignore[return-value]
+
+    @property
+    def scheduling_groups(self) -> SchedulingGroups:
+        """The v1.36 pod groups as kube-scheduler sees them, basic ones too (`kresched.model.gangs`),
+        built on first use."""
+        index = self._derived.get("scheduling_groups")
+        if index is None:
+            index = self._derived["scheduling_groups"] = SchedulingGroups(self.pods, self.pod_groups,
+                                                                          self.gang_kinds)
         return index  # type: ignore[return-value]
 
     def pods_on(self, node_name: str) -> tuple[Pod, ...]:

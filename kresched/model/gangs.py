@@ -49,6 +49,7 @@ __all__ = [
     "GangIndex",
     "PodGroup",
     "PodGroupSpec",
+    "SchedulingGroups",
     "SchedulingWorkload",
     "is_gang_api",
 ]
@@ -366,3 +367,35 @@ def _gang(flavor: GangFlavor, namespace: str, name: str, members: tuple[Pod, ...
     field_name = "gang.minCount" if flavor == "workload" else "minMember"
     return Gang(flavor, namespace, name, count, members, group.disruption_mode,
                 declared_by=f"PodGroup {group.api_version} {group.key} {field_name} {count}", pod_group=group)
+
+
+class SchedulingGroups:
+    """The v1.36 pod groups as kube-scheduler sees them (`GenericWorkload`): every pod that names one
+    in `spec.schedulingGroup`, by (namespace, name), whatever its policy — a `basic` group too, and
+    one whose PodGroup does not exist — with the `scheduling.k8s.io` PodGroup objects. `known`: the
+    source held PodGroups (else a group's object is unknown, not missing)."""
+
+    def __init__(self, pods: Iterable[Pod], pod_groups: Iterable[PodGroup], kinds: frozenset[str]) -> None:
+        self.known = "PodGroup" in kinds
+        self._objects = {(g.namespace, g.name): g for g in pod_groups if g.flavor == "workload"}
+        self._members: dict[tuple[str, str], list[Pod]] = {}
+        for p in pods:
+            group = p.spec.scheduling_group
+            if group is not None and group.pod_group_name:
+                self._members.setdefault((p.namespace, group.pod_group_name), []).append(p)
+
+    def key_of(self, pod: Pod) -> tuple[str, str] | None:
+        """(namespace, name) of the group `pod` names, None when it names none."""
+        group = pod.spec.scheduling_group
+        return (pod.namespace, group.pod_group_name) if group is not None and group.pod_group_name else None
+
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        return self._objects.get((namespace, name))
+
+    def pod_group_of(self, pod: Pod) -> PodGroup | None:
+        """The PodGroup `pod` names, where it exists."""
+        key = self.key_of(pod)
+        return self._objects.get(key) if key is not None else None
+
+    def members(self, namespace: str, name: str) -> tuple[Pod, ...]:
+        return tuple(self._members.get((namespace, name), ()))
