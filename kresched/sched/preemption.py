@@ -36,6 +36,7 @@ __all__ = [
     "NOT_ELIGIBLE_TERMINATING",
     "NOT_HELPFUL",
     "NO_VICTIMS",
+    "Candidate",
     "VictimSelection",
     "filter_pods_with_pdb_violation",
     "full_scheduler_message",
@@ -45,6 +46,7 @@ __all__ = [
     "pod_eligible_to_preempt_others",
     "potential_nodes",
     "preemption_message",
+    "select_candidates",
     "select_victims_on_node",
     "select_victims_by_resources",
 ]
@@ -270,6 +272,76 @@ def preemption_message(
     fit = Diagnosis(num_all_nodes=diag.num_all_nodes, node_to_status=statuses,
                     absent_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL,)))
     return fit_error_message(fit), statuses
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node DefaultPreemption's dry run found, with its victims (most important first)."""
+
+    node: str
+    victims: tuple[Pod, ...]
+    num_violating: int
+
+
+def select_candidates(
+    plugins: Sequence[FilterPlugin],
+    pod: Pod,
+    snapshot: Snapshot,
+    diag: Diagnosis,
+    cycle: CycleState,
+    pdbs: Sequence[PodDisruptionBudget],
+    nominated: dict[str, list[Pod]] | None = None,
+) -> tuple[Candidate, ...]:
+    """What the scheduler's own DefaultPreemption would do for `pod` (it fits nowhere, `diag`): the
+    candidates of its dry run (`SelectVictimsOnNode` on every node eviction could help, the victims
+    every pod of lower priority, its own PDB split) and then `pickOneNodeForPreemption`'s choice —
+    the best candidate and every one tied with it (upstream takes the first of a list whose order
+    a random offset decides). Empty when it would not preempt. Every potential node is dry-run
+    (upstream: a sample of at least 100, or 10 %, on large clusters)."""
+    ok, _ = pod_eligible_to_preempt_others(pod, snapshot, diag.status_of(pod.status.nominated_node_name)
+                                           if pod.status.nominated_node_name else None)
+    if not ok:
+        return ()
+    nominated = nominated or {}
+    found: list[Candidate] = []
+    for info in potential_nodes(diag, snapshot):
+        lower = [p for p in info.pods if p.priority < pod.priority]
+        if not lower:
+            continue
+        sel = select_victims_on_node(plugins, cycle.clone(), pod, info.clone(), lower,
+                                     lambda ps: filter_pods_with_pdb_violation(ps, pdbs), nominated.get(info.name, ()))
+        if sel.status.is_success and sel.victims:
+            found.append(Candidate(info.name, sel.victims, sel.num_violating))
+    return pick_one_node_for_preemption(found)
+
+
+#: `math.MaxInt32 + 1`, added to every victim's priority in `pickOneNodeForPreemption`'s sum.
+_PRIORITY_OFFSET = 2**31
+
+
+def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> tuple[Candidate, ...]:
+    """`pickOneNodeForPreemption`'s score functions, in order, each keeping the candidates at its
+    best score: fewest PDB violations, lowest highest victim priority, lowest sum of priorities
+    (each plus MaxInt32+1), fewest victims, the latest earliest start among the highest-priority
+    victims. Returns the candidates still tied (upstream takes the first)."""
+    def earliest_of_highest(c: Candidate) -> float:
+        top = max(v.priority for v in c.victims)
+        return min(v.start_seconds for v in c.victims if v.priority == top)
+
+    scores: tuple[Callable[[Candidate], float], ...] = (
+        lambda c: -c.num_violating,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(v.priority + _PRIORITY_OFFSET for v in c.victims),
+        lambda c: -len(c.victims),
+        earliest_of_highest,
+    )
+    left = list(candidates)
+    for score in scores:
+        if len(left) <= 1:
+            break
+        best = max(score(c) for c in left)
+        left = [c for c in left if score(c) == best]
+    return tuple(left)
 
 
 #: The default profile's PostFilter plugins, in order.

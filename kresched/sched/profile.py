@@ -120,6 +120,9 @@ class Profile:
     #: The scheduler's extenders kresched calls for this profile's pods (the configuration's, shared
     #: by every profile), None when it calls none.
     extenders: Extenders | None = None
+    #: The warning for a GangScheduling plugin the profile enables, said while its gate is off
+    #: (`Profiles.warnings_for`; with `--feature-gates ...GangScheduling=true` it is simulated).
+    gang_plugin: tuple[str, ...] = ()
 
     @property
     def preempts(self) -> bool:
@@ -179,18 +182,19 @@ class Profiles:
     def warnings_for(self, profile: Profile, pod: Pod | None = None) -> tuple[str, ...]:
         """What kresched cannot simulate of `profile`; for `pod`, without the extenders that do
         not manage it (they change nothing of its answer)."""
+        own = profile.warnings if self.gates.gang_scheduling else (*profile.warnings, *profile.gang_plugin)
         if pod is None or not self.extender_warnings:
-            return (*self.warnings, *profile.warnings)
+            return (*self.warnings, *own)
         from kresched.sched.extender import is_interested
 
         ext = self.extender_warnings
-        return (*(w for w in self.warnings if w not in ext or is_interested(ext[w], pod)), *profile.warnings)
+        return (*(w for w in self.warnings if w not in ext or is_interested(ext[w], pod)), *own)
 
     def with_fallback(self) -> Profiles:
         """The same profiles, with pods of other schedulers simulated by the `default-scheduler`
         profile (or, when no profile has that name, the first one)."""
         fallback = self.by_name.get(DEFAULT_SCHEDULER_NAME) or next(iter(self.by_name.values()))
-        return Profiles(self.by_name, self.source, fallback, self.warnings, self.extender_warnings)
+        return replace(self, fallback=fallback)
 
     def with_extenders(self, extenders: Sequence[cfg_types.Extender], transport: ExtenderTransport,
                        unreachable: Mapping[str, str]) -> Profiles:
@@ -205,7 +209,7 @@ class Profiles:
                   if e.url_prefix in unreachable}
         by_name = {n: replace(p, extenders=exts) for n, p in self.by_name.items()}
         fallback = None if self.fallback is None else replace(self.fallback, extenders=exts)
-        return Profiles(by_name, self.source, fallback, tuple(warned), warned)
+        return replace(self, by_name=by_name, fallback=fallback, warnings=tuple(warned), extender_warnings=warned)
 
     def other_scheduler_note(self, pod: Pod) -> str:
         """What is said of a pod of a scheduler no profile names."""
@@ -288,9 +292,13 @@ def build_profile(spec: ProfileSpec, global_percentage: int = 0) -> Profile:
     if sort and sort != ("PrioritySort",):
         warnings.append(f"queue sort plugin {', '.join(sort)}: kresched plans pending pods in priority order, as "
                         "PrioritySort sorts them")
+    gang_plugin: tuple[str, ...] = ()
     for name in _ALPHA:
         where = [p for p, names in points.items() if name in names]
-        if where:
+        if where and name == "GangScheduling":
+            gang_plugin = (f"plugin {name} ({', '.join(where)}) belongs to an alpha feature that is off by default: "
+                           "kresched simulates it only with --feature-gates GenericWorkload=true,GangScheduling=true",)
+        elif where:
             warnings.append(f"plugin {name} ({', '.join(where)}) belongs to an alpha feature that is off by "
                             "default: kresched does not simulate it")
     for name, where in spec.unknown.items():
@@ -303,7 +311,8 @@ def build_profile(spec: ProfileSpec, global_percentage: int = 0) -> Profile:
         ignored, groups = fit_args.ignored_resources, fit_args.ignored_resource_groups
     pct = spec.percentage_of_nodes_to_score
     return Profile(spec.scheduler_name, tuple(chosen), tuple(scores), tuple(points.get("postFilter", ())),
-                   global_percentage if pct is None else pct, tuple(warnings), frozenset(ignored), frozenset(groups))
+                   global_percentage if pct is None else pct, tuple(warnings), frozenset(ignored), frozenset(groups),
+                   gang_plugin=gang_plugin)
 
 
 def _extender_warning(i: int, ext: cfg_types.Extender, why: str = "") -> str:
