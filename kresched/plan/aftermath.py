@@ -11,7 +11,7 @@ planner's profiles). Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -24,7 +24,7 @@ from kresched.plan.placement import Landing, bound_to, held_by_volume
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, Victim
 from kresched.sched.framework import NodeInfo, Snapshot
 
-__all__ = ["After", "Lander", "Mark", "Working", "apply_plan", "second_order", "with_node"]
+__all__ = ["After", "Lander", "Mark", "Working", "apply_cluster", "apply_plan", "second_order", "with_node"]
 
 #: Where a victim's replacement lands on a simulated cluster, with the pods nominated to each node
 #: holding room: the replacement and its landing, or why it is not simulated (another scheduler's).
@@ -135,6 +135,19 @@ def apply_plan(work: Working, plan: Plan, after: After | None = None) -> None:
         w.snapshot = w.snapshot.with_node_info(info)
         w.changes.append(plan.node)
     w.ledger.commit(v.pod for v in plan.victims)
+
+
+def apply_cluster(work: Working, snapshot: Snapshot, placed: Iterable[Pod], evicted: Iterable[Pod],
+                  changed: Iterable[str]) -> None:
+    """Later plans see `snapshot`, where several plans were carried out at once (a pod group's
+    members placed by the scheduler's pod-group cycle, its victims gone and their replacements
+    landed): `placed`, `evicted` and the nodes `changed` recorded as `apply_plan` records them."""
+    gone = list(evicted)
+    work.placed.update(p.key for p in placed)
+    work.evicted.update(p.key for p in gone)
+    work.snapshot = snapshot
+    work.changes.extend(changed)
+    work.ledger.commit(gone)
 
 
 def with_node(info: NodeInfo, node: Node) -> NodeInfo:

@@ -24,15 +24,18 @@ from kresched.model.quantity import format_bytes, format_cpu
 from kresched.model.specs import Taint, Toleration
 from kresched.plan.candidates import is_candidate_victim
 from kresched.plan.devices import device_hints, device_state_notes
+from kresched.plan.gang_breaks import SchedulerPreemption, lowest_running_gang_priority, scheduler_choice
 from kresched.plan.lost import is_lost
 from kresched.plan.placement import Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, RESERVED_FOR
+from kresched.plan.pod_group import GroupVerdict, group_verdict, simulates_groups
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT, required_node_affinity_matches
 from kresched.sched.node_resources_fit import NAME as NODE_RESOURCES_FIT
 from kresched.sched.node_resources_fit import fits_request
+from kresched.sched.pod_group_cycle import NOT_ELIGIBLE_WAP
 from kresched.sched.preemption import (
     DEFAULT_POST_FILTERS,
     DRA_POSTFILTER_NOTE,
@@ -131,9 +134,18 @@ class Explanation:
     scheduler_error: bool = False
     #: The gang the pod is a member of (`kresched.model.gangs`), if any.
     gang: Gang | None = None
+    #: Where the cluster's scheduler runs pod-group cycles (`--feature-gates ...GangScheduling=true`):
+    #: what its cycles do with the pod's group, and with the pod (`plan.pod_group`).
+    group: GroupVerdict | None = None
+    #: What the scheduler's own per-pod preemption would evict, where a running gang could be its
+    #: victim (`plan.gang_breaks`).
+    scheduler_preemption: SchedulerPreemption | None = None
 
     @property
     def scheduler_message(self) -> str | None:
+        group = self.group
+        if group is not None and group.fallback is None and self.bound_to is None:
+            return group.message  # its group's cycle decides what is written (None: it binds, or nothing is)
         if self.message is None or self.scheduler_error:
             return self.message
         return full_scheduler_message(self.message, self.preemption_message, self.post_filter_error,
@@ -168,20 +180,47 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         other = scheduler_name(pod)
         profile = profiles.with_fallback().fallback
         assert profile is not None
+    verdict = None
+    if simulates_groups(profiles.gates) and pod.is_pending and pod.spec.scheduling_group is not None:
+        snapshot = snapshot or Snapshot.from_state(state)
+        verdict = group_verdict(state, pod, profiles, snapshot, nominated_pods(state, exclude=pod))
+    wap_member = verdict is not None and verdict.fallback is None and profiles.gates.workload_aware_preemption
     result = _explain(state, profile.planning_pod(pod), profile,
-                      list(plugins) if plugins is not None else list(profile.filters), snapshot)
+                      list(plugins) if plugins is not None else list(profile.filters), snapshot, wap_member)
     warnings = profiles.warnings_for(profile, pod)
     if other is not None:
         where = f"the scheduler configuration {profiles.source}" if profiles.source else "kresched's default profile"
         warnings = (f"scheduled by another scheduler ({other!r}): no profile of {where} names it, so this is what "
                     f"the {profile.name} profile would do, not what its own scheduler does", *warnings)
     gang = state.gangs.gang_of(pod) if declared_group(pod) is not None else None
-    return replace(result, pod=pod, profile=profile.name, post_filters=profile.post_filters, warnings=warnings,
-                   other_scheduler=other, configured=not profiles.builtin, gang=gang)
+    result = replace(result, pod=pod, profile=profile.name, post_filters=profile.post_filters, warnings=warnings,
+                     other_scheduler=other, configured=not profiles.builtin, gang=gang)
+    return _with_group(result, verdict) if verdict is not None else result
+
+
+def _with_group(result: Explanation, verdict: GroupVerdict) -> Explanation:
+    """The explanation of a member as its group's cycle decides: bound now or not, where, its scores
+    at its turn in the cycle."""
+    if verdict.fallback is not None:
+        return replace(result, group=verdict, notes=(*result.notes, verdict.fallback))
+    binds = verdict.binds_now
+    notes = result.notes if binds else tuple(n for n in result.notes if n not in _SOLO_NOTES)
+    if verdict.wait is not None:
+        notes = (*notes, verdict.wait)
+    landing = verdict.landing
+    if binds and landing is not None:
+        scores = tuple(sorted(landing.scores, key=lambda s: (-s.total, s.node))) or result.scores
+        return replace(result, group=verdict, schedulable=True, predicted=verdict.node, candidates=verdict.candidates,
+                       likely=verdict.likely, scores=scores, notes=notes)
+    return replace(result, group=verdict, schedulable=binds, notes=notes,
+                   predicted=verdict.node if binds else None, candidates=verdict.candidates if binds else (),
+                   scores=result.scores if binds else ())
 
 
 def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin],
-             snapshot: Snapshot | None) -> Explanation:
+             snapshot: Snapshot | None, wap_member: bool = False) -> Explanation:
+    """`wap_member`: a pod group's member where WorkloadAwarePreemption is on, for which
+    DefaultPreemption's PostFilter refuses at once (its group preempts as one)."""
     if pod.spec.node_name:
         return _why_there(state, pod, profile, plugins)
     snapshot = snapshot or Snapshot.from_state(state)
@@ -249,6 +288,9 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         alone = f"the {profile.name} profile runs no DefaultPreemption: the scheduler itself never evicts for this pod"
         return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), (*notes, alone), counts,
                            dra_note=note)
+    if wap_member:
+        return Explanation(pod, diag.num_all_nodes, False, message, NOT_ELIGIBLE_WAP, tuple(verdicts), notes, counts,
+                           dra_note=note)
     pmsg, _ = preemption_message(plugins, pod, snapshot, diag, cycle, nominated)
     if pmsg is None and profile.extenders is not None:
         from kresched.sched.extender import scheduler_preemption
@@ -260,10 +302,23 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
             notes += ("a preempt extender failed (it is not ignorable): the scheduler does not preempt",)
             return Explanation(pod, diag.num_all_nodes, False, message, None, tuple(verdicts), notes, counts,
                                post_filter_error=stopped)
+    found = None
     if pmsg is None:
-        notes += ("the scheduler's own preemption can make room: it will evict lower-priority pods "
-                  "and nominate a node on its next attempt",)
-    return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts, dra_note=note)
+        notes += (_SCHEDULER_PREEMPTS,)
+        floor = lowest_running_gang_priority(state)
+        if floor is not None and pod.priority > floor:
+            found = scheduler_choice(state, plugins, pod, snapshot, diag, cycle, nominated)
+            if found is not None and found.breaks_gangs:
+                notes += (found.note,)
+    return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts, dra_note=note,
+                       scheduler_preemption=found)
+
+
+_SCHEDULER_PREEMPTS = ("the scheduler's own preemption can make room: it will evict lower-priority pods and nominate "
+                       "a node on its next attempt")
+#: What is said of a pod considered alone that its group's cycle says otherwise.
+_SOLO_NOTES = frozenset({_SCHEDULER_PREEMPTS, "it fits now: the scheduler has probably not retried yet (backoff after "
+                         "a failed attempt, or its queue is long); it will bind the pod on its next attempt"})
 
 
 def _why_there(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin]) -> Explanation:

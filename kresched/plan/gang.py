@@ -29,6 +29,8 @@ import msgspec
 from kresched.model.gangs import Gang
 from kresched.model.objects import Pod
 from kresched.plan.plans import GangOutcome, Outcome, Plan
+from kresched.plan.pod_group import GroupUnit, basic_group_of, simulate_group, simulates_groups, unit_of_gang
+from kresched.sched.pod_group_cycle import member_order_key
 from kresched.sched.static import fit_shape
 
 if TYPE_CHECKING:  # (the planner plans with this module: it is handed in)
@@ -38,7 +40,7 @@ if TYPE_CHECKING:  # (the planner plans with this module: it is handed in)
 GangOf = Callable[[Pod], Gang | None]
 PendingOf = Callable[[Gang], list[Pod]]
 
-__all__ = ["GangPlan", "plan_gang", "plan_queue", "plan_unit", "queue_units"]
+__all__ = ["GangPlan", "plan_gang", "plan_queue", "plan_unit", "planner_units", "queue_units"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,22 @@ class GangPlan:
 
 def plan_gang(planner: Planner, gang: Gang, pods: Sequence[Pod]) -> GangPlan:
     """Plan `pods` (the gang's pending members, in queue order) as one; committed on the planner's
-    working cluster when the gang would run (see the module docstring), rolled back otherwise."""
+    working cluster when the gang would run (see the module docstring), rolled back otherwise. A
+    Workload-API gang where the cluster's scheduler does gang scheduling is placed as it places it
+    (`plan.pod_group`)."""
+    note = None
+    if gang.flavor == "workload" and simulates_groups(planner.profiles.gates):
+        simulated = simulate_group(planner, unit_of_gang(gang, planner.state), pods)
+        if not isinstance(simulated, str):
+            return GangPlan(gang, simulated.plans, simulated.placed, simulated.outcome, simulated.message)
+        note = f"{simulated}: kresched's own all-or-nothing rule plans it"
+    plan = _plan_gang(planner, gang, pods)
+    if note is None:
+        return plan
+    return replace(plan, plans=tuple(replace(p, notes=(*p.notes, note)) for p in plan.plans))
+
+
+def _plan_gang(planner: Planner, gang: Gang, pods: Sequence[Pod]) -> GangPlan:
     running = len(gang.running)
     checkpoint = planner.checkpoint()
     plans = [planner.plan(p, commit=True) for p in pods]
@@ -88,27 +105,48 @@ def plan_queue(planner: Planner, state_pods: Sequence[Pod], gang_of: GangOf, pen
     """The plans of a queue of pending pods (`queue_units`): one plan per pod, a gang's members
     planned together where its first member comes, each later plan seeing the earlier ones
     carried out. `gang_of(pod)`: its gang or None; `pending_of(gang)`: the gang's pending members
-    in queue order."""
-    for unit in queue_units(state_pods, gang_of, pending_of):
+    in queue order. Where the cluster's scheduler runs pod-group cycles, a `basic` PodGroup's
+    members are planned together too, as its cycle places them (`plan.pod_group`)."""
+    for unit in planner_units(planner, state_pods, gang_of, pending_of):
         yield from plan_unit(planner, unit)
 
 
-def plan_unit(planner: Planner, unit: Pod | tuple[Gang, list[Pod]]) -> list[Plan]:
+def planner_units(planner: Planner, state_pods: Sequence[Pod], gang_of: GangOf, pending_of: PendingOf
+                  ) -> Iterator[Pod | tuple[Gang, list[Pod]] | tuple[GroupUnit, list[Pod]]]:
+    """`queue_units` as the planner's scheduler takes them: with its gates, a `basic` PodGroup's
+    pending members are one unit too."""
+    return queue_units(state_pods, gang_of, pending_of, basic_group_of(planner.state, planner.profiles.gates))
+
+
+def plan_unit(planner: Planner, unit: Pod | tuple[Gang, list[Pod]] | tuple[GroupUnit, list[Pod]]) -> list[Plan]:
     """The plans of one unit of `queue_units`, carried out in the planner's cluster."""
+    if isinstance(unit, tuple) and isinstance(unit[0], Gang):
+        return list(plan_gang(planner, unit[0], unit[1]).plans)
     if isinstance(unit, tuple):
-        return plan_gang(planner, *unit).plans
+        group, pods = unit
+        simulated = simulate_group(planner, group, pods)
+        if isinstance(simulated, str):
+            return [replace(planner.plan(p, commit=True), notes=(simulated,)) for p in pods]
+        return list(simulated.plans)
     return [planner.plan(unit, commit=True)]
 
 
-def queue_units(pods: Sequence[Pod], gang_of: GangOf, pending_of: PendingOf) -> Iterator[Pod | tuple[Gang, list[Pod]]]:
+def queue_units(pods: Sequence[Pod], gang_of: GangOf, pending_of: PendingOf,
+                basic_of: Callable[[Pod], GroupUnit | None] | None = None
+                ) -> Iterator[Pod | tuple[Gang, list[Pod]] | tuple[GroupUnit, list[Pod]]]:
     """`pods` (a queue, in order) as the units the scheduler takes: a pod alone, or a gang's
     pending members — all of them, when its first member comes (the pod-group cycle takes every
-    unscheduled pod of the group)."""
+    unscheduled pod of the group). With `basic_of`, a pod of a `basic` PodGroup the same way."""
     done: set[tuple[str, str]] = set()
     for pod in pods:
         gang = gang_of(pod)
         if gang is None:
-            yield pod
+            group = basic_of(pod) if basic_of is not None else None
+            if group is None:
+                yield pod
+            elif ("basic", group.key) not in done:
+                done.add(("basic", group.key))
+                yield group, sorted((p for p in group.members if p.is_pending), key=member_order_key)
             continue
         ident = (gang.flavor, gang.key)
         if ident in done:

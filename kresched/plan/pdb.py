@@ -343,6 +343,8 @@ class PdbLedger:
 
     def check_all(self, pods: Iterable[Pod]) -> list[PdbCheck]:
         """Checks for evicting `pods` one after another, each spending from what the earlier left."""
+        pods = list(pods)
+        self.gang_members(pods)  # a gang met first here has its budget in `remaining` before the copy
         remaining = dict(self.remaining)
         out = []
         for pod in pods:

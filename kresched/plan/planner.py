@@ -56,7 +56,7 @@ mirror or critical pods.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
 from kresched.model.cluster import ClusterState
@@ -76,6 +76,7 @@ from kresched.plan.devices import (
 from kresched.plan.evictable import EvictablePods
 from kresched.plan.explain import nominated_pods
 from kresched.plan.gang import GangOf, PendingOf, plan_queue
+from kresched.plan.gang_breaks import lowest_running_gang_priority, scheduler_choice
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
@@ -202,6 +203,8 @@ class Planner:
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
         self.search = NodeSearch(self.work, self.evictable, self._nominated, options.max_grace_seconds, prune)
+        #: The lowest priority of a running gang member (`plan.gang_breaks`), found when first needed.
+        self._gang_floor: tuple[int | None] | None = None
 
     # -- all or nothing ---------------------------------------------------------------------
     def checkpoint(self) -> tuple[Mark, int]:
@@ -225,6 +228,22 @@ class Planner:
         diag, _ = self.placer.filter(planned, self.work.snapshot, {}, self._memo_for(planned), start=0)
         resolvable = sum(1 for st in diag.node_to_status.values() if st.code == Code.UNSCHEDULABLE)
         return len(diag.feasible) + resolvable
+
+    # -- the scheduler's pod-group cycle (`plan.pod_group`) ------------------------------------
+    def placer_for(self, pod: Pod) -> tuple[Profile, Placer] | None:
+        """The profile that schedules `pod` and its placer; None for another scheduler's pod."""
+        profile = self.profiles.for_pod(pod)
+        return None if profile is None else (profile, self._engine(profile).placer)
+
+    def nominated_except(self, keys: Collection[str]) -> dict[str, list[Pod]]:
+        """The pods nominated to each node that hold room there, but those placed by this run and `keys`."""
+        placed = self.work.placed
+        return {n: [p for p in ps if p.key not in placed and p.key not in keys] for n, ps in self._nominated.items()}
+
+    def land_replacement(self, victim: Pod, sim: Snapshot,
+                         nominated: dict[str, list[Pod]]) -> tuple[Pod, Landing] | str:
+        """Where `victim`'s replacement lands on `sim` (`aftermath.Lander`)."""
+        return self._land_replacement(victim, sim, nominated)
 
     # -- profiles ---------------------------------------------------------------------------
     def _engine(self, profile: Profile) -> _Engine:
@@ -257,7 +276,10 @@ class Planner:
                         message=self.profiles.other_scheduler_note(pod), notes=self._notes(pod), profile=None)
         self._use(self._engine(profile))
         planned = profile.planning_pod(pod)
+        before = self.work.snapshot
         plan = self._plan(planned, commit, evict)
+        if plan.outcome != "fits" and evict:
+            plan = self._scheduler_breaks(planned, plan, before)
         warnings = self.profiles.warnings_for(profile, pod)
         if planned is not pod or warnings or profile.name != "default-scheduler":
             plan = replace(plan, pod=pod, profile=profile.name, warnings=warnings)
@@ -403,6 +425,25 @@ class Planner:
                 return self._decide(pod, priority, taint, tier, options, [], (*notes, DEVICE_NOTE, *gets), commit,
                                     nominated)
         return None
+
+    def _scheduler_breaks(self, pod: Pod, plan: Plan, snapshot: Snapshot) -> Plan:
+        """`plan`, with a note when, left to itself, the scheduler's own per-pod preemption would break
+        a running gang (`plan.gang_breaks`; asked only where a gang member of lower priority runs)."""
+        if self._gang_floor is None:
+            self._gang_floor = (lowest_running_gang_priority(self.state),)
+        floor = self._gang_floor[0]
+        gates = self.profiles.gates
+        if floor is None or pod.priority <= floor or not self.engine.profile.preempts \
+                or (pod.spec.scheduling_group is not None and gates.workload_aware_preemption):
+            return plan
+        nominated = self.nominated_except({pod.key})
+        diag, cycle = self.placer.filter(pod, snapshot, nominated)
+        if diag.feasible or diag.error:
+            return plan
+        found = scheduler_choice(self.state, self.plugins, pod, snapshot, diag, cycle, nominated)
+        if found is None or not found.breaks_gangs:
+            return plan
+        return replace(plan, notes=(*plan.notes, found.note))
 
     def _notes(self, pod: Pod) -> tuple[str, ...]:
         out = []

@@ -11,6 +11,7 @@ from typing import Literal
 from kresched.model.objects import Pod
 from kresched.model.specs import Taint
 from kresched.plan.pdb import PdbCheck
+from kresched.sched.pod_group_cycle import PodGroupCondition
 from kresched.sched.profile import Profiles
 
 __all__ = ["CRITERIA", "RESERVATION_TAINT", "RESERVED_FOR", "GangOutcome", "NodeOption", "Outcome", "Plan",
@@ -134,6 +135,12 @@ class GangOutcome:
     message: str
     #: Where its minCount comes from (`PodGroup ... gang.minCount 4`).
     declared_by: str = ""
+    #: The cluster's scheduler places it (GangScheduling on: its pod-group cycle and workload-aware
+    #: preemption simulated, `plan.pod_group`), not kresched's own all-or-nothing rule.
+    scheduler: bool = False
+    #: The `PodGroupScheduled` condition the scheduler writes on the PodGroup (with `scheduler`;
+    #: None where it writes none: a member count or a PodGroup it silently waits for).
+    condition: PodGroupCondition | None = None
 
 
 @dataclass(frozen=True)
