@@ -186,7 +186,8 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         verdict = group_verdict(state, pod, profiles, snapshot, nominated_pods(state, exclude=pod))
     wap_member = verdict is not None and verdict.fallback is None and profiles.gates.workload_aware_preemption
     result = _explain(state, profile.planning_pod(pod), profile,
-                      list(plugins) if plugins is not None else list(profile.filters), snapshot, wap_member)
+                      list(plugins) if plugins is not None else list(profile.filters), snapshot, wap_member,
+                      profiles.gates.gang_scheduling)
     warnings = profiles.warnings_for(profile, pod)
     if other is not None:
         where = f"the scheduler configuration {profiles.source}" if profiles.source else "kresched's default profile"
@@ -218,9 +219,10 @@ def _with_group(result: Explanation, verdict: GroupVerdict) -> Explanation:
 
 
 def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin],
-             snapshot: Snapshot | None, wap_member: bool = False) -> Explanation:
+             snapshot: Snapshot | None, wap_member: bool = False, gangs: bool = False) -> Explanation:
     """`wap_member`: a pod group's member where WorkloadAwarePreemption is on, for which
-    DefaultPreemption's PostFilter refuses at once (its group preempts as one)."""
+    DefaultPreemption's PostFilter refuses at once (its group preempts as one). `gangs`: the
+    scheduler runs GangScheduling; then where its own preemption would break a running gang, say so."""
     if pod.spec.node_name:
         return _why_there(state, pod, profile, plugins)
     snapshot = snapshot or Snapshot.from_state(state)
@@ -305,7 +307,7 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
     found = None
     if pmsg is None:
         notes += (_SCHEDULER_PREEMPTS,)
-        floor = lowest_running_gang_priority(state)
+        floor = lowest_running_gang_priority(state) if gangs else None
         if floor is not None and pod.priority > floor:
             found = scheduler_choice(state, plugins, pod, snapshot, diag, cycle, nominated)
             if found is not None and found.breaks_gangs:

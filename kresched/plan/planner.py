@@ -278,7 +278,7 @@ class Planner:
         planned = profile.planning_pod(pod)
         before = self.work.snapshot
         plan = self._plan(planned, commit, evict)
-        if plan.outcome != "fits" and evict:
+        if plan.outcome != "fits" and evict and self.profiles.gates.gang_scheduling:
             plan = self._scheduler_breaks(planned, plan, before)
         warnings = self.profiles.warnings_for(profile, pod)
         if planned is not pod or warnings or profile.name != "default-scheduler":
@@ -428,7 +428,8 @@ class Planner:
 
     def _scheduler_breaks(self, pod: Pod, plan: Plan, snapshot: Snapshot) -> Plan:
         """`plan`, with a note when, left to itself, the scheduler's own per-pod preemption would break
-        a running gang (`plan.gang_breaks`; asked only where a gang member of lower priority runs)."""
+        a running gang (`plan.gang_breaks`; asked only with `GangScheduling` on — the gates-off path
+        stays as it was — and where a gang member of lower priority runs)."""
         if self._gang_floor is None:
             self._gang_floor = (lowest_running_gang_priority(self.state),)
         floor = self._gang_floor[0]

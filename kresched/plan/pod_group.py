@@ -38,6 +38,7 @@ from kresched.model.cluster import ClusterState
 from kresched.model.gangs import WORKLOAD_API, Gang, PodGroup
 from kresched.model.objects import Pod
 from kresched.plan.aftermath import apply_cluster
+from kresched.plan.gang_breaks import GangBreak, gang_breaks
 from kresched.plan.placement import Landing, Placer, bound_to
 from kresched.plan.plans import RESERVATION_TAINT, GangOutcome, Outcome, Plan, Victim
 from kresched.sched.dynamic_resources import post_filter_note
@@ -359,7 +360,7 @@ def _placed(planner: Planner, unit: GroupUnit, run: GroupRun) -> SimulatedGroup:
     for v in out:
         share.setdefault(owner[v.pod.key], []).append(v)
     tier, blocked = _tier(out, options.max_grace_seconds, options.allow_pdb_violation)
-    message = _placed_text(unit, run, len(victims), blocked)
+    message = _placed_text(unit, run, len(victims), blocked, gang_breaks(planner.state, victims))
     info = _outcome(unit, len(placed), True, message, run.condition)
     by_key = {m.pod.key: m for m in placed}
     left = {p.key: msg for r in run.rounds for p in run.order if (msg := r.cycle.messages.get(p.key)) is not None}
@@ -425,7 +426,8 @@ def _landed(planner: Planner, unit: GroupUnit, victims: Sequence[Pod], sim: Snap
     return out, sim
 
 
-def _placed_text(unit: GroupUnit, run: GroupRun, victims: int, blocked: bool) -> str:
+def _placed_text(unit: GroupUnit, run: GroupRun, victims: int, blocked: bool,
+                 breaks: Sequence[GangBreak] = ()) -> str:
     gang = unit.gang
     total = len(unit.members)
     running = len(gang.running) if gang is not None else 0
@@ -442,6 +444,11 @@ def _placed_text(unit: GroupUnit, run: GroupRun, victims: int, blocked: bool) ->
         if blocked:
             text += ("; kresched carries it out only with --allow-pdb-violation, but the scheduler does not wait: it "
                      "deletes them itself, PodDisruptionBudgets or not")
+        # A running gang whose members are taken one by one (disruptionMode Pod) and left below minCount.
+        for b in breaks:
+            if b.left > 0:
+                text += (f"; that breaks {b.text} (its disruptionMode {b.disruption_mode} lets workload-aware "
+                         "preemption take its members one by one)")
     else:
         text = f"the scheduler's pod-group cycle binds {what} of {unit.key}{together}{quorum}{cycles}"
     left = len(run.order) - placed
@@ -584,10 +591,11 @@ def group_verdict(state: ClusterState, pod: Pod, profiles: Profiles, snapshot: S
     assert cycle is not None
     lands: dict[str, tuple[MemberResult, int]] = {m.pod.key: (m, i) for i, r in enumerate(run.rounds) for m in r.placed}
     mine = lands.get(pod.key)
-    summary = _placed_text(unit, run, sum(len(r.victims) for r in run.rounds), False) if run.placed \
+    victims = [v for r in run.rounds for v in r.victims]
+    summary = _placed_text(unit, run, len(victims), False, gang_breaks(state, victims)) if run.placed \
         else _unscheduled_text(unit, run)
     verdict = GroupVerdict(unit.key, cycle.messages.get(pod.key), condition=cycle.condition,
-                           final_condition=run.condition, victims=tuple(v for r in run.rounds for v in r.victims),
+                           final_condition=run.condition, victims=tuple(victims),
                            members=tuple((p.key, lands[p.key][0].attempt.node if p.key in lands else None)
                                          for p in run.order), summary=summary)
     if mine is None:

@@ -237,6 +237,23 @@ def test_the_schedulers_own_preemption_takes_a_gang_member_and_kresched_names_th
     assert any(f"breaks {gang.key} (minCount {gang.min_count}" in n for n in plan.notes)
 
 
+@pytest.mark.parametrize(("name", "left"), [("wap-breaks-running-gang-pod", 1),
+                                            ("wap-breaks-running-gang-podgroup", None)])
+def test_workload_aware_preemption_leaving_a_running_gang_below_min_count_names_it(name: str, left: int | None) -> None:
+    # disruptionMode Pod: two of train's three members go, one keeps running below minCount 3 (recorded:
+    # its PodGroup stays PodGroupScheduled=True). disruptionMode PodGroup: the whole gang goes, nothing is left.
+    r = replay(name)
+    plans = r.plans()
+    said = {p.gang.message for p in plans if p.gang is not None}
+    expl = {r.explain(k).group.summary for k in r.recorded["released"]}  # type: ignore[union-attr]
+    broken = f"breaks PodGroup default/train (minCount 3, 3 running): {left} would keep running, below its minCount"
+    for text in said | expl:
+        assert (broken in text) is (left is not None), text
+        assert ("breaks PodGroup" in text) is (left is not None), text
+    kept = [k for k, p in r.recorded["pods"].items() if k.startswith("default/train-") and not p.get("deleted")]
+    assert len(kept) == (left or 0)
+
+
 # -- scenes in steps ---------------------------------------------------------------------------------------
 
 
