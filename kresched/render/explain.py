@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from kresched.model.gangs import Gang
 from kresched.plan.explain import Explanation
+from kresched.plan.gang_breaks import SchedulerPreemption
+from kresched.plan.pod_group import GroupVerdict
 from kresched.render.common import Source, count, pod_requests_text, priority_text
+from kresched.render.plan import condition_dict
 from kresched.render.table import Columns, Command, Hanging
 
 if TYPE_CHECKING:
@@ -44,6 +47,48 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
         out["boundTo"] = e.bound_to
     if e.gang is not None:
         out["gang"] = gang_summary(e.gang)
+    if e.group is not None:
+        out["schedulerMessage"] = e.scheduler_message
+        out["podGroup"] = group_dict(e.group)
+    if e.scheduler_preemption is not None and e.scheduler_preemption.breaks_gangs:
+        out["schedulerPreemption"] = scheduler_preemption_dict(e.scheduler_preemption)
+    return out
+
+
+def group_dict(g: GroupVerdict) -> dict[str, Any]:
+    """What the scheduler's pod-group cycles do with the pod's group (GangScheduling on;
+    docs/reference/json.md, "Gangs")."""
+    if g.fallback is not None:
+        return {"podGroup": g.key, "simulated": False, "fallback": g.fallback}
+    return {"podGroup": g.key, "simulated": True, "summary": g.summary, "wait": g.wait, "node": g.node,
+            "candidates": list(g.candidates), "afterPreemption": g.after_preemption,
+            "condition": condition_dict(g.condition), "finalCondition": condition_dict(g.final_condition),
+            "victims": [v.key for v in g.victims], "members": [{"pod": p, "node": n} for p, n in g.members]}
+
+
+def scheduler_preemption_dict(s: SchedulerPreemption) -> dict[str, Any]:
+    """The scheduler's own per-pod preemption where it breaks a running gang: each tied node, its
+    victims and the gangs they break."""
+    return {"nodes": [{"node": c.node, "victims": [v.key for v in c.victims],
+                       "gangsBroken": [{"gang": b.gang, "minCount": b.min_count, "running": b.running,
+                                        "evicted": list(b.evicted)} for b in bs]}
+                      for c, bs in zip(s.candidates, s.breaks, strict=True)]}
+
+
+def group_lines(g: GroupVerdict) -> list[str]:
+    """The readable lines of `group_dict`."""
+    if g.fallback is not None or g.wait is not None:  # (a wait is among the notes)
+        return []
+    out = [f"its {g.key} (the scheduler's pod-group cycle): {g.summary}"]
+    if g.members:
+        out.append("cycle order: " + ", ".join(f"{p} → {n or 'stays Pending'}" for p, n in g.members))
+    if g.condition is not None:
+        c = g.condition
+        text = f"PodGroupScheduled={c.status} {c.reason}" + (f": {c.message}" if c.message else "")
+        f = g.final_condition
+        if f is not None and f != c:
+            text += f"; then {f.status} {f.reason}" + (f": {f.message}" if f.message else "")
+        out.append(text)
     return out
 
 
@@ -106,6 +151,8 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
     ]
     if e.gang is not None:
         parts.append(Hanging(gang_text(e.gang), first="  "))
+    if e.group is not None:
+        parts.extend(Hanging(line, first="  ") for line in group_lines(e.group))
     if e.configured or e.other_scheduler is not None:
         parts.append(Hanging(f"simulated with scheduler profile {e.profile}", first="  "))
     for w in e.warnings:
@@ -129,7 +176,10 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
             parts.append(_scores_table(e, wide=wide))
     else:
         parts.append(Text.from_markup("[bold red]Unschedulable.[/] What kube-scheduler writes into PodScheduled:"))
-        parts.append(Hanging(Text(e.scheduler_message or "", style="italic"), first="  "))
+        said = e.scheduler_message
+        if said is None and e.group is not None:
+            said = "nothing (it leaves the last condition it wrote)"
+        parts.append(Hanging(Text(said or "", style="italic"), first="  "))
         if e.notes:
             parts.append(_bullets(e.notes))
     if not e.verdicts:

@@ -14,6 +14,7 @@ from kresched.plan.explain import format_amount
 from kresched.plan.plans import GangOutcome, Plan, Victim
 from kresched.render.common import Source, bar, count, pod_requests_text, priority_text
 from kresched.render.table import Columns, Command, Hanging
+from kresched.sched.pod_group_cycle import PodGroupCondition
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -74,8 +75,18 @@ def plan_dict(p: Plan) -> dict[str, Any]:
 
 def gang_dict(g: GangOutcome) -> dict[str, Any]:
     """What the plan of a pod's gang came to (docs/reference/json.md, "Gangs")."""
-    return {"gang": g.key, "flavor": g.flavor, "minCount": g.min_count, "members": g.members, "running": g.running,
-            "placed": g.placed, "kept": g.kept, "declaredBy": g.declared_by, "message": g.message}
+    out: dict[str, Any] = {"gang": g.key, "flavor": g.flavor, "minCount": g.min_count, "members": g.members,
+                           "running": g.running, "placed": g.placed, "kept": g.kept, "declaredBy": g.declared_by,
+                           "message": g.message}
+    if g.scheduler:  # GangScheduling on: placed as the scheduler's pod-group cycle places it
+        out["scheduler"] = True
+        out["condition"] = condition_dict(g.condition)
+    return out
+
+
+def condition_dict(c: PodGroupCondition | None) -> dict[str, str] | None:
+    """A PodGroup's `PodGroupScheduled` condition as the scheduler writes it (None: it writes none)."""
+    return None if c is None else {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
 
 
 def plans_dict(plans: list[Plan]) -> dict[str, Any]:

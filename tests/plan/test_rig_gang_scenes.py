@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -43,6 +44,7 @@ from kresched.plan.plans import Plan, PlanOptions
 from kresched.sched.features import parse_feature_gates
 from kresched.sched.profile import Profiles
 from kresched.sources.snapshot import load_snapshot
+from tests.clirun import Result, reset_env, run_cli
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "rig-gang"
 SCENES = sorted(p.name for p in FIXTURES.iterdir() if (p / "recorded.json").is_file())
@@ -88,11 +90,10 @@ class Replay:
         return explain_pod(self.state, self.state.pod(key), profiles=self.profiles)
 
 
-def replay(name: str, released: list[str] | None = None, extra: list[dict[str, Any]] = (),
-           podgroups_listed: bool = False) -> Replay:
-    """The scene's snapshot with `released` (default: the recording's) ungated, created in that
-    order after every other pod; `extra` objects added; `podgroups_listed`: the source says it
-    listed PodGroups (as the live source does) even where it found none."""
+def replayed(name: str, released: list[str] | None = None, extra: Sequence[dict[str, Any]] = ()
+             ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The scene's recording, and its snapshot with `released` (default: the recording's) ungated and
+    created in that order after every other pod, `extra` objects added."""
     recorded = json.loads((FIXTURES / name / "recorded.json").read_bytes())
     snapshot = json.loads((FIXTURES / name / "snapshot.json").read_bytes())
     if released is None:
@@ -105,6 +106,14 @@ def replay(name: str, released: list[str] | None = None, extra: list[dict[str, A
         del pod["spec"]["schedulingGates"]
         pod["metadata"]["creationTimestamp"] = (newest + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
     snapshot["items"] += extra
+    return recorded, snapshot
+
+
+def replay(name: str, released: list[str] | None = None, extra: Sequence[dict[str, Any]] = (),
+           podgroups_listed: bool = False) -> Replay:
+    """`replayed` as kresched reads it; `podgroups_listed`: the source says it listed PodGroups (as
+    the live source does) even where it found none."""
+    recorded, snapshot = replayed(name, released, extra)
     state = load_snapshot("-", io.BytesIO(json.dumps(snapshot).encode()))
     if podgroups_listed:
         state = replace(state, gang_kinds=state.gang_kinds | {"PodGroup"})
@@ -315,3 +324,52 @@ def test_once_the_missing_pod_group_exists_the_pod_binds() -> None:
     assert group is not None
     assert group.fallback is None
     assert condition(group.final_condition) == r.recorded["podGroups"]["default/ghost"]["conditions"][-1]
+
+
+# -- the CLI -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Result]]:
+    yield lambda *args: run_cli(monkeypatch, *args)
+    reset_env()
+
+
+def test_plan_and_explain_json_say_what_the_schedulers_cycle_does(cli: Callable[..., Result], tmp_path: Path) -> None:
+    recorded, snapshot = replayed("wap-breaks-running-gang-pod")
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(snapshot))
+    r = cli("plan", "--all-pending", "--snapshot", str(path), "--feature-gates", GATES, "-o", "json")
+    out = json.loads(r.stdout)
+    [gang] = out["gangs"]
+    assert gang["gang"] == "PodGroup default/big"
+    assert gang["scheduler"] is True
+    final = recorded["podGroups"]["default/big"]["conditions"][-1]
+    assert gang["condition"] == final
+    assert sorted(v["pod"] for p in out["plans"] for v in p["victims"]) == sorted(
+        p["pod"] for p in recorded["preempted"])
+    assert "breaks PodGroup default/train" in gang["message"]
+    r = cli("explain", "default/big-0", "--snapshot", str(path), "--feature-gates", GATES, "-o", "json")
+    out = json.loads(r.stdout)
+    assert out["schedulerMessage"] == failed_scheduling(recorded["pods"]["default/big-0"])[0]
+    group = out["podGroup"]
+    assert group["simulated"] is True
+    assert group["condition"] == recorded["podGroups"]["default/big"]["conditionsSeen"][0]
+    assert group["finalCondition"] == final
+    assert sorted(group["victims"]) == sorted(p["pod"] for p in recorded["preempted"])
+    # Without the gates, kresched's own rule: no podGroup, no scheduler's condition.
+    r = cli("explain", "default/big-0", "--snapshot", str(path), "-o", "json")
+    assert "podGroup" not in json.loads(r.stdout)
+
+
+def test_explain_json_names_the_gang_the_schedulers_per_pod_preemption_breaks(cli: Callable[..., Result],
+                                                                               tmp_path: Path) -> None:
+    recorded, snapshot = replayed("single-preempts-member-pod")
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(snapshot))
+    r = cli("explain", "default/urgent", "--snapshot", str(path), "--feature-gates", GATES, "-o", "json")
+    out = json.loads(r.stdout)
+    [victim] = [p["pod"] for p in recorded["preempted"]]
+    assert out["schedulerPreemption"]["nodes"] == [
+        {"node": recorded["pods"][victim]["boundTo"], "victims": [victim],
+         "gangsBroken": [{"gang": "PodGroup default/train", "minCount": 3, "running": 3, "evicted": [victim]}]}]
