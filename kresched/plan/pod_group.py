@@ -494,8 +494,9 @@ def _unscheduled_text(unit: GroupUnit, run: GroupRun) -> str:
     elif wap.status.reasons == (NOT_ELIGIBLE_NEVER,):
         text += "; a member's preemptionPolicy is Never: the group preempts nothing"
     elif wap.potential:
-        text += (f"; even evicting all {_count(wap.potential, 'pod or group')} below the PodGroup's priority "
-                 f"{wap.priority} would not make room")
+        text += (f"; even evicting everything below the PodGroup's priority {wap.priority} "
+                 f"({_count(wap.potential, 'victim')}: a pod, or a disruptionMode PodGroup group whole) would not "
+                 "make room")
     else:
         text += f"; workload-aware preemption: {', '.join(wap.status.reasons)}"
     return text + "; nothing is evicted"
