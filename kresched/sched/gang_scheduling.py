@@ -108,11 +108,12 @@ def pre_enqueue(pod: Pod, pod_group: PodGroup | None, state: PodGroupState) -> S
     return SUCCESS
 
 
-def permit(pod: Pod, pod_group: PodGroup | None, state: PodGroupState) -> Status:
+def permit(pod: Pod, pod_group: PodGroup | None, state: PodGroupState, member: bool = False) -> Status:
     """`Permit` for a member already assumed (counted in `state`): Success, or Wait while fewer
-    than minCount members are scheduled."""
+    than minCount members are scheduled. `member`: the pod is known to be the group's though it
+    names none yet (a what-if Job's replica, before the Job controller names its PodGroup)."""
     min_count = _min_count(pod_group) if pod_group is not None else None
-    if pod.spec.scheduling_group is None or min_count is None:
+    if (pod.spec.scheduling_group is None and not member) or min_count is None:
         return SUCCESS
     if state.scheduled < min_count:
         return Status(Code.WAIT, (WAIT_MIN_COUNT,), NAME)

@@ -169,7 +169,7 @@ def pod_group_algorithm(pod_group: PodGroup | None, pods: Sequence[Pod], state: 
             continue
         state = state.assume()
         snapshot = scheduler.assume(pod, attempt.node, snapshot)
-        status = permit(pod, pod_group, state)
+        status = permit(pod, pod_group, state, member=True)  # (every pod of the cycle is the group's)
         out.append(MemberResult(pod, attempt, status))
         if status.is_success:
             code, reasons = Code.SUCCESS, ()

@@ -373,3 +373,36 @@ def test_explain_json_names_the_gang_the_schedulers_per_pod_preemption_breaks(cl
     assert out["schedulerPreemption"]["nodes"] == [
         {"node": recorded["pods"][victim]["boundTo"], "victims": [victim],
          "gangsBroken": [{"gang": "PodGroup default/train", "minCount": 3, "running": 3, "evicted": [victim]}]}]
+
+
+@pytest.mark.parametrize("name", ["job-indexed-gang", "job-indexed-gang-too-big", "job-indexed-gang-preempts",
+                                  "job-nonindexed"])
+def test_a_what_if_of_the_scenes_job_comes_to_what_its_controller_and_scheduler_did(
+        cli: Callable[..., Result], tmp_path: Path, name: str) -> None:
+    # The cluster before the Job existed (the scene's snapshot without the Job, what its controller made
+    # and its pods), and the Job itself without the recorder's gate: `plan -f` with the gates the rig ran.
+    recorded, snapshot = replayed(name, released=[])
+    [job] = [i for i in snapshot["items"] if i["kind"] == "Job"]
+    made = {i["metadata"].get("uid") for i in snapshot["items"] if i["kind"] in ("Workload", "PodGroup")}
+    snapshot["items"] = [i for i in snapshot["items"] if i["kind"] not in ("Job", "Workload", "PodGroup")
+                         and not (i["kind"] == "Pod" and f"default/{i['metadata']['name']}" in recorded["released"])
+                         and i["metadata"].get("uid") not in made]
+    job["spec"]["template"]["spec"].pop("schedulingGates", None)
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job["metadata"]["name"],
+                                                                   "namespace": job["metadata"]["namespace"]},
+           "spec": {k: job["spec"][k] for k in ("parallelism", "completions", "completionMode", "template")}}
+    (tmp_path / "cluster.json").write_text(json.dumps(snapshot))
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    r = cli("plan", "-f", str(tmp_path / "job.json"), "--snapshot", str(tmp_path / "cluster.json"), "-o", "json",
+            "--feature-gates", GATES + ",WorkloadWithJob=true")
+    [w] = json.loads(r.stdout)["workloads"]
+    bound = [p for k, p in recorded["pods"].items() if k in recorded["released"] and p["boundTo"]]
+    assert w["pending"] == len(recorded["released"]) - len(bound)
+    assert sorted(n for n, c in w["placed"].items() for _ in range(c)) == sorted(p["boundTo"] for p in bound)
+    assert [v for p in w["plans"] for v in p["victims"]] == recorded["preempted"] == []
+    groups = list(recorded["podGroups"].values())
+    if groups:  # an Indexed Job of completions == parallelism: the controller's gang, as the scheduler left it
+        assert w["gang"]["scheduler"] is True
+        assert w["gang"]["condition"] == groups[0]["conditions"][-1]
+    else:
+        assert "gang" not in w
