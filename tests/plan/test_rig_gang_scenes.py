@@ -164,6 +164,11 @@ def test_the_pods_that_bind_are_those_the_scheduler_bound_where_it_bound_them(na
     plans = r.plans()
     assert {p.pod.key for p in plans} == set(r.pending)
     assert_bound_where_recorded(r, plans)
+    # A pod left Pending: its plan starts with what the scheduler wrote for it, word for word.
+    for p in plans:
+        said = failed_scheduling(r.pod(p.pod.key))
+        if p.outcome == "infeasible" and said:
+            assert p.message.startswith(said[0]), p.pod.key
 
 
 @pytest.mark.parametrize("name", sorted(set(SCENES) - STEPPED))
@@ -176,6 +181,9 @@ def test_explain_writes_what_the_scheduler_wrote_word_for_word(name: str) -> Non
             assert expl.scheduler_message == said[0], key
         else:
             assert expl.scheduler_message is None, key
+            if not r.pod(key)["boundTo"]:  # nothing written and never bound: a silent wait, said in kresched's words
+                assert expl.group is not None, key
+                assert expl.group.wait is not None, key
             if r.pod(key)["boundTo"] and name not in SINGLE_PREEMPTS:
                 group = expl.group.members if expl.group is not None else ()
                 assert r.pod(key)["boundTo"] in {expl.predicted, *expl.candidates, *(n for _, n in group)}, key
