@@ -79,7 +79,7 @@ def group_lines(g: GroupVerdict) -> list[str]:
     """The readable lines of `group_dict`."""
     if g.fallback is not None or g.wait is not None:  # (a wait is among the notes)
         return []
-    out = [f"its pod group, as the scheduler's cycle takes it: {g.summary}"]
+    out = [f"its pod group: {g.summary}"]
     if g.members:
         out.append("cycle order: " + ", ".join(f"{p} → {n or 'stays Pending'}" for p, n in g.members))
     if g.condition is not None:
