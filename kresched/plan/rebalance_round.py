@@ -53,8 +53,16 @@ class Objective(Protocol):
     is, returning how many moves it made) and what it asks of a move's simulation."""
 
     name: str
+    #: The round's destinations (utilisation's underutilised nodes; the others have none): kept on
+    #: each move, so that a re-derivation judges its landing as the round did.
+    destinations: frozenset[str]
 
     def run(self, r: Round) -> int: ...
+
+    def stale(self, r: Round, pod: Pod, node: str) -> str | None:
+        """Why this objective would no longer propose `pod` on `node`, on the cluster as it is now
+        (a re-derivation before the eviction then drops the move), or None."""
+        ...
 
     def refusal(self, r: Round, pod: Pod, node: str, landing: Landing, without: Snapshot) -> str | None:
         """Why the landing of the pod's replacement (every tied candidate, none of them `node`) is
@@ -83,7 +91,7 @@ class Round:
         self.snap = without_lost(Snapshot.from_state(state), self.lost)
         #: The objectives the plan runs, by name, in the order each round tries them.
         self.objectives: Mapping[str, Objective] = {}
-        #: Per scheduler profile: its placer and, per replacement shape, the filter verdicts (`_land`).
+        #: Per scheduler profile: its placer and, per replacement shape, the filter verdicts (`place`).
         self.placers: dict[str, tuple[Placer, dict[bytes, FilterMemo]]] = {}
         self.ledger = PdbLedger(state)
         self.moves: list[Move] = []
@@ -165,9 +173,9 @@ class Round:
         info.remove_pod(pod)
         without = snap.with_node_info(info)
         replacement = replacement_of(pod)
-        return self._land(replacement, without), without, replacement
+        return self.place(replacement, without), without, replacement
 
-    def _land(self, replacement: Pod, snap: Snapshot) -> Landing:
+    def place(self, replacement: Pod, snap: Snapshot) -> Landing:
         """`Placer.land`, by the replacement's scheduler profile, with the filter verdicts of its
         shape (replicas share them: each simulation filters only the nodes that changed since the
         last)."""
@@ -190,30 +198,14 @@ class Round:
             if why is not None:
                 return why != "" and self.refuse(pod, node, objective, why)
         check = self.ledger.check(pod)
-        landing, without, replacement = simulated or self.land(pod, node)
-        if landing.node is None:
-            return self.refuse(pod, node, objective, f"its replacement would stay Pending: {landing.reason}")
-        cands = landing.candidates or (landing.node,)
-        if node in cands:
-            return self.refuse(pod, node, objective, f"its replacement would land back on {node}" if len(cands) == 1
-                               else f"{node} is among the nodes tied for its replacement ({', '.join(cands)})")
-        if lost := [c for c in cands if c in self.lost]:
-            return self.refuse(pod, node, objective, f"its replacement may land on {', '.join(lost)}, a lost node "
-                                                     "(its kubelet does not report)")
-        why_not = self.objectives[objective].refusal(self, pod, node, landing, without)
-        if why_not is not None:
-            return self.refuse(pod, node, objective, why_not)
-        dest = without.by_name[landing.node].clone()
-        placed = bound_to(replacement, dest.node)
-        dest.add_pod(placed)
-        for other in self.objectives.values():
-            why_not = other.guard(self, objective, without.by_name[landing.node], dest)
-            if why_not is not None:
-                return self.refuse(pod, node, objective, why_not)
-        after = without.with_node_info(dest)
-        flap = self.objectives[objective].again(self, placed, landing.node, after)
-        if flap is not None:
-            return self.refuse(pod, node, objective, f"the next pass would move its replacement again: {flap}")
+        simulated = simulated or self.land(pod, node)
+        landing = simulated[0]
+        why, after, placed = self.judge(pod, node, objective, simulated)
+        if why is not None:
+            return self.refuse(pod, node, objective, why)
+        assert after is not None
+        assert placed is not None
+        assert landing.node is not None
         self.ledger.commit([pod])
         self.snap = after
         self.version += 1
@@ -222,8 +214,42 @@ class Round:
         self.per_node[node] = self.per_node.get(node, 0) + 1
         self.per_namespace[pod.namespace] = self.per_namespace.get(pod.namespace, 0) + 1
         self.moves.append(Move(pod, node, landing.node, landing.candidates, objective, reason, check.pdb,
-                               landing.likely, self.state.replica_selector(pod)))
+                               landing.likely, self.state.replica_selector(pod),
+                               tuple(sorted(self.objectives[objective].destinations))))
         return True
+
+    def judge(self, pod: Pod, node: str, objective: str, simulated: Simulated,
+              dest: str | None = None) -> tuple[str | None, Snapshot | None, Pod | None]:
+        """Whether moving `pod` off `node` for `objective` helps, by rules 1-4 of the module's
+        docstring (the PDB and the limits are `precheck`'s): (why not, or None; the cluster after
+        the move; the replacement as placed). `simulated`: `land`'s answer; `dest`: the tied
+        candidate the replacement takes (default the landing's node). Changes nothing."""
+        landing, without, replacement = simulated
+        if landing.node is None:
+            return f"its replacement would stay Pending: {landing.reason}", None, None
+        cands = landing.candidates or (landing.node,)
+        if node in cands:
+            return (f"its replacement would land back on {node}" if len(cands) == 1
+                    else f"{node} is among the nodes tied for its replacement ({', '.join(cands)})"), None, None
+        if lost := [c for c in cands if c in self.lost]:
+            return (f"its replacement may land on {', '.join(lost)}, a lost node (its kubelet does not report)",
+                    None, None)
+        why_not = self.objectives[objective].refusal(self, pod, node, landing, without)
+        if why_not is not None:
+            return why_not, None, None
+        to = dest or landing.node
+        dest_info = without.by_name[to].clone()
+        placed = bound_to(replacement, dest_info.node)
+        dest_info.add_pod(placed)
+        for other in self.objectives.values():
+            why_not = other.guard(self, objective, without.by_name[to], dest_info)
+            if why_not is not None:
+                return why_not, None, None
+        after = without.with_node_info(dest_info)
+        flap = self.objectives[objective].again(self, placed, to, after)
+        if flap is not None:
+            return f"the next pass would move its replacement again: {flap}", None, None
+        return None, after, placed
 
     def precheck(self, pod: Pod, node: str, objective: str) -> str | None:
         """What stops moving `pod` before any simulation: "" when it was refused since the cluster
