@@ -222,7 +222,8 @@ def rebalance_command(
     try:
         with signals_as_exceptions(), make_recorder(api, "rebalance") as recorder, \
                 live_reporting(opts, api.mode) as live:
-            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result, recorder=recorder)
+            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result, recorder=recorder,
+                      state=state)
     except (KeyboardInterrupt, Terminated):
         _summarise(opts, report, plan, result, api.mode, left_behind=[
             Event("interrupted", "interrupted: no new evictions were started", {}, "error")])
