@@ -20,7 +20,8 @@ the plan's order) to evict now, and where each replacement may land:
    `JOINT_LANDINGS` landings) — in every one, each replacement must land where its objective
    wants it. A move's predicted set is then every node its replacement takes in some course, its
    predicted node the one of the plan's order with the first tie-break. A move that does not join
-   waits for the next wave (where it may be first).
+   waits for the next wave (where it may be first), as does one whose PDB is another's of the
+   wave (its eviction would wait for the other's replacement anyway).
 
 The PDBs and the limits are not judged again: the plan spent a unit of each budget per move, and
 the eviction API judges at the eviction.
@@ -115,6 +116,8 @@ def plan_wave(state: ClusterState, plan: RebalancePlan, ready: Sequence[Move],
                 running.append((m, pod))
                 run = [p]
             continue
+        if m.pdb is not None and any(x.pdb == m.pdb for x, _ in running):
+            continue  # its eviction would wait for the other's replacement anyway: the next wave
         joint = _Joint(r, [*running, (m, pod)], budget).predictions()
         if joint is not None:
             running.append((m, pod))

@@ -220,3 +220,18 @@ def test_the_round_ends_as_planned_when_the_plans_ties_broken_some_way_end_there
     state = issue_scene()
     plan = plan_rebalance(state)
     assert ends_as_planned(state, plan, {f"shop/{k}": v for k, v in landings.items()}) is as_planned
+
+
+def test_moves_under_one_pdb_are_not_evicted_at_once() -> None:
+    """Two workloads under one PDB (it selects both): the second would wait for the first's
+    replacement anyway, so it waits for the next wave."""
+    pods = [make_pod(f"a-{i}", "shop", node="n1", cpu="1", labels={"tier": "front"}, owner="ReplicaSet/a")
+            for i in range(3)]
+    pods += [make_pod(f"b-{i}", "shop", node="n2", cpu="1", labels={"tier": "front"}, owner="ReplicaSet/b")
+             for i in range(3)]
+    state = make_state([make_node(f"n{i}", cpu="4") for i in (1, 2, 3, 4)], pods,
+                       [make_pdb("front", "shop", selector={"tier": "front"}, max_unavailable=2, disruptions_allowed=2)],
+                       [], [make_namespace("shop")])
+    plan = plan_rebalance(state, UTIL)
+    assert [(m.pod.name, m.pdb) for m in plan.moves] == [("a-0", "shop/front"), ("b-0", "shop/front")]
+    assert [p.move.pod.name for p in plan_wave(state, plan, plan.moves).run] == ["a-0"]
