@@ -79,7 +79,7 @@ class Move:
     replicas: str = ""
     #: utilisation: the round's destinations when the move was planned (its landing is judged by
     #: them again when the move is re-derived before its eviction: `kresched.plan.rebalance_rederive`).
-    destinations: tuple[str, ...] = ()
+    destinations: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

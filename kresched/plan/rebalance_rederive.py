@@ -133,7 +133,7 @@ def _planned(move: Move) -> tuple[str, ...]:
 
 def _as_the_round_judged(r: Round, m: Move) -> None:
     """The move's objective judges its landing by the round's destinations the plan kept."""
-    r.objectives[m.objective].destinations = frozenset(m.destinations)
+    r.objectives[m.objective].destinations = m.destinations
 
 
 def _alone(r: Round, m: Move, pod: Pod) -> Prediction:

@@ -2,8 +2,9 @@
 
 Owns `Round`: the plan's state across its rounds (the snapshot with earlier moves applied, the
 PDB ledger, the moves, the refusals with their reasons, the limits) and `try_move`, which decides
-whether a move an objective proposes helps. For the proposed pod, on the cluster as it will be, its
-replacement (`replacement_of`) is placed by `Placer` — the pod's scheduler profile's filters, scores
+whether a move an objective proposes helps (through `judge`, which changes nothing: it decides again
+before the eviction, `kresched.plan.rebalance_rederive`). For the proposed pod, on the cluster as it
+will be, its replacement (`replacement_of`) is placed by `Placer` — the pod's scheduler profile's filters, scores
 and tied candidates — and the move is kept only when:
 
 1. the replacement lands somewhere (not Pending) and the pod's node is not among the tied
@@ -215,7 +216,7 @@ class Round:
         self.per_namespace[pod.namespace] = self.per_namespace.get(pod.namespace, 0) + 1
         self.moves.append(Move(pod, node, landing.node, landing.candidates, objective, reason, check.pdb,
                                landing.likely, self.state.replica_selector(pod),
-                               tuple(sorted(self.objectives[objective].destinations))))
+                               self.objectives[objective].destinations))
         return True
 
     def judge(self, pod: Pod, node: str, objective: str, simulated: Simulated,
