@@ -384,3 +384,21 @@ def test_with_parallel_the_moves_evicted_at_once_are_predicted_together(fake_api
     evictions = [i for i, r in enumerate(fake_api.requests) if r.path.endswith("/eviction")]
     first_two = {fake_api.requests[i].path.split("/")[-2] for i in evictions[:2]}
     assert first_two == {"batch-0", "web-1"}
+
+
+def test_the_operator_reads_the_retarget_before_the_eviction_and_in_the_summary(fake_api, cli):
+    issue_scene(fake_api)
+    fake_api.controllers.scheduler.pick = other_tied_node(1)
+    fake_api.controllers.start()
+    run = cli("rebalance", "--yes", "--timeout", "30s", "--parallel", "1")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    out = run.stdout
+    retarget = out.index("shop/batch-1: now predicted n4 (the plan said n5)")
+    assert out.index("evicted shop/batch-0") < retarget < out.index("evicted shop/batch-1")
+    assert "shop/batch-1: n1 → n4 (as predicted, retargeted)" in out
+    summary = out[out.index("Predicted against actual:"):]
+    row = next(line for line in summary.splitlines() if line.startswith("shop/batch-1 "))
+    assert row.split() == ["shop/batch-1", "n1", "n4", "n4", "moved"]
+    assert "    retargeted before its eviction: the plan said n5" in out
+    assert out.rstrip().endswith(": 4 as predicted (1 retargeted); the round ended as planned")
