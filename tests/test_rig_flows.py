@@ -81,7 +81,7 @@ def test_rebalance_moves_the_pods_the_real_run_moved_and_finds_their_replacement
 
 
 def test_rebalance_re_derives_each_move_from_where_the_real_scheduler_broke_the_ties() -> None:
-    """Issue 45's scene, run 16 times (the scene rebuilt before each): the real scheduler broke the
+    """Issue 45's scene, run 20 times (the scene rebuilt before each): the real scheduler broke the
     first batch move's tie (n4 or n5) either way. Before each wave kresched re-derived the next
     moves from where the replacements really landed — replayed here on the snapshot with the
     recorded landings, wave by wave, it predicts what the run predicted — and every move landed as
