@@ -4,8 +4,8 @@ Owns `Round`: the plan's state across its rounds (the snapshot with earlier move
 PDB ledger, the moves, the refusals with their reasons, the limits) and `try_move`, which decides
 whether a move an objective proposes helps (through `judge`, which changes nothing: it decides again
 before the eviction, `kresched.plan.rebalance_rederive`). For the proposed pod, on the cluster as it
-will be, its replacement (`replacement_of`) is placed by `Placer` — the pod's scheduler profile's filters, scores
-and tied candidates — and the move is kept only when:
+will be, its replacement (`replacement_of`) is placed by `Placer` — the pod's scheduler profile's
+filters, scores and tied candidates — and the move is kept only when:
 
 1. the replacement lands somewhere (not Pending) and the pod's node is not among the tied
    candidates;
