@@ -20,6 +20,7 @@ from kresched.cli.act import (
 from kresched.cli.common import (
     ConfigOpt,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
     NoColorOpt,
     Options,
@@ -91,6 +92,7 @@ def reconcile_command(
     dry_run: ClientDryRunOpt = DryRun.none,
     config: ConfigOpt = None,
     scheduler_config: SchedulerConfigOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
@@ -106,6 +108,11 @@ def reconcile_command(
     next pass. Every pod left Pending is listed with the reason; nothing is remembered between
     passes, so the next pass finds it again. Running it twice in a row is harmless; two at once are
     kept apart by the Lease (the second says the Lease is held and exits 0).
+
+    A gang (the workers of a training job, all or nothing) is helped as one: all of its pending
+    members together, only when the evictions of all of them fit in what is left of
+    --max-evictions (else it is skipped whole and listed), and never when fewer than its minCount
+    members would run.
 
     --dry-run reads the cluster (or --snapshot) once and changes nothing at all: it neither reads
     nor takes the Lease (it rehearses taking it), so it can run next to a real pass.
@@ -140,7 +147,8 @@ def reconcile_command(
     if not name:
         ns, name = "kube-system", ns
     policy = load_policy(config)
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None,
+                             feature_gates=feature_gates)
     rp = policy.reconcile
     options = ReconcileOptions(
         lease_namespace=ns, lease_name=name,

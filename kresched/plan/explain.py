@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import msgspec
 
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import Gang, declared_group
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.model.specs import Taint, Toleration
@@ -128,6 +129,8 @@ class Explanation:
     #: A plugin returned an error, not a verdict (`runner.scheduler_error`): `message` is that
     #: error, the whole of what the scheduler writes (reason `SchedulerError`), and no PostFilter ran.
     scheduler_error: bool = False
+    #: The gang the pod is a member of (`kresched.model.gangs`), if any.
+    gang: Gang | None = None
 
     @property
     def scheduler_message(self) -> str | None:
@@ -172,8 +175,9 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         where = f"the scheduler configuration {profiles.source}" if profiles.source else "kresched's default profile"
         warnings = (f"scheduled by another scheduler ({other!r}): no profile of {where} names it, so this is what "
                     f"the {profile.name} profile would do, not what its own scheduler does", *warnings)
+    gang = state.gangs.gang_of(pod) if declared_group(pod) is not None else None
     return replace(result, pod=pod, profile=profile.name, post_filters=profile.post_filters, warnings=warnings,
-                   other_scheduler=other, configured=not profiles.builtin)
+                   other_scheduler=other, configured=not profiles.builtin, gang=gang)
 
 
 def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin],
@@ -528,7 +532,17 @@ def _lifts(state: ClusterState, pod: Pod, info: NodeInfo) -> tuple[str, ...]:
 
 
 def _reservation_hint(state: ClusterState, holder: str | None) -> str:
-    """kresched's reservation taint: stale when the pod it was made for is gone or bound."""
+    """kresched's reservation taint: stale when the pod it was made for is gone or bound (a gang's,
+    `podgroup/ml/train`: when none of its members is Pending)."""
+    if holder and holder.startswith("podgroup/") and holder.count("/") == 2:
+        _, ns, name = holder.split("/")
+        pending = sum(1 for g in state.gangs.find(ns, name) for p in g.members if p.is_pending)
+        if pending:
+            return (f"its taint {format_taint(RESERVATION_TAINT)} is kresched's reservation for {holder} ({pending} "
+                    "member(s) still Pending): it goes when that preempt ends, or `kresched untaint` if the run was "
+                    "killed")
+        return (f"a stale kresched reservation (made for {holder}, no member Pending): `kresched untaint` removes its "
+                f"taint {format_taint(RESERVATION_TAINT)}")
     held = state.pod(holder) if holder and holder.count("/") == 1 else None
     if holder and held is not None and held.is_pending:
         return (f"its taint {format_taint(RESERVATION_TAINT)} is kresched's reservation for {holder} (still "
