@@ -24,7 +24,10 @@ the plan's order) to evict now, and where each replacement may land:
    wave (its eviction would wait for the other's replacement anyway).
 
 The PDBs and the limits are not judged again: the plan spent a unit of each budget per move, and
-the eviction API judges at the eviction.
+the eviction API judges at the eviction. A running gang's budget is (the eviction API does not
+count it): a move whose eviction would now stop its pod's gang (a member went since the plan) is
+dropped, with why, and one that would stop it evicted with the wave's other members of the gang
+waits for the next wave.
 
 Also owns `ends_as_planned`: whether the round ended in a state the plan predicted — its ties
 broken some way, not necessarily the first (the after-table's). Pure: no I/O, no clock, no
@@ -42,7 +45,7 @@ from kresched.model.objects import Pod
 from kresched.plan.placement import bound_to, replacement_of
 from kresched.plan.rebalance import objectives_of
 from kresched.plan.rebalance_plans import Move, RebalancePlan
-from kresched.plan.rebalance_round import Round
+from kresched.plan.rebalance_round import Round, gang_refusal
 from kresched.sched.framework import Snapshot
 
 __all__ = ["JOINT_LANDINGS", "Prediction", "Wave", "as_planned", "ends_as_planned", "plan_wave"]
@@ -108,6 +111,10 @@ def plan_wave(state: ClusterState, plan: RebalancePlan, ready: Sequence[Move],
         if pod.metadata.deletion_timestamp is not None:
             dropped.append(Prediction(m, None, dropped="it is already terminating (evicted or deleted by another)"))
             continue
+        check = r.ledger.check(pod)
+        if check.stops_gang:
+            dropped.append(Prediction(m, None, dropped=gang_refusal(check)))
+            continue
         if not running:
             p = _alone(r, m, pod)
             if p.dropped is not None:
@@ -118,6 +125,9 @@ def plan_wave(state: ClusterState, plan: RebalancePlan, ready: Sequence[Move],
             continue
         if m.pdb is not None and any(x.pdb == m.pdb for x, _ in running):
             continue  # its eviction would wait for the other's replacement anyway: the next wave
+        if check.gang is not None and \
+                sum(r.ledger.gang(x) == check.gang for _, x in running) >= r.ledger.budget(check.gang):
+            continue  # evicted with the wave's other members it would stop the gang: the next wave
         joint = _Joint(r, [*running, (m, pod)], budget).predictions()
         if joint is not None:
             running.append((m, pod))

@@ -38,14 +38,14 @@ from kresched.model.objects import Pod
 from kresched.plan.candidates import protected_reason
 from kresched.plan.drain import pod_shape
 from kresched.plan.lost import lost_nodes, without_lost
-from kresched.plan.pdb import PdbLedger
+from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
 from kresched.plan.rebalance_plans import LimitHit, Move, RebalanceOptions, Skip
 from kresched.sched.framework import NodeInfo, Snapshot
 from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters
 
-__all__ = ["Objective", "Round", "Simulated"]
+__all__ = ["Objective", "Round", "Simulated", "gang_refusal"]
 
 #: `Round.land`'s answer: the replacement's landing, the snapshot without the pod, the replacement.
 Simulated = tuple[Landing, Snapshot, Pod]
@@ -267,8 +267,7 @@ class Round:
         if not check.allowed:
             return check.reason or "its PodDisruptionBudget refuses it"
         if check.stops_gang:
-            return (f"moving it stops its gang {check.gang} ({check.gang_running} running, minCount "
-                    f"{check.gang_min_count}: a gang runs all or nothing)")
+            return gang_refusal(check)
         buffer = self.opts.budget_buffer
         if buffer and check.spends and check.remaining is not None and check.remaining - 1 < buffer:
             return (f"its PodDisruptionBudget {check.pdb} allows {check.remaining} disruption(s): moving it would "
@@ -281,6 +280,12 @@ class Round:
         self.skipped = [s for s in self.skipped if not (s.pod.key == pod.key and s.objective == objective)]
         self.skipped.append(Skip(pod, node, objective, reason))
         return False
+
+
+def gang_refusal(check: PdbCheck) -> str:
+    """Why a move is refused whose eviction stops the pod's running gang (`check.stops_gang`)."""
+    return (f"moving it stops its gang {check.gang} ({check.gang_running} running, minCount "
+            f"{check.gang_min_count}: a gang runs all or nothing)")
 
 
 def _reaches_other_namespaces(pod: Pod, required: bool = False) -> bool:

@@ -16,7 +16,7 @@ from kresched.plan.rebalance import plan_rebalance
 from kresched.plan.rebalance_plans import Move, RebalanceOptions, RebalancePlan
 from kresched.plan.rebalance_rederive import ends_as_planned, plan_wave
 from kresched.sources.snapshot import load_snapshot
-from tests.builders import make_namespace, make_node, make_pdb, make_pod, make_state
+from tests.builders import gang_member, make_namespace, make_node, make_pdb, make_pod, make_pod_group, make_state
 from tests.plan.test_rebalance import PROFILE, clusters
 
 UTIL = RebalanceOptions(objectives=("utilisation",))
@@ -235,3 +235,77 @@ def test_moves_under_one_pdb_are_not_evicted_at_once() -> None:
     plan = plan_rebalance(state, UTIL)
     assert [(m.pod.name, m.pdb) for m in plan.moves] == [("a-0", "shop/front"), ("b-0", "shop/front")]
     assert [p.move.pod.name for p in plan_wave(state, plan, plan.moves).run] == ["a-0"]
+
+
+# -- the other objectives' moves, re-derived --------------------------------------------------------
+
+def test_a_violation_that_no_longer_holds_is_dropped_with_why() -> None:
+    """db-0 wanted a disk=ssd node; since the plan its own node got the label: nothing to fix."""
+    ssd = {"disk": "ssd"}
+    pod = make_pod("db-0", "shop", node="a", cpu="1", node_selector=ssd, owner="StatefulSet/db")
+    state = make_state([make_node("a"), make_node("b", labels=ssd)], [pod], [], [], [make_namespace("shop")])
+    plan = plan_rebalance(state, RebalanceOptions(objectives=("violations",)))
+    [m] = plan.moves
+    assert (m.pod.name, m.to) == ("db-0", "b")
+    assert [p.to for p in plan_wave(state, plan, [m]).run] == ["b"]
+    relabelled = make_state([make_node("a", labels=ssd), make_node("b", labels=ssd)], [pod], [], [],
+                            [make_namespace("shop")])
+    wave = plan_wave(relabelled, plan, [m])
+    assert wave.run == ()
+    [p] = wave.dropped
+    assert (p.dropped, p.gone) == ("its constraints hold on a again", False)
+
+
+def _prefers_fast(fast: tuple[str, ...]) -> tuple[ClusterState, Pod]:
+    pod = make_pod("web-0", "shop", node="a", cpu="1", owner="ReplicaSet/web", affinity={"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 50, "preference": {"matchExpressions": [
+            {"key": "fast", "operator": "In", "values": ["true"]}]}}]}})
+    nodes = [make_node(n, labels={"fast": "true"} if n in fast else {}) for n in ("a", "b", "c")]
+    return make_state(nodes, [pod], [], [], [make_namespace("shop")]), pod
+
+
+def test_a_preference_move_follows_the_preferred_node_and_is_dropped_when_no_node_gains() -> None:
+    state, _ = _prefers_fast(("b",))
+    plan = plan_rebalance(state, RebalanceOptions(objectives=("preferences",)))
+    [m] = plan.moves
+    assert (m.to, m.candidates) == ("b", ("b",))
+    # The label moved from b to c since the plan: retargeted to c.
+    [p] = plan_wave(_prefers_fast(("c",))[0], plan, [m]).run
+    assert (p.to, p.candidates, p.retargeted) == ("c", ("c",), True)
+    # No node is preferred any more: its own node is among those tied, the move is dropped.
+    [gone] = plan_wave(_prefers_fast(())[0], plan, [m]).dropped
+    assert gone.dropped == "a is among the nodes tied for its replacement (a, b, c)"
+
+
+# -- gangs: the eviction API does not count them, the re-derivation does -----------------------------
+
+def _gang_scene(min_count: int, *, lost: str | None = None) -> ClusterState:
+    """Two ReplicaSets of one running gang (`train`, six members), three on n1 and three on n2
+    (75 % each), n3 and n4 empty; `lost`: a member gone since the plan."""
+    pods = [make_pod(f"{rs}-{i}", "shop", node=node, cpu="1", owner=f"ReplicaSet/{rs}", **gang_member("train"))
+            for rs, node in (("a", "n1"), ("b", "n2")) for i in range(3)]
+    group = make_pod_group("train", "shop", min_count=min_count)
+    return make_state([make_node(f"n{i}", cpu="4") for i in (1, 2, 3, 4)], [p for p in pods if p.name != lost],
+                      [], [], [make_namespace("shop")], pod_groups=[group])
+
+
+def test_a_move_that_would_now_stop_its_gang_is_dropped_and_members_evicted_at_once_keep_the_gang() -> None:
+    state = _gang_scene(4)
+    plan = plan_rebalance(state, UTIL)
+    assert [m.pod.name for m in plan.moves] == ["a-0", "b-0"]  # six running, minCount 4: two to spare
+    a, b = plan.moves
+    # Two to spare: both members may be evicted at once.
+    assert [p.move.pod.name for p in plan_wave(state, plan, [a, b]).run] == ["a-0", "b-0"]
+    # One to spare (minCount raised since the plan): b-0 evicted with a-0 would stop the gang, so it
+    # waits for the next wave (the budget is read again once a-0's replacement runs).
+    wave = plan_wave(_gang_scene(5), plan, [a, b])
+    assert ([p.move.pod.name for p in wave.run], wave.dropped) == (["a-0"], ())
+    # A member (on n2) went since the plan: five running, one to spare, a-0 still goes...
+    [p] = plan_wave(_gang_scene(4, lost="b-2"), plan, [a]).run
+    assert (p.move.pod.name, p.to, p.candidates) == ("a-0", "n3", ("n3", "n4"))
+    # ...but with none to spare its eviction would stop the gang: dropped, and the report says why.
+    wave = plan_wave(_gang_scene(5, lost="b-2"), plan, [a])
+    assert wave.run == ()
+    [dropped] = wave.dropped
+    assert dropped.dropped == ("moving it stops its gang PodGroup shop/train (5 running, minCount 5: "
+                               "a gang runs all or nothing)")
