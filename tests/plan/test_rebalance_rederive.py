@@ -165,6 +165,26 @@ def test_moves_evicted_at_once_predict_every_order_the_scheduler_may_take() -> N
     assert [p.retargeted for p in wave.run] == [False, True]
 
 
+def test_three_workloads_evicted_at_once_each_may_take_any_empty_node_and_any_such_end_is_planned() -> None:
+    """--parallel 3: one pod of each of three workloads leaves n1 (four bare pods stay) for the three
+    empty nodes. One after the other the plan says n2, n3, n4; evicted at once, placed in any
+    order, each replacement may take any of them, and any of those ends is one the plan predicted."""
+    pods = [make_pod(f"{rs}-0", "shop", node="n1", cpu="1", labels={"app": rs}, owner=f"ReplicaSet/{rs}")
+            for rs in "abc"]
+    pods += [make_pod(f"bare-{i}", "shop", node="n1", cpu="1", owner=None) for i in range(4)]
+    state = make_state([make_node(f"n{i}", cpu="8") for i in (1, 2, 3, 4)], pods, [], [], [make_namespace("shop")])
+    plan = plan_rebalance(state, UTIL)
+    assert [(m.pod.name, m.to, m.candidates) for m in plan.moves] == [
+        ("a-0", "n2", ("n2", "n3", "n4")), ("b-0", "n3", ("n3", "n4")), ("c-0", "n4", ("n4",))]
+    wave = plan_wave(state, plan, plan.moves)
+    assert [(p.move.pod.name, p.to, p.candidates, p.retargeted, len(p.together)) for p in wave.run] == [
+        ("a-0", "n2", ("n2", "n3", "n4"), False, 2), ("b-0", "n3", ("n2", "n3", "n4"), True, 2),
+        ("c-0", "n4", ("n2", "n3", "n4"), True, 2)]
+    assert ends_as_planned(state, plan, {"shop/a-0": "n4", "shop/b-0": "n2", "shop/c-0": "n3"})
+    # Two on one node is no course the scheduler takes (the second scores the emptier nodes higher).
+    assert not ends_as_planned(state, plan, {"shop/a-0": "n2", "shop/b-0": "n2", "shop/c-0": "n3"})
+
+
 def _pools() -> tuple[ClusterState, RebalancePlan]:
     """api (pinned to pool x: n1, n2, n3) and batch (anywhere) each give one pod; n2 and n5 are
     the empty destinations, n3 (22.5 %) is neither. One after the other, api takes n2 and batch
