@@ -24,6 +24,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from kresched import __version__
 from kresched.cli import drain as _drain
 from kresched.cli import explain as _explain
+from kresched.cli import help as _help
 from kresched.cli import load as _load
 from kresched.cli import manifests as _manifests
 from kresched.cli import plan as _plan
@@ -192,6 +193,7 @@ _COMMANDS = (
     ("snapshot", _snapshot.snapshot, "Capture the cluster state a plan needs into one file"),
     ("manifests", _manifests.manifests_command, "Print the RBAC and CronJob that run reconcile"),
     ("version", _version_cmd.version_command, "Print the version"),
+    ("help", _help.help_command, "Help about any command"),
 )
 for _name, _fn, _short in _COMMANDS:
     app.command(_name, cls=KubectlCommand, short_help=_short)(_fn)
