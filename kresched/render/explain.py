@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kresched.plan.explain import Explanation
-from kresched.render.common import Source, count, pod_requests_text, priority_text
+from kresched.render.common import Source, count, priority_text, requests_text
 from kresched.render.table import Columns, Command, Hanging
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
     pod = e.pod
     parts: list[RenderableType] = [
         Text(pod.key, style="bold"),
-        Hanging(f"priority {priority_text(pod)}, requests {pod_requests_text(pod)}", first="  "),
+        Hanging(f"priority {priority_text(pod)}, {requests_text(pod)}", first="  "),
     ]
     if e.configured or e.other_scheduler is not None:
         parts.append(Hanging(f"simulated with scheduler profile {e.profile}", first="  "))
