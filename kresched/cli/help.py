@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from kresched.cli.common import ENV, command as as_command
+from kresched.cli.common import ENV
+from kresched.cli.common import command as as_command
 from kresched.errors import InputError
 
 __all__ = ["help_command"]
