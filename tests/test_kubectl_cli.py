@@ -27,7 +27,7 @@ from kresched.cli import app, normalize_args
 from kresched.model.cluster import ClusterState
 from kresched.sources.snapshot import load_snapshot
 from tests.builders import make_node, make_pdb, make_pod
-from tests.clirun import DURATION, Result, run_cli
+from tests.clirun import DURATION, Result, drained, run_cli
 from tests.fakeapi.server import FakeApiServer
 
 CRITICAL = "kube-system/metrics-server-5p9lfwkgvh-mkd72"
@@ -194,7 +194,7 @@ def test_plan_with_a_namespace_plans_only_its_pending_pods(cli: Run) -> None:
 ])
 def test_drain_names_nodes_as_kubectl_does(cli: Run, nodes: tuple[str, ...]) -> None:
     r = cli("drain", *nodes, "--ignore-daemonsets", "--dry-run", "--snapshot", "demo", "-o", "json")
-    assert json.loads(r.stdout)["node"] == "worker-b3"
+    assert drained(r.stdout)["node"] == "worker-b3"
 
 
 @pytest.mark.parametrize(("spelling", "mode"), [
@@ -300,7 +300,7 @@ def test_drain_dry_run_fails_when_a_budget_nothing_gives_back_blocks_it(cli: Run
     source = _drain_snapshot(tmp_path, disruptions_allowed=0)
     r = cli("drain", "node-a", "--dry-run", "--snapshot", source, "-o", "json")
     assert r.exit_code == 3
-    assert json.loads(r.stdout)["evict"][0]["blocked"]
+    assert drained(r.stdout)["evict"][0]["blocked"]
     assert r.stderr == ("error: the drain would not finish: 1 eviction would be refused by a PodDisruptionBudget "
                         "that nothing the drain does gives back (shop/web-0), so the drain would stop unfinished at "
                         "--timeout 10m\n")
@@ -344,7 +344,7 @@ def test_every_help_reads_as_kubectls_and_has_examples_on_the_demo(cli: Run, com
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
     assert examples == _examples(commands[command].help or "")  # shown as written, not rewrapped
     for example in examples:
-        assert "--snapshot demo" in example or command in ("manifests", "version"), example
+        assert "--snapshot demo" in example or command in ("manifests", "version", "help"), example
 
 
 @pytest.mark.parametrize("example", [pytest.param(e, id=e) for e in _docstring_examples()])

@@ -16,8 +16,8 @@ from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node, Pod
 
-__all__ = ["Workload", "check_namespace", "close_names", "is_resource_type", "none_pending", "parse_target", "pod_key", "resolve_pod", "resolve_nodes",
-           "pick_pod_ref", "workload_pods"]
+__all__ = ["Workload", "check_namespace", "close_names", "is_resource_type", "none_pending", "parse_target",
+           "pod_key", "resolve_pod", "resolve_nodes", "pick_pod_ref", "workload_pods"]
 
 #: kubectl's spellings of the resource in `TYPE/NAME`.
 _POD_TYPES = {"pod", "pods", "po"}
@@ -222,8 +222,10 @@ def resolve_pod(state: ClusterState, ref: str, source: str, namespace: str = "de
         more = f" ({len(keys) - 3} more)" if len(keys) > 3 else ""
         hint = f"; did you mean {', '.join(keys[:3])}{more}{_workload_named(name, stem, ns)}?"
     else:
-        close = [f"{ns}/{c}" for c in close_names(name, [p.name for p in state.pods if p.namespace == ns])] or \
-            sorted(p.key for c in close_names(name, [p.name for p in state.pods]) for p in state.pods if p.name == c)[:3]
+        close = [f"{ns}/{c}" for c in close_names(name, [p.name for p in state.pods if p.namespace == ns])]
+        if not close:
+            near = set(close_names(name, [p.name for p in state.pods]))
+            close = sorted(p.key for p in state.pods if p.name in near)[:3]
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         if not close and not any(p.namespace == ns for p in state.pods):
             hint = f" (it has no pods in namespace {ns})"
