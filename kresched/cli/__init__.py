@@ -113,7 +113,7 @@ def _completion(ctx: Any, args: list[str]) -> None:
     """`--install-completion [SHELL]` and `--show-completion [SHELL]` (Typer's take no shell: they
     detect it, and would take `zsh` for a command): the script of `kresched.completions`, shown or
     installed where the docs say; exits."""
-    from kresched.completions import SCRIPTS, completion_script, current_shell, install
+    from kresched.cli.shells import SCRIPTS, completion_script, current_shell, install
 
     option, rest = args[0], args[1:]
     if len(rest) > 1:

@@ -250,6 +250,9 @@ def make_options(snapshot: str | None, kubeconfig: str | None, context: str | No
         raise InputError("-n/--namespace and -A/--all-namespaces are exclusive")
     ENV.no_color = ENV.no_color or no_color
     ENV.docs = 0  # a new command, a new stream
+    from kresched.sources import served
+
+    served.record_into(None)  # a new command keeps no served objects unless it calls extenders (`load_profiles`)
     return Options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
 
 

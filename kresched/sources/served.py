@@ -49,7 +49,7 @@ class _Meta(msgspec.Struct):
 
 class _Head(msgspec.Struct):
     kind: Any = ""
-    metadata: _Meta | None = None
+    metadata: msgspec.Raw | None = None
 
 
 class _RawList(msgspec.Struct):
@@ -58,6 +58,7 @@ class _RawList(msgspec.Struct):
 
 
 _head = msgspec.json.Decoder(_Head)
+_meta = msgspec.json.Decoder(_Meta)
 _raw_list = msgspec.json.Decoder(_RawList)
 _KEPT = ("Pod", "Node")
 #: What the API server sets on a pod it creates: unknown for a pod that does not exist yet.
@@ -116,18 +117,24 @@ class ServedObjects:
             kind = item.get("kind")
             if kind not in _KEPT:
                 continue
-            raw = msgspec.Raw(msgspec.json.encode(item))
+            try:
+                raw = msgspec.Raw(msgspec.json.encode(item))
+            except (TypeError, ValueError):  # a YAML value JSON has no form for: not sent as served
+                continue
             self._add(_head.decode(raw), raw, by_key, by_name)
 
     def _add(self, head: _Head, raw: msgspec.Raw, pods: dict[str, Any], nodes: dict[str, Any]) -> None:
-        meta = head.metadata or _Meta()
+        try:
+            meta = _meta.decode(head.metadata) if head.metadata else _Meta()
+        except msgspec.MsgspecError:  # not an object: no model was made of it either
+            return
         if head.kind == "Pod":
             key = _pod_key(meta.uid, meta.namespace, meta.name)
             model = pods.get(key)
             if model is not None:
                 self._pods[key] = (model, raw)
                 self._plain.pop(("Pod", key), None)
-        elif head.kind == "Node" and meta.name in nodes:
+        elif head.kind == "Node" and isinstance(meta.name, str) and meta.name in nodes:
             self._nodes[meta.name] = (nodes[meta.name], raw)
             self._plain.pop(("Node", meta.name), None)
 
