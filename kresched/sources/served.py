@@ -49,7 +49,7 @@ class _Meta(msgspec.Struct):
 
 class _Head(msgspec.Struct):
     kind: Any = ""
-    metadata: msgspec.Raw | None = None
+    metadata: msgspec.Raw = msgspec.Raw(b"null")
 
 
 class _RawList(msgspec.Struct):
@@ -84,7 +84,14 @@ class ServedObjects:
 
     def add_json(self, data: Any, pods: Iterable[Any], nodes: Iterable[Any], item_kind: str | None = None) -> None:
         """The Pods and Nodes of a JSON object or list (`item_kind`: the kind of a list whose items
-        carry none, an API `PodList`), matched to their models `pods` and `nodes`."""
+        carry none, an API `PodList`), matched to their models `pods` and `nodes`. The input was
+        decoded already: whatever is odd in it costs only its served form, never the load."""
+        try:
+            self._add_json(data, pods, nodes, item_kind)
+        except msgspec.MsgspecError:
+            return
+
+    def _add_json(self, data: Any, pods: Iterable[Any], nodes: Iterable[Any], item_kind: str | None) -> None:
         by_key = {_pod_key(p.metadata.uid, p.metadata.namespace, p.metadata.name): p for p in pods}
         by_name = {n.metadata.name: n for n in nodes}
         if not by_key and not by_name:
@@ -102,7 +109,10 @@ class ServedObjects:
 
     def add_object(self, data: Any, kind: str, model: Any) -> None:
         """One object of `kind` (an API GET answer), and its model."""
-        head = _head.decode(data)
+        try:
+            head = _head.decode(data)
+        except msgspec.MsgspecError:
+            return
         head.kind = kind
         meta = model.metadata
         key = _pod_key(meta.uid, meta.namespace, meta.name)
@@ -121,11 +131,14 @@ class ServedObjects:
                 raw = msgspec.Raw(msgspec.json.encode(item))
             except (TypeError, ValueError):  # a YAML value JSON has no form for: not sent as served
                 continue
-            self._add(_head.decode(raw), raw, by_key, by_name)
+            try:
+                self._add(_head.decode(raw), raw, by_key, by_name)
+            except msgspec.MsgspecError:
+                continue
 
     def _add(self, head: _Head, raw: msgspec.Raw, pods: dict[str, Any], nodes: dict[str, Any]) -> None:
         try:
-            meta = _meta.decode(head.metadata) if head.metadata else _Meta()
+            meta = _meta.decode(head.metadata) if bytes(head.metadata) != b"null" else _Meta()
         except msgspec.MsgspecError:  # not an object: no model was made of it either
             return
         if head.kind == "Pod":
