@@ -63,7 +63,6 @@ def test_the_demo_names_these_tests_use_exist(demo: ClusterState) -> None:
 @pytest.mark.parametrize("args", [
     pytest.param(("plan", "--snapshot", "demo"), id="plan"),
     pytest.param(("explain", CRITICAL, "--snapshot", "demo"), id="explain"),
-    pytest.param(("drain", "worker-b3", "--ignore-daemonsets", "--dry-run", "--snapshot", "demo"), id="drain"),
     pytest.param(("snapshot", "--snapshot", "demo"), id="snapshot"),
     pytest.param(("manifests",), id="manifests"),
 ])
@@ -82,6 +81,8 @@ def test_json_and_yaml_are_the_same_document_whether_or_not_stdout_is_a_terminal
     pytest.param(("preempt", CRITICAL, "--dry-run", "--snapshot", "demo"), id="preempt"),
     pytest.param(("reconcile", "--dry-run", "--snapshot", "demo", "--min-pending", "0"), id="reconcile"),
     pytest.param(("untaint", "--dry-run", "--snapshot", "demo"), id="untaint"),
+    pytest.param(("drain", "worker-c1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--allow-pending",
+                  "--dry-run", "--snapshot", "demo"), id="drain (its pre-flight, then the summary)"),
 ])
 def test_streams_print_one_document_per_event_in_json_and_yaml_and_lines_in_a_table(cli: Run,
                                                                                     args: tuple[str, ...]) -> None:
