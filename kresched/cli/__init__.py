@@ -111,7 +111,7 @@ _COMPLETION_HELP = {
 
 def _completion(ctx: Any, args: list[str]) -> None:
     """`--install-completion [SHELL]` and `--show-completion [SHELL]` (Typer's take no shell: they
-    detect it, and would take `zsh` for a command): the script of `kresched.completions`, shown or
+    detect it, and would take `zsh` for a command): the script of `cli.shells`, shown or
     installed where the docs say; exits."""
     from kresched.cli.shells import SCRIPTS, completion_script, current_shell, install
 
