@@ -31,6 +31,7 @@ import msgspec
 
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import PodGroup, SchedulingWorkload
 from kresched.model.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from kresched.model.specs import LabelSelector
 from kresched.model.storage import PersistentVolumeClaim
@@ -81,6 +82,9 @@ class Manifests:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    #: PodGroups (of any gang API) and v1alpha2 Workloads: what makes the workloads' pods gangs.
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
     #: `Kind ns/name` of the objects that are neither (ConfigMaps, Secrets, ...): not planned.
     ignored: list[str] = field(default_factory=list)
 
