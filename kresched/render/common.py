@@ -41,19 +41,17 @@ def pod_requests_text(pod: Pod) -> str:
 
 def requests_text(pod: Pod, per: str = "") -> str:
     """What a pod asks of a node, for its header: `requests cpu 500m, memory 1Gi` (`per` after the
-    amounts: ` per replica`), or `no requests`; then the ResourceClaims it gets devices through,
-    which requests do not show (`ResourceClaims: gpu (trainer-gpu, from template one-gpu)`)."""
+    amounts: ` per replica`), or `no requests`. Devices it asks for through ResourceClaims are not
+    among them: `claims_text` says those."""
     amounts = pod_requests_text(pod)
-    text = "no requests" if amounts == "no requests" else f"requests {amounts}{per}"
-    claims = claims_text(pod)
-    return f"{text}; ResourceClaims: {claims}" if claims else text
+    return "no requests" if amounts == "no requests" else f"requests {amounts}{per}"
 
 
 def claims_text(pod: Pod) -> str:
-    """`gpu (ResourceClaim shared-gpu), nic (trainer-nic, from template one-nic)`: each entry of
-    `spec.resourceClaims` and the claim it names, or the claim made for the pod from its template
-    (`status.resourceClaimStatuses`; not made yet, or none for each replica of a what-if); "" for
-    a pod without claims."""
+    """`ResourceClaims: gpu (ResourceClaim shared-gpu), nic (trainer-nic, from template one-nic)`:
+    each entry of `spec.resourceClaims` and the claim it names, or the claim made for the pod from
+    its template (`status.resourceClaimStatuses`; not made yet, or not for a what-if's replicas); ""
+    for a pod without claims: a header's line after its requests."""
     made = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
     parts = []
     for c in pod.spec.resource_claims:
@@ -65,7 +63,7 @@ def claims_text(pod: Pod) -> str:
             parts.append(f"{c.name} ({claim}, {source})" if claim else f"{c.name} ({source})")
         else:
             parts.append(c.name)
-    return ", ".join(parts)
+    return f"ResourceClaims: {', '.join(parts)}" if parts else ""
 
 
 def priority_text(pod: Pod) -> str:

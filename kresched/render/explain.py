@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from kresched.model.gangs import Gang
 from kresched.plan.explain import Explanation
-from kresched.render.common import Source, count, priority_text, requests_text
+from kresched.render.common import Source, claims_text, count, priority_text, requests_text
 from kresched.render.table import Columns, Command, Hanging
 
 if TYPE_CHECKING:
@@ -104,6 +104,8 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
         Text(pod.key, style="bold"),
         Hanging(f"priority {priority_text(pod)}, {requests_text(pod)}", first="  "),
     ]
+    if claims := claims_text(pod):
+        parts.append(Hanging(claims, first="  "))
     if e.gang is not None:
         parts.append(Hanging(gang_text(e.gang), first="  "))
     if e.configured or e.other_scheduler is not None:
