@@ -29,6 +29,7 @@ from kresched.sources import served
 from tests.builders import make_node, make_pod
 from tests.clirun import Result, documents, drained, reset_env, run_cli
 from tests.extender_server import FakeExtender, closed_port, running_extender
+from tests.fakeapi import PODS
 from tests.test_cli_plan import write
 from tests.test_completions import bash_complete, kresched_on_path  # noqa: F401 (a fixture)
 
@@ -583,6 +584,23 @@ def test_a_replacement_is_sent_as_its_controller_would_create_it_from_the_served
     assert not {"uid", "resourceVersion", "creationTimestamp", "managedFields"} & set(sent["metadata"])
     assert "podIP" not in sent["status"]
     assert sent["metadata"]["ownerReferences"][0]["name"] == "web-7d9"
+
+
+def test_live_the_extender_gets_the_objects_the_api_server_served(cli: Run, ext: FakeExtender, fake_api: Any,
+                                                                  fake_kubeconfig: Path, tmp_path: Path) -> None:
+    fake_api.load(_served_cluster(tmp_path))  # served back with every field, over real HTTP, page by page
+    cfg = tmp_path / "sched.json"
+    cfg.write_text(json.dumps(_config(ext.url)))
+    res = cli("explain", "shop/p", "--kubeconfig", str(fake_kubeconfig), "--scheduler-config", str(cfg), "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    _, body = ext.requests[0]
+    assert body["Pod"]["spec"]["containers"][0]["env"] == [{"name": "MODE", "value": "fast"}]
+    # (the fake API server's own resourceVersion: the object as it served it, not as the file had it)
+    assert body["Pod"]["metadata"]["resourceVersion"] == fake_api.store.get(PODS, "shop", "p")["metadata"][
+        "resourceVersion"]
+    # (node-a, full, is not feasible: not sent)
+    assert {n["metadata"]["name"]: n["status"]["nodeInfo"]["machineID"] for n in body["Nodes"]["items"]} == {
+        "node-b": "m-node-b", "node-c": "m-node-c"}
 
 
 def test_without_a_called_extender_nothing_more_is_kept(cli: Run, tmp_path: Path) -> None:
