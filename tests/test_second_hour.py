@@ -180,6 +180,23 @@ def test_type_with_two_names_says_one_object_at_a_time(cli: Run) -> None:
                                           "explain pod/web-1) (see 'kresched explain --help')\n")
 
 
+@pytest.mark.parametrize(("args", "error"), [
+    pytest.param(("explain", "pod"), "pod default/pod not found in the snapshot; pod is a type, not a name: give the "
+                                     "name too (pod NAME, or pod/NAME)", id="explain pod"),
+    pytest.param(("plan", "deploy", "-n", "shop"), "pod shop/deploy not found in the snapshot; deploy is a type, not a "
+                                                   "name: give the name too (deploy NAME, or deploy/NAME)",
+                 id="plan deploy"),
+    pytest.param(("drain", "node", "--dry-run"), "node node not found; node is a type, not a name: give the name too "
+                                                 "(node NAME, or node/NAME)", id="drain node"),
+    pytest.param(("explain", "node"), "node node not found; node is a type, not a name: give the name too (node "
+                                      "NAME, or node/NAME)", id="explain node"),
+])
+def test_a_type_without_its_name_says_so_not_what_the_type_resembles(cli: Run, args: tuple[str, ...],
+                                                                     error: str) -> None:
+    r = cli(*args, "--snapshot", "demo")
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {error}\n")
+
+
 def test_help_and_help_command_show_the_help(cli: Run) -> None:
     root = cli("help")
     assert (root.exit_code, root.stdout) == (0, cli("--help").stdout)

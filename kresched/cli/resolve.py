@@ -291,6 +291,8 @@ def resolve_pod(state: ClusterState, ref: str, source: str, namespace: str = "de
         return pod
     check_namespace(state, key.split("/", 1)[0], source)
     ns, name = key.split("/", 1)
+    if is_resource_type(name):  # `explain pod`: kubectl's TYPE without its NAME
+        raise InputError(f"pod {key} not found in {source}; {_type_not_name(name)}")
     elsewhere = sorted(p.key for p in state.pods if p.name == name)
     here = [p for p in state.pods if p.namespace == ns and p.name.startswith(name)]
     stem = here or [p for p in state.pods if p.name.startswith(name)]
@@ -309,6 +311,11 @@ def resolve_pod(state: ClusterState, ref: str, source: str, namespace: str = "de
         if not close and not any(p.namespace == ns for p in state.pods):
             hint = f" (it has no pods in namespace {ns})"
     raise InputError(f"pod {key} not found in {source}{hint}")
+
+
+def _type_not_name(typed: str) -> str:
+    """What to say of kubectl's TYPE typed where a name was expected (`explain pod`)."""
+    return f"{typed} is a type, not a name: give the name too ({typed} NAME, or {typed}/NAME)"
 
 
 def _workload_named(name: str, pods: list[Pod], namespace: str) -> str:
@@ -359,6 +366,8 @@ def resolve_nodes(state: ClusterState, refs: list[str]) -> list[Node]:
         refs = refs[1:]
     names = list(dict.fromkeys(node_name(r) for r in refs))
     unknown = [n for n in names if n not in state.node_by_name]
+    if len(unknown) == 1 and unknown[0].lower() in _NODE_TYPES:  # `drain node`: the TYPE without a NAME
+        raise InputError(f"node {unknown[0]} not found; {_type_not_name(unknown[0])}")
     if unknown:
         hints = list(dict.fromkeys(c for n in unknown for c in close_names(n, list(state.node_by_name))))
         hint = f"; did you mean {', '.join(hints)}?" if hints else ""
