@@ -315,6 +315,19 @@ def test_namespaces_complete_from_the_snapshot(kresched_on_path: dict[str, str])
         "kube-node-lease", "kube-public", "kube-system"]
 
 
+@pytest.mark.slow
+def test_namespaces_complete_from_the_cluster(kresched_on_path: dict[str, str], fake_api: Any,  # noqa: F811
+                                              fake_kubeconfig: Path) -> None:
+    # Without --snapshot, as the newcomer typed it: the namespaces the API server lists, over HTTP.
+    fake_api.load({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        for name in ("default", "kube-node-lease", "kube-public", "kube-system", "shop")]})
+    env = {**kresched_on_path, "KUBECONFIG": str(fake_kubeconfig)}
+    assert bash_complete(["kresched", "explain", "-n", "kube-sys"], env) == ["kube-system"]
+    assert bash_complete(["kresched", "plan", "--kubeconfig", str(fake_kubeconfig), "-n", "sh"],
+                         kresched_on_path) == ["shop"]
+
+
 def test_namespaces_complete_from_the_pods_when_a_snapshot_has_no_namespace_objects(tmp_path: Path) -> None:
     from kresched.cli.complete import complete_namespaces
 
