@@ -9,7 +9,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_ROOT_USER_ACTION=ignore
 
 WORKDIR /build
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.pypi.md ./
 COPY kresched ./kresched
 RUN pip install . && cd / && rm -rf /build
 WORKDIR /

@@ -2,6 +2,8 @@
 
 `python -m kresched.completions [DIR]` writes `kresched.bash`, `_kresched` (zsh) and
 `kresched.fish` into DIR (default: the repository's `completions/`, when run from a checkout).
+`kresched --install-completion [SHELL]` (`cli.shells.install`) writes the same script where
+docs/guide/ci-and-cluster.md says, for SHELL or the shell it runs under.
 The scripts are Typer's own: each calls `kresched` back with `_KRESCHED_COMPLETE=complete_<shell>`
 to get the candidates, so they follow the installed kresched's commands and options and only
 change when Typer's protocol does (tests/test_completions.py fails when the committed ones are
@@ -12,58 +14,16 @@ Outside the layers: it runs the whole CLI, as a shell would.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+
+from kresched.cli.shells import COMPLETE_VAR, PROG, SCRIPTS, completion_script
 
 __all__ = ["COMPLETE_VAR", "PROG", "SCRIPTS", "completion_script", "write_completions"]
 
-PROG = "kresched"
-#: The environment variable Typer's completion protocol uses for a program named `kresched`.
-COMPLETE_VAR = "_KRESCHED_COMPLETE"
-#: Shell → file name, as each shell's completion loader looks for it.
-SCRIPTS = {"bash": "kresched.bash", "zsh": "_kresched", "fish": "kresched.fish"}
 #: The repository's `completions/` (when kresched runs from a checkout, not from an installed wheel).
 _REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = _REPO / "completions" if (_REPO / "pyproject.toml").is_file() else None
-
-
-@contextlib.contextmanager
-def _environ(**values: str) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def completion_script(shell: str) -> str:
-    """The script for `shell`, as `_KRESCHED_COMPLETE=source_<shell> kresched` prints it."""
-    from kresched.cli import app
-
-    if shell not in SCRIPTS:
-        raise ValueError(f"unsupported shell {shell!r} (supported: {', '.join(SCRIPTS)})")
-    out = io.StringIO()
-    with _environ(**{COMPLETE_VAR: f"source_{shell}"}), contextlib.redirect_stdout(out):
-        try:
-            app(args=[], prog_name=PROG)
-        except SystemExit as exit_:
-            if exit_.code:
-                raise RuntimeError(f"the {shell} completion script could not be generated "
-                                   f"(exit {exit_.code})") from None
-    # Stripped as Typer's own `--show-completion` does: zsh reads `#compdef` from the first line.
-    script = out.getvalue().strip()
-    if not script:
-        raise RuntimeError(f"the {shell} completion script came out empty")
-    return script + "\n"
 
 
 def write_completions(directory: Path) -> list[Path]:

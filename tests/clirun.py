@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from kresched.cli import app
 from kresched.cli.common import ENV
 
-__all__ = ["DURATION", "Result", "reset_env", "run_cli"]
+__all__ = ["DURATION", "Result", "documents", "drained", "reset_env", "run_cli"]
 
 #: How long a run took, in every form `kresched.render.common.duration_text` writes it (`0.0s`,
 #: `10.5s`, `2m03s`, `1h02m`): a test matches it, never compares it (a slow machine takes longer).
@@ -52,6 +52,24 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str, width: int | None = Non
         ENV.__dict__["out"] = Console(file=out, width=width, no_color=True, highlight=False, soft_wrap=False)
     result = CliRunner().invoke(app, list(args), catch_exceptions=False)
     return Result(result.exit_code, out.getvalue() + result.stdout, err.getvalue())
+
+
+def documents(stdout: str) -> list[dict]:
+    """The documents of a stream under -o json: one JSON object a line."""
+    import json
+
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def drained(stdout: str, node: str | None = None) -> dict:
+    """One node's object in the pre-flight of `drain -o json` (`{"action": "preflight", "nodes":
+    [...]}`, the stream's first document): `node`'s, or the only one's."""
+    (preflight,) = [d for d in documents(stdout) if d["action"] == "preflight"]
+    nodes = preflight["nodes"]
+    if node is None:
+        (one,) = nodes
+        return one
+    return next(n for n in nodes if n["node"] == node)
 
 
 class _Terminal(io.StringIO):

@@ -237,13 +237,14 @@ def test_a_good_file_works_through_the_same_command(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("command", ["plan", "explain", "snapshot"])
 def test_a_snapshot_of_pods_only_is_an_input_error_naming_the_missing_nodes(monkeypatch, tmp_path, command):
-    # What `kubectl get pods -A -o yaml` gives: not "INFEASIBLE", but what to capture instead.
-    path = write(tmp_path / "pods.yaml", pod_yaml())
+    # What `kubectl get pods -A -o yaml` gives (its pods bound to nodes it does not hold): not
+    # "INFEASIBLE", but what to capture instead. (Pods bound to no node are a manifest: -f.)
+    path = write(tmp_path / "pods.yaml", pod_yaml().replace("    containers:", "    nodeName: node-a\n    containers:"))
     args = [command, "--snapshot", str(path)] + (["shop/web"] if command == "explain" else [])
     r = run(monkeypatch, *args)
     assert r.code == 2
     assert _check_one_line_error(r) == (
-        f"error: snapshot {path} has no nodes (1 pods): a plan needs the nodes too, e.g. kubectl get "
+        f"error: snapshot {path} has no nodes (1 pod): a plan needs the nodes too, e.g. kubectl get "
         "nodes,pods,pdb,priorityclasses,namespaces -A -o yaml")
 
 

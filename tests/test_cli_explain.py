@@ -403,13 +403,14 @@ def test_prefilter_rejections_and_left_out_nodes_are_explained(cli: Run, tmp_pat
 
 
 def test_a_snapshot_without_nodes_is_an_input_error_naming_what_is_missing(cli: Run, tmp_path: Path) -> None:
-    # `kubectl get pods -A -o yaml` alone: nothing can be planned or explained on it.
-    source = write(tmp_path, [], [make_pod("web", cpu="100m")])
+    # `kubectl get pods -A -o yaml` alone (a pod bound to a node it does not hold, one Pending):
+    # nothing can be planned or explained on it.
+    source = write(tmp_path, [], [make_pod("web", cpu="100m"), make_pod("api", cpu="100m", node="node-a")])
     for output in ("table", "json"):
         res = cli("explain", "--pod", "default/web", "--snapshot", source, "-o", output)
         assert res.exit_code == 2
         assert res.stdout == ""
-        assert res.stderr.startswith(f"error: snapshot {source} has no nodes (1 pods): a plan needs the nodes too")
+        assert res.stderr.startswith(f"error: snapshot {source} has no nodes (2 pods): a plan needs the nodes too")
         assert res.stderr.count("\n") == 1
 
 

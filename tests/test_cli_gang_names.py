@@ -68,7 +68,9 @@ def test_plan_of_a_pod_group_plans_its_members_as_one(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("spelling", ["ml/train-2", "podgroup/train -n ml", "job/train -n ml",
-                                      "podgroup.scheduling.x-k8s.io/train -n ml"])
+                                      "podgroup.scheduling.x-k8s.io/train -n ml",
+                                      # kubectl's TYPE NAME, as for every other type (issue 45)
+                                      "pg train -n ml", "-n ml podgroups.scheduling.x-k8s.io train"])
 def test_preempt_dry_run_of_a_gang_by_any_name_rehearses_the_whole_gang(monkeypatch, tmp_path, spelling):
     run = run_cli(monkeypatch, "preempt", *spelling.split(), "--snapshot", _snapshot(tmp_path), "--dry-run",
                   "-o", "json")
@@ -110,3 +112,17 @@ def test_a_name_two_apis_declare_must_say_which(monkeypatch, tmp_path):
     run = run_cli(monkeypatch, "preempt", "podgroup.scheduling.volcano.sh/train", "-n", "ml", "--snapshot", snapshot,
                   "--dry-run", "-o", "json")
     assert [json.loads(line) for line in run.stdout.splitlines()][-1]["flavor"] == "volcano"
+
+
+@pytest.mark.parametrize(("typed", "hint"), [
+    pytest.param("trian", "did you mean podgroup/train?", id="a typo"),
+    pytest.param("tr", "did you mean podgroup/train?", id="the beginning of its name"),
+    pytest.param("train", "did you mean podgroup/train -n ml?", id="in another namespace"),
+])
+def test_a_pod_group_not_found_suggests_the_close_names_as_every_other_name(monkeypatch, tmp_path, typed, hint):
+    ns = "default" if typed == "train" else "ml"
+    snapshot = _snapshot(tmp_path)
+    run = run_cli(monkeypatch, "plan", f"podgroup/{typed}", "-n", ns, "--snapshot", snapshot)
+    assert (run.exit_code, run.stdout) == (ExitCode.USAGE, "")
+    assert run.stderr == (f"error: podgroup {ns}/{typed} not found in {snapshot}: no pod declares itself a member "
+                          f"of it; {hint}\n")

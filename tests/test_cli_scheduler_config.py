@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.builders import make_node, make_pod
-from tests.clirun import Result, reset_env, run_cli
+from tests.clirun import Result, drained, reset_env, run_cli
 from tests.extender_server import closed_port
 from tests.test_cli_plan import write
 
@@ -186,8 +186,7 @@ def test_drain_places_each_replacement_with_its_profile_and_leaves_other_schedul
     ])
     cfg = _config(tmp_path, MOST_ALLOCATED)
     res = cli("drain", "node-a", "--snapshot", path, "--dry-run", "-o", "json", "--scheduler-config", cfg)
-    doc = json.loads(res.stdout)
-    evict = {e["pod"]: e for e in doc["evict"]}
+    evict = {e["pod"]: e for e in drained(res.stdout)["evict"]}
     assert res.exit_code == 0, res.stderr
     assert evict["default/web"]["landsOn"] == "node-b"
     assert (evict["default/job"]["landsOn"], evict["default/job"]["otherScheduler"]) == (None, "volcano")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clirun import Result, run_cli
+from tests.clirun import Result, documents, drained, run_cli
 
 Run = Callable[..., Result]
 
@@ -76,7 +76,7 @@ def moved(r: Result) -> list[str]:
 def test_dry_run_client_with_a_space_is_a_client_dry_run_not_a_node(cli: Run, spelling: tuple[str, ...]) -> None:
     r = cli("drain", "worker-b3", *spelling, "--snapshot", "demo", "-o", "json")
     assert "not found" not in r.stderr
-    assert json.loads(r.stdout)["node"] == "worker-b3"
+    assert drained(r.stdout)["node"] == "worker-b3"
 
 
 def test_plan_with_dry_run_says_that_plan_never_changes_anything(cli: Run) -> None:
@@ -149,7 +149,7 @@ def test_pods_and_nodes_take_their_group_and_version_too(cli: Run) -> None:
               "-o", "json")
     assert json.loads(pod.stdout)["pod"] == CRITICAL
     node = cli("drain", "nodes.v1./worker-b3", "--dry-run", "--snapshot", "demo", "-o", "json")
-    assert json.loads(node.stdout)["node"] == "worker-b3"
+    assert drained(node.stdout)["node"] == "worker-b3"
 
 
 # -- 1. preempt -f agrees with itself ----------------------------------------------------------------------
@@ -317,10 +317,11 @@ def test_drain_names_every_refusal_and_every_flag_in_one_pre_flight(cli: Run) ->
                                    "--ignore-daemonsets --delete-emptydir-data --force; 3 pods would stay Pending "
                                    "(batch/report-nightly-29277600-729sx, data/nats-2, data/postgres-0: what holds "
                                    "each is above; --allow-pending drains anyway)")
-    as_json = json.loads(cli("drain", "worker-a1", "--dry-run", "--snapshot", "demo", "-o", "json").stdout)
-    assert as_json["flags"] == ["--ignore-daemonsets", "--delete-emptydir-data", "--force"]
+    stream = documents(cli("drain", "worker-a1", "--dry-run", "--snapshot", "demo", "-o", "json").stdout)
+    assert stream[0]["flags"] == ["--ignore-daemonsets", "--delete-emptydir-data", "--force"]
     assert {"pod": "ops/pg-dump-manual", "reason": "Pods with local storage (use --delete-emptydir-data to override)",
-            "also": ["cannot delete Pods that declare no controller (use --force to override)"]} in as_json["errors"]
+            "also": ["cannot delete Pods that declare no controller (use --force to override)"]} in \
+        stream[0]["nodes"][0]["errors"]
     # The flags it named are all it takes: no refusal is left to find.
     then = cli("drain", "worker-a1", "--dry-run", "--snapshot", "demo", "--ignore-daemonsets",
                "--delete-emptydir-data", "--force")
@@ -335,5 +336,5 @@ def test_a_refused_pod_that_would_stay_pending_once_evicted_is_named_before_the_
     assert "shop/search-indexer-7ggrl7gzs-jssw7" in r.stderr.split("would stay Pending", 1)[1]
     lifted = cli("drain", "worker-b3", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--dry-run",
                  "--snapshot", "demo", "-o", "json")
-    pending = [p["pod"] for p in json.loads(lifted.stdout)["evict"] if p["landsOn"] is None]
+    pending = [p["pod"] for p in drained(lifted.stdout)["evict"] if p["landsOn"] is None]
     assert "shop/search-indexer-7ggrl7gzs-jssw7" in pending

@@ -10,6 +10,7 @@ of taking the test run down with it.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import resource
@@ -107,13 +108,40 @@ def test_json_nested_beyond_the_limit_anywhere_is_one_error_line(tmp_path, where
                                  "no Kubernetes object is")
 
 
-def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+def test_a_named_pipe_nobody_writes_to_is_empty_at_once(tmp_path):
     fifo = tmp_path / "cluster.yaml"
     os.mkfifo(fifo)
-    p = kresched("plan", "--snapshot", str(fifo), timeout=30)
+    p = kresched("plan", "--snapshot", str(fifo), timeout=30)  # opening it plainly waits for a writer forever
     assert p.code == ExitCode.USAGE
-    assert one_error_line(p) == (f"error: {fifo}: not a regular file (it is a FIFO); use '-' to read a stream "
-                                 "from stdin")
+    assert one_error_line(p) == (f"error: {fifo}: empty input: expected a Kubernetes List or objects (JSON or "
+                                 "YAML)")
+
+
+@pytest.mark.parametrize("flag", ["--snapshot", "-f", "--kubeconfig", "--scheduler-config"])
+def test_a_pipe_is_read_as_kubectl_reads_one(tmp_path, flag):
+    """`<(helm template ...)` and `/dev/stdin` are pipes, read as kubectl reads them."""
+    (tmp_path / "cluster.yaml").write_text(NODE + POD)
+    (tmp_path / "job.yaml").write_text("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: shop}\n"
+                                       "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+                                       "      containers: [{name: c, image: busybox}]\n")
+    (tmp_path / "kubeconfig").write_text("apiVersion: v1\nkind: Config\ncontexts: []\n")
+    (tmp_path / "sched.yaml").write_text("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                         "kind: KubeSchedulerConfiguration\nprofiles: [{schedulerName: other}]\n")
+    read = {"--snapshot": "cluster.yaml", "-f": "job.yaml", "--kubeconfig": "kubeconfig",
+            "--scheduler-config": "sched.yaml"}[flag]
+    snapshot = "" if flag in ("--snapshot", "--kubeconfig") else "--snapshot cluster.yaml"
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} -m kresched plan {flag} <(cat {read}) {snapshot}"
+                                         f"{' shop/web' if flag in ('--kubeconfig', '--scheduler-config') else ''}"
+                                         " -o json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    if flag == "--kubeconfig":  # read: it names no context (with --snapshot it would not be read at all)
+        assert proc.returncode == ExitCode.CLUSTER_ACCESS
+        assert proc.stderr.startswith("error: kubeconfig /dev/fd/") and "sets no current-context" in proc.stderr
+    elif flag == "--scheduler-config":  # read: its one profile is not the pod's scheduler
+        assert proc.returncode == ExitCode.INFEASIBLE, proc.stderr
+        assert "is not a profile" in json.loads(proc.stdout)["message"]
+    else:
+        assert proc.returncode == ExitCode.OK, proc.stderr
+        assert proc.stdout.lstrip().startswith(("{", "["))
 
 
 def test_a_fifo_in_a_snapshot_directory_is_skipped(tmp_path):
@@ -273,9 +301,10 @@ def _sparse_20mib(d: Path) -> str:
 
 
 @pytest.mark.parametrize(("make", "expected"), [
-    pytest.param(lambda d: "/dev/zero", "not a regular file (it is a character device)", id="/dev/zero"),
-    pytest.param(_fifo, "not a regular file (it is a FIFO)", id="a FIFO nobody writes to"),
-    pytest.param(_sparse_20mib, "larger than 16 MiB; not read (a kubeconfig is kilobytes)", id="a file of 20 MiB"),
+    pytest.param(lambda d: "/dev/zero", ": not a regular file (it is a character device)", id="/dev/zero"),
+    pytest.param(_fifo, " sets no current-context: pass --context (it has no contexts)",
+                 id="a FIFO nobody writes to: empty at once"),
+    pytest.param(_sparse_20mib, ": larger than 16 MiB; not read (a kubeconfig is kilobytes)", id="a file of 20 MiB"),
 ])
 @pytest.mark.parametrize("how", ["--kubeconfig", "KUBECONFIG"])
 def test_an_endless_or_huge_kubeconfig_is_refused_unread_in_one_line(tmp_path, make, expected, how):
@@ -286,7 +315,7 @@ def test_an_endless_or_huge_kubeconfig_is_refused_unread_in_one_line(tmp_path, m
     else:
         p = kresched("plan", "--kubeconfig", path, timeout=30)
     assert p.code == ExitCode.CLUSTER_ACCESS
-    assert one_error_line(p) == f"error: kubeconfig {path}: {expected}"
+    assert one_error_line(p) == f"error: kubeconfig {path}{expected}"
 
 
 def test_a_directory_given_as_kubeconfig_says_so(tmp_path):

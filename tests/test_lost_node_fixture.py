@@ -26,7 +26,7 @@ from kresched.model.objects import time_seconds
 from kresched.plan.lost import NODE_MONITOR_GRACE_SECONDS, is_lost, node_loss, observed_at
 from kresched.plan.recovery import recovery_timeline
 from kresched.sources.snapshot import load_snapshot
-from tests.clirun import reset_env, run_cli
+from tests.clirun import documents, reset_env, run_cli
 
 FIXTURE = Path(__file__).parent / "fixtures" / "lost" / "node-lost-and-out-of-service.json"
 DATA: dict[str, Any] = json.loads(FIXTURE.read_bytes())
@@ -172,8 +172,14 @@ def test_a_drain_dry_run_on_the_lost_node_would_never_finish(monkeypatch, record
                   recorded("tainted"), "-o", "json")
     assert res.exit_code == ExitCode.INFEASIBLE
     assert "the drain would never finish: node/node-x is lost" in res.stderr
-    assert [loss["node"] for loss in json.loads(res.stdout)["lost"]] == ["node-x"]
+    preflight, summary = documents(res.stdout)
+    assert [loss["node"] for loss in preflight["lost"]] == ["node-x"]
+    assert (summary["action"], summary["complete"], summary["lost"]) == ("summary", False, ["node-x"])
     oos = run_cli(monkeypatch, "drain", "node-x", "--out-of-service", "--dry-run", "--snapshot", recorded("tainted"),
                   "-o", "json")
     assert oos.exit_code == ExitCode.OK
-    assert json.loads(oos.stdout)["outOfServicePods"]
+    preflight, summary = documents(oos.stdout)
+    assert (preflight["action"], preflight["node"]) == ("preflight", "node-x")
+    assert preflight["outOfServicePods"]
+    assert (summary["action"], summary["nodes"], summary["mode"]) == ("summary", [], "dry run")
+    assert summary["message"] == "node/node-x would be tainted node.kubernetes.io/out-of-service (dry run)"

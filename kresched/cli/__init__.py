@@ -24,6 +24,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from kresched import __version__
 from kresched.cli import drain as _drain
 from kresched.cli import explain as _explain
+from kresched.cli import help as _help
 from kresched.cli import load as _load
 from kresched.cli import manifests as _manifests
 from kresched.cli import plan as _plan
@@ -58,6 +59,8 @@ class KubectlGroup(TyperGroup):
     """The root command: kubectl's argument order and one-line usage errors."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] in _COMPLETION_OPTIONS:
+            _completion(ctx, args)
         try:
             normal = normalize_args(args, self.commands)
         except BadArgument as exc:
@@ -65,6 +68,13 @@ class KubectlGroup(TyperGroup):
             err.command_path = f"{ctx.command_path} {exc.verb}" if exc.verb else None  # type: ignore[attr-defined]
             raise err from None
         return super().parse_args(ctx, normal)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for p in params:  # Typer's options, whose parsing `_completion` takes over: their help says so
+            if p.name in _COMPLETION_HELP:
+                p.help = _COMPLETION_HELP[p.name]
+        return params
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
@@ -87,6 +97,43 @@ class KubectlGroup(TyperGroup):
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+#: Typer's completion options, which take the shell as kubectl's `completion SHELL` does.
+_COMPLETION_OPTIONS = ("--install-completion", "--show-completion")
+_COMPLETION_HELP = {
+    "install_completion": "Install completion for the current shell, or for SHELL (bash, zsh, fish): "
+                          "--install-completion zsh.",
+    "show_completion": "Show completion for the current shell, or for SHELL (bash, zsh, fish), to copy it "
+                       "or customize the installation.",
+}
+
+
+def _completion(ctx: Any, args: list[str]) -> None:
+    """`--install-completion [SHELL]` and `--show-completion [SHELL]` (Typer's take no shell: they
+    detect it, and would take `zsh` for a command): the script of `cli.shells`, shown or
+    installed where the docs say; exits."""
+    from kresched.cli.shells import SCRIPTS, completion_script, current_shell, install
+
+    option, rest = args[0], args[1:]
+    if len(rest) > 1:
+        raise click.exceptions.UsageError(f"{option} takes one shell, got {' '.join(rest)}", ctx)
+    shell = rest[0] if rest else current_shell()
+    if shell not in SCRIPTS:
+        what = f"shell {shell!r} is not supported" if shell else "cannot tell which shell this is"
+        raise click.exceptions.UsageError(f"{option}: {what}: name one of {', '.join(SCRIPTS)} "
+                                          f"({option} {next(iter(SCRIPTS))})", ctx)
+    if option == "--show-completion":
+        ENV.write(completion_script(shell))
+    else:
+        try:
+            lines = install(shell)
+        except OSError as exc:
+            _stderr(f"error: cannot install the {shell} completion: {exc.strerror or exc}: {exc.filename or ''}")
+            ctx.exit(int(ExitCode.ERROR))
+        for line in lines:
+            ENV.write(line)
+    ctx.exit(int(ExitCode.OK))
 
 
 def _stderr(line: str) -> None:
@@ -192,6 +239,7 @@ _COMMANDS = (
     ("snapshot", _snapshot.snapshot, "Capture the cluster state a plan needs into one file"),
     ("manifests", _manifests.manifests_command, "Print the RBAC and CronJob that run reconcile"),
     ("version", _version_cmd.version_command, "Print the version"),
+    ("help", _help.help_command, "Help about any command"),
 )
 for _name, _fn, _short in _COMMANDS:
     app.command(_name, cls=KubectlCommand, short_help=_short)(_fn)

@@ -125,7 +125,8 @@ LEFT_BEHIND = frozenset({"release-failed", "lease-release-failed", "incomplete",
 def live_reporting(opts: Options, mode: str) -> Iterator[Reporter]:
     """`make_reporter`, plus on a terminal a live footer of what is in progress (counts, the PDBs
     pods wait for). Thread-safe: drain reports from its lanes. Nothing may prompt meanwhile."""
-    if not is_table(opts.output) or not ENV.stdout_is_tty:
+    if not is_table(opts.output) or not ENV.stdout_is_tty or ENV.colourless:
+        # (the footer is redrawn with cursor moves: none with NO_COLOR)
         yield make_reporter(opts, mode)
         return
     from rich.live import Live

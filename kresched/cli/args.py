@@ -15,7 +15,10 @@ spellings kubectl (pflag) accepts that click does not.
   `--gang` is `--gang=all` (every replica);
 - `-f` is kubectl's: manifests (`--filename`), on the verbs that read them (`plan`, `preempt`); on any
   other verb, or before the verb, it is a usage error that points to `--snapshot` (kresched's `-f`
-  used to be the snapshot's).
+  used to be the snapshot's); `-f` followed by another option or by nothing says that it needs a
+  FILE (pflag would take the option for the file name);
+- `explain pod NAME`, `plan deploy NAME`, `explain node NAME` (kubectl's `TYPE NAME`, on the verbs that
+  take one object) are `TYPE/NAME`;
 Nothing after `--` is touched.
 """
 
@@ -25,12 +28,16 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from kresched.cli.resolve import is_resource_type
+
 __all__ = ["BadArgument", "normalize_args"]
 
 #: Options every reading command has, which kubectl lets come before the verb: those taking a value…
 _LEADING_WITH_VALUE = {"--snapshot", "--kubeconfig", "--context", "--namespace", "-n", "--output", "-o"}
 #: The verbs whose `-f` names manifests (kubectl's `-f, --filename`).
 _MANIFEST_VERBS = {"plan", "preempt"}
+#: The verbs that take one object (a pod, a workload, a node), which kubectl lets name as `TYPE NAME`.
+_ONE_OBJECT_VERBS = {"plan", "preempt", "explain"}
 #: …and flags.
 _LEADING_FLAGS = {"--no-color", "--all-namespaces", "-A"}
 #: The root's own options, which kubectl lets come after the verb.
@@ -68,6 +75,13 @@ def normalize_args(args: Sequence[str], commands: Mapping[str, Any] | Collection
         if i > 0 and verb is not None and verb not in _MANIFEST_VERBS and _is_short_f(a):
             raise BadArgument(f"unknown shorthand flag: 'f' in {a}: {verb} reads no manifests (-f is plan's and "
                               "preempt's, as kubectl's); a snapshot is --snapshot PATH", verb)
+        if i > 0 and verb in _MANIFEST_VERBS and a in ("-f", "--filename") and (
+                i + 1 >= len(head) or _is_option(head[i + 1])):
+            # pflag would take the next option as the file (kubectl: `the path "--snapshot" does not
+            # exist`), click says the option needs an argument: say what the FILE is.
+            after = f", not {head[i + 1]}" if i + 1 < len(head) else ""
+            raise BadArgument(f"{a} needs a FILE: the manifests of workloads that do not exist yet (a file, a "
+                              f"directory, or - for stdin){after}", verb)
         name, eq, value = a.partition("=")
         if eq and name in flags:
             if value in _TRUE:
@@ -103,7 +117,48 @@ def normalize_args(args: Sequence[str], commands: Mapping[str, Any] | Collection
     if len(modes) > 1:
         # A client dry run sends nothing the server could check: asking for both is a mistake.
         raise BadArgument(f"--dry-run={' and --dry-run='.join(sorted(modes))} are exclusive", verb)
+    if verb in _ONE_OBJECT_VERBS and isinstance(commands, Mapping):
+        new = _type_and_name(new, _value_options(commands[verb]))
     return [*kept, *moved, *new, *tail]
+
+
+def _type_and_name(args: list[str], with_value: set[str]) -> list[str]:
+    """kubectl's `TYPE NAME` (`explain pod web-0`, `plan deploy web`, `explain node worker-b3`) as
+    `TYPE/NAME`: two arguments, the first a type kresched knows (with its group, as kubectl spells
+    it: `deployments.apps`), the second a name. `args[0]` is the verb."""
+    positions = []
+    i = 1
+    while i < len(args):
+        a = args[i]
+        if _is_option(a):
+            name = a.split("=", 1)[0]
+            takes = name in with_value and "=" not in a and not (len(a) > 2 and not a.startswith("--"))
+            i += 2 if takes else 1
+            continue
+        positions.append(i)
+        i += 1
+    words = [args[k] for k in positions]
+    if len(words) < 2 or any("/" in w for w in words) or not is_resource_type(words[0]):
+        return args
+    if len(words) > 2:
+        raise BadArgument(f"{args[0]} takes one object at a time: {words[0]} {' '.join(words[1:])} names "
+                          f"{len(words) - 1} (e.g. {args[0]} {words[0]}/{words[1]})", args[0])
+    first, second = words
+    out = [a for k, a in enumerate(args) if k != positions[1]]
+    out[positions[0]] = f"{first}/{second}"
+    return out
+
+
+def _value_options(command: Any) -> set[str]:
+    """The names of a click command's options that take a value (`-n`, `--output`, ...)."""
+    return {opt for p in getattr(command, "params", ()) if getattr(p, "opts", None) and p.param_type_name == "option"
+            and not getattr(p, "is_flag", False) and not getattr(p, "count", False)
+            for opt in (*p.opts, *p.secondary_opts)}
+
+
+def _is_option(arg: str) -> bool:
+    """An option, not a value (`-` alone is standard input)."""
+    return arg.startswith("-") and arg != "-"
 
 
 def _is_short_f(arg: str) -> bool:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from kresched.cli.complete import complete_namespaces
 from kresched.errors import ExitCode, InputError, KreschedError
 from kresched.render.safe import escape_control
 
@@ -89,6 +90,7 @@ OutputOpt = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT", c
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No colours (colour is only ever used on a terminal; "
                                                              "NO_COLOR=1 also turns it off).")]
 NamespaceOpt = Annotated[str | None, typer.Option("--namespace", "-n", metavar="NAMESPACE",
+                                                  autocompletion=complete_namespaces,
                                                   help="The pod's namespace (default: the kubeconfig context's, "
                                                        "'default' for a snapshot).", show_default=False)]
 #: `--dry-run` on a verb that never writes (hidden: it changes nothing): a note says so, rather than an
@@ -169,16 +171,19 @@ class Env:
         width = None if self.stdout_is_tty else _columns() or PIPE_WIDTH
         # --no-color/NO_COLOR: no escape codes at all (rich alone would still print bold and italics).
         return SafeConsole(file=self.stdout, no_color=self._no_color, highlight=False, soft_wrap=False, width=width,
-                       force_terminal=self.stdout_is_tty or None,
-                       **({"color_system": None} if self._no_color else {}))
+                           force_terminal=self.stdout_is_tty or None,
+                           **({"color_system": None} if self._no_color else {}))
 
     @functools.cached_property
     def err(self) -> Console:
         from kresched.cli.console import SafeConsole
 
         tty = bool(getattr(self.stderr, "isatty", lambda: False)())
+        # As `out`: --no-color/NO_COLOR (https://no-color.org) means no escape codes that style text,
+        # not even the status line's dim clock (rich's no_color alone keeps bold and dim).
         return SafeConsole(file=self.stderr, no_color=self._no_color, highlight=False, stderr=True,
-                       width=None if tty else _columns() or PIPE_WIDTH)
+                           width=None if tty else _columns() or PIPE_WIDTH,
+                           **({"color_system": None} if self._no_color else {}))
 
     def say(self, line: str) -> None:
         """One plain line on stderr (an error, a warning, a note): what `err.print(line,
@@ -194,6 +199,12 @@ class Env:
     @property
     def _no_color(self) -> bool:
         return self.no_color or bool(os.environ.get("NO_COLOR"))
+
+    @property
+    def colourless(self) -> bool:
+        """--no-color or NO_COLOR (https://no-color.org): no escape codes at all, not even the
+        cursor moves of a transient status line (`cli.progress` draws it with carriage returns)."""
+        return self._no_color
 
     @property
     def stdout_is_tty(self) -> bool:
@@ -245,6 +256,9 @@ def make_options(snapshot: str | None, kubeconfig: str | None, context: str | No
         raise InputError("-n/--namespace and -A/--all-namespaces are exclusive")
     ENV.no_color = ENV.no_color or no_color
     ENV.docs = 0  # a new command, a new stream
+    from kresched.sources import served
+
+    served.record_into(None)  # a new command keeps no served objects unless it calls extenders (`load_profiles`)
     return Options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
 
 
@@ -268,9 +282,13 @@ def load_profiles(path: str | None, simulate_other: bool = False, offline: bool 
     The file's extenders are called over HTTP (`sources.extenders`) by a command that simulates
     (`offline` given): against a live cluster as the scheduler calls them, an unreachable one
     being an error for the pod (or skipped when ignorable); offline (`--snapshot`) only those
-    whose address answers now, the others keeping the warning that kresched does not call them."""
+    whose address answers now, the others keeping the warning that kresched does not call them.
+    While some extender is called, the Pods and Nodes loaded from then on are kept as served too
+    (`sources.served`): extenders are sent the full objects; otherwise nothing more is kept."""
     from kresched.sched.profile import Profiles, build_profiles
+    from kresched.sources import served
 
+    served.record_into(None)
     if not path:
         profiles = Profiles.default()
     else:
@@ -303,9 +321,11 @@ def load_profiles(path: str | None, simulate_other: bool = False, offline: bool 
 def _with_extenders(profiles: Profiles, extenders: Sequence[Extender], offline: bool) -> Profiles:
     from kresched.sched.extender import ExtenderError, verbs
     from kresched.sources.extenders import HttpTransport, probe
+    from kresched.sources.served import ServedObjects, record_into
 
     unreachable: dict[str, str] = {}
     transport = HttpTransport(ExtenderError)
+    called = 0
     for i, ext in enumerate(extenders):
         if not [v for v in verbs(ext) if v != "bind"]:
             continue
@@ -315,7 +335,11 @@ def _with_extenders(profiles: Profiles, extenders: Sequence[Extender], offline: 
             raise InputError(f"extenders[{i}].{exc.message}") from None
         if offline and (why := probe(ext)) is not None:
             unreachable[ext.url_prefix] = why
-    return profiles.with_extenders(extenders, transport, unreachable)
+        else:
+            called += 1
+    store = ServedObjects() if called else None
+    record_into(store)
+    return profiles.with_extenders(extenders, transport, unreachable, store)
 
 
 def load_policy(path: str | None) -> Policy:

@@ -1,5 +1,6 @@
-"""Shell completion of pod and node names: from the `--snapshot` on the command line when there
-is one, else from the cluster (the kubeconfig and context on the command line, or the defaults).
+"""Shell completion of pod, node and namespace names: from the `--snapshot` on the command line
+when there is one, else from the cluster (the kubeconfig and context on the command line, or the
+defaults).
 
 A shell waits for these, so they must answer within a second and never fail loudly: each cluster
 request has a one-second timeout, and any error (no cluster, no kubeconfig, an unreadable
@@ -12,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["complete_pods", "complete_nodes"]
+__all__ = ["complete_namespaces", "complete_pods", "complete_nodes"]
 
 #: Seconds a completion may wait for the API server (connect, read): with Python's start-up
 #: (about half a second, measured), a silent server still gets an answer within about a second.
@@ -53,6 +54,8 @@ def _snapshot_names(spec: str, kind: str, namespace: str | None) -> list[str]:
     state = load_snapshot(spec)
     if kind == "node":
         return sorted(n.name for n in state.nodes)
+    if kind == "namespace":  # the Namespace objects, or where the pods are when it has none
+        return sorted({n.name for n in state.namespaces} or {p.namespace for p in state.pods})
     # Pending pods first: those are the ones plan, explain and preempt are for.
     pods = sorted((p for p in state.pods if p.namespace == namespace), key=lambda p: (bool(p.spec.node_name), p.name))
     return [p.name for p in pods]
@@ -64,10 +67,14 @@ def _live_names(params: dict[str, Any], kind: str, namespace: str | None) -> lis
     with connect(params.get("kubeconfig"), params.get("context"), request_timeout=TIMEOUT) as client:
         if kind == "node":
             resp = client.core.list_node(limit=LIMIT, _preload_content=False, _request_timeout=TIMEOUT)
+        elif kind == "namespace":
+            resp = client.core.list_namespace(limit=LIMIT, _preload_content=False, _request_timeout=TIMEOUT)
         else:
             resp = client.core.list_namespaced_pod(namespace, limit=LIMIT, _preload_content=False,
                                                    _request_timeout=TIMEOUT)
         items = msgspec.json.decode(resp.data, type=_List).items
+    if kind == "namespace":
+        return sorted(i.metadata.name for i in items)
     return [i.metadata.name for i in sorted(items, key=lambda i: (bool(i.spec.node_name), i.metadata.name))]
 
 
@@ -96,6 +103,11 @@ def complete_pods(ctx: Any, incomplete: str) -> list[str]:
     if sep:
         return [f"{prefix}/{n}" for n in _names(ctx, "pod", prefix) if n.startswith(rest)]
     return [n for n in _names(ctx, "pod") if n.startswith(incomplete)]
+
+
+def complete_namespaces(ctx: Any, incomplete: str) -> list[str]:
+    """Namespace names (`-n kube-sys<TAB>`)."""
+    return [n for n in _names(ctx, "namespace", "") if n.startswith(incomplete)]
 
 
 def complete_nodes(ctx: Any, incomplete: str) -> list[str]:

@@ -34,11 +34,11 @@ from kresched.cli.common import (
     SnapshotOpt,
     at_least,
     command,
-    emit,
     is_table,
     load_profiles,
     make_options,
     parse_duration,
+    write_doc,
 )
 from kresched.cli.complete import complete_nodes
 from kresched.cli.load import load_state
@@ -170,8 +170,7 @@ def drain_command(
     if lost is not None:
         return lost
     if dry_run is DryRun.client:
-        emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan, wide=opts.output is Output.wide))
-        return _dry_run_verdict(opts, plan, allow_pending, timeout, allow_gang_disruption)
+        return _dry_run(opts, plan, names, allow_pending, timeout, allow_gang_disruption)
     # Acting for real (or with dryRun=All): only now the execution layer.
     from kresched.execute.drain import DrainOptions as ExecOptions
     from kresched.execute.drain import DrainResult, drain
@@ -248,10 +247,31 @@ def _gangs_text(plan: DrainPlan) -> str:
     return each[0] if len(each) == 1 else f"{len(each)} gangs: {', '.join(each)}"
 
 
-def _dry_run_verdict(opts: Options, plan: DrainPlan, allow_pending: bool, timeout: str,
-                     allow_gang_disruption: bool = False) -> int:
-    """The exit code a CI gate reads from `--dry-run`, with the reason on stderr when it is not 0;
-    a table that would finish ends as kubectl's dry run does (`node/worker-b3 drained (dry run)`)."""
+def _dry_run(opts: Options, plan: DrainPlan, names: list[str], allow_pending: bool, timeout: str,
+             allow_gang_disruption: bool = False) -> int:
+    """The pre-flight, and the verdict a CI gate reads from `--dry-run`: the exit code, the reason on
+    stderr when it is not 0; a table that would finish ends as kubectl's dry run does
+    (`node/worker-b3 drained (dry run)`). Under -o json|yaml, the stream a real drain starts with:
+    the pre-flight document, then the summary (its `message` the closing line or why not)."""
+    from kresched.render.drain import dry_run_summary, preflight_dict, preflight_view
+
+    reasons = _would_not_finish(plan, allow_pending, timeout, allow_gang_disruption)
+    if is_table(opts.output):
+        ENV.out.print(preflight_view(plan, wide=opts.output is Output.wide), crop=False)
+    else:
+        write_doc(opts.output, {"action": "preflight", **preflight_dict(plan)})
+        write_doc(opts.output, {"action": "summary", **dry_run_summary(plan, names, reasons, cluster_dict(opts))})
+    if not reasons:
+        if is_table(opts.output):
+            ENV.out.print(dry_run_summary(plan, names, reasons, None)["message"], markup=False, highlight=False,
+                          crop=False, soft_wrap=True)
+        return ExitCode.OK
+    ENV.say(f"error: the drain would not finish: {'; '.join(reasons)}")
+    return ExitCode.INFEASIBLE
+
+
+def _would_not_finish(plan: DrainPlan, allow_pending: bool, timeout: str, allow_gang_disruption: bool) -> list[str]:
+    """Why the drain would not finish (none: it would)."""
     reasons = []
     if plan.errors:
         reasons.append(f"kubectl would refuse {count(len(plan.errors), 'pod')} without {' '.join(plan.flags())}")
@@ -267,14 +287,7 @@ def _dry_run_verdict(opts: Options, plan: DrainPlan, allow_pending: bool, timeou
     if plan.stopped_gangs and not allow_gang_disruption:
         reasons.append(f"it would stop {_gangs_text(plan)}: a gang runs all or nothing (--allow-gang-disruption "
                        "drains anyway)")
-    if not reasons:
-        if is_table(opts.output):
-            evicted = sum(len(n.evict) for n in plan.nodes)
-            ENV.out.print(f"{', '.join(f'node/{n.node}' for n in plan.nodes)} drained: {count(evicted, 'pod')} "
-                          "evicted (dry run)", markup=False, highlight=False, crop=False, soft_wrap=True)
-        return ExitCode.OK
-    ENV.say(f"error: the drain would not finish: {'; '.join(reasons)}")
-    return ExitCode.INFEASIBLE
+    return reasons
 
 
 def _summarise(opts: Options, report: Reporter, result: DrainResult, nodes: list[str], mode: str,

@@ -68,7 +68,14 @@ def _load_state(opts: Options) -> ClusterState:
             else:
                 state = load_snapshot(opts.snapshot, stdin=stdin)
         if not state.nodes:
-            kinds = f"{len(state.pods)} pods" if state.pods else "no pods either"
+            from kresched.render.common import count
+
+            manifest = _manifest_workloads(opts.snapshot, state)
+            if manifest:
+                raise InputError(f"snapshot {opts.snapshot} has no nodes, only {manifest}: is it a manifest? -f names "
+                                 f"the manifests of workloads to plan for ({ENV.prog} plan -f {opts.snapshot}, with "
+                                 "--snapshot for the cluster's state, or none for the cluster itself)")
+            kinds = count(len(state.pods), "pod") if state.pods else "no pods either"
             raise InputError(f"snapshot {opts.snapshot} has no nodes ({kinds}): a plan needs the nodes too, e.g. "
                              "kubectl get nodes,pods,pdb,priorityclasses,namespaces -A -o yaml")
         return state
@@ -83,6 +90,38 @@ def _load_state(opts: Options) -> ClusterState:
             p.update(f"listing {plural} from {where}: {count} so far ({size_text(read)} read)")
 
         return load_live(connect(opts.kubeconfig, opts.context), on_page=on_page if p.shown else None)
+
+
+#: The kinds `plan -f` plans for (`sources.manifests`).
+_WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job", "CronJob")
+
+
+def _manifest_workloads(spec: str, state: ClusterState) -> str:
+    """What a `--snapshot` without nodes holds that `-f` would plan for — workloads, or pods bound to
+    no node — as `a Deployment (shop/web)`, `2 Deployments and a Pod`; "" when it holds none (or
+    cannot be read again: standard input)."""
+    if spec in ("-", "demo") or any(p.spec.node_name for p in state.pods):
+        return ""
+    from kresched.sources.manifests import read_manifests
+
+    try:
+        docs = read_manifests([spec])
+    except InputError:
+        return ""
+    found = [(d.obj.get("kind"), d.obj.get("metadata") or {}) for d in docs
+             if d.obj.get("kind") in (*_WORKLOAD_KINDS, "Pod")]
+    if not found:
+        return ""
+    if len(found) == 1:
+        kind, meta = found[0]
+        name = meta.get("name") if isinstance(meta, dict) else None
+        where = f"{meta.get('namespace') or 'default'}/{name}" if isinstance(name, str) else ""
+        return f"a {kind}" + (f" ({where})" if where else "")
+    from collections import Counter
+
+    kinds = Counter(str(k) for k, _ in found)
+    parts = [f"{n} {k}s" if n > 1 else f"a {k}" for k, n in kinds.items()]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _check_snapshot_exists(spec: str) -> None:

@@ -117,7 +117,15 @@ def _refuse_lost(opts: Options, plan: DrainPlan, losses: list[NodeLoss], names: 
            f"complete by themselves; if the machine is really off, --out-of-service carries out the non-graceful node "
            f"shutdown ({ENV.prog} explain node/{lost[0]}{args} tells what it changes)")
     if dry_run is DryRun.client:
-        emit(opts.output, data, view)
+        from kresched.cli.common import is_table, write_doc
+        from kresched.render.drain import dry_run_summary
+
+        if is_table(opts.output):
+            ENV.out.print(view(), crop=False)
+        else:  # the stream of an ordinary dry run, the lost nodes named
+            write_doc(opts.output, {"action": "preflight", **data})
+            write_doc(opts.output, {"action": "summary", **dry_run_summary(plan, names, [why], cluster_dict(opts)),
+                                    "lost": lost})
         ENV.say(f"error: the drain would never finish: {why}")
         return ExitCode.INFEASIBLE
     mode = "server dry run" if dry_run is DryRun.server else "cluster"
@@ -145,11 +153,19 @@ def _out_of_service(opts: Options, state: ClusterState, names: list[str], now: f
     with paused_gc():
         recoveries = [recovery_timeline(state, n, now, profiles) for n in names]
     if dry_run is DryRun.client:
-        if len(recoveries) == 1:
-            emit(opts.output, recovery_dict(recoveries[0]), lambda: recovery_view(recoveries[0]))
-        else:
-            emit(opts.output, {"nodes": [recovery_dict(r) for r in recoveries]},
-                 lambda: _group(*(recovery_view(r) for r in recoveries)))
+        from kresched.cli.common import is_table, write_doc
+
+        if is_table(opts.output):
+            ENV.out.print(_group(*(recovery_view(r) for r in recoveries)), crop=False)
+            return ExitCode.OK
+        # The stream the real run writes, whatever the number of nodes: a pre-flight per node, then
+        # the summary (nothing tainted, nothing waited for).
+        for r in recoveries:
+            write_doc(opts.output, {"action": "preflight", **recovery_dict(r)})
+        data = out_of_service_summary([], "dry run", cluster_dict(opts),
+                                      refused=f"{', '.join(f'node/{n}' for n in names)} would be tainted "
+                                              f"{OUT_OF_SERVICE_TAINT}")
+        write_doc(opts.output, {"action": "summary", **data, "complete": True})  # as the exit code: 0
         return ExitCode.OK
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)

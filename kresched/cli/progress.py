@@ -11,6 +11,8 @@ The planner stays pure: the CLI drives it pod by pod and updates the status in b
 from __future__ import annotations
 
 import os
+import shutil
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,11 +40,14 @@ class Ticking:
 
         return Text.from_markup(f"{escape(self.text)} [dim]({elapsed_text(time.monotonic() - self.started)})[/]")
 
+    def plain(self) -> str:
+        return f"{self.text} ({elapsed_text(time.monotonic() - self.started)})"
+
 
 class Progress:
     """What the CLI calls while it works; does nothing when there is no terminal to show it on."""
 
-    def __init__(self, ticking: Ticking | None, status: Status | None = None) -> None:
+    def __init__(self, ticking: Ticking | None, status: Status | _PlainStatus | None = None) -> None:
         self._ticking = ticking
         self._status = status
 
@@ -65,8 +70,54 @@ def progress(opts: Options, text: str) -> Iterator[Progress]:
         yield Progress(None)
         return
     ticking = Ticking(text)
+    if ENV.colourless:
+        with _PlainStatus(ENV.stderr, ticking) as plain:
+            yield Progress(ticking, plain)
+        return
     with ENV.err.status(ticking, spinner="dots") as status:
         yield Progress(ticking, status)
+
+
+class _PlainStatus:
+    """The status line without a single escape code (--no-color, NO_COLOR): drawn over itself with
+    a carriage return and blanked the same way at the end, one line cut at the terminal's width, its
+    clock redrawn every half second."""
+
+    def __init__(self, stream: object, ticking: Ticking) -> None:
+        self._stream = stream
+        self._ticking = ticking
+        self._drawn = 0
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+
+    def __enter__(self) -> _PlainStatus:
+        self.update(self._ticking)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        with self._lock:
+            self._write("\r" + " " * self._drawn + "\r")
+
+    def update(self, ticking: Ticking) -> None:
+        from kresched.render.safe import escape_control
+
+        width = shutil.get_terminal_size((80, 24)).columns
+        with self._lock:
+            line = escape_control(ticking.plain())[:max(width - 1, 1)]
+            self._write("\r" + line + " " * max(self._drawn - len(line), 0))
+            self._drawn = len(line)
+
+    def _tick(self) -> None:
+        while not self._done.wait(0.5):
+            self.update(self._ticking)
+
+    def _write(self, text: str) -> None:
+        self._stream.write(text)  # type: ignore[attr-defined]
+        self._stream.flush()  # type: ignore[attr-defined]
 
 
 def elapsed_text(seconds: float) -> str:

@@ -41,6 +41,7 @@ from kresched.cli.common import (
     make_options,
     parse_duration,
 )
+from kresched.cli.complete import complete_namespaces
 from kresched.cli.load import load_state
 from kresched.cli.resolve import check_namespace
 from kresched.errors import ExitCode, InputError
@@ -61,7 +62,7 @@ ObjectiveOpt = Annotated[list[str] | None, typer.Option(
     "--objective", metavar="NAME[,NAME]",
     help=f"What to improve: {', '.join(OBJECTIVES)} (or utilization; repeatable or a comma list; default all).")]
 RebalanceNamespaceOpt = Annotated[str | None, typer.Option(
-    "--namespace", "-n", metavar="NAMESPACE", show_default=False,
+    "--namespace", "-n", metavar="NAMESPACE", show_default=False, autocompletion=complete_namespaces,
     help="Move only pods of this namespace (pods of every namespace still count where they run).")]
 RebalanceAllOpt = Annotated[bool, typer.Option("--all-namespaces", "-A",
                                                help="Move pods of every namespace (the default without -n).")]

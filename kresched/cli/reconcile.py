@@ -36,6 +36,7 @@ from kresched.cli.common import (
     make_options,
     parse_duration,
 )
+from kresched.cli.complete import complete_namespaces
 from kresched.cli.load import load_state
 from kresched.cli.plan import AllowPdbOpt
 from kresched.cli.rebalance import build_options
@@ -56,6 +57,7 @@ def reconcile_command(
     min_priority: Annotated[int | None, typer.Option("--min-priority", metavar="N",
                                                      help="Also help pods with at least this priority.")] = None,
     namespace: Annotated[str | None, typer.Option("--namespace", "-n", metavar="NAMESPACE",
+                                                  autocompletion=complete_namespaces,
                                                   help="Only pods in this namespace (default: every namespace).")]
     = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A",

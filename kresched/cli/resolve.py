@@ -19,8 +19,8 @@ from kresched.model.cluster import ClusterState
 from kresched.model.gangs import Gang, declared_group
 from kresched.model.objects import Node, Pod
 
-__all__ = ["Workload", "check_namespace", "gang_of_target", "none_pending", "parse_target", "pod_key", "resolve_pod",
-           "resolve_nodes", "pick_pod_ref", "workload_pods"]
+__all__ = ["Workload", "check_namespace", "close_names", "gang_of_target", "is_resource_type", "none_pending",
+           "parse_target", "pod_key", "resolve_pod", "resolve_nodes", "pick_pod_ref", "workload_pods"]
 
 #: kubectl's spellings of the resource in `TYPE/NAME`.
 _POD_TYPES = {"pod", "pods", "po"}
@@ -71,6 +71,13 @@ def _kind_of(resource: str) -> str | None:
     if low in WORKLOAD_TYPES:
         return WORKLOAD_TYPES[low]
     return "Pod" if low in _POD_TYPES else "Node" if low in _NODE_TYPES else None
+
+
+def is_resource_type(text: str) -> bool:
+    """Whether `text` names a type kresched knows (`pod`, `deploy`, `deployments.apps`, `node`, `pg`, ...),
+    in any of kubectl's spellings, whatever group it names (`resource_type` checks that)."""
+    resource = text.partition(".")[0]
+    return _kind_of(resource) is not None or resource.lower() in _GANG_TYPES
 
 
 def resource_type(text: str) -> str:
@@ -189,7 +196,7 @@ def _gang(state: ClusterState, w: Workload, source: str) -> Gang:
         raise InputError(f"{w} names {len(found)} gangs ({', '.join(g.key + ' of ' + g.flavor for g in found)}): "
                          f"name one{', ' + spelt if spelt else ''}")
     names = sorted({name for (_, ns, name) in state.gangs.gangs if ns == w.namespace})
-    close = difflib.get_close_matches(w.name, names, n=3, cutoff=0.6)
+    close = close_names(w.name, names)
     hint = f"; did you mean {', '.join(f'podgroup/{c}' for c in close)}?" if close else ""
     if not close:
         elsewhere = sorted({ns for (_, ns, name) in state.gangs.gangs if ns != w.namespace and name == w.name})
@@ -274,22 +281,70 @@ def pod_key(ref: str, namespace: str, namespace_given: bool = False) -> str:
 def resolve_pod(state: ClusterState, ref: str, source: str, namespace: str = "default",
                 namespace_given: bool = False) -> Pod:
     """The pod `ref` names; an `InputError` naming close matches when there is none (or naming the
-    namespace, when that is what does not exist)."""
+    namespace, when that is what does not exist): a pod of that name in another namespace; the
+    pods whose name begins with it (`metrics-server` of a Deployment's `metrics-server-5p9lfwkgvh-
+    mkd72`: in the namespace first, else in any), with the workload of that name; else the closest
+    names (`close_names`) in the namespace, else in any."""
     key = pod_key(ref, namespace, namespace_given)
     pod = state.pod(key)
     if pod is not None:
         return pod
     check_namespace(state, key.split("/", 1)[0], source)
     ns, name = key.split("/", 1)
+    if is_resource_type(name):  # `explain pod`: kubectl's TYPE without its NAME
+        raise InputError(f"pod {key} not found in {source}; {_type_not_name(name)}")
     elsewhere = sorted(p.key for p in state.pods if p.name == name)
+    here = [p for p in state.pods if p.namespace == ns and p.name.startswith(name)]
+    stem = here or [p for p in state.pods if p.name.startswith(name)]
     if elsewhere:
         hint = f"; did you mean {', '.join(elsewhere[:3])}?"
+    elif stem:
+        keys = sorted(p.key for p in stem)
+        more = f" ({len(keys) - 3} more)" if len(keys) > 3 else ""
+        hint = f"; did you mean {', '.join(keys[:3])}{more}{_workload_named(name, stem, ns)}?"
     else:
-        close = difflib.get_close_matches(key, list(state.pod_by_key), n=3, cutoff=0.6)
+        close = [f"{ns}/{c}" for c in close_names(name, [p.name for p in state.pods if p.namespace == ns])]
+        if not close:
+            near = set(close_names(name, [p.name for p in state.pods]))
+            close = sorted(p.key for p in state.pods if p.name in near)[:3]
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         if not close and not any(p.namespace == ns for p in state.pods):
             hint = f" (it has no pods in namespace {ns})"
     raise InputError(f"pod {key} not found in {source}{hint}")
+
+
+def _type_not_name(typed: str) -> str:
+    """What to say of kubectl's TYPE typed where a name was expected (`explain pod`)."""
+    return f"{typed} is a type, not a name: give the name too ({typed} NAME, or {typed}/NAME)"
+
+
+def _workload_named(name: str, pods: list[Pod], namespace: str) -> str:
+    """` (or deployment/NAME -n NS)` when `name` is the name of the workload that runs some of
+    `pods` (the name the operator typed was the workload's); "" otherwise."""
+    for kind in ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController"):
+        owned = sorted({p.namespace for p in pods if _owner_name(p, kind) == name})
+        if owned:
+            where = "" if owned[0] == namespace else f" -n {owned[0]}"
+            return f" (or {kind.lower()}/{name}{where})"
+    return ""
+
+
+def close_names(typed: str, names: list[str], n: int = 3) -> list[str]:
+    """The names `typed` most likely meant, closest first: those it begins (`worker-b` of
+    `worker-b1`, `worker-b2`, `worker-b3`; `metrics-server` of `metrics-server-5p9lfwkgvh-mkd72`: a
+    prefix is far closer than any edit distance), else those whose name or beginning is a few edits
+    away (`metrics-servre`), never one much further than the closest."""
+    pool = sorted(set(names))
+    prefixed = [x for x in pool if x.startswith(typed)]
+    if prefixed:
+        return prefixed[:n]
+    scored = sorted(((max(_ratio(typed, x), _ratio(typed, x[:len(typed)])), x) for x in pool), key=lambda t: -t[0])
+    best = scored[0][0] if scored else 0.0
+    return [x for score, x in scored if score >= max(0.6, best - 0.15)][:n]
+
+
+def _ratio(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def node_name(ref: str) -> str:
@@ -303,15 +358,18 @@ def node_name(ref: str) -> str:
 
 
 def resolve_nodes(state: ClusterState, refs: list[str]) -> list[Node]:
-    """The nodes `refs` name, in order, without repeats; unknown ones are one `InputError`."""
+    """The nodes `refs` name, in order, without repeats; unknown ones are one `InputError`, with
+    the close names of each (`close_names`). kubectl's `TYPE NAME...` (`drain node worker-b3`,
+    as `kubectl get node worker-b3` reads it) names the nodes after the type, unless a node is
+    called so."""
+    if len(refs) > 1 and refs[0].lower() in _NODE_TYPES and refs[0] not in state.node_by_name:
+        refs = refs[1:]
     names = list(dict.fromkeys(node_name(r) for r in refs))
     unknown = [n for n in names if n not in state.node_by_name]
+    if len(unknown) == 1 and unknown[0].lower() in _NODE_TYPES:  # `drain node`: the TYPE without a NAME
+        raise InputError(f"node {unknown[0]} not found; {_type_not_name(unknown[0])}")
     if unknown:
-        hints = []
-        for n in unknown:
-            close = difflib.get_close_matches(n, list(state.node_by_name), n=1, cutoff=0.6)
-            if close:
-                hints.append(close[0])
+        hints = list(dict.fromkeys(c for n in unknown for c in close_names(n, list(state.node_by_name))))
         hint = f"; did you mean {', '.join(hints)}?" if hints else ""
         raise InputError(f"node{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} not found{hint}")
     return [state.node_by_name[n] for n in names]

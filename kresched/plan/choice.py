@@ -380,6 +380,11 @@ def lost_because(option: NodeOption, best: NodeOption, winner_view: bool = False
     for i, (a, b) in enumerate(zip(option.key, best.key, strict=True)):
         if a != b:
             name, better = CRITERIA[i]
+            if i == _NAME:  # a tie on everything the choice weighs: only the name is left
+                if winner_view:
+                    return (f"it ties with {option.node} on every criterion and comes first by name (the scheduler "
+                            "may take either)")
+                return f"it ties with {best.node} on every criterion; {best.node} comes first by name"
             if winner_view:
                 return f"{better} than {option.node}"
             return f"{name}: {fmt_component(i, option.key)} vs {fmt_component(i, best.key)} on {best.node}"
@@ -408,6 +413,8 @@ def cannot_beat(lower_bound: tuple, best: tuple) -> str:
         if a != b:
             if i == _START:  # no bound on start times: "at least" has no value to show
                 return f"{CRITERIA[i][0]}: no later than on {best[-1]}"
+            if i == _NAME:
+                return f"at best it ties with {best[-1]} on every criterion; {best[-1]} comes first by name"
             at_least, chosen = fmt_component(i, lower_bound), fmt_component(i, best)
             return f"{CRITERIA[i][0]}: at least {at_least} vs {chosen} on {best[-1]}"
     return "identical"
@@ -415,6 +422,8 @@ def cannot_beat(lower_bound: tuple, best: tuple) -> str:
 
 #: Positions in `option_key` worded specially: the offset priority sum and the negated start time.
 _SUM, _COUNT, _START = 3, 4, 5
+#: The last component: the node's name, kresched's tie-break (upstream's is the candidates' order).
+_NAME = len(CRITERIA) - 1
 
 
 def fmt_component(i: int, key: tuple) -> str:

@@ -23,8 +23,11 @@ Owns `plan_drain`:
 3. where each evicted pod's replacement would land on the nodes that stay (the drained nodes are
    cordoned first, so nothing lands there), most important first, each placement taking room from
    the later ones — or why it would stay Pending, in `explain`'s words. Bare pods have no
-   replacement (gone for good); finished and already-terminating pods need none here (a
-   terminating pod's replacement already exists). Nothing lands on a lost node
+   replacement (gone for good); finished pods need none; an already-terminating pod's replacement
+   exists already where its controller makes it at once (a ReplicaSet, a ReplicationController, a
+   Job by default: a terminating pod no longer counts), but a StatefulSet makes the pod again, under
+   its name, only once it is gone: that one is placed (`terminating_replacement` says which is
+   which, in words). Nothing lands on a lost node
    (`plan.lost.is_lost`) either. `simulate_replacements` is this step on its own (the recovery
    timeline of a lost node uses it).
 Pure.
@@ -72,6 +75,7 @@ __all__ = [
     "plan_drain",
     "parse_selector",
     "simulate_replacements",
+    "terminating_replacement",
     "pod_shape",
 ]
 
@@ -357,7 +361,10 @@ def plan_drain(state: ClusterState, node_names: Sequence[str], opts: DrainOption
     # The pods refused now that their flags would evict (not DaemonSet pods: skipped) are placed
     # with the others: the pre-flight is the drain as it goes once the flags lift every refusal.
     lifted = [DrainPod(e.pod, name) for name, _, _, er in per_node for e in er if not e.pod.is_daemonset_pod]
-    landed, warnings = _simulate_landing(state, drained | lost_nodes(state), [*evicted, *lifted], opts.profiles)
+    # A terminating StatefulSet pod is made again once it is gone: where it lands is the drain's question too.
+    again = frozenset(p.pod.key for p in [*evicted, *lifted] if p.pod.is_terminating and _made_again(p.pod))
+    landed, warnings = _simulate_landing(state, drained | lost_nodes(state), [*evicted, *lifted], opts.profiles,
+                                         recreate=again)
     ordered = _order_by_budget([landed[p.pod.key] for p in evicted], checks, ledger, opts.disable_eviction)
     ordered, stopped = _gang_budgets(ordered, [p.pod.key for p in evicted], checks, ledger)
     return DrainPlan(tuple(
@@ -497,6 +504,29 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
         sim = sim.with_node_info(info)
         out[d.pod.key] = replace(d, lands_on=landing.node, candidates=landing.candidates, likely=landing.likely)
     return out, tuple(warnings)
+
+
+def _made_again(pod: Pod) -> bool:
+    """Its controller makes the pod again, under its name, only once the old one is gone (a
+    StatefulSet: `processReplica` waits for a terminating replica, and the name is taken until then)."""
+    c = pod.controller
+    return c is not None and c.kind == "StatefulSet"
+
+
+def terminating_replacement(pod: Pod) -> str | None:
+    """What becomes of an already-terminating pod, as its controller plays it (pkg/controller): None
+    for a pod no controller manages (said as a bare pod)."""
+    c = pod.controller
+    if c is None:
+        return None
+    if c.kind in ("ReplicaSet", "ReplicationController"):
+        return f"its {c.kind} has made its replacement already (a terminating pod no longer counts)"
+    if c.kind == "StatefulSet":
+        return "its StatefulSet makes it again, under the same name, only once it is gone"
+    if c.kind == "Job":
+        return ("its Job replaces it at once (podReplacementPolicy TerminatingOrFailed, the default without a "
+                "podFailurePolicy), or once it is gone (Failed)")
+    return f"when {c.kind} {c.name} replaces it is that controller's choice"
 
 
 def pod_shape(pod: Pod) -> bytes:

@@ -11,8 +11,8 @@ from kresched.execute.events import count
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 
-__all__ = ["Source", "to_json", "to_yaml", "pod_requests_text", "priority_text", "bar", "cluster_text", "count",
-           "duration_text"]
+__all__ = ["Source", "to_json", "to_yaml", "pod_requests_text", "requests_text", "claims_text", "priority_text",
+           "bar", "cluster_text", "count", "duration_text"]
 
 
 def to_json(data: Any) -> str:
@@ -37,6 +37,33 @@ def pod_requests_text(pod: Pod) -> str:
         parts.append(f"ephemeral-storage {format_bytes(r.ephemeral_storage)}")
     parts.extend(f"{k} {v}" for k, v in sorted(r.scalar.items()))
     return ", ".join(parts) or "no requests"
+
+
+def requests_text(pod: Pod, per: str = "") -> str:
+    """What a pod asks of a node, for its header: `requests cpu 500m, memory 1Gi` (`per` after the
+    amounts: ` per replica`), or `no requests`. Devices it asks for through ResourceClaims are not
+    among them: `claims_text` says those."""
+    amounts = pod_requests_text(pod)
+    return "no requests" if amounts == "no requests" else f"requests {amounts}{per}"
+
+
+def claims_text(pod: Pod) -> str:
+    """`ResourceClaims: gpu (ResourceClaim shared-gpu), nic (trainer-nic, from template one-nic)`:
+    each entry of `spec.resourceClaims` and the claim it names, or the claim made for the pod from
+    its template (`status.resourceClaimStatuses`; not made yet, or not for a what-if's replicas); ""
+    for a pod without claims: a header's line after its requests."""
+    made = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
+    parts = []
+    for c in pod.spec.resource_claims:
+        if c.resource_claim_name:
+            parts.append(f"{c.name} (ResourceClaim {c.resource_claim_name})")
+        elif c.resource_claim_template_name:
+            claim = made.get(c.name)
+            source = f"from template {c.resource_claim_template_name}"
+            parts.append(f"{c.name} ({claim}, {source})" if claim else f"{c.name} ({source})")
+        else:
+            parts.append(c.name)
+    return f"ResourceClaims: {', '.join(parts)}" if parts else ""
 
 
 def priority_text(pod: Pod) -> str:

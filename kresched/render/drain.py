@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kresched.plan.drain import DrainPlan, DrainPod, GangStop, NodeDrain
+from kresched.plan.drain import TERMINATING_WARNING, DrainPlan, DrainPod, GangStop, NodeDrain, terminating_replacement
 from kresched.render.common import cluster_text, count, duration_text
 from kresched.render.events import dry_suffix, summary_view
 from kresched.render.table import Columns, Hanging
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kresched.execute.drain import DrainResult
 
 __all__ = ["gang_stop_text", "gangs_stopped_dicts", "node_drain_dict", "preflight_dict", "preflight_view",
-           "drain_closing", "drain_summary", "drain_view"]
+           "drain_closing", "drain_summary", "drain_view", "dry_run_summary"]
 
 
 def node_drain_dict(n: NodeDrain) -> dict[str, Any]:
@@ -57,12 +57,11 @@ def gang_stop_text(g: GangStop) -> str:
 
 
 def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
-    """One node's object, or `{"nodes": [...]}` for several; `"warnings"` (when any): what kresched
-    could not simulate of the scheduler profiles that place the replacements."""
-    if len(plan.nodes) == 1:
-        out = node_drain_dict(plan.nodes[0])
-    else:
-        out = {"nodes": [node_drain_dict(n) for n in plan.nodes]}
+    """`{"nodes": [...]}`, one object per node, whatever their number (a script must not depend
+    on how many nodes a selector matched); `"flags"` (when kubectl would refuse a pod): the flags
+    that lift every refusal; `"warnings"` (when any): what kresched could not simulate of the
+    scheduler profiles that place the replacements."""
+    out: dict[str, Any] = {"nodes": [node_drain_dict(n) for n in plan.nodes]}
     if plan.errors:
         out["flags"] = plan.flags()
     if plan.warnings:
@@ -145,7 +144,7 @@ def _cells(p: DrainPod) -> list[Text]:
         lands = Text(p.lands_on)
     elif p.pod.is_bare and not p.pod.is_finished:
         lands = Text("gone", style="red")
-    elif p.pod.is_finished or p.pod.is_terminating:
+    elif p.pod.is_finished or (p.pod.is_terminating and p.pending_reason is None):
         lands = Text("-", style="dim")
     elif p.other_scheduler is not None:
         lands = Text("-", style="dim")  # placed by another scheduler: not simulated (`_details` says so)
@@ -164,14 +163,18 @@ def _details(p: DrainPod) -> list[Text]:
         out.append(Text(f"✗ {p.blocked}", style="red"))
     elif p.queued_behind:
         out.append(Text(f"after {p.queued_behind} of its PDB (as their replacements are Ready)", style="dim"))
+    terminating = p.pod.is_terminating and not p.pod.is_finished
+    if terminating:
+        then = terminating_replacement(p.pod)
+        out.append(Text(f"already terminating: {then}" if then else "already terminating", style="dim"))
     if p.lands_on:
         pass  # where: the LANDS ON column
     elif p.pod.is_finished:
         out.append(Text("finished: nothing to replace", style="dim"))
     elif p.pod.is_bare:
         out.append(Text("! a bare pod: no controller recreates it", style="red"))
-    elif p.pod.is_terminating:
-        out.append(Text("already terminating: its replacement exists", style="dim"))
+    elif terminating and p.pending_reason is None:
+        pass  # replaced by its controller already (`terminating_replacement`): nothing to place
     elif p.other_scheduler is not None:
         out.append(Text(f"! {p.pending_reason or ''}", style="dim"))
     else:
@@ -180,7 +183,7 @@ def _details(p: DrainPod) -> list[Text]:
         out.append(Text(f"! stops its gang {p.gang} (below its minCount)", style="red"))
     if p.held_by:
         out.append(Text(f"! held by volume: {p.held_by}", style="yellow"))
-    if p.warning:
+    if p.warning and not (terminating and p.warning == TERMINATING_WARNING):  # (said above)
         out.append(Text(f"! {p.warning}", style="yellow"))
     return out
 
@@ -203,6 +206,29 @@ def drain_summary(result: DrainResult, nodes: list[str], mode: str = "cluster",
         "mode": mode,
         "cluster": cluster,
         "message": drain_closing(result, nodes, mode),
+    }
+
+
+def dry_run_summary(plan: DrainPlan, nodes: list[str], reasons: list[str],
+                    cluster: dict[str, Any] | None) -> dict[str, Any]:
+    """The `summary` document of `drain --dry-run` (the pre-flight only): whether the drain would
+    finish (`complete`), and if not why (`reasons`, as stderr says them): the pods kubectl would
+    refuse, those that would stay Pending, the evictions a PodDisruptionBudget would refuse until the
+    timeout. `message` is the closing line: kubectl's `node/worker-b3 drained (dry run)`, with how
+    many pods, or why not."""
+    names = ", ".join(f"node/{n}" for n in nodes)
+    evicted = sum(len(n.evict) for n in plan.nodes)
+    message = (f"{names} drained: {count(evicted, 'pod')} evicted (dry run)" if not reasons
+               else f"{names} would not be drained: {'; '.join(reasons)} (dry run)")
+    return {
+        "complete": not reasons,
+        "reasons": reasons,
+        "refused": [e.pod.key for e in plan.errors],
+        "pending": [*(p.pod.key for p in plan.pending), *(e.pod.key for e in plan.pending_once_lifted)],
+        "blocked": [{"pod": p.pod.key, "reason": p.blocked} for p in plan.blocked],
+        "mode": "dry run",
+        "cluster": cluster,
+        "message": message,
     }
 
 

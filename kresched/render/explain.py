@@ -9,7 +9,7 @@ from kresched.model.gangs import Gang
 from kresched.plan.explain import Explanation
 from kresched.plan.gang_breaks import SchedulerPreemption
 from kresched.plan.pod_group import GroupVerdict
-from kresched.render.common import Source, count, pod_requests_text, priority_text
+from kresched.render.common import Source, claims_text, count, priority_text, requests_text
 from kresched.render.plan import condition_dict
 from kresched.render.table import Columns, Command, Hanging
 
@@ -147,8 +147,10 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
     pod = e.pod
     parts: list[RenderableType] = [
         Text(pod.key, style="bold"),
-        Hanging(f"priority {priority_text(pod)}, requests {pod_requests_text(pod)}", first="  "),
+        Hanging(f"priority {priority_text(pod)}, {requests_text(pod)}", first="  "),
     ]
+    if claims := claims_text(pod):
+        parts.append(Hanging(claims, first="  "))
     if e.gang is not None:
         parts.append(Hanging(gang_text(e.gang), first="  "))
     if e.group is not None:

@@ -12,7 +12,7 @@ from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.explain import format_amount
 from kresched.plan.plans import GangOutcome, Plan, Victim
-from kresched.render.common import Source, bar, count, pod_requests_text, priority_text
+from kresched.render.common import Source, bar, claims_text, count, pod_requests_text, priority_text, requests_text
 from kresched.render.table import Columns, Command, Hanging
 from kresched.sched.pod_group_cycle import PodGroupCondition
 
@@ -113,8 +113,10 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
 
     parts: list[RenderableType] = [
         Text(p.pod.key, style="bold"),
-        Hanging(f"priority {priority_text(p.pod)}, requests {pod_requests_text(p.pod)}", first="  "),
+        Hanging(f"priority {priority_text(p.pod)}, {requests_text(p.pod)}", first="  "),
     ]
+    if claims := claims_text(p.pod):
+        parts.append(Hanging(claims, first="  "))
     if p.profile not in ("default-scheduler", None):
         parts.append(Hanging(f"simulated with scheduler profile {p.profile}", first="  "))
     parts.extend(Hanging(Text(f"warning: {w}", style="yellow"), first="  ") for w in p.warnings)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kresched.plan.plans import Plan
 from kresched.plan.whatif import MaxResult, WhatIf, WorkloadPlan
-from kresched.render.common import Source, count, pod_requests_text, priority_text
+from kresched.render.common import Source, claims_text, count, priority_text, requests_text
 from kresched.render.plan import gang_dict, plan_dict, plan_view, victim_costs
 from kresched.render.table import Columns, Command, Hanging
 
@@ -113,9 +113,11 @@ def _workload_view(w: WorkloadPlan, state: ClusterState, wide: bool) -> Renderab
     pod = spec.template
     parts: list[RenderableType] = [
         Text(f"{spec.kind.lower()} {spec.key}", style="bold"),
-        Hanging(f"priority {priority_text(pod)}, requests {pod_requests_text(pod)} per replica"
+        Hanging(f"priority {priority_text(pod)}, {requests_text(pod, ' per replica')}"
                 + (f", from {spec.origin}" if spec.origin else ""), first="  "),
     ]
+    if claims := claims_text(pod):  # (a claim from a template is made for each replica)
+        parts.append(Hanging(claims, first="  "))
     style = "red" if w.pending else "green"
     parts.append(Hanging(Text(w.message, style=style if w.pending or not w.plans else ""), first="", rest="  "))
     if w.gang is not None:

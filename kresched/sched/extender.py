@@ -21,8 +21,13 @@ Owns: which pods an extender manages (`is_interested`), the requests (`ExtenderA
 
 The HTTP call itself is a port (`ExtenderTransport`) the caller injects — `kresched.sources.
 extenders.HttpTransport` in the CLI, a recording or failing one in tests — so this module stays
-pure: no I/O of its own, no clock. The order is `buildExtenders`': non-ignorable extenders first,
-then the ignorable ones, each group in the configuration's order.
+pure: no I/O of its own, no clock. So are the objects sent (`ServedLookup`): the scheduler sends
+Pods and Nodes whole, as its informers hold them, every field an extender may read, and kresched's
+models skip the fields kresched does not read; `kresched.sources.served.ServedObjects` keeps them
+as the API server served them while extenders are configured. An object nothing served (a
+what-if's pod, or without that store) is sent as kresched models it. The order is
+`buildExtenders`': non-ignorable extenders first, then the ignorable ones, each group in the
+configuration's order.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "ExtenderScores",
     "ExtenderTransport",
     "Extenders",
+    "ServedLookup",
     "Preemption",
     "extender_scores",
     "is_interested",
@@ -72,18 +78,30 @@ class ExtenderTransport(Protocol):
         ...
 
 
+class ServedLookup(Protocol):
+    """Pods and Nodes as the API server served them (`kresched.sources.served.ServedObjects`), as
+    the scheduler would send them; None for an object that never was."""
+
+    def pod(self, pod: Pod) -> msgspec.Raw | None: ...
+
+    def node(self, node: Node) -> msgspec.Raw | None: ...
+
+
 @dataclass(frozen=True)
 class Extenders:
-    """The configuration's extenders that kresched calls, in the scheduler's order, and the
-    transport to them."""
+    """The configuration's extenders that kresched calls, in the scheduler's order, the transport
+    to them, and the objects as served (None: every object is sent as kresched models it)."""
 
     items: tuple[Extender, ...]
     transport: ExtenderTransport
+    served: ServedLookup | None = None
 
     @classmethod
-    def of(cls, extenders: Sequence[Extender], transport: ExtenderTransport) -> Extenders:
+    def of(cls, extenders: Sequence[Extender], transport: ExtenderTransport,
+           served: ServedLookup | None = None) -> Extenders:
         """`buildExtenders`' order: the ignorable extenders go to the tail."""
-        return cls((*[e for e in extenders if not e.ignorable], *[e for e in extenders if e.ignorable]), transport)
+        return cls((*[e for e in extenders if not e.ignorable], *[e for e in extenders if e.ignorable]), transport,
+                   served)
 
     def filters_for(self, pod: Pod) -> list[Extender]:
         return [e for e in self.items if e.filter_verb and is_interested(e, pod)]
@@ -114,21 +132,26 @@ def is_interested(ext: Extender, pod: Pod) -> bool:
 
 
 # -- wire --------------------------------------------------------------------------------------
-def _object(obj: Pod | Node) -> msgspec.Raw:
-    """A Pod or Node as the scheduler sends it: the object from its informer, whose `kind` is
-    empty (kresched's structs write their kind first: it is cut)."""
+def _object(obj: Pod | Node, served: ServedLookup | None) -> msgspec.Raw:
+    """A Pod or Node as the scheduler sends it: the object from its informer, whole, whose `kind`
+    is empty — as it was served when `served` has it, else as kresched models it (its structs write
+    their kind first: it is cut)."""
+    if served is not None:
+        whole = served.pod(obj) if isinstance(obj, Pod) else served.node(obj)
+        if whole is not None:
+            return whole
     data = msgspec.json.encode(obj)
     head = b'{"kind":"' + type(obj).__name__.encode() + b'",'
     return msgspec.Raw(b"{" + data[len(head):] if data.startswith(head) else data)
 
 
-def _nodes_args(ext: Extender, pod: Pod, nodes: Sequence[NodeInfo]) -> bytes:
+def _nodes_args(ext: Extender, pod: Pod, nodes: Sequence[NodeInfo], served: ServedLookup | None) -> bytes:
     """`ExtenderArgs` (Go field names, no JSON tags): the pod, and the nodes whole or by name."""
     enc = msgspec.json.encode
     if ext.node_cache_capable:
-        return enc({"Pod": _object(pod), "Nodes": None, "NodeNames": [n.name for n in nodes]})
-    items = [_object(n.node) for n in nodes]
-    return enc({"Pod": _object(pod), "Nodes": {"metadata": {}, "items": items}, "NodeNames": None})
+        return enc({"Pod": _object(pod, served), "Nodes": None, "NodeNames": [n.name for n in nodes]})
+    items = [_object(n.node, served) for n in nodes]
+    return enc({"Pod": _object(pod, served), "Nodes": {"metadata": {}, "items": items}, "NodeNames": None})
 
 
 def _call(transport: ExtenderTransport, ext: Extender, verb: str, body: bytes) -> Any:
@@ -177,10 +200,11 @@ class _Filtered:
     whole_nodes: bool
 
 
-def _filter(transport: ExtenderTransport, ext: Extender, pod: Pod, nodes: Sequence[NodeInfo]) -> _Filtered:
+def _filter(transport: ExtenderTransport, ext: Extender, pod: Pod, nodes: Sequence[NodeInfo],
+            served: ServedLookup | None) -> _Filtered:
     """`HTTPExtender.Filter`."""
     verb = ext.filter_verb
-    result = _call(transport, ext, verb, _nodes_args(ext, pod, nodes))
+    result = _call(transport, ext, verb, _nodes_args(ext, pod, nodes, served))
     if result is not None and not isinstance(result, dict):
         raise _type_error(ext, verb, "Go value of type v1.ExtenderFilterResult", result)
     error = _get(result, "Error")
@@ -232,7 +256,8 @@ def pass_extenders(exts: Extenders | None, pod: Pod, snapshot: Snapshot, diag: D
         if not feasible:
             break
         try:
-            got = _filter(exts.transport, ext, pod, [snapshot.by_name[n] for n in feasible if n in snapshot.by_name])
+            got = _filter(exts.transport, ext, pod, [snapshot.by_name[n] for n in feasible if n in snapshot.by_name],
+                          exts.served)
         except ExtenderError as e:
             if ext.ignorable:
                 notes.append(f"extender {ext.url_prefix} ({ext.filter_verb}) failed and is ignorable, so the scheduler "
@@ -293,7 +318,7 @@ def extender_scores(exts: Extenders | None, pod: Pod, nodes: Sequence[NodeInfo])
     for ext in exts.prioritizers_for(pod):
         verb = ext.prioritize_verb
         try:
-            result = _call(exts.transport, ext, verb, _nodes_args(ext, pod, nodes))
+            result = _call(exts.transport, ext, verb, _nodes_args(ext, pod, nodes, exts.served))
             if result is not None and not isinstance(result, list):
                 raise _type_error(ext, verb, "Go value of type v1.HostPriorityList", result)
             scores = [0] * len(nodes)
@@ -342,7 +367,7 @@ def process_preemption(exts: Extenders | None, pod: Pod, candidates: Mapping[str
     for ext in exts.preempters_for(pod):
         vetted = True
         try:
-            answer = _preempt(exts.transport, ext, pod, current, snapshot)
+            answer = _preempt(exts.transport, ext, pod, current, snapshot, exts.served)
         except ExtenderError as e:
             if ext.ignorable:
                 notes.append(f"extender {ext.url_prefix} ({ext.preempt_verb}) failed and is ignorable, so the "
@@ -364,17 +389,18 @@ def process_preemption(exts: Extenders | None, pod: Pod, candidates: Mapping[str
 
 
 def _preempt(transport: ExtenderTransport, ext: Extender, pod: Pod,
-             victims: Mapping[str, tuple[tuple[Pod, ...], int]], snapshot: Snapshot
+             victims: Mapping[str, tuple[tuple[Pod, ...], int]], snapshot: Snapshot, served: ServedLookup | None
              ) -> dict[str, tuple[tuple[Pod, ...], int]]:
     """`HTTPExtender.ProcessPreemption` and `convertToVictims`."""
     enc = msgspec.json.encode
     verb = ext.preempt_verb
     if ext.node_cache_capable:
         meta = {n: {"Pods": [{"UID": p.uid} for p in pods], "NumPDBViolations": k} for n, (pods, k) in victims.items()}
-        body = enc({"Pod": _object(pod), "NodeNameToVictims": None, "NodeNameToMetaVictims": meta})
+        body = enc({"Pod": _object(pod, served), "NodeNameToVictims": None, "NodeNameToMetaVictims": meta})
     else:
-        whole = {n: {"Pods": [_object(p) for p in pods], "NumPDBViolations": k} for n, (pods, k) in victims.items()}
-        body = enc({"Pod": _object(pod), "NodeNameToVictims": whole, "NodeNameToMetaVictims": None})
+        whole = {n: {"Pods": [_object(p, served) for p in pods], "NumPDBViolations": k}
+                 for n, (pods, k) in victims.items()}
+        body = enc({"Pod": _object(pod, served), "NodeNameToVictims": whole, "NodeNameToMetaVictims": None})
     result = _call(transport, ext, verb, body)
     if result is not None and not isinstance(result, dict):
         raise _type_error(ext, verb, "Go value of type v1.ExtenderPreemptionResult", result)

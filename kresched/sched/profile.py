@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # a configuration is read only when a file is given: its modu
     from kresched.sched.config import ProfileSpec, SchedulerConfig
     from kresched.sched.config import types as cfg_types
     from kresched.sched.dynamic_resources import DynamicResources
-    from kresched.sched.extender import Extenders, ExtenderTransport
+    from kresched.sched.extender import Extenders, ExtenderTransport, ServedLookup
 
 #: `v1.DefaultSchedulerName`.
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -197,14 +197,15 @@ class Profiles:
         return replace(self, fallback=fallback)
 
     def with_extenders(self, extenders: Sequence[cfg_types.Extender], transport: ExtenderTransport,
-                       unreachable: Mapping[str, str]) -> Profiles:
+                       unreachable: Mapping[str, str], served: ServedLookup | None = None) -> Profiles:
         """The same profiles, calling `extenders` (the configuration's) through `transport`, but for
         those in `unreachable` (URL prefix → why: an offline run that could not reach them), which
-        keep their warning. The configuration-wide warnings become those."""
+        keep their warning. The configuration-wide warnings become those. `served`: the objects as
+        the API server served them, sent instead of kresched's models (`sched.extender`)."""
         from kresched.sched.extender import Extenders
 
         called = [e for e in extenders if e.url_prefix not in unreachable]
-        exts = Extenders.of(called, transport) if called else None
+        exts = Extenders.of(called, transport, served) if called else None
         warned = {_extender_warning(i, e, unreachable[e.url_prefix]): e for i, e in enumerate(extenders)
                   if e.url_prefix in unreachable}
         by_name = {n: replace(p, extenders=exts) for n, p in self.by_name.items()}

@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from kresched.errors import ClusterAccessError, InputError
 from kresched.sources.decode import MAX_DEPTH, _yaml, _yaml_error, _yaml_type, check_yaml_depth
 
-__all__ = ["KUBECONFIG_MAX_BYTES", "MAX_CONFIG_BYTES", "file_type", "read_config_document", "read_kubeconfig"]
+__all__ = ["KUBECONFIG_MAX_BYTES", "MAX_CONFIG_BYTES", "file_type", "open_pipe", "read_config_document",
+           "read_kubeconfig"]
 
 #: A configuration file is small; anything larger is not one.
 MAX_CONFIG_BYTES = 4 << 20
@@ -39,14 +40,18 @@ def read_config_document(path: str, what: str, key: str | None = None) -> Any:
         raise InputError(f"{origin}: no such file") from None
     except OSError as exc:
         raise InputError(f"{origin}: cannot read it: {exc.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
+    fifo = stat.S_ISFIFO(st.st_mode)
+    if not stat.S_ISREG(st.st_mode) and not fifo:
         raise InputError(f"{origin}: not a regular file")
     if st.st_size > MAX_CONFIG_BYTES:
         raise InputError(f"{origin}: larger than {MAX_CONFIG_BYTES >> 20} MiB: not a configuration file")
     try:
-        data = p.read_bytes()[:MAX_CONFIG_BYTES + 1]
+        with open_pipe(path) if fifo else p.open("rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise InputError(f"{origin}: cannot read it: {exc.strerror}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise InputError(f"{origin}: larger than {MAX_CONFIG_BYTES >> 20} MiB: not a configuration file")
     doc = parse_document(data, origin)
     if key is not None and isinstance(doc, dict) and doc.get("kind") == "ConfigMap" and doc.get("apiVersion") == "v1":
         data_map = doc.get("data") or {}
@@ -94,15 +99,17 @@ def parse_document(data: bytes, origin: str) -> Any:
 
 def read_kubeconfig(path: str) -> str:
     """The text of the kubeconfig at `path`, read no further than `KUBECONFIG_MAX_BYTES`: a
-    device, a pipe or a runaway file is one line (`ClusterAccessError`), not memory exhausted or a
-    hang (a FIFO is refused before it is opened: opening one waits for a writer)."""
+    device, a socket or a runaway file is one line (`ClusterAccessError`), not memory exhausted or
+    a hang. A pipe is read as kubectl reads one (`--kubeconfig <(vault read ...)`), never waiting
+    for a writer that is not there (`open_pipe`)."""
     try:
         mode = os.stat(path).st_mode
         if stat.S_ISDIR(mode):
             raise ClusterAccessError(f"kubeconfig {path}: is a directory, not a file")
-        if not stat.S_ISREG(mode):
+        fifo = stat.S_ISFIFO(mode)
+        if not stat.S_ISREG(mode) and not fifo:
             raise ClusterAccessError(f"kubeconfig {path}: not a regular file (it is a {file_type(mode)})")
-        with open(path, "rb") as f:
+        with open_pipe(path) if fifo else open(path, "rb") as f:
             data = f.read(KUBECONFIG_MAX_BYTES + 1)
     except OSError as exc:
         raise ClusterAccessError(f"kubeconfig {path}: cannot read: {exc.strerror or exc}") from None
@@ -113,6 +120,15 @@ def read_kubeconfig(path: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ClusterAccessError(f"invalid kubeconfig {path}: not UTF-8 text") from None
+
+
+def open_pipe(path: str | os.PathLike[str]) -> BinaryIO:
+    """A named pipe (a FIFO: `/dev/stdin` on a pipe, bash's `<(...)`) opened for reading without
+    waiting for a writer: opened non-blocking (a plain open of a FIFO nobody writes to blocks
+    forever), then read blocking as any file. With no writer at all it reads as empty at once."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
 
 
 def file_type(mode: int) -> str:

@@ -54,6 +54,7 @@ from kresched.model.objects import (
 )
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kresched.model.validation import check_stored_pod_spec
+from kresched.sources import served
 from kresched.sources.nulls import drop_nulls, is_null_error
 
 __all__ = ["KINDS", "MAX_DEPTH", "Buffer", "Objects", "bad_byte", "check_yaml_depth", "decode_items", "decode_json",
@@ -280,7 +281,11 @@ def decode_json(data: Buffer, origin: str, item_kind: str | None = None) -> Obje
     """
     try:
         out, list_version = _decode_json(data, origin, item_kind)
-        return _stored(out, origin, list_version)
+        out = _stored(out, origin, list_version)
+        store = served.recording()
+        if store is not None:  # extenders are called: they are sent the objects as served
+            store.add_json(data, out.pods, out.nodes, item_kind)
+        return out
     except UnicodeDecodeError:
         raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
     except RecursionError:
@@ -467,6 +472,9 @@ def decode_object(data: bytes, kind: str, origin: str) -> Any:
     obj = _decode_object(data, kind, origin)
     if isinstance(obj, Pod):
         _stored(Objects(pods=[obj]), origin)
+    store = served.recording()
+    if store is not None and isinstance(obj, (Pod, Node)):
+        store.add_object(data, kind, obj)
     return obj
 
 
@@ -634,7 +642,26 @@ def decode_yaml(text: str | bytes, origin: str) -> Objects:
             raise InputError(f"{origin}: {what} is not a Kubernetes object or List "
                              f"(it is a {_yaml_type(doc)})")
         decode_items(doc, origin, out)
-    return _stored(out, origin)
+    out = _stored(out, origin)
+    store = served.recording()
+    if store is not None:  # extenders are called: they are sent the objects as served
+        store.add_documents(_items(docs), out.pods, out.nodes)
+    return out
+
+
+def _items(docs: list[Any]) -> Iterator[dict[str, Any]]:
+    """The objects of YAML documents, a List's items one by one (`decode_items` checked their shape)."""
+    for doc in docs:
+        if not isinstance(doc, dict):
+            continue
+        kind = doc.get("kind")
+        if isinstance(kind, str) and _is_list_kind(kind) and kind not in KINDS:
+            default = _LIST_KINDS.get(kind)
+            for item in doc.get("items") or ():
+                if isinstance(item, dict):
+                    yield {"kind": default, **item} if default and not item.get("kind") else item
+        else:
+            yield doc
 
 
 def _stored(out: Objects, origin: str, list_version: str = "") -> Objects:

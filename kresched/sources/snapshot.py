@@ -26,7 +26,7 @@ from kresched.model.dra import DRA_KINDS, DraState
 from kresched.model.objects import Pod, PriorityClass
 from kresched.model.quantity import InvalidQuantity, to_int
 from kresched.model.storage import STORAGE_KINDS, StorageState
-from kresched.sources.config_file import file_type
+from kresched.sources.config_file import file_type, open_pipe
 from kresched.sources.decode import Buffer, Objects, bad_byte, decode_json, decode_yaml, paused_gc
 
 __all__ = [
@@ -128,9 +128,9 @@ def _is_snapshot_name(name: str) -> bool:
 
 
 def _read(path: Path, limit: int) -> Buffer:
-    """A regular file's bytes, at most `limit` of them. FIFOs, devices and sockets are refused
-    before they are opened: opening a FIFO blocks until a writer comes, `/dev/zero` never ends.
-    A file of `_MAP_AT` bytes or more is mapped, not copied."""
+    """A regular file's bytes, at most `limit` of them, or a named pipe's as stdin's are read
+    (opened without waiting for a writer: `open_pipe`). Devices and sockets are refused before
+    they are opened: `/dev/zero` never ends. A file of `_MAP_AT` bytes or more is mapped, not copied."""
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -139,6 +139,12 @@ def _read(path: Path, limit: int) -> Buffer:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{path}: is a directory")
+    if stat.S_ISFIFO(st.st_mode):  # `-f <(helm template ...)`, `/dev/stdin` on a pipe
+        try:
+            with open_pipe(path) as f:
+                return _read_bounded(f, str(path), limit)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
         raise InputError(f"{path}: not a regular file (it is a {file_type(st.st_mode)}); "
                          "use '-' to read a stream from stdin")

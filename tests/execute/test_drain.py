@@ -94,7 +94,7 @@ def test_with_the_flags_the_drain_evicts_all_but_daemonset_and_mirror_pods(fake_
     assert writes(fake_api)[0] == ("PATCH", "/api/v1/nodes/node-a")  # cordoned first
     assert sorted(name for name, _ in evictions(fake_api)) == ["cache-0", "debug", "report-1", "web-1"]
     assert {s for _, s in evictions(fake_api)} == {201}
-    preflight = run.events("preflight")[0]
+    (preflight,) = run.events("preflight")[0]["nodes"]
     assert {s["pod"]: s["reason"] for s in preflight["skip"]} == {
         "logging/fluent-bit-x2": "ignoring DaemonSet-managed Pods",
         "kube-system/kube-proxy-node-a": "mirror pod (a static pod the kubelet runs; the API cannot delete it)"}
@@ -121,7 +121,7 @@ def test_a_budget_of_one_drains_three_pods_one_at_a_time_watching_the_pdb_until_
     run = drain(cli, "node-a", "--yes", "--timeout", "20s")
 
     assert run.code == ExitCode.OK, run.stderr
-    preflight = run.events("preflight")[0]
+    (preflight,) = run.events("preflight")[0]["nodes"]
     assert [(e["pod"], e["pdb"], e["blocked"], e["landsOn"]) for e in preflight["evict"]] == [
         ("shop/web-0", "shop/web", None, "node-b"), ("shop/web-1", "shop/web", None, "node-b"),
         ("shop/web-2", "shop/web", None, "node-b")]
@@ -186,7 +186,7 @@ def test_a_budget_that_never_recovers_times_out_saying_what_is_blocked_and_why(f
     assert run.summary["gone"] == ["shop/api-0"]
     assert run.summary["complete"] is False
     # The pre-flight said so before anything was done.
-    preflight = run.events("preflight")[0]
+    (preflight,) = run.events("preflight")[0]["nodes"]
     assert {e["pod"]: e["blocked"] for e in preflight["evict"]}["shop/web-0"] == (
         "PodDisruptionBudget shop/web allows no more disruptions (needs 3 healthy pods, has 3)")
     # One eviction request, then the PDB watched (not hammered) until the timeout.
@@ -224,14 +224,17 @@ def test_several_nodes_drain_together_and_none_of_them_takes_the_others_pods(fak
 
     dry = cli("drain", "node-a", "node-b", "--dry-run", "-o", "json")
     assert dry.code == ExitCode.OK, dry.stderr
+    assert dry.actions() == ["preflight", "summary"]
+    assert (dry.summary["complete"], dry.summary["message"]) == (True, "node/node-a, node/node-b drained: 2 pods "
+                                                                       "evicted (dry run)")
     # node-b has the most room, but it is drained too: everything lands on node-c.
-    assert msgspec.json.decode(dry.stdout) == {"nodes": [
+    assert dry.events("preflight") == [{"action": "preflight", "nodes": [
         {"node": "node-a", "evict": [{"pod": "shop/api-0", "pdb": None, "blocked": None, "landsOn": "node-c",
                                     "candidates": ["node-c"], "likely": False}],
          "skip": [], "errors": []},
         {"node": "node-b", "evict": [{"pod": "shop/api-1", "pdb": None, "blocked": None, "landsOn": "node-c",
                                     "candidates": ["node-c"], "likely": False}],
-         "skip": [], "errors": []}]}
+         "skip": [], "errors": []}]}]
 
     run = drain(cli, "node-a", "node-b", "--yes")
     assert run.code == ExitCode.OK, run.stderr
@@ -354,18 +357,28 @@ def test_dry_run_prints_the_preflight_contract_and_writes_nothing(fake_api, cli)
     ], pdbs=(web_pdb(min_available=1),))
     run = cli("drain", "node-a", "--dry-run", "--ignore-daemonsets", "-o", "json")
     assert run.code == ExitCode.INFEASIBLE  # the bare pod needs --force
-    assert msgspec.json.decode(run.stdout) == {
-        "node": "node-a",
-        "evict": [{"pod": "shop/api-0", "pdb": None, "blocked": None, "landsOn": "node-b", "candidates": ["node-b"],
-                   "likely": False},
-                  {"pod": "shop/web-0", "pdb": "shop/web",
-                   "blocked": "PodDisruptionBudget shop/web allows no more disruptions (needs 1 healthy pods, has 1)",
-                   "landsOn": "node-b", "candidates": ["node-b"], "likely": False}],
-        "skip": [{"pod": "logging/fluent-bit-x2", "reason": "ignoring DaemonSet-managed Pods"}],
-        "errors": [{"pod": "default/debug",
-                    "reason": "cannot delete Pods that declare no controller (use --force to override)"}],
+    preflight, summary = run.lines
+    assert preflight == {
+        "action": "preflight",
+        "nodes": [{
+            "node": "node-a",
+            "evict": [{"pod": "shop/api-0", "pdb": None, "blocked": None, "landsOn": "node-b",
+                       "candidates": ["node-b"], "likely": False},
+                      {"pod": "shop/web-0", "pdb": "shop/web",
+                       "blocked": "PodDisruptionBudget shop/web allows no more disruptions (needs 1 healthy pods, "
+                                  "has 1)",
+                       "landsOn": "node-b", "candidates": ["node-b"], "likely": False}],
+            "skip": [{"pod": "logging/fluent-bit-x2", "reason": "ignoring DaemonSet-managed Pods"}],
+            "errors": [{"pod": "default/debug",
+                        "reason": "cannot delete Pods that declare no controller (use --force to override)"}],
+        }],
         "flags": ["--force"],
     }
+    # Every streamed command ends with a summary: here, why the drain would not finish.
+    assert (summary["action"], summary["complete"], summary["refused"], summary["mode"]) == (
+        "summary", False, ["default/debug"], "dry run")
+    assert summary["message"].startswith("node/node-a would not be drained: kubectl would refuse 1 pod without "
+                                         "--force")
     assert {r.method for r in fake_api.requests} == {"GET"}
     assert not cordoned(fake_api)
 

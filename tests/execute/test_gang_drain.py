@@ -6,7 +6,6 @@ PodDisruptionBudget would refuse. Pure (`plan_drain`), then the real command ove
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 
 from kresched.errors import ExitCode
@@ -77,14 +76,20 @@ def running_gang(fake_api):
 def test_the_dry_run_names_the_gang_it_stops_and_fails_the_gate(running_gang, cli):
     run = cli("drain", "node-a", "--dry-run", "-o", "json")
     assert run.code == ExitCode.INFEASIBLE
-    doc = msgspec.json.decode(run.stdout)
+    assert run.actions() == ["preflight", "summary"]
+    [doc] = run.events("preflight")
     assert doc["gangsStopped"] == [{"gang": GANG, "running": 4, "minCount": 4,
                                     "evicted": ["default/job-a0", "default/job-a1"]}]
-    assert [(e["pod"], e["gang"], e["stopsGang"]) for e in doc["evict"]] == [
+    [node] = doc["nodes"]
+    assert [(e["pod"], e["gang"], e["stopsGang"]) for e in node["evict"]] == [
         ("default/job-a0", GANG, True), ("default/job-a1", GANG, True)]
-    assert "it would stop PodGroup default/job (4 running, minCount 4): a gang runs all or nothing " \
-           "(--allow-gang-disruption drains anyway)" in run.stderr
-    assert cli("drain", "node-a", "--dry-run", "-o", "json", "--allow-gang-disruption").code == ExitCode.OK
+    reason = ("it would stop PodGroup default/job (4 running, minCount 4): a gang runs all or nothing "
+              "(--allow-gang-disruption drains anyway)")
+    assert reason in run.stderr
+    assert (run.summary["complete"], run.summary["reasons"]) == (False, [reason])
+    accepted = cli("drain", "node-a", "--dry-run", "-o", "json", "--allow-gang-disruption")
+    assert accepted.code == ExitCode.OK
+    assert accepted.summary["complete"] is True
 
 
 def test_the_table_says_which_gang_stops_and_why(running_gang, cli):

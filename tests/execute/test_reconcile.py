@@ -155,6 +155,9 @@ STATE_READ = [("GET", "/api/v1/namespaces"), ("GET", "/apis/scheduling.k8s.io/v1
               ("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"),
               ("GET", "/apis/resource.k8s.io"), *(("GET", f"/apis/resource.k8s.io/v1/{r}") for r in (
                   "deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates")),
+              # The gang APIs' discovery: none is served here, so no PodGroup or Workload is listed.
+              *(("GET", f"/apis/{gv}") for gv in ("scheduling.k8s.io/v1alpha2", "scheduling.x-k8s.io/v1alpha1",
+                                                  "scheduling.volcano.sh/v1beta1")),
               ("GET", "/api/v1/pods")]
 
 

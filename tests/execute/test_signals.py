@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OURS = {"key": "CriticalAddonsOnly", "value": "kresched", "effect": "NoSchedule"}
 
 
-def wait_for(condition: Callable[[], bool], seconds: float = 8.0) -> None:
+def wait_for(condition: Callable[[], bool], seconds: float = 90.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:

@@ -4,7 +4,6 @@ pre-flight and `explain`; evicting frees attachments and ReadWriteOncePod claims
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from tests.builders import (
     make_storage_class,
     pvc_volume,
 )
-from tests.clirun import run_cli
+from tests.clirun import drained, run_cli
 
 ZONE = "topology.kubernetes.io/zone"
 EBS = "ebs.csi.aws.com"
@@ -156,7 +155,7 @@ def test_the_demo_drain_says_the_nats_replica_would_be_stranded(monkeypatch: pyt
     assert "1 node(s) didn't match pod anti-affinity rules" in line
     out = run_cli(monkeypatch, "drain", "worker-b3", "--snapshot", "demo", "--ignore-daemonsets", "--dry-run",
                   "-o", "json")
-    nats = next(e for e in json.loads(out.stdout)["evict"] if e["pod"] == "data/nats-1")
+    nats = next(e for e in drained(out.stdout)["evict"] if e["pod"] == "data/nats-1")
     assert nats["landsOn"] is None
 
 
