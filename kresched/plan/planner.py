@@ -66,9 +66,11 @@ from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import NOTHING_EVICTABLE, Reason, TierIndex, lost_because, option_key, pdb_violations
 from kresched.plan.devices import (
     DEVICE_NOTE,
-    device_allocation_text,
+    asks_for_devices,
+    device_grants,
     device_state_notes,
     freeing_plugins,
+    grant_notes,
     holds_devices,
     is_device_rejection,
 )
@@ -220,6 +222,8 @@ class Planner:
         self._use(self._engine(profile))
         planned = profile.planning_pod(pod)
         plan = self._plan(planned, commit, evict)
+        if plan.devices is None and asks_for_devices(pod, self.work.snapshot.dra):
+            plan = replace(plan, devices=())
         warnings = self.profiles.warnings_for(profile, pod)
         if planned is not pod or warnings or profile.name != "default-scheduler":
             plan = replace(plan, pod=pod, profile=profile.name, warnings=warnings)
@@ -243,9 +247,12 @@ class Planner:
             landing = self.placer.landing(pod, snap, diag, cycle)
             node = landing.node
             assert node is not None
+            devices = device_grants(pod, snap, snap.by_name[node], (), cycle) \
+                if asks_for_devices(pod, snap.dra) else None
             plan = Plan(pod, priority, "fits", node, None, taint, message=_fits_message(node, diag, landing.candidates),
-                        node_pods_before=tuple(snap.by_name[node].pods), notes=self._notes(pod) + landing.notes,
-                        candidates=landing.candidates, likely=landing.likely)
+                        node_pods_before=tuple(snap.by_name[node].pods),
+                        notes=self._notes(pod) + landing.notes + grant_notes(devices or ()),
+                        candidates=landing.candidates, likely=landing.likely, devices=devices)
             if commit:
                 apply_plan(self.work, plan)
             return plan
@@ -320,7 +327,7 @@ class Planner:
                 return self._decide(pod, priority, taint, tier, options,
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
                                     nominated)
-        if pod.spec.resource_claims:
+        if asks_for_devices(pod, snap.dra):
             plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated)
             if plan is not None:
                 return plan
@@ -360,10 +367,8 @@ class Planner:
                     continue
                 options.append(NodeOption(info.name, tier, victims, option_key(victims, info)))
             if options:
-                best = min(options, key=lambda o: o.key)
-                gets = device_allocation_text(pod, snap, snap.by_name[best.node], [v.pod for v in best.victims])
-                return self._decide(pod, priority, taint, tier, options, [], (*notes, DEVICE_NOTE, *gets), commit,
-                                    nominated)
+                return self._decide(pod, priority, taint, tier, options, [], (*notes, DEVICE_NOTE), commit,
+                                    nominated, frees_devices=True)
         return None
 
     def _notes(self, pod: Pod) -> tuple[str, ...]:
@@ -470,14 +475,18 @@ class Planner:
     # -- the choice ---------------------------------------------------------------------------
     def _decide(self, pod: Pod, priority: int, taint: bool, tier: int, options: list[NodeOption],
                 out: list[tuple[str, Reason]], notes: tuple[str, ...], commit: bool,
-                nominated: dict[str, list[Pod]]) -> Plan:
-        """The plan with the best of `options`; `out`: the first nodes by name that are out, and why."""
+                nominated: dict[str, list[Pod]], frees_devices: bool = False) -> Plan:
+        """The plan with the best of `options`; `out`: the first nodes by name that are out, and why.
+        `frees_devices`: the victims are evicted to free devices (`_plan_devices`)."""
         options.sort(key=lambda o: o.key)
         best = options[0]
         runners = tuple(RunnerUp(o.node, tier, lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
             tuple(RunnerUp(n, None, str(r)) for n, r in out[:5])
         decided = f"{lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
         info = self.work.snapshot.by_name[best.node]
+        devices = device_grants(pod, self.work.snapshot, info, [v.pod for v in best.victims]) \
+            if asks_for_devices(pod, self.work.snapshot.dra) else None
+        notes = (*notes, *grant_notes(devices or ()))
         victims, after = second_order(self.work, self.state.storage, pod, best, taint, nominated,
                                       self._land_replacement)
         blocked = best.violations > 0 and not self.options.allow_pdb_violation
@@ -488,7 +497,7 @@ class Planner:
         if blocked:
             msg += "; blocked: evicting would violate a PodDisruptionBudget (use --allow-pdb-violation to go on)"
         plan = Plan(pod, priority, "evict", best.node, tier, taint, victims, msg, decided, runners, blocked,
-                    tuple(info.pods), notes)
+                    tuple(info.pods), notes, devices=devices, frees_devices=frees_devices)
         if commit:
             apply_plan(self.work, plan, after)
         return plan

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kresched.plan.devices import DeviceHint
 from kresched.plan.explain import Explanation
 from kresched.render.common import Source, count, pod_requests_text, priority_text
 from kresched.render.table import Columns, Command, Hanging
@@ -20,7 +21,9 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
     pod that fits or runs `"scores": {node: {plugin: weighted score, ..., "total": n}}` with the
     predicted `"node"`, its tied `"candidates"`, `"likely"` and `"boundTo"`. `"profile"`: the
     scheduler profile simulated; `"warnings"` (when any): what kresched could not simulate of it, and
-    `"otherScheduler"` the pod's schedulerName when no profile names it."""
+    `"otherScheduler"` the pod's schedulerName when no profile names it. `"devices"`: per node
+    DynamicResources rejected, its facts (which request, why, who holds the devices);
+    `"deviceFreeing"`: the nodes where kresched's own device freeing makes room (`plan` evicts)."""
     out: dict[str, Any] = {
         "pod": e.pod.key,
         "profile": e.profile,
@@ -41,7 +44,20 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
                          for s in sorted(e.scores, key=lambda s: s.node)}
     if e.bound_to is not None:
         out["boundTo"] = e.bound_to
+    devices = {v.node: [device_hint_dict(h) for h in v.devices] for v in sorted(e.verdicts, key=lambda v: v.node)
+               if v.devices}
+    if devices:
+        out["devices"] = devices
+    if e.device_freeing:
+        out["deviceFreeing"] = list(e.device_freeing)
     return out
+
+
+def device_hint_dict(h: DeviceHint) -> dict[str, Any]:
+    """One of explain's device facts for a node (`plan.devices.DeviceHint`)."""
+    return {"kind": h.kind, "claim": h.claim, "request": h.request, "resource": h.resource, "container": h.container,
+            "message": h.message,
+            "holders": [{"device": d.device, "claims": list(d.claims), "pods": list(d.pods)} for d in h.holders]}
 
 
 _VERDICT_STYLE = {"fits": "green", "unschedulable": "yellow", "unresolvable": "red"}
@@ -68,7 +84,7 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wi
         parts.append(Hanging(Text(f"{count(len(others), 'more Pending pod')} of {workload}, from the same template: "
                                   f"{', '.join(others)}", style="dim"), first="", rest="  "))
     if source is not None and not e.schedulable and e.bound_to is None \
-            and any(v.verdict == "unschedulable" for v in e.verdicts):
+            and (e.device_freeing or any(v.verdict == "unschedulable" for v in e.verdicts)):
         args = f" {source.args}" if source.args else ""
         parts += [Text(""), Hanging(Text("next (what must move for it to fit; its tiers evict what costs least "
                                          "first, so it may pick another node than the nearest: plan --help):",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.explain import format_amount
-from kresched.plan.plans import Plan, Victim
+from kresched.plan.plans import DeviceGrant, Plan, Victim
 from kresched.render.common import Source, bar, count, pod_requests_text, priority_text
 from kresched.render.table import Columns, Command, Hanging
 
@@ -41,7 +41,9 @@ def victim_dict(v: Victim) -> dict[str, Any]:
 def plan_dict(p: Plan) -> dict[str, Any]:
     """The design's contract: `pod, priority, outcome, node, tier, taint, victims, message`; with a
     profile other than `default-scheduler` (or none: a pod of another scheduler) `"profile"`, and
-    `"warnings"` when kresched could not simulate all of it."""
+    `"warnings"` when kresched could not simulate all of it; for a pod that asks for devices,
+    `"devices"` (what its claims get on `node`) and `"freesDevices"` (the victims go to free
+    devices: kresched's own device freeing)."""
     out = {
         "pod": p.pod.key,
         "priority": p.priority,
@@ -58,7 +60,15 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         out["profile"] = p.profile
     if p.warnings:
         out["warnings"] = list(p.warnings)
+    if p.devices is not None:
+        out["devices"] = [grant_dict(g) for g in p.devices]
+        out["freesDevices"] = p.frees_devices
     return out
+
+
+def grant_dict(g: DeviceGrant) -> dict[str, Any]:
+    return {"claim": g.claim, "request": g.request, "driver": g.driver, "pool": g.pool, "device": g.device,
+            "resource": g.resource, "container": g.container}
 
 
 def plans_dict(plans: list[Plan]) -> dict[str, Any]:

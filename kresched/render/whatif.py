@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.plan.plans import Plan
 from kresched.plan.whatif import MaxResult, WhatIf, WorkloadPlan
 from kresched.render.common import Source, count, pod_requests_text, priority_text
+from kresched.render.explain import device_hint_dict
 from kresched.render.plan import plan_dict, plan_view, victim_costs
 from kresched.render.table import Columns, Command, Hanging
 
@@ -41,7 +42,8 @@ def workload_dict(w: WorkloadPlan) -> dict[str, Any]:
         "plans": [plan_dict(p) for p in w.plans],
     }
     if w.nearest is not None:
-        out["nearest"] = [{"node": v.node, "reasons": list(v.status.reasons), "hints": list(v.hints)}
+        out["nearest"] = [{"node": v.node, "reasons": list(v.status.reasons), "hints": list(v.hints),
+                           **({"devices": [device_hint_dict(h) for h in v.devices]} if v.devices else {})}
                           for v in w.nearest.verdicts[:NEAREST]]
     if w.notes:
         out["notes"] = list(w.notes)

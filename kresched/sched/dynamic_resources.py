@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from kresched.model.dra import DraState, ResourceClaim
-from kresched.model.objects import Pod
+from kresched.model.objects import Node, Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
 from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
@@ -71,6 +71,8 @@ __all__ = [
     "NOT_AVAILABLE",
     "DynamicResources",
     "DraCycle",
+    "claims_to_allocate",
+    "extended_on",
     "post_filter_note",
     "prepare",
 ]
@@ -164,7 +166,7 @@ class DynamicResources:
         claims = state.to_allocate
         signature = state.signature
         if state.extended:  # its extended resources this node leaves to DRA: the special claim
-            on_node = {r: q for r, q in state.extended.items() if not node.allocatable.scalar.get(r, 0)}
+            on_node = extended_on(state, node)
             if on_node:
                 claims = [*claims, special_claim(pod, state.dra, on_node)]
                 signature += msgspec.json.encode(sorted(on_node.items()))
@@ -335,6 +337,18 @@ def _binding_failed(claim: ResourceClaim) -> bool:
 def _selector_matches(sel: NodeSelector, name: str, labels: dict[str, str]) -> bool:
     """`nodeaffinity.NewNodeSelector(...).Match`: any term matches (no terms: none)."""
     return any(node_selector_term_matches(t, name, labels) for t in sel.node_selector_terms)
+
+
+def extended_on(state: DraCycle, node: Node) -> dict[str, int]:
+    """The pod's extended resources backed by a DeviceClass that `node` leaves to DRA (its
+    allocatable lacks them): what the special claim asks for there."""
+    return {r: q for r, q in state.extended.items() if not node.allocatable.scalar.get(r, 0)}
+
+
+def claims_to_allocate(state: DraCycle, pod: Pod, node: Node) -> list[ResourceClaim]:
+    """What Filter allocates on `node`: the claims not allocated yet, then the special claim."""
+    on_node = extended_on(state, node) if state.extended else None
+    return [*state.to_allocate, special_claim(pod, state.dra, on_node)] if on_node else list(state.to_allocate)
 
 
 def post_filter_note(cycle: CycleState) -> str:
