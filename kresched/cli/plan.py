@@ -163,7 +163,7 @@ def plan(
         with progress(opts, f"planning {pod.key}"), paused_gc():
             result = plan_pod(state, pod, options)
         emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide, source=source))
-        return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
+        return plans_exit_code([result])
     left_out: list[str] = []
     empty = None
     if isinstance(target, Workload):
@@ -191,7 +191,15 @@ def plan(
             ENV.say(f"note: {note}")
     emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state, wide=wide, source=source, what=what,
                                                              where=where, left_out=tuple(left_out), empty=empty))
-    return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
+    return plans_exit_code(plans)
+
+
+def plans_exit_code(plans: list[Plan]) -> ExitCode:
+    """3 when a pod cannot be placed; else 6 when a pod's answer cannot be known (device data
+    missing); else 0."""
+    if any(p.outcome == "infeasible" for p in plans):
+        return ExitCode.INFEASIBLE
+    return ExitCode.UNKNOWN if any(p.outcome == "unknown" for p in plans) else ExitCode.OK
 
 
 def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | None, max_: bool, max_limit: int,
@@ -224,7 +232,9 @@ def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | N
     emit(opts.output, whatif_dict(result),
          lambda: whatif_view(result, state, tuple(files), wide=opts.output is Output.wide, source=source,
                              not_simulated=NOT_SIMULATED))
-    return ExitCode.INFEASIBLE if any(w.pending for w in result.workloads) else ExitCode.OK
+    if any(w.pending for w in result.workloads):
+        return ExitCode.INFEASIBLE
+    return ExitCode.UNKNOWN if any(w.unknown for w in result.workloads) else ExitCode.OK
 
 
 def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: PlanOptions) -> list[Plan]:

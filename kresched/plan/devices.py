@@ -25,6 +25,7 @@ from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.plan.candidates import is_candidate_victim, node_refusal
 from kresched.plan.plans import DeviceGrant
+from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.extended import SPECIAL_CLAIM, delegated, request_resource
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
 from kresched.sched.dynamic_resources import NAME, DraCycle, DynamicResources, claims_to_allocate, prepare
@@ -40,9 +41,9 @@ from kresched.sched.framework import (
 )
 from kresched.sched.runner import remove_pod, run_filters_with_nominated, run_pre_filter
 
-__all__ = ["DEVICE_NOTE", "DeviceFreeing", "DeviceHint", "DeviceHolder", "asks_for_devices", "device_grants",
-           "device_hints", "device_state_notes", "freeing_nodes", "freeing_plugins", "grant_notes", "holds_devices",
-           "is_device_rejection"]
+__all__ = ["DEVICE_NOTE", "KUBECTL_KINDS", "DeviceFreeing", "DeviceHint", "DeviceHolder", "asks_for_devices",
+           "device_grants", "device_hints", "device_state_notes", "freeing_nodes", "freeing_plugins", "grant_notes",
+           "holds_devices", "is_device_rejection", "missing_text", "unknown_message"]
 
 DEVICE_NOTE = ("the scheduler's own preemption never frees devices (a node DynamicResources rejects is never its "
                "candidate): kresched evicts the lower-priority pods that hold them; once their claims are "
@@ -271,10 +272,30 @@ def device_hints(pod: Pod, cycle: CycleState, info: NodeInfo, snapshot: Snapshot
     return tuple(out)
 
 
+_PLURALS = {"DeviceClass": "DeviceClasses", "ResourceSlice": "ResourceSlices", "ResourceClaim": "ResourceClaims",
+            "ResourceClaimTemplate": "ResourceClaimTemplates"}
+#: What to add to `kubectl get` for a snapshot that holds every DRA kind.
+KUBECTL_KINDS = "deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates"
+
+
+def missing_text(missing: Sequence[str]) -> str:
+    """`no ResourceClaims or ResourceSlices`."""
+    names = [_PLURALS.get(k, k) for k in missing]
+    return "no " + (", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0])
+
+
+def unknown_message(missing: Sequence[str]) -> str:
+    """Why a pod's answer cannot be known (`Plan.missing_kinds`, `Explanation.missing_kinds`)."""
+    return (f"cannot be known: the state holds {missing_text(missing)}, and the pod's devices depend on them "
+            "(a snapshot taken without them)")
+
+
 def device_state_notes(pod: Pod, dra: DraState) -> tuple[str, ...]:
-    """What the state cannot say about the pod's devices — never a silent guess."""
-    if pod.spec.resource_claims and not dra.is_known:
-        return ("the pod asks for devices (ResourceClaims), but the state holds no DeviceClasses, ResourceSlices "
-                "or ResourceClaims: its claims were not looked at (take the snapshot with `kresched snapshot`, "
-                "or add `deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates` to `kubectl get`)",)
-    return ()
+    """What the state cannot say about the pod's devices — never a silent guess: the kinds its
+    answer depends on that the state does not hold (`sched.dra.claims.missing_kinds`)."""
+    missing = missing_kinds(pod, dra)
+    if not missing:
+        return ()
+    return (f"the pod asks for devices, but the state holds {missing_text(missing)}: its devices were not looked at, "
+            "so whether and where it runs cannot be known (take the snapshot with `kresched snapshot`, or add "
+            f"`{KUBECTL_KINDS}` to `kubectl get`; live, every list is read)",)

@@ -33,6 +33,8 @@ from kresched.plan.devices import (
 from kresched.plan.lost import is_lost
 from kresched.plan.placement import Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, RESERVED_FOR
+from kresched.sched.dra.claims import missing_kinds
+from kresched.sched.dra.extended import CLASS_PREFIX
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
@@ -140,6 +142,15 @@ class Explanation:
     #: Where the scheduler's own preemption cannot help: the nodes where kresched's device freeing
     #: makes room (`plan.devices.freeing_nodes`; `plan` picks one and its victims).
     device_freeing: tuple[str, ...] = ()
+    #: The DRA kinds the pod's answer depends on that the state does not hold
+    #: (`sched.dra.claims.missing_kinds`): its devices were not looked at.
+    missing_kinds: tuple[str, ...] = ()
+
+    @property
+    def unknown(self) -> bool:
+        """Whether it runs cannot be known: some node fits but for its devices, which the state
+        says nothing about (`missing_kinds`); `message` is then None and nothing is predicted."""
+        return bool(self.missing_kinds) and not self.schedulable and self.message is None
 
     @property
     def scheduler_message(self) -> str | None:
@@ -228,10 +239,17 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         for r in v.status.reasons:
             counts[r] = counts.get(r, 0) + 1
     volume_notes = volume_state_notes(pod, state) + device_state_notes(pod, state.dra) + diag.notes
+    missing = missing_kinds(pod, state.dra) if pod.spec.resource_claims or pod.requests.scalar else ()
     error = scheduler_error(diag)
     if error is not None:
         return Explanation(pod, diag.num_all_nodes, False, error, None, tuple(verdicts),
                            (*volume_notes, SCHEDULER_ERROR_NOTE), counts, scheduler_error=True)
+    named = "DeviceClass" in missing and any(r.startswith(CLASS_PREFIX) for r in pod.requests.scalar)
+    if missing and (diag.feasible or named):
+        # Fitting but for its devices (or stopped by an extended resource no class is known to
+        # back): the state cannot say; nothing is predicted.
+        return Explanation(pod, diag.num_all_nodes, False, None, None, tuple(verdicts), volume_notes, counts,
+                           missing_kinds=missing)
     if diag.feasible:
         placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score,
                         extenders=profile.extenders)
@@ -282,7 +300,7 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
                       f"that hold devices frees enough for it on {where} (its plan names the node and the pods; "
                       "the scheduler then binds the pod once their claims are deallocated)",)
     return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts, dra_note=note,
-                       device_freeing=freeing)
+                       device_freeing=freeing, missing_kinds=missing)
 
 
 def _why_there(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin]) -> Explanation:

@@ -73,6 +73,7 @@ from kresched.plan.devices import (
     grant_notes,
     holds_devices,
     is_device_rejection,
+    unknown_message,
 )
 from kresched.plan.evictable import EvictablePods
 from kresched.plan.explain import nominated_pods
@@ -81,6 +82,8 @@ from kresched.plan.placement import Landing, Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
 from kresched.plan.search import NodeSearch
 from kresched.plan.vetting import admitted_options, vet_options
+from kresched.sched.dra.claims import missing_kinds
+from kresched.sched.dra.extended import CLASS_PREFIX
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
@@ -221,9 +224,13 @@ class Planner:
                         message=self.profiles.other_scheduler_note(pod), notes=self._notes(pod), profile=None)
         self._use(self._engine(profile))
         planned = profile.planning_pod(pod)
-        plan = self._plan(planned, commit, evict)
-        if plan.devices is None and asks_for_devices(pod, self.work.snapshot.dra):
+        dra = self.work.snapshot.dra
+        missing = missing_kinds(pod, dra) if pod.spec.resource_claims or pod.requests.scalar else ()
+        plan = self._plan(planned, commit and not missing, evict)
+        if plan.devices is None and asks_for_devices(pod, dra):
             plan = replace(plan, devices=())
+        if missing:
+            plan = _unknown(plan, missing)
         warnings = self.profiles.warnings_for(profile, pod)
         if planned is not pod or warnings or profile.name != "default-scheduler":
             plan = replace(plan, pod=pod, profile=profile.name, warnings=warnings)
@@ -538,6 +545,24 @@ class Planner:
         engine = self._engine(profile)
         replacement = profile.planning_pod(replacement_of(victim))
         return replacement, engine.placer.land(replacement, sim, nominated, self._memo_for(replacement, engine))
+
+
+def _unknown(plan: Plan, missing: tuple[str, ...]) -> Plan:
+    """A plan made without the pod's devices (the state lacks the `missing` kinds they depend on):
+    `unknown`, with what it would be without them; `infeasible` stays, since devices only add to
+    what stops a pod — unless an extended resource named after a DeviceClass is what stopped it
+    (without the classes, nothing maps it)."""
+    named = "DeviceClass" in missing and any(r.startswith(CLASS_PREFIX) for r in plan.pod.requests.scalar)
+    if plan.outcome == "infeasible" and not named:
+        return replace(plan, missing_kinds=missing)
+    if plan.outcome == "fits":
+        blind = f"without its devices it would fit on node {plan.node}"
+    elif plan.outcome == "evict":
+        blind = f"without its devices it would need evicting {len(plan.victims)} pod(s) on node {plan.node}"
+    else:
+        blind = f"without its devices: {plan.message}"
+    return Plan(plan.pod, plan.priority, "unknown", taint=plan.taint, message=f"{unknown_message(missing)}; {blind}",
+                notes=plan.notes, profile=plan.profile, warnings=plan.warnings, devices=(), missing_kinds=missing)
 
 
 def _fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> str:

@@ -20,7 +20,8 @@ RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="No
 #: The annotation that names the pod (or workload) a reservation is for.
 RESERVED_FOR = "kresched.io/reserved-for"
 
-Outcome = Literal["fits", "evict", "infeasible"]
+#: `unknown`: the answer depends on objects the state does not hold (`Plan.missing_kinds`).
+Outcome = Literal["fits", "evict", "infeasible", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,10 @@ class Plan:
     #: The victims are evicted to free devices: kresched's own device freeing (`plan.devices`),
     #: which the scheduler's preemption never does.
     frees_devices: bool = False
+    #: The DRA kinds the pod's answer depends on that the state does not hold (a snapshot taken
+    #: without them, `sched.dra.claims.missing_kinds`): the outcome is `unknown`, or `infeasible`
+    #: when it cannot be placed whatever its devices.
+    missing_kinds: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

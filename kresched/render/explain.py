@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kresched.plan.devices import DeviceHint
+from kresched.plan.devices import DeviceHint, missing_text
 from kresched.plan.explain import Explanation
 from kresched.render.common import Source, count, pod_requests_text, priority_text
 from kresched.render.table import Columns, Command, Hanging
@@ -23,7 +23,9 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
     scheduler profile simulated; `"warnings"` (when any): what kresched could not simulate of it, and
     `"otherScheduler"` the pod's schedulerName when no profile names it. `"devices"`: per node
     DynamicResources rejected, its facts (which request, why, who holds the devices);
-    `"deviceFreeing"`: the nodes where kresched's own device freeing makes room (`plan` evicts)."""
+    `"deviceFreeing"`: the nodes where kresched's own device freeing makes room (`plan` evicts);
+    `"missingKinds"`: the DRA kinds its answer depends on that the state lacks (with `message`
+    null and `schedulable` false: it cannot be known)."""
     out: dict[str, Any] = {
         "pod": e.pod.key,
         "profile": e.profile,
@@ -50,6 +52,8 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
         out["devices"] = devices
     if e.device_freeing:
         out["deviceFreeing"] = list(e.device_freeing)
+    if e.missing_kinds:
+        out["missingKinds"] = list(e.missing_kinds)
     return out
 
 
@@ -115,7 +119,13 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
         if e.scores:
             parts.append(_scores_table(e, wide=wide))
         return Group(*parts)
-    if e.schedulable:
+    if e.unknown:
+        fits = f"it fits on {len(e.feasible)}/{e.num_nodes} nodes" if e.feasible else "no node fits"
+        parts.append(Hanging(Text.from_markup(f"[bold magenta]Cannot be known[/]: without its devices {fits}, but the "
+                                              f"state holds {escape(missing_text(e.missing_kinds))}, which they "
+                                              "depend on."), first="", rest="  "))
+        parts.append(_bullets(e.notes))
+    elif e.schedulable:
         fits = e.feasible
         parts.append(Hanging(Text.from_markup(
             f"[green]Schedulable[/]: fits on {len(fits)}/{e.num_nodes} nodes "

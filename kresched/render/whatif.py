@@ -30,8 +30,9 @@ ROWS = 20
 def workload_dict(w: WorkloadPlan) -> dict[str, Any]:
     """The design's contract: `workload, kind, replicas, placed, pending, message, plans`; with
     Pending replicas nothing can place, `"nearest"` (the nearest nodes, each with the scheduler's
-    reasons and what would make the pod fit there); `"notes"` when there are any; `"max"` with
-    `--max`."""
+    reasons and what would make the pod fit there); `"notes"` when there are any; `"unknown"`
+    (replicas whose answer cannot be known: the state lacks DRA kinds their devices depend on)
+    when there are any; `"max"` with `--max`."""
     out: dict[str, Any] = {
         "workload": w.spec.key,
         "kind": w.spec.kind,
@@ -47,6 +48,8 @@ def workload_dict(w: WorkloadPlan) -> dict[str, Any]:
                           for v in w.nearest.verdicts[:NEAREST]]
     if w.notes:
         out["notes"] = list(w.notes)
+    if w.unknown:
+        out["unknown"] = w.unknown
     if w.max is not None:
         out["max"] = max_dict(w.max)
     return out
@@ -102,6 +105,9 @@ def _tally(result: WhatIf) -> str:
         text += f" ({evicting} after evictions)"
     if pending:
         text += f", {pending} Pending"
+    unknown = sum(w.unknown for w in result.workloads)
+    if unknown:
+        text += f", {unknown} cannot be known (device data missing)"
     return text
 
 

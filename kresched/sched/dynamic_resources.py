@@ -36,8 +36,9 @@ PostFilter deletes it (`deletion of ResourceClaim completed`): the pod can be pl
 cycle only.
 
 Deliberate differences: the binding-conditions timeout (a wall clock) is not applied; a claim
-being allocated by another pod in flight cannot be seen in a snapshot. A snapshot that holds no
-DRA objects says nothing about devices: the plugin is skipped and the answer says so. Pure.
+being allocated by another pod in flight cannot be seen in a snapshot. A snapshot that lacks a DRA
+kind the pod's answer depends on (`sched.dra.claims.missing_kinds`) says nothing about its devices:
+the plugin is skipped for it, and the planner and explain say the answer cannot be known. Pure.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from kresched.model.dra import DraState, ResourceClaim
 from kresched.model.objects import Node, Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
-from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
+from kresched.sched.dra.claims import ClaimLookupError, PodClaim, missing_kinds, pod_claims
 from kresched.sched.dra.extended import delegated, leftover_claim, special_claim
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims, allocator_for
 from kresched.sched.framework import (
@@ -142,7 +143,8 @@ class DynamicResources:
     name: ClassVar[str] = NAME
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
-        if not snapshot.dra.is_known or not (pod.spec.resource_claims or delegated(pod, snapshot.dra)):
+        if not snapshot.dra.is_known or not (pod.spec.resource_claims or delegated(pod, snapshot.dra)) \
+                or missing_kinds(pod, snapshot.dra):
             return _SKIP
         state = prepare(pod, snapshot.dra, allocated_claims(snapshot))
         if state is None:

@@ -14,8 +14,10 @@ and admission of that pod (`kresched.sources.admission`).
 
 Services, PodDisruptionBudgets, PriorityClasses and Namespaces in the same files are kept too:
 they change how the workloads are placed (default spreading, priority) and what may be evicted
-later. Other kinds (ConfigMaps, Secrets, ...) are named, not planned. Pure but for reading the
-files; no API calls.
+later; so are the devices a workload brings (DeviceClasses, ResourceClaimTemplates and
+ResourceClaims, in any served version of `resource.k8s.io`): its pods' claims are made from them.
+Other kinds (ConfigMaps, Secrets, ...) are named, not planned. Pure but for reading the files; no
+API calls.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import msgspec
 
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate
 from kresched.model.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from kresched.model.specs import LabelSelector
 from kresched.model.storage import PersistentVolumeClaim
@@ -57,9 +60,13 @@ API_VERSIONS: dict[str, str] = {
     "PodDisruptionBudget": "policy/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
 }
+#: The versions of `resource.k8s.io` the API server serves (v1.34+); every one is read as v1.
+DRA_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1")
 _EXTRAS: dict[str, type] = {"Service": Service, "Namespace": Namespace, "PodDisruptionBudget": PodDisruptionBudget,
-                            "PriorityClass": PriorityClass}
-_CLUSTER_SCOPED = {"Namespace", "PriorityClass"}
+                            "PriorityClass": PriorityClass, "DeviceClass": DeviceClass,
+                            "ResourceClaimTemplate": ResourceClaimTemplate, "ResourceClaim": ResourceClaim}
+_CLUSTER_SCOPED = {"Namespace", "PriorityClass", "DeviceClass"}
+_DRA_EXTRAS = frozenset({"DeviceClass", "ResourceClaimTemplate", "ResourceClaim"})
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,10 @@ class Manifests:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    #: The devices the workloads bring: their pods' claims are made from these.
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
     #: `Kind ns/name` of the objects that are neither (ConfigMaps, Secrets, ...): not planned.
     ignored: list[str] = field(default_factory=list)
 
@@ -233,6 +244,9 @@ def _identify(doc: Document, namespace: str, enforce: bool) -> tuple[str, str, s
         raise InputError(f"{doc.origin}: {kind}: metadata.name is not a string")
     version = obj.get("apiVersion")
     want = API_VERSIONS.get(kind)
+    if kind in _DRA_EXTRAS and version not in DRA_API_VERSIONS:
+        raise InputError(f"{doc.origin}: {kind} {name!r}: no matches for kind {kind!r} in version {version!r} "
+                         f"(kresched reads {', '.join(DRA_API_VERSIONS)})")
     if want is not None and version != want:
         raise InputError(f"{doc.origin}: {kind} {name!r}: no matches for kind {kind!r} in version {version!r} "
                          f"(kresched reads {want})")
@@ -264,8 +278,11 @@ def _add_extra(out: Manifests, doc: Document, kind: str, ns: str) -> None:
             value = msgspec.convert(drop_nulls(obj, typ), typ)
     except msgspec.ValidationError as exc:
         raise InputError(f"{doc.origin}: {kind} {meta.get('name')}: {describe_error(exc, obj)}") from None
+    if kind == "ResourceClaim":  # the API server ignores a status on create: a new claim is not allocated
+        value = msgspec.structs.replace(value, status=type(value.status)())
     {"Service": out.services, "Namespace": out.namespaces, "PodDisruptionBudget": out.pdbs,
-     "PriorityClass": out.priority_classes}[kind].append(value)
+     "PriorityClass": out.priority_classes, "DeviceClass": out.device_classes,
+     "ResourceClaimTemplate": out.claim_templates, "ResourceClaim": out.resource_claims}[kind].append(value)
 
 
 def _int(obj: dict[str, Any], key: str, where: str, default: int | None) -> int | None:
