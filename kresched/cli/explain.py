@@ -61,6 +61,9 @@ def explain(
 ) -> int:
     """Why a pod is Pending: every node's verdict, the scheduler's own message, and what would make it fit.
 
+    Exit code 6 when whether the pod fits cannot be known: the snapshot lacks the device objects
+    (DRA) its claims depend on; else 0.
+
     `explain node/NAME`: whether the node is lost (its kubelet stopped reporting) and its recovery
     timeline — when each pod is evicted, where its replacement lands, which pods will not come
     back by themselves and why, and what would speed it up.

@@ -106,12 +106,14 @@ def plan(
     Without POD it plans every pending critical pod (--all-pending: every pending pod) in every
     namespace, in priority order, each later plan seeing the earlier ones carried out; -n narrows
     that to one namespace. Exit code 0 when every pod planned fits or can be made to fit, 3 when
-    one cannot.
+    one cannot, else 6 when whether one can cannot be known (a snapshot without the device objects
+    its claims depend on).
 
     With -f FILE (kubectl's -f: manifests, not the snapshot, which is --snapshot) it plans for the
     workloads in FILE as if they were created now: how many replicas are placed and where, the
     evictions that make room for them, and why the rest would stay Pending. Exit code 3 when some
-    replica would stay Pending.
+    replica would stay Pending, else 6 when the answer for one cannot be known. PriorityClasses,
+    ResourceClaimTemplates, ResourceClaims and DeviceClasses in FILE are part of the what-if.
 
     Tiers, tried in order; the first that finds a node wins, so a plan evicts what costs least: tier
     1 evicts only pods that stop within --max-grace seconds (10) and whose PodDisruptionBudget

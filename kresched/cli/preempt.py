@@ -88,7 +88,7 @@ def preempt_command(
     bound, and always remove the reservation.
 
     Exit codes: 0 bound (also on another node), 3 nothing feasible, 4 partly done (e.g. timed
-    out), 5 cluster access, 130 interrupted.
+    out), 5 cluster access, 6 cannot be known (device data missing: nothing done), 130 interrupted.
 
     On a cluster: `kresched preempt -n kube-system POD` asks before it evicts (--yes does not ask),
     and --dry-run=server has the API server validate every write without acting.
