@@ -25,7 +25,7 @@ from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.plan.candidates import is_candidate_victim, node_refusal
 from kresched.plan.plans import DeviceGrant
-from kresched.sched.dra.claims import missing_kinds
+from kresched.sched.dra.claims import ClaimLookupError, missing_kinds, pod_claims
 from kresched.sched.dra.extended import SPECIAL_CLAIM, delegated, request_resource
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
 from kresched.sched.dynamic_resources import NAME, DraCycle, DynamicResources, claims_to_allocate, prepare
@@ -43,7 +43,7 @@ from kresched.sched.runner import remove_pod, run_filters_with_nominated, run_pr
 
 __all__ = ["DEVICE_NOTE", "KUBECTL_KINDS", "DeviceFreeing", "DeviceHint", "DeviceHolder", "asks_for_devices",
            "device_grants", "device_hints", "device_state_notes", "freeing_nodes", "freeing_plugins", "grant_notes",
-           "holds_devices", "is_device_rejection", "missing_text", "unknown_message"]
+           "holds_devices", "is_device_rejection", "missing_text", "placed_grants", "unknown_message"]
 
 DEVICE_NOTE = ("the scheduler's own preemption never frees devices (a node DynamicResources rejects is never its "
                "candidate): kresched evicts the lower-priority pods that hold them; once their claims are "
@@ -151,7 +151,15 @@ def device_grants(pod: Pod, snapshot: Snapshot, info: NodeInfo, victims: Sequenc
     own filter cycle, whose allocation on the node (if its Filter ran there) is taken as it is."""
     state: DraCycle | None = cycle.read(NAME) if cycle is not None and not victims else None
     allocation = state.node_allocations.get(info.name) if state is not None else None
-    if allocation is None:
+    if state is not None and allocation is None and (state.to_allocate or state.extended):
+        # Its Filter was not run on the node (a verdict kept from an earlier pod): run it with the
+        # cycle's own state (its allocation memo answers at once for the same claims and pools).
+        own = CycleState()
+        own.write(NAME, state)
+        if not DynamicResources().filter(own, pod, info).is_success:
+            return ()
+        allocation = state.node_allocations.get(info.name)
+    if state is None:
         work = info
         if victims:
             work = info.clone()
@@ -175,6 +183,28 @@ def device_grants(pod: Pod, snapshot: Snapshot, info: NodeInfo, victims: Sequenc
     special = next(new, None)  # the claim for its extended resources, allocated last
     if special is not None:
         for r in special.devices.results:
+            container, resource = request_resource(pod, r.request) or (None, None)
+            out.append(DeviceGrant(None, r.request, r.driver, r.pool, r.device, resource, container))
+    return tuple(out)
+
+
+def placed_grants(pod: Pod, snapshot: Snapshot) -> tuple[DeviceGrant, ...]:
+    """The devices the pod's claims hold in `snapshot`, where it is placed already (what
+    `sched.dra.inuse` allocated for it as it was placed: the Filter's first fit on its node)."""
+    inuse = allocated_claims(snapshot)
+    try:
+        found = pod_claims(pod, snapshot.dra)
+    except ClaimLookupError:
+        return ()
+    out: list[DeviceGrant] = []
+    for pc in found:
+        claim = inuse.claims.get(pc.claim.key)
+        if claim is not None and claim.status.allocation is not None:
+            out += (DeviceGrant(claim.key, r.request, r.driver, r.pool, r.device)
+                    for r in claim.status.allocation.devices.results)
+    special = inuse.claims.get(f"{pod.namespace}/{pod.name}-extended-resources")
+    if special is not None and special.status.allocation is not None:
+        for r in special.status.allocation.devices.results:
             container, resource = request_resource(pod, r.request) or (None, None)
             out.append(DeviceGrant(None, r.request, r.driver, r.pool, r.device, resource, container))
     return tuple(out)

@@ -73,6 +73,7 @@ from kresched.plan.devices import (
     grant_notes,
     holds_devices,
     is_device_rejection,
+    placed_grants,
     unknown_message,
 )
 from kresched.plan.evictable import EvictablePods
@@ -254,14 +255,19 @@ class Planner:
             landing = self.placer.landing(pod, snap, diag, cycle)
             node = landing.node
             assert node is not None
-            devices = device_grants(pod, snap, snap.by_name[node], (), cycle) \
-                if asks_for_devices(pod, snap.dra) else None
+            asks = asks_for_devices(pod, snap.dra)
+            # Placed for good, its claims hold what the simulated cluster allocated them as it was
+            # placed (the same first fit): read there rather than allocated once more.
+            devices = device_grants(pod, snap, snap.by_name[node], (), cycle) if asks and not commit else None
             plan = Plan(pod, priority, "fits", node, None, taint, message=_fits_message(node, diag, landing.candidates),
                         node_pods_before=tuple(snap.by_name[node].pods),
                         notes=self._notes(pod) + landing.notes + grant_notes(devices or ()),
                         candidates=landing.candidates, likely=landing.likely, devices=devices)
             if commit:
                 apply_plan(self.work, plan)
+                if asks:
+                    devices = placed_grants(pod, self.work.snapshot)
+                    plan = replace(plan, devices=devices, notes=plan.notes + grant_notes(devices))
             return plan
         if diag.error:
             return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
