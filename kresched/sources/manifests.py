@@ -34,6 +34,7 @@ import msgspec
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate
+from kresched.model.gangs import PodGroup, SchedulingWorkload
 from kresched.model.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from kresched.model.specs import LabelSelector
 from kresched.model.storage import PersistentVolumeClaim
@@ -92,6 +93,9 @@ class Manifests:
     device_classes: list[DeviceClass] = field(default_factory=list)
     claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
     resource_claims: list[ResourceClaim] = field(default_factory=list)
+    #: PodGroups (of any gang API) and v1alpha2 Workloads: what makes the workloads' pods gangs.
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
     #: `Kind ns/name` of the objects that are neither (ConfigMaps, Secrets, ...): not planned.
     ignored: list[str] = field(default_factory=list)
 
