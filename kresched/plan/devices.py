@@ -10,8 +10,12 @@ DynamicResources plugin: a victim taken off the node gives its devices back as t
 while another pod still reserves it), so the pod's claims are allocated anew on what is left.
 
 Owns: `DeviceFreeing`, `freeing_plugins`, `holds_devices` (whether evicting on a node can free
-anything at all), the words for such a plan (`DEVICE_NOTE`, `device_allocation_text`), and
-`device_hints`: explain's words for a node DynamicResources rejected. Pure.
+anything at all), `freeing_nodes` (where such freeing makes room: what `explain` offers), the words
+for such a plan (`DEVICE_NOTE`); which devices a plan's claims get (`device_grants`, and
+`placed_grants` for a pod the simulated cluster has placed; `grant_notes` their lines); `asks_for_devices`;
+`device_hints`: explain's facts for a node DynamicResources rejected (`DeviceHint`, with who holds
+each device); and the words for a pod whose devices the state cannot answer for
+(`device_state_notes`, `unknown_message`). Pure.
 """
 
 from __future__ import annotations
@@ -326,6 +330,6 @@ def device_state_notes(pod: Pod, dra: DraState) -> tuple[str, ...]:
     missing = missing_kinds(pod, dra)
     if not missing:
         return ()
-    return (f"the pod asks for devices, but the state holds {missing_text(missing)}: its devices were not looked at, "
-            "so whether and where it runs cannot be known (take the snapshot with `kresched snapshot`, or add "
-            f"`{KUBECTL_KINDS}` to `kubectl get`; live, every list is read)",)
+    return (f"the pod asks for devices, but the state holds {missing_text(missing)}: its devices were not looked at "
+            f"(take the snapshot with `kresched snapshot`, or add `{KUBECTL_KINDS}` to `kubectl get`; live, every "
+            "list is read)",)
