@@ -150,3 +150,23 @@ def test_explain_says_which_gang_a_pod_belongs_to_and_its_min_count(cli, tmp_pat
     assert data["gang"] == {"gang": "PodGroup default/train", "flavor": "workload", "minCount": 4, "members": 4,
                             "running": 0, "pending": 4, "disruptionMode": "Pod",
                             "declaredBy": "PodGroup scheduling.k8s.io/v1alpha2 default/train gang.minCount 4"}
+
+
+@pytest.mark.parametrize(("mode", "completions", "is_gang"), [
+    pytest.param("Indexed", 5, True, id="Indexed, completions == parallelism"),
+    pytest.param("NonIndexed", 5, False, id="NonIndexed"),
+    pytest.param("Indexed", 10, False, id="Indexed, completions above parallelism"),
+])
+def test_under_workload_with_job_only_an_indexed_job_of_completions_parallelism_is_a_gang(cli, tmp_path, mode,
+                                                                                           completions, is_gang):
+    # Recorded on the rig (tests/fixtures/rig-gang/job-*): the Job controller makes a Workload and a
+    # PodGroup (gang minCount = parallelism) only for an Indexed Job whose completions equal its parallelism.
+    job = _job()
+    job["spec"].update(completionMode=mode, completions=completions)
+    r = cli("plan", "-f", _file(tmp_path, PRIORITY_CLASS, job), "--snapshot", GPU_CLUSTER, "-o", "json",
+            "--feature-gates", "GenericWorkload=true,WorkloadWithJob=true")
+    w = json.loads(r.stdout)["workloads"][0]
+    assert ("gang" in w) is is_gang
+    if is_gang:
+        assert w["gang"]["minCount"] == 5
+        assert w["gang"]["kept"] is False

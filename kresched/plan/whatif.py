@@ -517,8 +517,9 @@ def what_if_gangs(manifests: Manifests, state: ClusterState, replicas: Sequence[
                   options: WhatIfOptions) -> dict[str, Gang]:
     """Which of the new pods (`replicas`, each with its workload) are members of which gang, by pod
     key: those that declare a group (`model.gangs.declared_group`: its PodGroup from the manifests,
-    else the cluster; Kueue's total count; else every member, assumed), then a Job under
-    `WorkloadWithJob` (`job_gangs`: minCount its parallelism), then, with `--gang`, every other
+    else the cluster; Kueue's total count; else every member, assumed), then an Indexed Job of
+    `completions == parallelism > 1` under `WorkloadWithJob` (`job_gangs`: minCount its parallelism, as
+    the Job controller makes its PodGroup), then, with `--gang`, every other
     workload (minCount `options.gang`, 0: every replica). A group's members already in the cluster
     count (its running ones toward minCount)."""
     groups = {(g.flavor, g.namespace, g.name): g for g in (*state.pod_groups, *manifests.pod_groups)
@@ -543,10 +544,10 @@ def what_if_gangs(manifests: Manifests, state: ClusterState, replicas: Sequence[
             out[p.key] = gang
     for key, pods in by_spec.items():
         spec = specs[key]
-        if options.job_gangs and spec.kind == "Job" and len(pods) > 1:
+        if options.job_gangs and spec.gang_by_job:
             gang = Gang("workload", spec.namespace, spec.name, len(pods), tuple(pods),
-                        declared_by=f"WorkloadWithJob: the Job controller's PodGroup, gang.minCount {len(pods)} (its "
-                                    "parallelism)")
+                        declared_by=f"WorkloadWithJob: the Job controller's PodGroup for an Indexed Job, gang.minCount "
+                                    f"{len(pods)} (its parallelism)")
         elif options.gang is not None and len(pods) > 1:
             count = options.gang or len(pods)
             gang = Gang("what-if", spec.namespace, spec.name, min(count, len(pods)), tuple(pods),
