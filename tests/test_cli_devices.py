@@ -164,6 +164,15 @@ def test_plan_f_and_preempt_f_make_room_for_a_pod_asking_for_the_extended_resour
     assert docs[-1]["outcome"] == "simulated"
 
 
+def test_preempt_of_a_pod_asking_for_the_extended_resource_evicts_the_holder_its_plan_names(cli):
+    r = cli("preempt", "default/trainer-ext", "--snapshot", str(EXAMPLE), "--dry-run", "-o", "json")
+    docs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.exit_code == ExitCode.OK
+    assert (docs[0]["action"], docs[0]["outcome"], docs[0]["node"]) == ("plan", "evict", "node-a")
+    assert devices_of(docs[0]) == ["gpu.example.com/node-a/gpu-1"]
+    assert [d["pod"] for d in docs if d["action"] == "evicted"] == ["default/a1"]
+
+
 def test_explain_names_who_holds_each_device_for_an_extended_resource(cli):
     r = cli("explain", "default/trainer-ext", "--snapshot", str(EXAMPLE), width=250)
     assert ("→ extended resource example.com/gpu (container main): all 2 matching device(s) already allocated: "
@@ -188,6 +197,17 @@ def test_a_bare_pod_in_f_gets_its_claim_from_the_template(cli, tmp_path):
     assert (r.exit_code, w["placed"], plan["outcome"]) == (ExitCode.OK, {"node-a": 1}, "evict")
     assert [(d["claim"], d["request"]) for d in plan["devices"]] == [("default/solo-gpu", "gpu")]
     assert devices_of(plan) == ["gpu.example.com/node-a/gpu-1"]
+
+
+def test_preempt_f_of_a_bare_pod_with_its_template_in_the_file_evicts_for_its_claim(cli, tmp_path):
+    f = manifests(tmp_path, HIGH, two_gpus(), bare_pod(template="two-gpus"))
+    r = cli("preempt", "-f", f, "--snapshot", str(EXAMPLE), "--dry-run", "-o", "json")
+    docs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.exit_code == ExitCode.OK
+    [plan] = docs[0]["workloads"][0]["plans"]
+    assert [d["claim"] for d in plan["devices"]] == ["default/solo-gpu", "default/solo-gpu"]
+    assert sorted(devices_of(plan)) == ["gpu.example.com/node-a/gpu-0", "gpu.example.com/node-a/gpu-1"]
+    assert sorted(d["pod"] for d in docs if d["action"] == "evicted") == ["default/a0", "default/a1"]
 
 
 # -- 3. the devices that come with the workload -----------------------------------------------------
