@@ -221,3 +221,30 @@ def test_a_file_that_is_no_configuration_is_refused(cli: Run, cluster: str, tmp_
     assert res.stderr.startswith(f"error: --scheduler-config {path}: ")
     assert want in res.stderr
     assert res.stderr.count("\n") == 1
+
+
+def test_the_next_command_simulates_the_same_scheduler(cli: Run, tmp_path: Path) -> None:
+    """A plan made under a configuration is carried out under it: the command kresched suggests
+    next keeps --scheduler-config, --feature-gates and --simulate-other-schedulers (and, after a
+    what-if, the manifests' --replicas and --gang)."""
+    cluster = write(tmp_path, [make_node("node-a", cpu="2")], [
+        make_pod("low", node="node-a", cpu="2", memory="1Gi"),
+        make_pod("p", "shop", cpu="1", memory="512Mi", priority=2_000_000_000),
+    ])
+    cfg = _config(tmp_path, MOST_ALLOCATED)
+    gates = "GenericWorkload=true,GangScheduling=true"
+    same = f"--scheduler-config {cfg} --feature-gates {gates} --simulate-other-schedulers"
+    flags = ("--scheduler-config", cfg, "--feature-gates", gates, "--simulate-other-schedulers")
+    plan = cli("plan", "shop/p", "--snapshot", cluster, *flags)
+    assert f"kresched preempt shop/p --snapshot {cluster} {same} --dry-run" in plan.stdout
+    explain = cli("explain", "shop/p", "--snapshot", cluster, *flags)
+    assert f"kresched plan shop/p --snapshot {cluster} {same}" in explain.stdout
+    job = tmp_path / "job.yaml"
+    job.write_text("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\n"
+                   "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: shop}\nspec:\n"
+                   "  parallelism: 2\n  completions: 2\n  template:\n    spec:\n      priorityClassName: high\n"
+                   "      restartPolicy: Never\n      containers:\n"
+                   "      - {name: c, image: busybox, resources: {requests: {cpu: 500m}}}\n")
+    what_if = cli("plan", "-f", str(job), "--snapshot", cluster, "--replicas", "2", "--gang", *flags)
+    assert (f"kresched preempt -f {job} --snapshot {cluster} --replicas 2 --gang {same} --dry-run"
+            in " ".join(what_if.stdout.split())), what_if.stdout

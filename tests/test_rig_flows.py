@@ -28,9 +28,11 @@ from kresched.plan.explain import explain_pod
 from kresched.plan.planner import pending_pods_to_plan, plan_pending, plan_pod
 from kresched.plan.rebalance import plan_rebalance
 from kresched.plan.rebalance_plans import RebalanceOptions
+from kresched.plan.rebalance_rederive import ends_as_planned, plan_wave
 from kresched.sources.decode import decode_object
 from kresched.sources.snapshot import load_snapshot
 from tests.fakeapi.store import label_selector_matches
+from tests.plan.test_rebalance_rederive import landed
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rig"
 ZONE = "topology.kubernetes.io/zone"
@@ -59,23 +61,66 @@ def test_a_real_servers_objects_are_read_whole(name: str) -> None:
             assert pod.labels[ZONE] == state.node_by_name[pod.node_name].labels[ZONE]
 
 
-def test_rebalance_moves_the_pod_the_real_run_moved_and_finds_its_replacement_in_the_other_zone() -> None:
+def test_rebalance_moves_the_pods_the_real_run_moved_and_finds_their_replacements_in_the_other_zone() -> None:
     data, state = scene("rebalance-across-zones")
-    move = data["move"]
     plan = plan_rebalance(state, RebalanceOptions(objectives=("utilisation",)))
-    # The recorded run moved one pod (the rule then: node-b1, at 25 % after it, was no longer
-    # underutilised); node-b1 now stays a destination of the round up to the target, so node-a2,
-    # at 75 % too, gives it one as well: each node ends at 50 %.
-    assert [(m.pod.key, m.source, m.to) for m in plan.moves][:1] == [(move["pod"], move["from"], move["landedOn"])]
-    assert [(m.source, m.to) for m in plan.moves[1:]] == [("node-a2", "node-b1")]
+    # Both zone-a nodes at 75 %: each gives one pod to node-b1, a destination of the round up to
+    # the target; every node ends at 50 %. The real run moved those two, where predicted.
+    assert [(m.pod.key, m.source, m.to) for m in plan.moves] == [
+        (m["pod"], m["from"], m["landedOn"]) for m in data["moves"]]
+    assert [m["status"] for m in data["moves"]] == ["moved", "moved"]
     assert {u["cpu"] for u in plan.after.values()} == {50}
-    planned = plan.moves[0]
-    # The replacement, as the API server served it once bound to node-b1: zone-b, where the old pod
-    # said zone-a. The selector kresched waits with selects it, and its owner is the old pod's.
-    replacement = decode_object(json.dumps(data["replacement"]).encode(), "Pod", "replacement")
-    assert replacement.labels[ZONE] != planned.pod.labels[ZONE]
-    assert label_selector_matches(planned.replicas, replacement.labels)
-    assert same_controller(planned.pod, [replacement]) == [replacement]
+    # Each replacement, as the API server served it once bound to node-b1: zone-b, where the old
+    # pod said zone-a. The selector kresched waits with selects it, and its owner is the old pod's.
+    for planned, served in zip(plan.moves, data["replacements"], strict=True):
+        replacement = decode_object(json.dumps(served).encode(), "Pod", "replacement")
+        assert replacement.node_name == planned.to
+        assert replacement.labels[ZONE] != planned.pod.labels[ZONE]
+        assert label_selector_matches(planned.replicas, replacement.labels)
+        assert same_controller(planned.pod, [replacement]) == [replacement]
+
+
+def test_rebalance_re_derives_each_move_from_where_the_real_scheduler_broke_the_ties() -> None:
+    """Issue 45's scene, run 20 times (the scene rebuilt before each): the real scheduler broke the
+    first batch move's tie (n4 or n5) either way. Before each wave kresched re-derived the next
+    moves from where the replacements really landed — replayed here on the snapshot with the
+    recorded landings, wave by wave, it predicts what the run predicted — and every move landed as
+    predicted, every round ended as planned. Under the old rule (the plan's own prediction) the
+    runs whose first tie broke the other way would have reported the second batch move elsewhere."""
+    data, state = scene("rebalance-tied-moves")
+    plan = plan_rebalance(state)
+    shape = [(m.source, m.to, list(m.candidates)) for m in plan.moves]
+    assert shape == [("n1", "n4", ["n4", "n5"]), ("n1", "n5", ["n5"]), ("n2", "n4", ["n4", "n5"])]
+    lanes: dict[str, list[int]] = {}
+    for i, m in enumerate(plan.moves):
+        lanes.setdefault(m.pod.controller_ref or m.pod.key, []).append(i)
+    flipped = []
+    for run in data["runs"]:
+        assert [(m["from"], m["to"], m["candidates"]) for m in run["plan"]] == shape, run["run"]
+        moves = run["moves"]
+        assert [m["pod"] for m in moves] == [m["pod"] for m in run["plan"]]
+        done: list[int] = []
+        for wave in sorted({m["wave"] for m in moves}):
+            heads = sorted(lane[next(j for j, i in enumerate(lane) if i not in done)] for lane in lanes.values()
+                           if any(i not in done for i in lane))[:run["atOnce"]]
+            now = landed(state, *((plan.moves[i], moves[i]["landedOn"]) for i in done))
+            got = plan_wave(now, plan, [plan.moves[i] for i in heads])
+            ran = [i for i, m in enumerate(moves) if m["wave"] == wave]
+            assert got.dropped == ()
+            assert [(plan.moves.index(p.move), p.to, list(p.candidates), p.retargeted) for p in got.run] == [
+                (i, moves[i]["predicted"], moves[i]["candidates"], moves[i]["retargeted"]) for i in ran], run["run"]
+            done += ran
+        assert all(m["status"] == "moved" and m["asPredicted"] for m in moves), run["run"]
+        assert all(m["landedOn"] in m["candidates"] for m in moves)
+        assert run["endAsPlanned"] is True
+        assert ends_as_planned(state, plan, {plan.moves[i].pod.key: m["landedOn"] for i, m in enumerate(moves)})
+        assert run["message"].startswith("3 pods moved: 3 as predicted")
+        if any(m["landedOn"] not in m["plannedCandidates"] for m in moves):
+            flipped.append(run["run"])
+            assert [m["retargeted"] for m in moves] == [False, True, False]
+    assert flipped, "no run broke the first tie the other way"
+    # --parallel 3 (and the default 5) evicted a batch and the web pod at once, predicted together.
+    assert {r["atOnce"] for r in data["runs"]} == {1, 2}
 
 
 def test_preempt_plans_the_node_and_the_victims_the_real_run_evicted() -> None:

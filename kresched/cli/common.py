@@ -248,6 +248,16 @@ def make_options(snapshot: str | None, kubeconfig: str | None, context: str | No
     return Options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
 
 
+def simulation_args(scheduler_config: str | None, simulate_other: bool, feature_gates: str | None) -> str:
+    """The options that simulate the same scheduler again, for a command kresched suggests: a plan
+    made under `--scheduler-config` is carried out under it too."""
+    import shlex
+
+    return " ".join([f"--scheduler-config {shlex.quote(scheduler_config)}"] * bool(scheduler_config)
+                    + [f"--feature-gates {shlex.quote(feature_gates)}"] * bool(feature_gates)
+                    + ["--simulate-other-schedulers"] * simulate_other)
+
+
 def load_profiles(path: str | None, simulate_other: bool = False, offline: bool | None = None,
                   feature_gates: str | None = None) -> Profiles:
     """The scheduler profiles to simulate: those of `--scheduler-config`'s file, read and validated

@@ -27,6 +27,7 @@ from kresched.cli.common import (
     load_profiles,
     make_options,
     read_only_dry_run,
+    simulation_args,
 )
 from kresched.cli.load import load_state
 from kresched.cli.lost import explain_node, lost_pod_parts
@@ -88,7 +89,8 @@ def explain(
         (node,) = resolve_nodes(state, [ref])
         return explain_node(opts, state, node.name, profiles)
     target = parse_target(ref, default_namespace(opts), namespace is not None)
-    source = Source(ENV.prog, opts.source_args)
+    simulation = simulation_args(scheduler_config, simulate_other_schedulers, feature_gates)
+    source = Source(ENV.prog, f"{opts.source_args} {simulation}".strip())
     wide = opts.output is Output.wide
     if isinstance(target, str):
         one = resolve_pod(state, target, opts.source)

@@ -29,6 +29,7 @@ from kresched.cli.common import (
     load_profiles,
     make_options,
     read_only_dry_run,
+    simulation_args,
 )
 from kresched.cli.complete import complete_pods
 from kresched.cli.load import load_state
@@ -167,7 +168,8 @@ def plan(
                         PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation,
                                     profiles=load_profiles(scheduler_config, simulate_other_schedulers,
                                                            offline=snapshot is not None, feature_gates=feature_gates)),
-                        gang_min_count(gang))
+                        gang_min_count(gang),
+                        simulation_args(scheduler_config, simulate_other_schedulers, feature_gates))
     if replicas is not None or max_ or recursive or gang is not None:
         raise InputError(f"{'--replicas' if replicas is not None else '--max' if max_ else '--gang' if gang else '-R'} "
                          "goes with -f FILE "
@@ -181,7 +183,8 @@ def plan(
     state = load_state(opts)
     options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation, profiles=profiles)
     wide = opts.output is Output.wide
-    source = Source(ENV.prog, opts.source_args)
+    source = Source(ENV.prog, _joined(opts.source_args,
+                                      simulation_args(scheduler_config, simulate_other_schedulers, feature_gates)))
     target = parse_target(ref, default_namespace(opts), namespace is not None) if ref else None
     if isinstance(target, str):
         pod = resolve_pod(state, target, opts.source)
@@ -238,7 +241,7 @@ def plans_exit_code(plans: list[Plan]) -> ExitCode:
 
 
 def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | None, max_: bool, max_limit: int,
-             options: PlanOptions, gang: int | None = None) -> int:
+             options: PlanOptions, gang: int | None = None, simulation: str = "") -> int:
     """`plan -f FILE`: the workloads of the manifests, planned as if created now."""
     from kresched.plan.whatif import WhatIfOptions, plan_workloads
     from kresched.render.whatif import whatif_dict, whatif_view
@@ -264,13 +267,20 @@ def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | N
         for name in manifests.ignored:
             ENV.say(f"note: {name} is not a workload: not planned")
         ENV.say(f"note: {NOT_SIMULATED}")
-    source = Source(ENV.prog, opts.source_args)
+    # preempt -f makes the room for the same workloads, simulated the same way.
+    same = [*(["-R"] * recursive), *([f"--replicas {replicas}"] * (replicas is not None)),
+            *([f"--gang={gang}" if gang else "--gang"] * (gang is not None)), simulation]
+    source = Source(ENV.prog, _joined(opts.source_args, *same))
     emit(opts.output, whatif_dict(result),
          lambda: whatif_view(result, state, tuple(files), wide=opts.output is Output.wide, source=source,
                              not_simulated=NOT_SIMULATED))
     if any(w.pending for w in result.workloads):
         return ExitCode.INFEASIBLE
     return ExitCode.UNKNOWN if any(w.unknown for w in result.workloads) else ExitCode.OK
+
+
+def _joined(*args: str) -> str:
+    return " ".join(a for a in args if a)
 
 
 def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: PlanOptions) -> list[Plan]:

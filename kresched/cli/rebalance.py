@@ -151,7 +151,8 @@ def rebalance_command(
     max_moves_per_namespace: MaxPerNsOpt = None,
     parallel: Annotated[int, typer.Option("--parallel", callback=at_least(1), metavar="N",
                                           help="Workloads moving at once (the pods of one workload move one "
-                                               "after another).")] = 5,
+                                               "after another; moves evicted at once are predicted "
+                                               "together).")] = 5,
     timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION",
                                          help="Stop waiting (for budgets, for replacements) after this; 0 = never.")]
     = "10m",
@@ -173,7 +174,9 @@ def rebalance_command(
     stopped holding (violations), onto nodes that meet more of their preferences (preferences), off
     overutilised nodes onto underutilised ones (utilisation, the descheduler's LowNodeUtilization).
     Every move is simulated: the replacement must land on the intended kind of node, within PDBs,
-    and the next pass would not move it back.
+    and the next pass would not move it back. Carried out, each move is re-derived just before its
+    eviction from where the earlier replacements really landed (retargeted, or dropped when it no
+    longer helps).
 
     --dry-run prints the plan only. Exit codes: 0 done (or nothing to move), 2 not confirmed (no
     --yes and no terminal), 4 not finished (a PDB still refused, or a replacement not Ready by
@@ -225,7 +228,8 @@ def rebalance_command(
     try:
         with signals_as_exceptions(), make_recorder(api, "rebalance") as recorder, \
                 live_reporting(opts, api.mode) as live:
-            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result, recorder=recorder)
+            rebalance(api, plan, ExecOptions(parallel, limit or None), live, result=result, recorder=recorder,
+                      state=state)
     except (KeyboardInterrupt, Terminated):
         _summarise(opts, report, plan, result, api.mode, left_behind=[
             Event("interrupted", "interrupted: no new evictions were started", {}, "error")])

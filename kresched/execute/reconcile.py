@@ -286,7 +286,8 @@ class _Pass:
             self.report(Event("rebalance-skipped", f"rebalance {result.rebalance_skipped}", {}, "warn"))
             return
         cap = budget_left if ropts.max_moves is None else min(ropts.max_moves, budget_left)
-        plan = plan_rebalance(self.api.read_state(), replace(ropts, max_moves=cap))
+        state = self.api.read_state()
+        plan = plan_rebalance(state, replace(ropts, max_moves=cap))
         self.report(Event("rebalance-plan", f"rebalance: {len(plan.moves)} move(s) planned",
                           {"moves": [{"pod": m.pod.key, "from": m.source, "to": m.to, "candidates": list(m.candidates),
                                       "objective": m.objective, "reason": m.reason, "pdb": m.pdb}
@@ -296,12 +297,13 @@ class _Pass:
         done = RebalanceResult()
         try:
             rebalance(self.api, plan, RebalanceExecOptions(options.rebalance_parallel, left), self.report,
-                      self.clock, done, recorder=self.recorder)
+                      self.clock, done, recorder=self.recorder, state=state)
         finally:
             for m in plan.moves:
                 o = done.outcomes.get(m.pod.key)
                 status = o.status if o is not None else "not-started"
-                result.moves.append((m.pod.key, m.source, m.to, o.landed_on if o else None, status))
+                result.moves.append((m.pod.key, m.source, o.predicted if o else m.to, o.landed_on if o else None,
+                                     status))
                 if status in ("moved", "timeout", "simulated"):
                     result.evictions += 1
                 if status in ("blocked", "failed", "timeout"):

@@ -158,6 +158,7 @@ class Preferences:
     (`bound`) is simulated; one whose replacement gains on its node is proposed."""
 
     name = "preferences"
+    destinations: frozenset[str] = frozenset()
 
     def __init__(self, shape_tries: int | None = SHAPE_TRIES) -> None:
         """`shape_tries` None turns off the per-shape budget, which is not exact."""
@@ -230,6 +231,9 @@ class Preferences:
         reason = (f"{landing.node} satisfies more of its preferences than {node} "
                   f"({points[landing.node]} vs {points[node]} point(s))")
         r.try_move(pod, node, self.name, reason, simulated)
+
+    def stale(self, r: Round, pod: Pod, node: str) -> str | None:
+        return None  # `refusal` measures the gain against its node as the cluster is now
 
     def refusal(self, r: Round, pod: Pod, node: str, landing: Landing, without: Snapshot) -> str | None:
         cands = landing.candidates or (landing.node,)

@@ -30,7 +30,7 @@ from kresched.plan.rebalance_round import Objective, Round
 from kresched.plan.utilisation import LowNodeUtilization, node_utilisation
 from kresched.plan.violations import Violations
 
-__all__ = ["MAX_ROUNDS", "plan_rebalance"]
+__all__ = ["MAX_ROUNDS", "objectives_of", "plan_rebalance"]
 
 #: Upper bound on rounds (each round after the first only runs when the previous one moved a pod).
 MAX_ROUNDS = 10
@@ -45,9 +45,7 @@ def _plan(state: ClusterState, opts: RebalanceOptions, prune: bool = True,
     """`prune=False` turns off the exact shortcuts (tests prove they change no plan); `shape_tries`
     None the preferences' per-shape budget, which is not exact."""
     p = Round(state, opts, prune)
-    made_by: dict[str, Objective] = {"violations": Violations(), "preferences": Preferences(shape_tries),
-                                     "utilisation": LowNodeUtilization()}
-    p.objectives = {name: made_by[name] for name in OBJECTIVES if name in opts.objectives}
+    p.objectives = objectives_of(opts, shape_tries)
     before = {i.name: node_utilisation(i) for i in p.snap.node_infos}
     for _ in range(MAX_ROUNDS):
         made = 0
@@ -61,4 +59,12 @@ def _plan(state: ClusterState, opts: RebalanceOptions, prune: bool = True,
     profiles = opts.profiles
     warnings = tuple(dict.fromkeys(w for name in p.placers for w in profiles.warnings_for(profiles.by_name[name])
                                    if name in profiles.by_name))
-    return RebalancePlan(tuple(p.moves), skipped, tuple(p.limits.values()), before, after, warnings)
+    return RebalancePlan(tuple(p.moves), skipped, tuple(p.limits.values()), before, after, warnings, opts)
+
+
+def objectives_of(opts: RebalanceOptions, shape_tries: int | None = SHAPE_TRIES) -> dict[str, Objective]:
+    """The objectives `opts` asks for, by name, in the order each round tries them (fresh: they
+    hold the round's memos)."""
+    made_by: dict[str, Objective] = {"violations": Violations(), "preferences": Preferences(shape_tries),
+                                     "utilisation": LowNodeUtilization()}
+    return {name: made_by[name] for name in OBJECTIVES if name in opts.objectives}

@@ -77,6 +77,9 @@ class Move:
     likely: bool = False
     #: The label selector that finds the replacement (`ClusterState.replica_selector`).
     replicas: str = ""
+    #: utilisation: the round's destinations when the move was planned (its landing is judged by
+    #: them again when the move is re-derived before its eviction: `kresched.plan.rebalance_rederive`).
+    destinations: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -108,3 +111,5 @@ class RebalancePlan:
     after: dict[str, dict[str, int]]
     #: What kresched could not simulate of the scheduler profiles that place the replacements.
     warnings: tuple[str, ...] = ()
+    #: The options it was planned with: a move is re-derived with them before its eviction.
+    options: RebalanceOptions = field(default_factory=RebalanceOptions, compare=False)

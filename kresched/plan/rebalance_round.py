@@ -2,9 +2,10 @@
 
 Owns `Round`: the plan's state across its rounds (the snapshot with earlier moves applied, the
 PDB ledger, the moves, the refusals with their reasons, the limits) and `try_move`, which decides
-whether a move an objective proposes helps. For the proposed pod, on the cluster as it will be, its
-replacement (`replacement_of`) is placed by `Placer` — the pod's scheduler profile's filters, scores
-and tied candidates — and the move is kept only when:
+whether a move an objective proposes helps (through `judge`, which changes nothing: it decides again
+before the eviction, `kresched.plan.rebalance_rederive`). For the proposed pod, on the cluster as it
+will be, its replacement (`replacement_of`) is placed by `Placer` — the pod's scheduler profile's
+filters, scores and tied candidates — and the move is kept only when:
 
 1. the replacement lands somewhere (not Pending) and the pod's node is not among the tied
    candidates;
@@ -37,14 +38,14 @@ from kresched.model.objects import Pod
 from kresched.plan.candidates import protected_reason
 from kresched.plan.drain import pod_shape
 from kresched.plan.lost import lost_nodes, without_lost
-from kresched.plan.pdb import PdbLedger
+from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
 from kresched.plan.rebalance_plans import LimitHit, Move, RebalanceOptions, Skip
 from kresched.sched.framework import NodeInfo, Snapshot
 from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters
 
-__all__ = ["Objective", "Round", "Simulated"]
+__all__ = ["Objective", "Round", "Simulated", "gang_refusal"]
 
 #: `Round.land`'s answer: the replacement's landing, the snapshot without the pod, the replacement.
 Simulated = tuple[Landing, Snapshot, Pod]
@@ -55,8 +56,16 @@ class Objective(Protocol):
     is, returning how many moves it made) and what it asks of a move's simulation."""
 
     name: str
+    #: The round's destinations (utilisation's underutilised nodes; the others have none): kept on
+    #: each move, so that a re-derivation judges its landing as the round did.
+    destinations: frozenset[str]
 
     def run(self, r: Round) -> int: ...
+
+    def stale(self, r: Round, pod: Pod, node: str) -> str | None:
+        """Why this objective would no longer propose `pod` on `node`, on the cluster as it is now
+        (a re-derivation before the eviction then drops the move), or None."""
+        ...
 
     def refusal(self, r: Round, pod: Pod, node: str, landing: Landing, without: Snapshot) -> str | None:
         """Why the landing of the pod's replacement (every tied candidate, none of them `node`) is
@@ -85,7 +94,7 @@ class Round:
         self.snap = without_lost(Snapshot.from_state(state), self.lost)
         #: The objectives the plan runs, by name, in the order each round tries them.
         self.objectives: Mapping[str, Objective] = {}
-        #: Per scheduler profile: its placer and, per replacement shape, the filter verdicts (`_land`).
+        #: Per scheduler profile: its placer and, per replacement shape, the filter verdicts (`place`).
         self.placers: dict[str, tuple[Placer, dict[bytes, FilterMemo]]] = {}
         self.ledger = PdbLedger(state)
         self.moves: list[Move] = []
@@ -167,9 +176,9 @@ class Round:
         info.remove_pod(pod)
         without = snap.with_node_info(info)
         replacement = replacement_of(pod)
-        return self._land(replacement, without), without, replacement
+        return self.place(replacement, without), without, replacement
 
-    def _land(self, replacement: Pod, snap: Snapshot) -> Landing:
+    def place(self, replacement: Pod, snap: Snapshot) -> Landing:
         """`Placer.land`, by the replacement's scheduler profile, with the filter verdicts of its
         shape (replicas share them: each simulation filters only the nodes that changed since the
         last)."""
@@ -192,30 +201,14 @@ class Round:
             if why is not None:
                 return why != "" and self.refuse(pod, node, objective, why)
         check = self.ledger.check(pod)
-        landing, without, replacement = simulated or self.land(pod, node)
-        if landing.node is None:
-            return self.refuse(pod, node, objective, f"its replacement would stay Pending: {landing.reason}")
-        cands = landing.candidates or (landing.node,)
-        if node in cands:
-            return self.refuse(pod, node, objective, f"its replacement would land back on {node}" if len(cands) == 1
-                               else f"{node} is among the nodes tied for its replacement ({', '.join(cands)})")
-        if lost := [c for c in cands if c in self.lost]:
-            return self.refuse(pod, node, objective, f"its replacement may land on {', '.join(lost)}, a lost node "
-                                                     "(its kubelet does not report)")
-        why_not = self.objectives[objective].refusal(self, pod, node, landing, without)
-        if why_not is not None:
-            return self.refuse(pod, node, objective, why_not)
-        dest = without.by_name[landing.node].clone()
-        placed = bound_to(replacement, dest.node)
-        dest.add_pod(placed)
-        for other in self.objectives.values():
-            why_not = other.guard(self, objective, without.by_name[landing.node], dest)
-            if why_not is not None:
-                return self.refuse(pod, node, objective, why_not)
-        after = without.with_node_info(dest)
-        flap = self.objectives[objective].again(self, placed, landing.node, after)
-        if flap is not None:
-            return self.refuse(pod, node, objective, f"the next pass would move its replacement again: {flap}")
+        simulated = simulated or self.land(pod, node)
+        landing = simulated[0]
+        why, after, placed = self.judge(pod, node, objective, simulated)
+        if why is not None:
+            return self.refuse(pod, node, objective, why)
+        assert after is not None
+        assert placed is not None
+        assert landing.node is not None
         self.ledger.commit([pod])
         self.snap = after
         self.version += 1
@@ -224,8 +217,42 @@ class Round:
         self.per_node[node] = self.per_node.get(node, 0) + 1
         self.per_namespace[pod.namespace] = self.per_namespace.get(pod.namespace, 0) + 1
         self.moves.append(Move(pod, node, landing.node, landing.candidates, objective, reason, check.pdb,
-                               landing.likely, self.state.replica_selector(pod)))
+                               landing.likely, self.state.replica_selector(pod),
+                               self.objectives[objective].destinations))
         return True
+
+    def judge(self, pod: Pod, node: str, objective: str, simulated: Simulated,
+              dest: str | None = None) -> tuple[str | None, Snapshot | None, Pod | None]:
+        """Whether moving `pod` off `node` for `objective` helps, by rules 1-4 of the module's
+        docstring (the PDB and the limits are `precheck`'s): (why not, or None; the cluster after
+        the move; the replacement as placed). `simulated`: `land`'s answer; `dest`: the tied
+        candidate the replacement takes (default the landing's node). Changes nothing."""
+        landing, without, replacement = simulated
+        if landing.node is None:
+            return f"its replacement would stay Pending: {landing.reason}", None, None
+        cands = landing.candidates or (landing.node,)
+        if node in cands:
+            return (f"its replacement would land back on {node}" if len(cands) == 1
+                    else f"{node} is among the nodes tied for its replacement ({', '.join(cands)})"), None, None
+        if lost := [c for c in cands if c in self.lost]:
+            return (f"its replacement may land on {', '.join(lost)}, a lost node (its kubelet does not report)",
+                    None, None)
+        why_not = self.objectives[objective].refusal(self, pod, node, landing, without)
+        if why_not is not None:
+            return why_not, None, None
+        to = dest or landing.node
+        dest_info = without.by_name[to].clone()
+        placed = bound_to(replacement, dest_info.node)
+        dest_info.add_pod(placed)
+        for other in self.objectives.values():
+            why_not = other.guard(self, objective, without.by_name[to], dest_info)
+            if why_not is not None:
+                return why_not, None, None
+        after = without.with_node_info(dest_info)
+        flap = self.objectives[objective].again(self, placed, to, after)
+        if flap is not None:
+            return f"the next pass would move its replacement again: {flap}", None, None
+        return None, after, placed
 
     def precheck(self, pod: Pod, node: str, objective: str) -> str | None:
         """What stops moving `pod` before any simulation: "" when it was refused since the cluster
@@ -240,8 +267,7 @@ class Round:
         if not check.allowed:
             return check.reason or "its PodDisruptionBudget refuses it"
         if check.stops_gang:
-            return (f"moving it stops its gang {check.gang} ({check.gang_running} running, minCount "
-                    f"{check.gang_min_count}: a gang runs all or nothing)")
+            return gang_refusal(check)
         buffer = self.opts.budget_buffer
         if buffer and check.spends and check.remaining is not None and check.remaining - 1 < buffer:
             return (f"its PodDisruptionBudget {check.pdb} allows {check.remaining} disruption(s): moving it would "
@@ -254,6 +280,12 @@ class Round:
         self.skipped = [s for s in self.skipped if not (s.pod.key == pod.key and s.objective == objective)]
         self.skipped.append(Skip(pod, node, objective, reason))
         return False
+
+
+def gang_refusal(check: PdbCheck) -> str:
+    """Why a move is refused whose eviction stops the pod's running gang (`check.stops_gang`)."""
+    return (f"moving it stops its gang {check.gang} ({check.gang_running} running, minCount "
+            f"{check.gang_min_count}: a gang runs all or nothing)")
 
 
 def _reaches_other_namespaces(pod: Pod, required: bool = False) -> bool:

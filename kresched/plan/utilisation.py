@@ -139,6 +139,11 @@ class LowNodeUtilization:
                         break
         return made
 
+    def stale(self, r: Round, pod: Pod, node: str) -> str | None:
+        if not is_overutilised(r.snap.by_name[node], r.opts):
+            return f"{node} is no longer above the target thresholds"
+        return None
+
     def refusal(self, r: Round, pod: Pod, node: str, landing: Landing, without: Snapshot) -> str | None:
         """Every node tied for the replacement must be a destination of the round that the
         replacement does not take above the target thresholds."""

@@ -123,6 +123,7 @@ class Violations:
     `violation_of`; one in violation is proposed."""
 
     name = "violations"
+    destinations: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         #: Pod key → (the stamp it was checked at, `violation_of`): see `run`.
@@ -153,6 +154,11 @@ class Violations:
             if why is not None and r.try_move(pod, node, self.name, f"no longer holds on {node}: {why}"):
                 made += 1
         return made
+
+    def stale(self, r: Round, pod: Pod, node: str) -> str | None:
+        if violation_of(pod, node, r.snap, self.plugins(r, pod)) is None:
+            return f"its constraints hold on {node} again"
+        return None
 
     def refusal(self, r: Round, pod: Pod, node: str, landing: Landing, without: Snapshot) -> str | None:
         return None  # anywhere the scheduler places it, the filters hold

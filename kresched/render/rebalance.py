@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
     from kresched.execute.rebalance import RebalanceResult
 
-__all__ = ["rebalance_closing", "rebalance_dict", "rebalance_summary", "rebalance_view", "summary_view"]
+__all__ = ["rebalance_closing", "rebalance_dict", "rebalance_summary", "rebalance_view",
+           "summary_view"]
 
 
 def rebalance_dict(plan: RebalancePlan, result: RebalanceResult | None = None) -> dict[str, Any]:
@@ -102,36 +103,51 @@ def rebalance_view(plan: RebalancePlan, show_skipped: int = 10) -> RenderableTyp
 
 
 def rebalance_summary(plan: RebalancePlan, result: RebalanceResult, mode: str = "cluster") -> dict[str, Any]:
-    """Per move: predicted versus actual landing, and the outcome; `message` is the closing line."""
+    """Per move: the plan's prediction (`planned`, `plannedCandidates`), the one made right before
+    its eviction (`predicted`, `candidates`: every node its replacement may land on; `retargeted`
+    when it is not the plan's), where it landed, the outcome and the wave that evicted it;
+    `endAsPlanned`: whether the round ended in a state the plan predicted; `message` is the
+    closing line."""
     moves = []
     for m in plan.moves:
         o = result.outcomes.get(m.pod.key)
-        status = o.status if o is not None else "not-started"
-        moves.append({"pod": m.pod.key, "from": m.source, "predicted": m.to, "candidates": list(m.candidates),
-                      "landedOn": o.landed_on if o is not None else None, "status": status,
-                      "asPredicted": bool(o and o.landed_on and (o.landed_on == m.to or o.landed_on in m.candidates)),
-                      "message": o.message if o is not None else ""})
+        planned = list(m.candidates or (m.to,))
+        moves.append({"pod": m.pod.key, "from": m.source, "predicted": o.predicted if o is not None else m.to,
+                      "candidates": list(o.candidates) if o is not None and o.candidates else planned,
+                      "landedOn": o.landed_on if o is not None else None,
+                      "status": o.status if o is not None else "not-started",
+                      "asPredicted": o is not None and o.as_predicted,
+                      "message": o.message if o is not None else "",
+                      "planned": m.to, "plannedCandidates": planned,
+                      "retargeted": o is not None and o.retargeted, "wave": o.wave if o is not None else 0})
     counts: dict[str, int] = {}
     for x in moves:
         counts[x["status"]] = counts.get(x["status"], 0) + 1
-    return {"moves": moves, "counts": counts, "complete": result.complete, "seconds": round(result.seconds, 3),
-            "message": rebalance_closing(moves, counts, result, mode)}
+    end = result.end_as_planned
+    return {"moves": moves, "counts": counts, "complete": result.complete, "endAsPlanned": end,
+            "seconds": round(result.seconds, 3), "message": rebalance_closing(moves, counts, result, mode, end)}
 
 
-def rebalance_closing(moves: list[dict[str, Any]], counts: dict[str, int], result: RebalanceResult, mode: str) -> str:
-    """`5 pods moved in 2m03s: 4 as predicted, 1 elsewhere`, with what did not move."""
+def rebalance_closing(moves: list[dict[str, Any]], counts: dict[str, int], result: RebalanceResult, mode: str,
+                      end: bool = False) -> str:
+    """`5 pods moved in 2m03s: 4 as predicted (1 retargeted), 1 elsewhere; the round did not end as
+    planned`, with what did not move."""
     moved = counts.get("moved", 0) + counts.get("simulated", 0)
-    as_predicted = sum(1 for m in moves if m["asPredicted"])
+    as_predicted = sum(1 for m in moves if m["asPredicted"] and m["status"] in ("moved", "simulated"))
+    retargeted = sum(1 for m in moves if m["retargeted"])
     parts = []
     if moved and mode == "cluster":
-        parts.append(f"{as_predicted} as predicted")
+        parts.append(f"{as_predicted} as predicted" + (f" ({retargeted} retargeted)" if retargeted else ""))
         if moved - as_predicted:
             parts.append(f"{moved - as_predicted} elsewhere")
     parts += [f"{n} {status.replace('-', ' ')}" for status, n in counts.items() if status not in ("moved", "simulated")]
     head = f"{count(moved, 'pod')} moved" + ("" if mode != "cluster" else f" in {duration_text(result.seconds)}")
     if result.interrupted:
         head += " (interrupted)"
-    return head + (f": {', '.join(parts)}" if parts else "") + dry_suffix(mode)
+    tail = ""
+    if moved and mode == "cluster":
+        tail = "; the round ended as planned" if end else "; the round did not end as planned"
+    return head + (f": {', '.join(parts)}" if parts else "") + tail + dry_suffix(mode)
 
 
 def summary_view(data: dict[str, Any]) -> RenderableType:
@@ -144,10 +160,11 @@ def summary_view(data: dict[str, Any]) -> RenderableType:
     for m in data["moves"]:
         landed = m["landedOn"] or "-"
         style = "green" if m["asPredicted"] else ("yellow" if m["landedOn"] else "red")
-        if m["status"] == "simulated":
+        if m["status"] in ("simulated", "dropped"):
             style = "dim"
         details = [Text(m["message"], style="dim")] if m["message"] else []
-        t.add_row(m["pod"], m["from"], m["predicted"], Text(landed, style=style), m["status"], details=details)
+        t.add_row(m["pod"], m["from"], ",".join(m["candidates"]), Text(landed, style=style), m["status"],
+                  details=details)
     lines: list[RenderableType] = [Text("Predicted against actual:"), t]
     if data.get("cluster"):
         lines.append(Text.from_markup(f"[dim]cluster:[/] {escape(cluster_text(data['cluster']) or '')}"))

@@ -4,16 +4,20 @@ it and its kubelet making it Ready — with predicted and actual landings compar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import pytest
 
 from kresched.errors import ExitCode
+from kresched.model.objects import Pod
+from kresched.plan.placement import Landing
 from tests.builders import make_namespace, make_node, make_pdb, make_pod, make_state
 from tests.execute.conftest import Cli, writes
 from tests.fakeapi import PODS, FakeApiServer
 from tests.fakeapi.events import events
+from tests.plan.test_rebalance_rederive import issue_scene as rederive_scene
 
 
 def web(n: int, node: str = "node-a", **kw: Any) -> list:
@@ -225,3 +229,176 @@ def test_issue_38s_scene_carried_out_evens_the_cluster_and_a_second_run_moves_no
     again = rebalance(cli, "--dry-run")
     assert again.code == ExitCode.OK, again.stderr
     assert msgspec.json.decode(again.stdout)["moves"] == []
+
+
+# -- predictions re-derived before each eviction (issue 45) ---------------------------------------------
+
+def issue_scene(fake: FakeApiServer) -> None:
+    """`tests.plan.test_rebalance_rederive.issue_scene` served, with the PDB's status as the
+    disruption controller writes it; its plan: batch-0 n1 → n4 (tied with n5), batch-1 n1 → n5,
+    batch-4 n2 → n4 (tied with n5), web-1 n2 → n5."""
+    fake.load(rederive_scene())
+    fake.controllers.pdbs.sync()
+    fake.controllers.replicasets.enabled = True
+    fake.controllers.pdbs.enabled = True
+
+
+def other_tied_node(ties: int | None = None) -> Callable[[Pod, Landing], str]:
+    """The scheduler's choice among tied nodes: the other one than kresched's first, as the real
+    scheduler's parallel filters sometimes make it — for the first `ties` tied choices (None: all)."""
+    seen = []
+
+    def pick(pod: Pod, landing: Landing) -> str:
+        assert landing.node is not None
+        if len(landing.candidates) < 2 or (ties is not None and len(seen) >= ties):
+            return landing.node
+        seen.append(pod.key)
+        return next(c for c in landing.candidates if c != landing.node)
+    return pick
+
+
+def landings(run: Any) -> list[tuple[str, str, list[str], str | None, str, bool, bool, str, list[str]]]:
+    return [(m["pod"].split("/")[1], m["predicted"], m["candidates"], m["landedOn"], m["status"], m["asPredicted"],
+             m["retargeted"], m["planned"], m["plannedCandidates"]) for m in run.summary["result"]["moves"]]
+
+
+def test_a_later_prediction_resting_on_an_earlier_tie_break_is_re_derived_where_it_really_broke(fake_api, cli):
+    """The first batch replacement takes n5, the other tied node: batch-1's prediction (n5, which
+    rested on the tie-break) is re-derived on the cluster as it is before its eviction — n4, where
+    it lands. Every move as predicted, and the round ends as planned (the two batch replacements
+    swapped tied nodes). Before issue 45 this said "4 pods moved: 3 as predicted, 1 elsewhere"."""
+    issue_scene(fake_api)
+    fake_api.controllers.scheduler.pick = other_tied_node(1)
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "30s", "--parallel", "1")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    assert landings(run) == [
+        ("batch-0", "n4", ["n4", "n5"], "n5", "moved", True, False, "n4", ["n4", "n5"]),
+        ("batch-1", "n4", ["n4"], "n4", "moved", True, True, "n5", ["n5"]),
+        ("batch-4", "n4", ["n4", "n5"], "n4", "moved", True, False, "n4", ["n4", "n5"]),
+        ("web-1", "n5", ["n5"], "n5", "moved", True, False, "n5", ["n5"])]
+    result = run.summary["result"]
+    assert result["endAsPlanned"] is True
+    assert result["message"].endswith(": 4 as predicted (1 retargeted); the round ended as planned")
+    [retarget] = run.events("retargeted")
+    assert (retarget["pod"], retarget["predicted"], retarget["planned"]) == ("shop/batch-1", "n4", "n5")
+    assert "now predicted n4 (the plan said n5)" in retarget["message"]
+    # One wave at a time: each eviction after the previous replacement was Ready, the cluster read anew.
+    assert [m["wave"] for m in result["moves"]] == [1, 2, 3, 4]
+
+
+def test_when_every_tie_breaks_the_other_way_each_move_is_as_predicted_and_the_round_ends_as_planned(fake_api, cli):
+    """Not the after-table's end (that shows the ties broken the first way), but one the plan
+    predicted: it named both tied nodes each time."""
+    issue_scene(fake_api)
+    fake_api.controllers.scheduler.pick = other_tied_node()
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "30s", "--parallel", "1")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    moves = run.summary["result"]["moves"]
+    assert [(m["landedOn"], m["asPredicted"]) for m in moves] == [
+        ("n5", True), ("n4", True), ("n5", True), ("n4", True)]
+    assert [m["retargeted"] for m in moves] == [False, True, False, True]
+    assert run.summary["result"]["endAsPlanned"] is True
+    assert run.summary["result"]["message"].endswith(": 4 as predicted (2 retargeted); the round ended as planned")
+
+
+def test_a_replacement_outside_its_re_derived_set_is_still_elsewhere(fake_api, cli):
+    """batch-1's prediction is re-derived (n4, batch-0 took n5), but the scheduler puts its
+    replacement on n3: elsewhere, against the re-derived set; the later moves are re-derived from
+    there (batch-4, web-1)."""
+    issue_scene(fake_api)
+    flip = other_tied_node(1)
+
+    def pick(pod: Pod, landing: Landing) -> str:
+        return "n3" if len(fake_api.controllers.scheduler.bindings) == 1 else flip(pod, landing)
+    fake_api.controllers.scheduler.pick = pick
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "30s", "--parallel", "1")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    moves = run.summary["result"]["moves"]
+    second = moves[1]
+    assert (second["pod"], second["predicted"], second["candidates"], second["landedOn"], second["asPredicted"]) == (
+        "shop/batch-1", "n4", ["n4"], "n3", False)
+    assert second["message"] == "retargeted before its eviction: the plan said n5; predicted n4"
+    assert [m["asPredicted"] for m in moves] == [True, False, True, True]
+    # n4 still empty, n5 holding batch-0: batch-4 takes n4 alone, then web-1 either.
+    assert [(m["retargeted"], m["candidates"]) for m in moves[2:]] == [(True, ["n4"]), (True, ["n4", "n5"])]
+    [elsewhere] = [e for e in run.events("moved") if e["pod"] == "shop/batch-1"]
+    assert elsewhere["message"].endswith("n1 → n3 (predicted n4)")
+    result = run.summary["result"]
+    assert result["endAsPlanned"] is False
+    assert ": 3 as predicted (3 retargeted), 1 elsewhere;" in result["message"]
+
+
+def test_a_move_that_no_longer_helps_is_dropped_and_the_report_says_why(fake_api, cli):
+    """While the first replacement is being placed, two bare pods (which rebalance never moves)
+    leave n1: at 50 % it is no longer above the target, and the two later moves are dropped."""
+    pods = [make_pod(f"bare-{i}", "shop", node="n1", cpu="500m", owner=None) for i in range(4)]
+    pods += [make_pod(f"batch-{i}", "shop", node="n1", cpu="500m", labels={"app": "batch"},
+                      owner="ReplicaSet/batch-5c4") for i in range(3)]
+    fake_api.load(make_state([make_node("n1", cpu="4"), make_node("n2", cpu="4")], pods, [], [],
+                             [make_namespace("shop")]))
+    fake_api.controllers.replicasets.enabled = True
+
+    def pick(pod: Pod, landing: Landing) -> str:
+        for name in ("bare-0", "bare-1"):
+            if fake_api.store.get(PODS, "shop", name) is not None:
+                fake_api.store.delete(PODS, "shop", name)
+        assert landing.node is not None
+        return landing.node
+    fake_api.controllers.scheduler.pick = pick
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "30s")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    moves = run.summary["result"]["moves"]
+    assert [(m["pod"], m["status"], m["landedOn"]) for m in moves] == [
+        ("shop/batch-0", "moved", "n2"), ("shop/batch-1", "dropped", None), ("shop/batch-2", "dropped", None)]
+    assert moves[1]["message"] == "not moved: n1 is no longer above the target thresholds"
+    assert [e["pod"] for e in run.events("dropped")] == ["shop/batch-1", "shop/batch-2"]
+    assert [p for m, p in writes(fake_api) if m == "POST" and p.endswith("/eviction")] == [
+        "/api/v1/namespaces/shop/pods/batch-0/eviction"]
+    assert run.summary["result"]["message"].endswith(": 1 as predicted, 2 dropped; the round did not end as planned")
+
+
+def test_with_parallel_the_moves_evicted_at_once_are_predicted_together(fake_api, cli):
+    """--parallel 3: the batch lane and the web lane start at once (batch-0 and web-1, evicted
+    before either replacement is Ready); placed in either order, each may take n4 or n5, and that
+    is what is predicted. The later batch moves are re-derived after them, one wave each."""
+    issue_scene(fake_api)
+    fake_api.controllers.scheduler.pick = other_tied_node()
+    fake_api.controllers.start()
+    run = rebalance(cli, "--yes", "--timeout", "30s", "--parallel", "3")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    moves = {m["pod"].split("/")[1]: m for m in run.summary["result"]["moves"]}
+    assert (moves["batch-0"]["wave"], moves["web-1"]["wave"]) == (1, 1)
+    assert moves["batch-0"]["candidates"] == moves["web-1"]["candidates"] == ["n4", "n5"]
+    assert moves["web-1"]["retargeted"] is True  # the plan, one after the other, said n5 only
+    assert all(m["asPredicted"] for m in moves.values()), moves
+    assert run.summary["result"]["message"].split(": ")[1].startswith("4 as predicted")
+    evictions = [i for i, r in enumerate(fake_api.requests) if r.path.endswith("/eviction")]
+    first_two = {fake_api.requests[i].path.split("/")[-2] for i in evictions[:2]}
+    assert first_two == {"batch-0", "web-1"}
+
+
+def test_the_operator_reads_the_retarget_before_the_eviction_and_in_the_summary(fake_api, cli):
+    issue_scene(fake_api)
+    fake_api.controllers.scheduler.pick = other_tied_node(1)
+    fake_api.controllers.start()
+    run = cli("rebalance", "--yes", "--timeout", "30s", "--parallel", "1")
+    fake_api.controllers.stop()
+    assert run.code == ExitCode.OK, run.stdout + run.stderr
+    out = run.stdout
+    retarget = out.index("shop/batch-1: now predicted n4 (the plan said n5)")
+    assert out.index("evicted shop/batch-0") < retarget < out.index("evicted shop/batch-1")
+    assert "shop/batch-1: n1 → n4 (as predicted, retargeted)" in out
+    summary = out[out.index("Predicted against actual:"):]
+    row = next(line for line in summary.splitlines() if line.startswith("shop/batch-1 "))
+    assert row.split() == ["shop/batch-1", "n1", "n4", "n4", "moved"]
+    assert "    retargeted before its eviction: the plan said n5" in out
+    assert out.rstrip().endswith(": 4 as predicted (1 retargeted); the round ended as planned")

@@ -11,7 +11,10 @@ with the server).
   it does per pod is a `Policy`: `BIND` (default: bind to the best fitting node),
   `bind_to(node)` (bind to that node), `NEVER`, `DELETE` (delete the pod); each acts `when="fits"`
   (once the pod fits on some node) or `when="now"`. `scheduler.set("ns/name", policy)`;
-  `scheduler.default` for every other pod. `scheduler.bindings` records what it did.
+  `scheduler.default` for every other pod. `scheduler.bindings` records what it did. Among the
+  nodes tied at the top score, `BIND` takes the first in the search order, as kresched predicts;
+  `scheduler.pick` (given the pod and its `Landing`) chooses otherwise — the other tied node, as
+  the real scheduler's parallel filters sometimes do, or a node outside the tie.
 - `Kubelet`: removes terminating pods whose grace is over (`PodLifecycle.finish_terminations`) and
   starts bound Pending pods (phase Running, Ready) when `start_pods` — except on its `dead_nodes`,
   whose kubelet died: nothing there starts, and a terminating pod there is never confirmed.
@@ -47,7 +50,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from kresched.model.cluster import ClusterState
-from kresched.plan.placement import Placer
+from kresched.model.objects import Pod
+from kresched.plan.placement import Landing, Placer
 from kresched.sched.framework import Snapshot
 from kresched.sched.runner import default_plugins, find_nodes_that_fit
 from kresched.sources.decode import decode_json
@@ -108,6 +112,8 @@ class Scheduler:
         self.policies: dict[str, Policy] = {}
         #: (pod, node) for each binding, ("ns/name", None) for each pod it deleted.
         self.bindings: list[tuple[str, str | None]] = []
+        #: Chooses the node of a pod bound to the best node (None: the landing's node).
+        self.pick: Callable[[Pod, Landing], str] | None = None
         self._seen_revision = -1
 
     def set(self, pod: str, policy: Policy) -> None:
@@ -141,7 +147,7 @@ class Scheduler:
                 else:
                     if policy.node is None and not diag.feasible:
                         continue
-                    node = policy.node or Placer(plugins).landing(pod, snapshot, diag, cycle).node
+                    node = policy.node or self._choose(pod, Placer(plugins).landing(pod, snapshot, diag, cycle))
                     node_obj = self.store.get(NODES, "", node)
                     self.store.mutate(PODS, pod.namespace, pod.name,
                                       lambda p, n=node, o=node_obj: _bind(p, n, o, self.clock()))
@@ -150,6 +156,11 @@ class Scheduler:
                 state = cluster_state(self.store)
             self._seen_revision = self.store.revision
             return acted
+
+
+    def _choose(self, pod: Pod, landing: Landing) -> str:
+        assert landing.node is not None
+        return landing.node if self.pick is None else self.pick(pod, landing)
 
 
 def _bind(pod: dict[str, Any], node: str, node_obj: dict[str, Any] | None, now: float) -> None:
