@@ -36,8 +36,9 @@ PostFilter deletes it (`deletion of ResourceClaim completed`): the pod can be pl
 cycle only.
 
 Deliberate differences: the binding-conditions timeout (a wall clock) is not applied; a claim
-being allocated by another pod in flight cannot be seen in a snapshot. A snapshot that holds no
-DRA objects says nothing about devices: the plugin is skipped and the answer says so. Pure.
+being allocated by another pod in flight cannot be seen in a snapshot. A snapshot that lacks a DRA
+kind the pod's answer depends on (`sched.dra.claims.missing_kinds`) says nothing about its devices:
+the plugin is skipped for it, and the planner and explain say the answer cannot be known. Pure.
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ from typing import Any, ClassVar
 import msgspec
 
 from kresched.model.dra import DraState, ResourceClaim
-from kresched.model.objects import Pod
+from kresched.model.objects import Node, Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
-from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
+from kresched.sched.dra.claims import ClaimLookupError, PodClaim, missing_kinds, pod_claims
 from kresched.sched.dra.extended import delegated, leftover_claim, special_claim
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims, allocator_for
 from kresched.sched.framework import (
@@ -71,6 +72,8 @@ __all__ = [
     "NOT_AVAILABLE",
     "DynamicResources",
     "DraCycle",
+    "claims_to_allocate",
+    "extended_on",
     "post_filter_note",
     "prepare",
 ]
@@ -140,7 +143,8 @@ class DynamicResources:
     name: ClassVar[str] = NAME
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
-        if not snapshot.dra.is_known or not (pod.spec.resource_claims or delegated(pod, snapshot.dra)):
+        if not snapshot.dra.is_known or not (pod.spec.resource_claims or delegated(pod, snapshot.dra)) \
+                or missing_kinds(pod, snapshot.dra):
             return _SKIP
         state = prepare(pod, snapshot.dra, allocated_claims(snapshot))
         if state is None:
@@ -164,7 +168,7 @@ class DynamicResources:
         claims = state.to_allocate
         signature = state.signature
         if state.extended:  # its extended resources this node leaves to DRA: the special claim
-            on_node = {r: q for r, q in state.extended.items() if not node.allocatable.scalar.get(r, 0)}
+            on_node = extended_on(state, node)
             if on_node:
                 claims = [*claims, special_claim(pod, state.dra, on_node)]
                 signature += msgspec.json.encode(sorted(on_node.items()))
@@ -335,6 +339,18 @@ def _binding_failed(claim: ResourceClaim) -> bool:
 def _selector_matches(sel: NodeSelector, name: str, labels: dict[str, str]) -> bool:
     """`nodeaffinity.NewNodeSelector(...).Match`: any term matches (no terms: none)."""
     return any(node_selector_term_matches(t, name, labels) for t in sel.node_selector_terms)
+
+
+def extended_on(state: DraCycle, node: Node) -> dict[str, int]:
+    """The pod's extended resources backed by a DeviceClass that `node` leaves to DRA (its
+    allocatable lacks them): what the special claim asks for there."""
+    return {r: q for r, q in state.extended.items() if not node.allocatable.scalar.get(r, 0)}
+
+
+def claims_to_allocate(state: DraCycle, pod: Pod, node: Node) -> list[ResourceClaim]:
+    """What Filter allocates on `node`: the claims not allocated yet, then the special claim."""
+    on_node = extended_on(state, node) if state.extended else None
+    return [*state.to_allocate, special_claim(pod, state.dra, on_node)] if on_node else list(state.to_allocate)
 
 
 def post_filter_note(cycle: CycleState) -> str:

@@ -328,13 +328,16 @@ def _storage_kinds(objects: Objects) -> frozenset[str]:
 
 
 def _dra_kinds(objects: Objects) -> frozenset[str]:
-    """The DRA kinds the source listed: as `_storage_kinds`, a snapshot holding any is read as
-    holding all four (`kubectl get` writes nothing for an empty list); one holding none was taken
-    without them, and a pod's claims are then unknown rather than missing."""
+    """The DRA kinds the source listed. A live cluster lists all four. A snapshot file is read as
+    holding the kinds it has objects of: `kubectl get` writes nothing for an empty list, so a kind
+    it lacks may have been left out of the command, and a pod whose answer depends on it is then
+    said to be unknowable (`sched.dra.claims.missing_kinds`) rather than answered as if the
+    cluster had none."""
     if objects.dra_kinds is not None:
         return objects.dra_kinds
-    held = objects.device_classes or objects.resource_slices or objects.resource_claims or objects.claim_templates
-    return frozenset(DRA_KINDS) if held else frozenset()
+    return frozenset(kind for kind, objs in zip(DRA_KINDS, (objects.device_classes, objects.resource_slices,
+                                                              objects.resource_claims, objects.claim_templates),
+                                               strict=True) if objs)
 
 
 def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> Pod:

@@ -133,12 +133,16 @@ def test_explain_names_who_holds_the_devices_on_each_node() -> None:
     assert any("default/b1" in h for h in hints["node-b"])
 
 
-def test_without_dra_objects_the_answer_says_the_claims_were_not_looked_at() -> None:
+def test_without_dra_objects_the_answer_says_the_devices_were_not_looked_at_and_cannot_be_known() -> None:
     trainer, _ = pending_trainer()
     state = make_state(NODES, [trainer])
     e = explain_pod(state, state.pod(trainer.key))
-    assert any("its claims were not looked at" in n for n in e.notes)
-    assert any("its claims were not looked at" in n for n in plan_pod(state, state.pod(trainer.key)).notes)
+    assert any("its devices were not looked at" in n for n in e.notes)
+    assert e.unknown
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert any("its devices were not looked at" in n for n in plan.notes)
+    assert (plan.outcome, plan.node, plan.missing_kinds) == ("unknown", None,
+                                                             ("DeviceClass", "ResourceSlice", "ResourceClaim"))
 
 
 def test_a_what_if_gives_each_replica_its_own_claim_and_consumes_devices_replica_by_replica() -> None:
