@@ -95,7 +95,6 @@ from kresched.sched.runner import (
     Diagnosis,
     FilterMemo,
     fit_error_message,
-    memo_of,
     processed_nodes,
     resources_only,
     run_pre_filter,
@@ -145,8 +144,8 @@ class _Engine:
         self.placer = Placer(self.plugins, self.static, profile.scores, memoize, profile.percentage_of_nodes_to_score,
                              profile.extenders)
         self.dynamic = [p for p in self.plugins if p.name not in self.static.names]
-        #: Per pod shape: node name → (NodeInfo, its filter status).
-        self.filter_memo: dict[bytes, FilterMemo] = {}
+        #: The filter statuses of its pods, per what they read of themselves (`runner.verdict_keys`).
+        self.filter_memo = FilterMemo()
         #: Per (pod shape, tier): its candidate nodes, kept across pods (`TierIndex`).
         self.indexes: dict[tuple[bytes, int], TierIndex] = {}
 
@@ -417,8 +416,7 @@ class Planner:
         return vet_options(self.placer.extenders, pod, self.work.snapshot, options, among, reasons)
 
     def _memo_for(self, pod: Pod, engine: _Engine | None = None) -> FilterMemo | None:
-        memos = self._filter_memo if engine is None else engine.filter_memo
-        return memo_of(memos, fit_shape(pod)) if self.memoize else None
+        return (self._filter_memo if engine is None else engine.filter_memo) if self.memoize else None
 
 
     def _select_victims(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod],
