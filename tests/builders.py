@@ -6,12 +6,14 @@ dicts), so a test reads like the YAML an operator would write.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import msgspec
 
 from kresched.model.cluster import ClusterState
 from kresched.model.dra import DRA_KINDS, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kresched.model.gangs import PodGroup
 from kresched.model.lease import Lease
 from kresched.model.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -234,10 +236,37 @@ def pvc_volume(claim: str, name: str | None = None) -> dict[str, Any]:
     return {"name": name or claim, "persistentVolumeClaim": {"claimName": claim}}
 
 
+def make_pod_group(name: str, namespace: str = "default", *, min_count: int | None = None,
+                   api: str = "scheduling.k8s.io/v1alpha2", disruption_mode: str | None = None,
+                   basic: bool = False) -> PodGroup:
+    """A PodGroup: v1alpha2 (`gang.minCount`, or `basic`), or with `api` coscheduling's or Volcano's
+    (`minMember`)."""
+    spec: dict[str, Any] = {}
+    if api.startswith("scheduling.k8s.io/"):
+        spec["schedulingPolicy"] = {"basic": {}} if basic else {"gang": {"minCount": min_count}}
+        if disruption_mode is not None:
+            spec["disruptionMode"] = disruption_mode
+    else:
+        spec["minMember"] = min_count
+    return msgspec.convert({"apiVersion": api, "metadata": {"name": name, "namespace": namespace,
+                                                             "uid": f"uid-pg-{namespace}-{name}"},
+                            "spec": spec}, PodGroup)
+
+
+def gang_member(group: str, *, flavor: str = "workload") -> dict[str, Any]:
+    """`make_pod` keyword arguments that make a pod a member of the group `group`, declared the
+    `flavor` way (`workload`: spec.schedulingGroup; `coscheduling`, `volcano`: a label or annotation)."""
+    if flavor == "workload":
+        return {"spec": {"schedulingGroup": {"podGroupName": group}}}
+    if flavor == "coscheduling":
+        return {"labels": {"scheduling.x-k8s.io/pod-group": group}}
+    return {"annotations": {"scheduling.k8s.io/group-name": group}}
+
+
 def make_state(nodes: list[Node] = (), pods: list[Pod] = (), pdbs: list[PodDisruptionBudget] = (),
                priority_classes: list[PriorityClass] = (), namespaces: list[Namespace] = (),
                storage: list[Any] | None = None, as_in_a_file: bool = False,
-               dra: list[Any] | None = None) -> ClusterState:
+               dra: list[Any] | None = None, pod_groups: list[PodGroup] | None = None) -> ClusterState:
     """`storage`: PVs, claims, classes and CSINodes, in any order; given (even empty), the state is
     one whose source held every storage kind (as a live cluster's does) — or, `as_in_a_file`, read
     as a snapshot file's (every kind if it holds any, else none)."""
@@ -252,7 +281,10 @@ def make_state(nodes: list[Node] = (), pods: list[Pod] = (), pdbs: list[PodDisru
         for obj in dra:
             objects.add(obj)
         objects.dra_kinds = frozenset(DRA_KINDS)
-    return build_state(objects)
+    state = build_state(objects)
+    if pod_groups is not None:  # a source that held PodGroups (even none)
+        state = dataclasses.replace(state, pod_groups=tuple(pod_groups), gang_kinds=frozenset({"PodGroup"}))
+    return state
 
 
 # -- Dynamic Resource Allocation --------------------------------------------------------------------

@@ -11,6 +11,8 @@ spellings kubectl (pflag) accepts that click does not.
   both is a usage error; `--dry-run client` (a space, as kubectl users type it) is `--dry-run=client`
   (likewise `server` and `none`: pflag would read the word as an argument, a node or pod named
   `client`, which no one means — `--dry-run=client client` still names one);
+- `--gang [MINCOUNT]` (`plan`, `preempt` with `-f`): a count after it is its minCount, a bare
+  `--gang` is `--gang=all` (every replica);
 - `-f` is kubectl's: manifests (`--filename`), on the verbs that read them (`plan`, `preempt`); on any
   other verb, or before the verb, it is a usage error that points to `--snapshot` (kresched's `-f`
   used to be the snapshot's).
@@ -88,6 +90,12 @@ def normalize_args(args: Sequence[str], commands: Mapping[str, Any] | Collection
             new.append("--dry-run=client")
         elif a == "--server-dry-run":
             new.append("--dry-run=server")
+        elif a == "--gang" and verb in _MANIFEST_VERBS:
+            if i + 1 < len(head) and head[i + 1].isdigit():
+                new.append(f"--gang={head[i + 1]}")
+                i += 2
+                continue
+            new.append("--gang=all")
         else:
             new.append(a)
         i += 1

@@ -16,7 +16,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -56,6 +56,7 @@ __all__ = [
     "make_options",
     "load_profiles",
     "SchedulerConfigOpt",
+    "FeatureGatesOpt",
     "OtherSchedulersOpt",
     "ConfigOpt",
     "load_policy",
@@ -103,6 +104,11 @@ ConfigOpt = Annotated[str | None, typer.Option(
     "--config", metavar="FILE", envvar="KRESCHED_CONFIG", show_envvar=False,
     help="kresched's own KreschedConfiguration (kresched.io/v1alpha1; or a ConfigMap holding it): which policies "
          "run, their thresholds and budgets, the aggressiveness preset; flags override it (also KRESCHED_CONFIG).")]
+FeatureGatesOpt = Annotated[str | None, typer.Option(
+    "--feature-gates", metavar="A=true,B=false", envvar="KRESCHED_FEATURE_GATES", show_envvar=False,
+    help="The cluster scheduler's --feature-gates (the configuration file has no field for them), e.g. "
+         "GenericWorkload=true,GangScheduling=true: simulate v1.36's gang scheduling where it is on "
+         "(also KRESCHED_FEATURE_GATES).")]
 OtherSchedulersOpt = Annotated[bool, typer.Option(
     "--simulate-other-schedulers",
     help="Simulate pods whose schedulerName no profile names with the default-scheduler profile (without it, "
@@ -242,7 +248,8 @@ def make_options(snapshot: str | None, kubeconfig: str | None, context: str | No
     return Options(snapshot, kubeconfig, context, output, no_color, namespace, all_namespaces)
 
 
-def load_profiles(path: str | None, simulate_other: bool = False, offline: bool | None = None) -> Profiles:
+def load_profiles(path: str | None, simulate_other: bool = False, offline: bool | None = None,
+                  feature_gates: str | None = None) -> Profiles:
     """The scheduler profiles to simulate: those of `--scheduler-config`'s file, read and validated
     as kube-scheduler reads its `--config` (a bad file is one `error:` line, exit 2, before
     anything is loaded or touched), else the v1.36 default profile. `simulate_other`: pods of a
@@ -271,6 +278,15 @@ def load_profiles(path: str | None, simulate_other: bool = False, offline: bool 
                 profiles = _with_extenders(profiles, cfg.extenders, offline)
             except InputError as exc:
                 raise InputError(f"--scheduler-config {path}: {exc.message}") from None
+    if feature_gates:
+        from kresched.sched.features import parse_feature_gates
+
+        gates = parse_feature_gates(feature_gates)
+        profiles = replace(profiles, gates=gates)
+        if gates.unknown:
+            ENV.say(f"warning: --feature-gates: kresched simulates v1.36's default for {', '.join(gates.unknown)}; "
+                    "it reads only the gang-scheduling gates (GenericWorkload, GangScheduling, "
+                    "WorkloadAwarePreemption, WorkloadWithJob)")
     return profiles.with_fallback() if simulate_other else profiles
 
 

@@ -23,6 +23,7 @@ from kresched.cli.act import (
 from kresched.cli.common import (
     ENV,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
     NoColorOpt,
     Options,
@@ -97,6 +98,7 @@ def drain_command(
     yes: YesOpt = False,
     dry_run: DryRunOpt = DryRun.none,
     scheduler_config: SchedulerConfigOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
@@ -146,7 +148,8 @@ def drain_command(
     if not nodes and nodes_selected is None:
         raise InputError("a node is required: NODE..., node/NODE or -l SELECTOR")
     limit = parse_duration(timeout, "--timeout")
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None,
+                             feature_gates=feature_gates)
     state = load_state(opts)
     names = _node_names(state, nodes or [], nodes_selected, selector)
     with progress(opts, f"simulating the drain of {', '.join(names)}"), paused_gc():

@@ -9,6 +9,7 @@ import typer
 from kresched.cli.common import (
     ENV,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
     NamespaceOpt,
     NoColorOpt,
@@ -49,6 +50,7 @@ def explain(
                                      help="How many of the nearest nodes to list.")]
     = 10,
     scheduler_config: SchedulerConfigOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
     namespace: NamespaceOpt = None,
     snapshot: SnapshotOpt = None,
@@ -75,7 +77,8 @@ def explain(
     read_only_dry_run(dry_run, "explain")
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None,
+                             feature_gates=feature_gates)
     state = load_state(opts)
     if ref.partition("/")[0].lower() in ("node", "nodes", "no"):
         (node,) = resolve_nodes(state, [ref])

@@ -10,6 +10,7 @@ from kresched.cli.common import (
     ENV,
     AllNamespacesOpt,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
     NamespaceOpt,
     NoColorOpt,
@@ -43,8 +44,10 @@ from kresched.cli.resolve import (
 )
 from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import declared_group
 from kresched.model.objects import Pod
-from kresched.plan.planner import Planner, pending_pods_to_plan, plan_pod, queue_key
+from kresched.plan.gang import plan_queue
+from kresched.plan.planner import Planner, gang_lookups, pending_pods_to_plan, plan_pod, queue_key
 from kresched.plan.plans import Plan, PlanOptions
 from kresched.plan.whatif import DEFAULT_MAX_LIMIT
 from kresched.render.common import Source, count
@@ -68,6 +71,24 @@ ReplicasOpt = Annotated[int | None, typer.Option(
     "--replicas", metavar="N", callback=at_least(0), show_default=False,
     help="With -f: plan for N replicas of each workload (a Job's parallelism) instead of the manifest's.")]
 
+GangOpt = Annotated[str | None, typer.Option(
+    "--gang", metavar="[MINCOUNT]", show_default=False,
+    help="With -f: plan each workload that declares no gang (no PodGroup, coscheduling, Volcano or Kueue group) as "
+         "one: its replicas run all together or not at all, at least MINCOUNT of them (bare: every replica), and "
+         "kresched evicts for it only when that many fit.")]
+
+
+def gang_min_count(value: str | None) -> int | None:
+    """`--gang`'s value: None (not given), 0 (bare: every replica) or the minCount."""
+    if value is None:
+        return None
+    if value == "all":
+        return 0
+    if not value.isdigit() or int(value) < 1:
+        raise InputError(f"--gang {value}: a minCount is a positive integer (or give --gang alone: every replica)")
+    return int(value)
+
+
 PodArg = Annotated[str | None, typer.Argument(metavar="POD", help="NAME (in -n), pod/NAME or NAMESPACE/NAME.",
                                               show_default=False, autocompletion=complete_pods)]
 PodOpt = Annotated[str | None, typer.Option("--pod", "-p", metavar="POD", show_default=False,
@@ -88,9 +109,11 @@ def plan(
                                                      "evictions and with them (cluster-capacity's question).")] = False,
     max_limit: Annotated[int, typer.Option("--max-limit", metavar="N", callback=at_least(1),
                                            help="With --max: simulate at most N replicas.")] = DEFAULT_MAX_LIMIT,
+    gang: GangOpt = None,
     max_grace: MaxGraceOpt = 10,
     allow_pdb_violation: AllowPdbOpt = False,
     scheduler_config: SchedulerConfigOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
     namespace: NamespaceOpt = None,
     all_namespaces: AllNamespacesOpt = False,
@@ -141,15 +164,18 @@ def plan(
         return _what_if(opts, filename, recursive, replicas, max_, max_limit,
                         PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation,
                                     profiles=load_profiles(scheduler_config, simulate_other_schedulers,
-                                                           offline=snapshot is not None)))
-    if replicas is not None or max_ or recursive:
-        raise InputError(f"{'--replicas' if replicas is not None else '--max' if max_ else '-R'} goes with -f FILE "
+                                                           offline=snapshot is not None, feature_gates=feature_gates)),
+                        gang_min_count(gang))
+    if replicas is not None or max_ or recursive or gang is not None:
+        raise InputError(f"{'--replicas' if replicas is not None else '--max' if max_ else '--gang' if gang else '-R'} "
+                         "goes with -f FILE "
                          "(the workloads to plan for)")
     if ref and all_pending:
         raise InputError("POD and --all-pending are exclusive")
     if ref and all_namespaces:
         raise InputError("POD and -A/--all-namespaces are exclusive: -A plans every pending pod")
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None,
+                             feature_gates=feature_gates)
     state = load_state(opts)
     options = PlanOptions(max_grace_seconds=max_grace, allow_pdb_violation=allow_pdb_violation, profiles=profiles)
     wide = opts.output is Output.wide
@@ -160,10 +186,17 @@ def plan(
         if pod.spec.node_name:
             raise InputError(f"pod {pod.key} is not Pending: it is bound to node {pod.spec.node_name} "
                              f"(phase {pod.status.phase or 'unknown'})")
-        with progress(opts, f"planning {pod.key}"), paused_gc():
-            result = plan_pod(state, pod, options)
-        emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide, source=source))
-        return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
+        gang = state.gangs.gang_of(pod) if declared_group(pod) is not None else None
+        if gang is None:
+            with progress(opts, f"planning {pod.key}"), paused_gc():
+                result = plan_pod(state, pod, options)
+            emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide, source=source))
+            return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
+        # A gang's member: its gang is planned, as one (`plan.gang`).
+        plans = _plan_all(opts, state, [pod], options)
+        emit(opts.output, plans_dict(plans),
+             lambda: plans_view(plans, state, wide=wide, source=source, what="Pending member", where=f" of {gang.key}"))
+        return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
     left_out: list[str] = []
     empty = None
     if isinstance(target, Workload):
@@ -195,7 +228,7 @@ def plan(
 
 
 def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | None, max_: bool, max_limit: int,
-             options: PlanOptions) -> int:
+             options: PlanOptions, gang: int | None = None) -> int:
     """`plan -f FILE`: the workloads of the manifests, planned as if created now."""
     from kresched.plan.whatif import WhatIfOptions, plan_workloads
     from kresched.render.whatif import whatif_dict, whatif_view
@@ -215,7 +248,8 @@ def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | N
     n = sum(w.replicas or 0 for w in manifests.workloads)
     with progress(opts, f"planning {count(len(manifests.workloads), 'workload')} ({count(n, 'replica')})"), \
             paused_gc():
-        result = plan_workloads(state, manifests, WhatIfOptions(options, max_, max_limit))
+        result = plan_workloads(state, manifests, WhatIfOptions(options, max_, max_limit, gang,
+                                                                options.profiles.gates.workload_with_job))
     if not is_table(opts.output):
         for name in manifests.ignored:
             ENV.say(f"note: {name} is not a workload: not planned")
@@ -228,11 +262,11 @@ def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | N
 
 
 def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: PlanOptions) -> list[Plan]:
-    """`plan_pending`, one pod at a time so that a terminal can show how far it got."""
+    """`plan_pending`, one pod (or gang) at a time so that a terminal can show how far it got."""
     plans: list[Plan] = []
     with progress(opts, f"planning {count(len(pods), 'pending pod')}") as p, paused_gc():
         planner = Planner(state, options)
-        for i, pod in enumerate(pods):
-            p.update(f"planning pending pods: {i} of {len(pods)} done, now {pod.key}")
-            plans.append(planner.plan(pod, commit=True))
+        for plan in plan_queue(planner, pods, *gang_lookups(state)):
+            plans.append(plan)
+            p.update(f"planning pending pods: {len(plans)} done, last {plan.pod.key}")
     return plans

@@ -23,6 +23,7 @@ from kresched.cli.act import (
 from kresched.cli.common import (
     ENV,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
     NamespaceOpt,
     NoColorOpt,
@@ -39,7 +40,17 @@ from kresched.cli.common import (
     parse_duration,
 )
 from kresched.cli.load import load_state
-from kresched.cli.plan import AllowPdbOpt, FilenameOpt, MaxGraceOpt, PodArg, PodOpt, RecursiveOpt, ReplicasOpt
+from kresched.cli.plan import (
+    AllowPdbOpt,
+    FilenameOpt,
+    GangOpt,
+    MaxGraceOpt,
+    PodArg,
+    PodOpt,
+    RecursiveOpt,
+    ReplicasOpt,
+    gang_min_count,
+)
 from kresched.cli.progress import progress
 from kresched.cli.resolve import pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
@@ -63,6 +74,7 @@ def preempt_command(
     filename: FilenameOpt = None,
     recursive: RecursiveOpt = False,
     replicas: ReplicasOpt = None,
+    gang: GangOpt = None,
     apply: Annotated[bool, typer.Option("--apply", help="With -f: once the room is made, create the workloads "
                                                         "(server-side apply, field manager kresched).")] = False,
     yes: YesOpt = False,
@@ -77,6 +89,7 @@ def preempt_command(
     allow_pdb_violation: AllowPdbOpt = False,
     namespace: NamespaceOpt = None,
     scheduler_config: SchedulerConfigOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
@@ -110,17 +123,18 @@ def preempt_command(
     from kresched.execute.preempt import PreemptOptions, PreemptResult, Terminated, preempt, signals_as_exceptions
 
     opts = make_options(snapshot, kubeconfig, context, output, no_color, namespace)
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None,
+                             feature_gates=feature_gates)
     options = PreemptOptions(PlanOptions(max_grace, allow_pdb_violation, profiles),
                              parse_duration(timeout, "--timeout"),
                              parse_duration(eviction_timeout, "--eviction-timeout"))
     if filename is not None:
         if pod_arg or pod:
             raise InputError("-f and POD are exclusive: -f makes room for the workloads in the manifests")
-        return _make_room(opts, filename, recursive, replicas, apply, options, dry_run, yes)
-    if apply or replicas is not None or recursive:
-        raise InputError(f"{'--apply' if apply else '--replicas' if replicas is not None else '-R'} goes with -f FILE "
-                         "(the workloads to make room for)")
+        return _make_room(opts, filename, recursive, replicas, apply, options, dry_run, yes, gang_min_count(gang))
+    if apply or replicas is not None or recursive or gang is not None:
+        flag = '--apply' if apply else '--replicas' if replicas is not None else '--gang' if gang is not None else '-R'
+        raise InputError(f"{flag} goes with -f FILE (the workloads to make room for)")
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
     state = load_state(opts)
@@ -161,7 +175,7 @@ def preempt_command(
 
 
 def _make_room(opts: Options, files: list[str], recursive: bool, replicas: int | None, apply: bool,
-               options: PreemptOptions, dry_run: DryRun, yes: bool) -> int:
+               options: PreemptOptions, dry_run: DryRun, yes: bool, gang: int | None = None) -> int:
     """`preempt -f FILE`: the what-if's evictions carried out (`execute.whatif.make_room`)."""
     from kresched.execute.events import Event
     from kresched.execute.preempt import Terminated, signals_as_exceptions
@@ -179,7 +193,7 @@ def _make_room(opts: Options, files: list[str], recursive: bool, replicas: int |
         raise InputError(f"-f {' '.join(files)}: no workload to make room for")
     api = make_api(opts, state, dry_run)
     report = make_reporter(opts, api.mode)
-    whatif_options = WhatIfOptions(options.plan)
+    whatif_options = WhatIfOptions(options.plan, gang=gang, job_gangs=options.plan.profiles.gates.workload_with_job)
     with progress(opts, f"planning {count(len(manifests.workloads), 'workload')}"), paused_gc():
         whatif = plan_workloads(state, manifests, whatif_options)
 

@@ -24,6 +24,7 @@ from kresched.cli.act import (
 from kresched.cli.common import (
     ConfigOpt,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
     NoColorOpt,
     Options,
@@ -158,6 +159,7 @@ def rebalance_command(
     dry_run: DryRunOpt = DryRun.none,
     config: ConfigOpt = None,
     scheduler_config: SchedulerConfigOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
     namespace: RebalanceNamespaceOpt = None,
     all_namespaces: RebalanceAllOpt = False,
@@ -193,7 +195,8 @@ def rebalance_command(
     ropts = build_options(objective, thresholds, target_thresholds, margin, evict_local_storage_pods, max_moves,
                           max_moves_per_node, max_moves_per_namespace, policy.rebalance)
     ropts = replace(ropts, profiles=load_profiles(scheduler_config, simulate_other_schedulers,
-                                                  offline=snapshot is not None), namespace=namespace)
+                                                  offline=snapshot is not None, feature_gates=feature_gates),
+                    namespace=namespace)
     limit = parse_duration(timeout, "--timeout")
     state = load_state(opts)
     if namespace is not None:

@@ -20,6 +20,7 @@ from kresched.cli.act import (
 from kresched.cli.common import (
     ConfigOpt,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
     NoColorOpt,
     Options,
@@ -91,6 +92,7 @@ def reconcile_command(
     dry_run: ClientDryRunOpt = DryRun.none,
     config: ConfigOpt = None,
     scheduler_config: SchedulerConfigOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     simulate_other_schedulers: OtherSchedulersOpt = False,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
@@ -140,7 +142,8 @@ def reconcile_command(
     if not name:
         ns, name = "kube-system", ns
     policy = load_policy(config)
-    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None)
+    profiles = load_profiles(scheduler_config, simulate_other_schedulers, offline=snapshot is not None,
+                             feature_gates=feature_gates)
     rp = policy.reconcile
     options = ReconcileOptions(
         lease_namespace=ns, lease_name=name,

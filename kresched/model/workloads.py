@@ -70,6 +70,10 @@ class WorkloadSpec:
     #: Job: `completionMode: Indexed` (pods named `<job>-<index>-`); a CronJob's Job name.
     indexed: bool = False
     job_name: str = ""
+    #: Job: what the Job controller makes a gang of under `WorkloadWithJob` (v1.36, recorded on the
+    #: rig): an Indexed Job with `completions == parallelism > 1` (its PodGroup: gang minCount =
+    #: parallelism, disruptionMode Pod, no priority class).
+    gang_by_job: bool = False
     #: Why the API server refuses every pod of it, in its words (`pods "web-" is forbidden: ...`).
     refused: str | None = None
     #: What the defaulting and admission did, or kresched does not simulate, that an operator

@@ -24,7 +24,7 @@ from kresched.plan.placement import Landing, bound_to, held_by_volume
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, Victim
 from kresched.sched.framework import NodeInfo, Snapshot
 
-__all__ = ["After", "Lander", "Working", "apply_plan", "second_order", "with_node"]
+__all__ = ["After", "Lander", "Mark", "Working", "apply_plan", "second_order", "with_node"]
 
 #: Where a victim's replacement lands on a simulated cluster, with the pods nominated to each node
 #: holding room: the replacement and its landing, or why it is not simulated (another scheduler's).
@@ -40,6 +40,31 @@ class Working:
     evicted: set[str] = field(default_factory=set)
     #: The nodes whose NodeInfo `apply_plan` replaced, in order (with repeats): what changed since.
     changes: list[str] = field(default_factory=list)
+
+    def mark(self) -> Mark:
+        """What `restore` takes the working cluster back to."""
+        return Mark(self.snapshot, self.ledger.mark(), frozenset(self.placed), frozenset(self.evicted),
+                    len(self.changes))
+
+    def restore(self, mark: Mark) -> None:
+        """The working cluster as it was at `mark`: the plans applied since are given up (a gang
+        that would run short). The nodes they changed count as changed again, and the budgets they
+        spent as spent again, so that what was kept per node and per budget is looked at anew."""
+        changed = dict.fromkeys(self.changes[mark.changes:])
+        self.snapshot = mark.snapshot
+        self.ledger.restore(mark.budgets)
+        self.placed = set(mark.placed)
+        self.evicted = set(mark.evicted)
+        self.changes.extend(changed)
+
+
+class Mark(NamedTuple):
+    """A point `Working.restore` can go back to."""
+    snapshot: Snapshot
+    budgets: tuple[int, dict[str, int]]
+    placed: frozenset[str]
+    evicted: frozenset[str]
+    changes: int
 
 
 class After(NamedTuple):

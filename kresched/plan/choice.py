@@ -170,14 +170,19 @@ class PdbView(NamedTuple):
     @classmethod
     def of(cls, ranked: list[Pod], ledger: PdbLedger, max_grace: int) -> PdbView:
         kinds = ledger.kinds(ranked)
+        gangs = ledger.gang_members(ranked)
         ok = [p.grace_seconds <= max_grace for p in ranked]
-        if kinds.count(NO_PDB) == len(kinds):  # no PDB covers any of them (identity is equality here)
+        if kinds.count(NO_PDB) == len(kinds) and gangs.count(None) == len(gangs):  # no budget covers any of them
             every = list(range(len(ranked)))
             within = every if all(ok) else list(itertools.compress(every, ok))
             return cls((), (within, every), ([ranked[i] for i in within], ranked), ())
         keys: set[str] = set()
         fixed: tuple[list[int], list[int]] = ([], [])
         spenders: list[tuple[int, str]] = []
+        for i, g in enumerate(gangs):
+            if g is not None:  # a running gang's member spends the gang's budget (a PDB's beside)
+                keys.add(g)
+                spenders.append((i, g))
         for i, (pdb, kind) in enumerate(kinds):
             if pdb is not None:
                 if kind == "spends":  # (one PDB covers it)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import msgspec
 
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import Gang, declared_group
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.model.specs import Taint, Toleration
@@ -128,6 +129,8 @@ class Explanation:
     #: A plugin returned an error, not a verdict (`runner.scheduler_error`): `message` is that
     #: error, the whole of what the scheduler writes (reason `SchedulerError`), and no PostFilter ran.
     scheduler_error: bool = False
+    #: The gang the pod is a member of (`kresched.model.gangs`), if any.
+    gang: Gang | None = None
 
     @property
     def scheduler_message(self) -> str | None:
@@ -172,8 +175,9 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         where = f"the scheduler configuration {profiles.source}" if profiles.source else "kresched's default profile"
         warnings = (f"scheduled by another scheduler ({other!r}): no profile of {where} names it, so this is what "
                     f"the {profile.name} profile would do, not what its own scheduler does", *warnings)
+    gang = state.gangs.gang_of(pod) if declared_group(pod) is not None else None
     return replace(result, pod=pod, profile=profile.name, post_filters=profile.post_filters, warnings=warnings,
-                   other_scheduler=other, configured=not profiles.builtin)
+                   other_scheduler=other, configured=not profiles.builtin, gang=gang)
 
 
 def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[FilterPlugin],

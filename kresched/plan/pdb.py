@@ -12,6 +12,12 @@ unhealthy pods under `unhealthyPodEvictionPolicy`; pods already in `disruptedPod
 with 429 (budget spent) or 403 (negative budget), or refused with 500 (the pod is covered by more
 than one PDB, which the eviction subresource does not support). Pure.
 
+Gangs (`kresched.model.gangs`) are budgets too, kept beside the PDBs under their own keys
+(`gang_key`): a gang's budget is its running members less its minCount (none under
+`disruptionMode: PodGroup`), and an eviction past it stops the whole gang. The eviction API does
+not refuse it (`PdbCheck.allowed` stays true); kresched counts it as a violation for the tiers and
+the choice (`PdbCheck.stops_gang`), as it counts a PDB's (design: "Gangs").
+
 Deliberate differences from eviction.go: a pod already in `status.disruptedPods` spends nothing
 (as the scheduler's `filterPodsWithPDBViolation` and the design say: its eviction was approved
 and counted; the API itself would decrement again if it were evicted a second time before
@@ -23,15 +29,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import Gang, declared_group
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
 from kresched.model.specs import LabelSelector
 
-__all__ = ["NO_PDB", "PdbCheck", "PdbLedger", "computed_status"]
+__all__ = ["NO_PDB", "PdbCheck", "PdbLedger", "computed_status", "gang_key"]
+
+
+def gang_key(gang: Gang) -> str:
+    """A gang's key among the ledger's budgets: `Gang.key` (`PodGroup ns/name`), never a PDB's
+    (`ns/name`, without a space)."""
+    return gang.key
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +57,17 @@ class PdbCheck:
     spends: bool = False
     allowed: bool = True
     reason: str | None = None
+    #: The running gang the pod is a member of (its `Gang.key`), and whether evicting it takes the
+    #: gang below its minCount (or disrupts a `PodGroup`-mode group): the whole gang stops. Its
+    #: running members and minCount, for what a plan says of it.
+    gang: str | None = None
+    stops_gang: bool = False
+    gang_running: int = 0
+    gang_min_count: int = 0
 
     @property
     def violation(self) -> bool:
-        return not self.allowed
+        return not self.allowed or self.stops_gang
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +171,11 @@ class PdbLedger:
         self.version = 0
         #: The PDB each of those changes spent from, in order (`changed_since`).
         self._log: list[str] = []
+        self._state = state
+        #: Pod key → the key of the running gang it is a member of (None: none), found on first ask.
+        self._gang_of: dict[str, str | None] = {}
+        #: Gang key → the gang.
+        self.gangs: dict[str, Gang] = {}
 
 
     def covering(self, pod: Pod) -> tuple[str, ...]:
@@ -217,7 +242,29 @@ class PdbLedger:
         return hit
 
     def budget(self, key: str) -> int:
-        return self._budgets[key].allowed
+        b = self._budgets.get(key)
+        return b.allowed if b is not None else self.gangs[key].budget
+
+    def gang(self, pod: Pod) -> str | None:
+        """The key of the running gang `pod` is a running member of (None: none). A pod that
+        declares no group costs one lookup; the cluster's gangs are indexed on the first that does."""
+        key = pod.key
+        if key in self._gang_of:
+            return self._gang_of[key]
+        out = None
+        if declared_group(pod) is not None and pod.spec.node_name and not pod.is_terminating:
+            g = self._state.gangs.gang_of(pod)
+            if g is not None:
+                out = gang_key(g)
+                if out not in self.gangs:
+                    self.gangs[out] = g
+                    self.remaining[out] = g.budget
+        self._gang_of[key] = out
+        return out
+
+    def gang_members(self, pods: Sequence[Pod]) -> list[str | None]:
+        """`gang` of each of `pods`."""
+        return [self.gang(p) for p in pods]
 
     def kind(self, pod: Pod) -> tuple[str | None, str]:
         """What the eviction API does with `pod` whatever the budgets say: (first covering PDB,
@@ -258,11 +305,24 @@ class PdbLedger:
     def would_violate(self, pod: Pod) -> bool:
         """`check(pod).violation`, without building the check."""
         key, kind = self.kind(pod)
-        return kind == "refused" or (kind == "spends" and self.remaining.get(key or "", 0) <= 0)
+        if kind == "refused" or (kind == "spends" and self.remaining.get(key or "", 0) <= 0):
+            return True
+        g = self.gang(pod)
+        return g is not None and self.remaining[g] <= 0
 
     def check(self, pod: Pod, remaining: dict[str, int] | None = None) -> PdbCheck:
-        """The eviction API's decision for `pod` with the budgets `remaining` (default: current)."""
+        """The eviction API's decision for `pod` with the budgets `remaining` (default: current),
+        and what it does to the pod's gang."""
         remaining = self.remaining if remaining is None else remaining
+        g = self.gang(pod)
+        out = self._check_pdb(pod, remaining)
+        if g is None:
+            return out
+        gang = self.gangs[g]
+        return replace(out, gang=g, stops_gang=remaining[g] <= 0, gang_running=len(gang.running),
+                       gang_min_count=gang.min_count)
+
+    def _check_pdb(self, pod: Pod, remaining: dict[str, int]) -> PdbCheck:
         key, kind = self.kind(pod)
         if key is None:
             return PdbCheck()
@@ -289,14 +349,16 @@ class PdbLedger:
             c = self.check(pod, remaining)
             if c.spends and c.allowed and c.pdb is not None:
                 remaining[c.pdb] -= 1
+            if c.gang is not None:
+                remaining[c.gang] -= 1
             out.append(c)
         return out
 
     def split_violating(self, pods: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
         """(violating, non-violating), spending budgets in the order given (cf. the scheduler's
         `filterPodsWithPDBViolation`, but with the eviction API's rules)."""
-        if not any(self.kind(p)[0] for p in pods):
-            return [], list(pods)  # no PDB covers any of them
+        if not any(self.kind(p)[0] or self.gang(p) for p in pods):
+            return [], list(pods)  # no PDB covers any of them, none is a running gang's
         bad: list[Pod] = []
         good: list[Pod] = []
         for pod, c in zip(pods, self.check_all(pods), strict=True):
@@ -311,6 +373,23 @@ class PdbLedger:
                 self.remaining[c.pdb] = self.remaining.get(c.pdb, 0) - 1
                 self.version += 1
                 self._log.append(c.pdb)
+            if c.gang is not None:
+                self.remaining[c.gang] -= 1
+                self.version += 1
+                self._log.append(c.gang)
+
+    def mark(self) -> tuple[int, dict[str, int]]:
+        """What `restore` takes back to."""
+        return self.version, dict(self.remaining)
+
+    def restore(self, mark: tuple[int, dict[str, int]]) -> None:
+        """The budgets as they were at `mark` (a plan given up: a gang that would run short). The
+        budgets restored count as changed again, so what was kept per budget is looked at anew."""
+        version, remaining = mark
+        for key in dict.fromkeys(self._log[version:]):
+            self.remaining[key] = remaining[key] if key in remaining else self.gangs[key].budget
+            self.version += 1
+            self._log.append(key)
 
     def changed_since(self, version: int) -> list[str]:
         """The PDBs whose budgets changed after `version` (with repeats)."""

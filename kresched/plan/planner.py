@@ -60,8 +60,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import Gang, declared_group
 from kresched.model.objects import Pod
-from kresched.plan.aftermath import Working, apply_plan, second_order
+from kresched.plan.aftermath import Mark, Working, apply_plan, second_order
 from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import NOTHING_EVICTABLE, Reason, TierIndex, lost_because, option_key, pdb_violations
 from kresched.plan.devices import (
@@ -74,6 +75,7 @@ from kresched.plan.devices import (
 )
 from kresched.plan.evictable import EvictablePods
 from kresched.plan.explain import nominated_pods
+from kresched.plan.gang import GangOf, PendingOf, plan_queue
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
@@ -103,7 +105,7 @@ from kresched.sched.runner import (
 from kresched.sched.static import StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
-__all__ = ["Planner", "pending_pods_to_plan", "queue_key", "plan_pending", "plan_pod"]
+__all__ = ["Planner", "gang_lookups", "pending_pods_to_plan", "queue_key", "plan_pending", "plan_pod"]
 
 
 def pending_pods_to_plan(state: ClusterState, all_pending: bool = False) -> list[Pod]:
@@ -125,9 +127,22 @@ def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()
 
 
 def plan_pending(state: ClusterState, pods: Iterable[Pod], options: PlanOptions = PlanOptions()) -> list[Plan]:
-    """Plan `pods` in order; each later plan sees the earlier pods placed and their victims gone."""
+    """Plan `pods` in order; each later plan sees the earlier pods placed and their victims gone. A
+    gang's pending members are planned together where its first member comes (`plan.gang`)."""
     planner = Planner(state, options)
-    return [planner.plan(p, commit=True) for p in pods]
+    return list(plan_queue(planner, list(pods), *gang_lookups(state)))
+
+
+def gang_lookups(state: ClusterState) -> tuple[GangOf, PendingOf]:
+    """(`gang_of`, `pending_of`) for `plan.gang.plan_queue` on `state`: a pod's gang (None when it
+    declares none, without indexing the cluster's gangs), and a gang's pending members in queue order."""
+    def gang_of(pod: Pod) -> Gang | None:
+        return state.gangs.gang_of(pod) if declared_group(pod) is not None else None
+
+    def pending_of(gang: Gang) -> list[Pod]:
+        return sorted(gang.pending, key=queue_key)
+
+    return gang_of, pending_of
 
 
 class _Engine:
@@ -186,6 +201,29 @@ class Planner:
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
         self.search = NodeSearch(self.work, self.evictable, self._nominated, options.max_grace_seconds, prune)
+
+    # -- all or nothing ---------------------------------------------------------------------
+    def checkpoint(self) -> tuple[Mark, int]:
+        """What `rollback` takes the planner back to: the plans committed after it are given up."""
+        return self.work.mark(), self.start
+
+    def rollback(self, checkpoint: tuple[Mark, int]) -> None:
+        """Give up every plan committed since `checkpoint` (a gang that would run short)."""
+        mark, self.start = checkpoint
+        self.work.restore(mark)
+
+    def reachable_nodes(self, pod: Pod) -> int:
+        """On how many nodes `pod` could run as the filters see it now, with evictions where they
+        could help (the nodes its filters find feasible or Unschedulable, not Unresolvable): how
+        constrained it is (`plan.gang` places the most constrained members first)."""
+        profile = self.profiles.for_pod(pod)
+        if profile is None:
+            return 0
+        self._use(self._engine(profile))
+        planned = profile.planning_pod(pod)
+        diag, _ = self.placer.filter(planned, self.work.snapshot, {}, self._memo_for(planned), start=0)
+        resolvable = sum(1 for st in diag.node_to_status.values() if st.code == Code.UNSCHEDULABLE)
+        return len(diag.feasible) + resolvable
 
     # -- profiles ---------------------------------------------------------------------------
     def _engine(self, profile: Profile) -> _Engine:

@@ -13,8 +13,8 @@ from kresched.model.specs import Taint
 from kresched.plan.pdb import PdbCheck
 from kresched.sched.profile import Profiles
 
-__all__ = ["CRITERIA", "RESERVATION_TAINT", "RESERVED_FOR", "NodeOption", "Outcome", "Plan", "PlanOptions", "RunnerUp",
-           "Victim"]
+__all__ = ["CRITERIA", "RESERVATION_TAINT", "RESERVED_FOR", "GangOutcome", "NodeOption", "Outcome", "Plan",
+           "PlanOptions", "RunnerUp", "Victim"]
 
 RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
 #: The annotation that names the pod (or workload) a reservation is for.
@@ -71,8 +71,10 @@ class Victim:
             out.append("emptyDir data lost")
         if self.grace_shortened:
             out.append(f"grace shortened {self.grace_seconds}s→{self.eviction_grace_seconds}s")
-        if self.pdb.violation:
+        if not self.pdb.allowed:
             out.append("violates PDB")
+        if self.pdb.stops_gang:
+            out.append(f"stops its gang ({self.pdb.gang})")
         if self.held_by:
             out.append(f"held by volume: {self.held_by}")
         return tuple(out)
@@ -116,6 +118,25 @@ class RunnerUp:
 
 
 @dataclass(frozen=True)
+class GangOutcome:
+    """What the plan of a pod's gang came to (`plan.gang`), on each member's plan."""
+
+    #: `PodGroup ns/name` (`Gang.key`), how it was declared (`Gang.flavor`).
+    key: str
+    flavor: str
+    min_count: int
+    members: int
+    running: int
+    #: Members these plans place.
+    placed: int
+    #: Whether the gang's plans are carried out (False: it would run short, nothing is evicted).
+    kept: bool
+    message: str
+    #: Where its minCount comes from (`PodGroup ... gang.minCount 4`).
+    declared_by: str = ""
+
+
+@dataclass(frozen=True)
 class Plan:
     pod: Pod
     priority: int
@@ -142,6 +163,17 @@ class Plan:
     profile: str | None = "default-scheduler"
     #: What kresched could not simulate of that profile (out-of-tree plugins, extenders, ...).
     warnings: tuple[str, ...] = ()
+    #: The pod is a member of a gang, planned with it (`plan.gang`).
+    gang: GangOutcome | None = None
+
+    @property
+    def stopped_gangs(self) -> dict[str, list[Victim]]:
+        """The running gangs its victims stop (evicted past their budget), with their victims."""
+        out: dict[str, list[Victim]] = {}
+        for v in self.victims:
+            if v.pdb.gang is not None:
+                out.setdefault(v.pdb.gang, []).append(v)
+        return {k: vs for k, vs in out.items() if any(v.pdb.stops_gang for v in vs)}
 
     @property
     def key(self) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import Gang, GangIndex, declared_group
 from kresched.model.objects import Node, Pod, ReplicaSet, ReplicationController, StatefulSet
 from kresched.model.specs import (
     Affinity,
@@ -47,15 +48,16 @@ from kresched.model.storage import ANN_STORAGE_CLASS, PersistentVolumeClaim, Sto
 from kresched.model.volumes import PersistentVolumeClaimVolumeSource
 from kresched.model.workloads import WorkloadSpec
 from kresched.plan.explain import Explanation, explain_pod
+from kresched.plan.gang import plan_gang
 from kresched.plan.planner import Planner
-from kresched.plan.plans import Plan, PlanOptions
+from kresched.plan.plans import GangOutcome, Plan, PlanOptions
 from kresched.sched.dra.claims import with_new_claims
 from kresched.sched.node_affinity import required_node_affinity_matches
 from kresched.sched.taint_toleration import find_untolerated_taint
 from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid
 
 __all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "max_replicas",
-           "plan_workloads", "replicas_of", "runs_in", "simulated_state"]
+           "plan_workloads", "replicas_of", "runs_in", "simulated_state", "what_if_gangs"]
 
 #: How many replicas `--max` simulates at most by default (cluster-capacity's `--max-limit`, whose
 #: default is none: kresched's keeps a 5,000-node cluster's answer within seconds).
@@ -73,6 +75,12 @@ class WhatIfOptions:
     #: Also find the largest replica count that fits (`--max`), simulating at most `max_limit`.
     max: bool = False
     max_limit: int = DEFAULT_MAX_LIMIT
+    #: `--gang [MINCOUNT]`: each workload that declares no gang is one of its replicas, with this
+    #: minCount (0: every replica).
+    gang: int | None = None
+    #: The cluster runs the Job controller's `WorkloadWithJob`: a Job is a gang by itself
+    #: (minCount: its parallelism), as the PodGroup the controller makes says.
+    job_gangs: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,8 @@ class WorkloadPlan:
     not_created: int = 0
     notes: tuple[str, ...] = ()
     max: MaxResult | None = None
+    #: Its replicas are a gang (or members of one): what the gang's plan came to.
+    gang: GangOutcome | None = None
 
     @property
     def evictions(self) -> int:
@@ -343,13 +353,23 @@ def plan_workloads(state: ClusterState, manifests: Manifests, options: WhatIfOpt
         for i, pod in enumerate(pods):
             queue.append(((-pod.effective_priority, order, i), spec, pod))
     queue.sort(key=lambda q: q[0])
+    gangs = what_if_gangs(manifests, sim, [(spec, pod) for _, spec, pod in queue], options)
+    spec_of = {pod.key: spec for _, spec, pod in queue}
     planner = Planner(sim, options.plan, rotate=True, rank=False)
     plans: dict[str, list[Plan]] = {_key(s): [] for s in manifests.workloads}
     waiting: dict[str, int] = {}
+    planned: set[str] = set()
     for _, spec, pod in queue:
         key = _key(spec)
         if key in waiting:  # OrderedReady: nothing after a replica that never runs is created
             waiting[key] += 1
+            continue
+        gang = gangs.get(pod.key)
+        if gang is not None:  # a gang's replicas, planned as one where its first comes (`plan.gang`)
+            if gang.key not in planned:
+                planned.add(gang.key)
+                for p in plan_gang(planner, gang, [m for m in gang.members if m.key in spec_of]).plans:
+                    plans[_key(spec_of[p.pod.key])].append(p)
             continue
         plan = planner.plan(pod, commit=True)
         plans[key].append(plan)
@@ -381,7 +401,12 @@ def _result(spec: WorkloadSpec, wanted: int, plans: list[Plan], not_created: int
     bound = sum(placed.values())
     pending = wanted - bound
     nearest = None
+    gang = next((p.gang for p in plans if p.gang is not None), None)
     first = next((p for p in plans if p.outcome == "infeasible"), None)
+    if gang is not None and not gang.kept:  # each replica alone may fit: the gang's reason is the reason
+        what = _count(wanted, "replica")
+        return WorkloadPlan(spec, wanted, tuple(plans), {}, wanted, f"{what}: 0 placed, {wanted} stay Pending: "
+                            f"{gang.message}", None, not_created, notes, gang=gang)
     if first is not None:
         nearest = explain_pod(sim, first.pod, snapshot=planner.work.snapshot, profiles=options.plan.profiles)
         if nearest.message is not None and nearest.preemption_message is None and nearest.post_filter_error is None \
@@ -390,7 +415,7 @@ def _result(spec: WorkloadSpec, wanted: int, plans: list[Plan], not_created: int
                              "kresched never evicts (DaemonSet, mirror or critical pods): kresched counts them Pending")
     message = _message(spec, wanted, plans, bound, pending, not_created, nearest, first)
     return WorkloadPlan(spec, wanted, tuple(plans), dict(sorted(placed.items())), pending, message, nearest,
-                        not_created, notes)
+                        not_created, notes, gang=gang)
 
 
 def _message(spec: WorkloadSpec, wanted: int, plans: list[Plan], bound: int, pending: int, not_created: int,
@@ -428,6 +453,55 @@ def _message(spec: WorkloadSpec, wanted: int, plans: list[Plan], bound: int, pen
 
 def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+# -- gangs ----------------------------------------------------------------------------------------------
+
+
+def what_if_gangs(manifests: Manifests, state: ClusterState, replicas: Sequence[tuple[WorkloadSpec, Pod]],
+                  options: WhatIfOptions) -> dict[str, Gang]:
+    """Which of the new pods (`replicas`, each with its workload) are members of which gang, by pod
+    key: those that declare a group (`model.gangs.declared_group`: its PodGroup from the manifests,
+    else the cluster; Kueue's total count; else every member, assumed), then an Indexed Job of
+    `completions == parallelism > 1` under `WorkloadWithJob` (`job_gangs`: minCount its parallelism, as
+    the Job controller makes its PodGroup), then, with `--gang`, every other
+    workload (minCount `options.gang`, 0: every replica). A group's members already in the cluster
+    count (its running ones toward minCount)."""
+    groups = {(g.flavor, g.namespace, g.name): g for g in (*state.pod_groups, *manifests.pod_groups)
+              if g.flavor is not None}
+    declared: dict[tuple[str, str, str], list[Pod]] = {}
+    by_spec: dict[str, list[Pod]] = {}
+    specs: dict[str, WorkloadSpec] = {}
+    for spec, pod in replicas:
+        group = declared_group(pod)
+        if group is not None:
+            declared.setdefault((group[0], pod.namespace, group[1]), []).append(pod)
+        else:
+            by_spec.setdefault(_key(spec), []).append(pod)
+            specs[_key(spec)] = spec
+    out: dict[str, Gang] = {}
+    for (flavor, ns, name), pods in declared.items():
+        known = state.gangs.gangs.get((flavor, ns, name))
+        existing = known.members if known is not None else ()
+        gang = GangIndex((*existing, *pods), [g for k, g in groups.items() if k == (flavor, ns, name)],
+                         frozenset({"PodGroup"}) if groups else frozenset()).gangs.get((flavor, ns, name))
+        for p in pods if gang is not None else ():
+            out[p.key] = gang
+    for key, pods in by_spec.items():
+        spec = specs[key]
+        if options.job_gangs and spec.gang_by_job:
+            gang = Gang("workload", spec.namespace, spec.name, len(pods), tuple(pods),
+                        declared_by=f"WorkloadWithJob: the Job controller's PodGroup for an Indexed Job, gang.minCount "
+                                    f"{len(pods)} (its parallelism)")
+        elif options.gang is not None and len(pods) > 1:
+            count = options.gang or len(pods)
+            gang = Gang("what-if", spec.namespace, spec.name, min(count, len(pods)), tuple(pods),
+                        declared_by=f"--gang {options.gang}" if options.gang else "--gang (every replica)")
+        else:
+            continue
+        for p in pods:
+            out[p.key] = gang
+    return out
 
 
 # -- claims ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kresched.model.gangs import Gang
 from kresched.plan.explain import Explanation
 from kresched.render.common import Source, count, pod_requests_text, priority_text
 from kresched.render.table import Columns, Command, Hanging
@@ -41,7 +42,23 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
                          for s in sorted(e.scores, key=lambda s: s.node)}
     if e.bound_to is not None:
         out["boundTo"] = e.bound_to
+    if e.gang is not None:
+        out["gang"] = gang_summary(e.gang)
     return out
+
+
+def gang_summary(g: Gang) -> dict[str, Any]:
+    """A gang as `explain` and `plan` name it (docs/reference/json.md, "Gangs")."""
+    return {"gang": g.key, "flavor": g.flavor, "minCount": g.min_count, "members": len(g.members),
+            "running": len(g.running), "pending": len(g.pending), "disruptionMode": g.disruption_mode,
+            "declaredBy": g.declared_by}
+
+
+def gang_text(g: Gang) -> str:
+    """`member of PodGroup ml/train: minCount 4 (PodGroup ... gang.minCount 4), 2 running, 2 pending`."""
+    mode = ", disruptionMode PodGroup" if g.disruption_mode == "PodGroup" else ""
+    return (f"member of {g.key}: minCount {g.min_count} ({g.declared_by}{mode}); {len(g.members)} members, "
+            f"{len(g.running)} running, {len(g.pending)} pending")
 
 
 _VERDICT_STYLE = {"fits": "green", "unschedulable": "yellow", "unresolvable": "red"}
@@ -87,6 +104,8 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
         Text(pod.key, style="bold"),
         Hanging(f"priority {priority_text(pod)}, requests {pod_requests_text(pod)}", first="  "),
     ]
+    if e.gang is not None:
+        parts.append(Hanging(gang_text(e.gang), first="  "))
     if e.configured or e.other_scheduler is not None:
         parts.append(Hanging(f"simulated with scheduler profile {e.profile}", first="  "))
     for w in e.warnings:

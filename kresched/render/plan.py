@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.explain import format_amount
-from kresched.plan.plans import Plan, Victim
+from kresched.plan.plans import GangOutcome, Plan, Victim
 from kresched.render.common import Source, bar, count, pod_requests_text, priority_text
 from kresched.render.table import Columns, Command, Hanging
 
@@ -22,13 +22,14 @@ __all__ = ["victim_costs", "next_steps", "next_view", "plan_dict", "plans_dict",
 
 
 def victim_dict(v: Victim) -> dict[str, Any]:
-    return {
+    """The design's victim; a member of a running gang also `"gang"` and `"stopsGang"`."""
+    out = {
         "pod": v.pod.key,
         "node": v.node,
         "priority": v.pod.priority,
         "qos": v.pod.qos,
         "pdb": v.pdb.pdb,
-        "pdbViolation": v.pdb.violation,
+        "pdbViolation": not v.pdb.allowed,
         "gracePeriodSeconds": v.grace_seconds,
         "evictionGracePeriodSeconds": v.eviction_grace_seconds,
         "controller": v.pod.controller_ref,
@@ -36,6 +37,10 @@ def victim_dict(v: Victim) -> dict[str, Any]:
         "candidates": list(v.candidates),
         "likely": v.likely,
     }
+    if v.pdb.gang is not None:
+        out["gang"] = v.pdb.gang
+        out["stopsGang"] = v.pdb.stops_gang
+    return out
 
 
 def plan_dict(p: Plan) -> dict[str, Any]:
@@ -58,11 +63,29 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         out["profile"] = p.profile
     if p.warnings:
         out["warnings"] = list(p.warnings)
+    if p.gang is not None:
+        out["gang"] = gang_dict(p.gang)
+    stopped = p.stopped_gangs
+    if stopped:
+        out["gangsStopped"] = [{"gang": key, "running": vs[0].pdb.gang_running, "minCount": vs[0].pdb.gang_min_count,
+                                "evicted": [v.pod.key for v in vs]} for key, vs in stopped.items()]
     return out
 
 
+def gang_dict(g: GangOutcome) -> dict[str, Any]:
+    """What the plan of a pod's gang came to (docs/reference/json.md, "Gangs")."""
+    return {"gang": g.key, "flavor": g.flavor, "minCount": g.min_count, "members": g.members, "running": g.running,
+            "placed": g.placed, "kept": g.kept, "declaredBy": g.declared_by, "message": g.message}
+
+
 def plans_dict(plans: list[Plan]) -> dict[str, Any]:
-    return {"plans": [plan_dict(p) for p in plans]}
+    """`{"plans": [...]}`, and `"gangs"` (each gang once, in the order planned) when a pod is a gang's."""
+    out: dict[str, Any] = {"plans": [plan_dict(p) for p in plans]}
+    gangs = {p.gang.key: p.gang for p in plans if p.gang is not None}
+    if gangs:
+        out["gangs"] = [{**gang_dict(g), "pods": [p.pod.key for p in plans if p.gang is not None and p.gang.key == k]}
+                        for k, g in gangs.items()]
+    return out
 
 
 _OUTCOME_STYLE = {"fits": "green", "evict": "yellow", "infeasible": "red"}
@@ -96,6 +119,12 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
         head += "".join(f" · [yellow]{escape(c)}[/]" for c in victim_costs(p.victims))
     parts.append(Hanging(Text.from_markup(head), first="", rest="  "))
     parts.append(Hanging(Text(p.message, style="red" if p.blocked else ""), first="", rest="  "))
+    if p.gang is not None and p.gang.message != p.message:
+        parts.append(Hanging(f"Gang: {p.gang.message}", first="", rest="  "))
+    for key, vs in p.stopped_gangs.items():
+        parts.append(Hanging(Text(f"Stops {key}: evicting {', '.join(v.pod.key for v in vs)} leaves it below its "
+                                  f"minCount {vs[0].pdb.gang_min_count}, so all {vs[0].pdb.gang_running} running "
+                                  "members stop (a gang runs all or nothing)", style="red"), first="", rest="  "))
     if p.outcome == "fits" and len(p.candidates) > 1:
         parts.append(Hanging(f"Tied at the top score (the scheduler takes the first its filters found): "
                              f"{', '.join(p.candidates)}", first="", rest="  "))
@@ -210,6 +239,9 @@ def plans_view(plans: list[Plan], state: ClusterState, wide: bool = False, sourc
         else:
             summary.add_row(p.pod.key, outcome, p.node or "-", str(len(p.victims)))
     parts.append(summary)
+    gangs = {p.gang.key: p.gang for p in plans if p.gang is not None}
+    for g in gangs.values():
+        parts.append(Hanging(Text(g.message, style="" if g.kept else "red"), first="", rest="  "))
     if wide or len(plans) == 1:
         for p in plans:
             parts.append(Text(""))

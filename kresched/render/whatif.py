@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.plan.plans import Plan
 from kresched.plan.whatif import MaxResult, WhatIf, WorkloadPlan
 from kresched.render.common import Source, count, pod_requests_text, priority_text
-from kresched.render.plan import plan_dict, plan_view, victim_costs
+from kresched.render.plan import gang_dict, plan_dict, plan_view, victim_costs
 from kresched.render.table import Columns, Command, Hanging
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def workload_dict(w: WorkloadPlan) -> dict[str, Any]:
         out["notes"] = list(w.notes)
     if w.max is not None:
         out["max"] = max_dict(w.max)
+    if w.gang is not None:
+        out["gang"] = gang_dict(w.gang)
     return out
 
 
@@ -116,6 +118,9 @@ def _workload_view(w: WorkloadPlan, state: ClusterState, wide: bool) -> Renderab
     ]
     style = "red" if w.pending else "green"
     parts.append(Hanging(Text(w.message, style=style if w.pending or not w.plans else ""), first="", rest="  "))
+    if w.gang is not None:
+        parts.append(Hanging(f"A gang: {w.gang.key}, minCount {w.gang.min_count} ({w.gang.declared_by})"
+                             + (f"; {w.gang.message}" if w.gang.kept else ""), first="", rest="  "))
     costs = victim_costs([v for p in w.plans if p.outcome == "evict" for v in p.victims])
     if costs:
         parts.append(Hanging(Text(f"The evictions' cost: {', '.join(costs)}", style="yellow"), first="", rest="  "))

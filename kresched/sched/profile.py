@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from kresched.model.objects import Pod
+from kresched.sched.features import FeatureGates
 from kresched.sched.framework import (
     SUCCESS,
     CycleState,
@@ -153,6 +154,8 @@ class Profiles:
     warnings: tuple[str, ...] = field(default=())
     #: Of `warnings`, those about an extender, with it: said of a pod only when it manages the pod.
     extender_warnings: Mapping[str, cfg_types.Extender] = field(default_factory=dict)
+    #: The scheduler's `--feature-gates` (`sched.features`): v1.36's defaults unless given.
+    gates: FeatureGates = field(default_factory=FeatureGates)
 
     @classmethod
     def default(cls) -> Profiles:

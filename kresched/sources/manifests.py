@@ -31,6 +31,7 @@ import msgspec
 
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import PodGroup, SchedulingWorkload
 from kresched.model.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from kresched.model.specs import LabelSelector
 from kresched.model.storage import PersistentVolumeClaim
@@ -81,6 +82,9 @@ class Manifests:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    #: PodGroups (of any gang API) and v1alpha2 Workloads: what makes the workloads' pods gangs.
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
     #: `Kind ns/name` of the objects that are neither (ConfigMaps, Secrets, ...): not planned.
     ignored: list[str] = field(default_factory=list)
 
@@ -360,8 +364,9 @@ def _workload(doc: Document, kind: str, name: str, ns: str, classes: dict[str, P
         indexed = spec_for_pods.get("completionMode") == "Indexed"
         if indexed and completions is None:
             raise InputError(f"{where}: {where_spec}.completions: Required value: when completion mode is Indexed")
+        gang_by_job = indexed and completions == parallelism and parallelism > 1
     else:
-        indexed = False
+        indexed = gang_by_job = False
         if kind != "ReplicationController" and selector is None:
             raise InputError(f"{where}: spec.selector: Required value")
         if restart not in ("", "Always"):
@@ -426,8 +431,8 @@ def _workload(doc: Document, kind: str, name: str, ns: str, classes: dict[str, P
     return WorkloadSpec(kind, ns, name, replicas, pod, selector, pod_management=management, ordinal_start=start,
                         service_name=service, claim_templates=claims,
                         ephemeral_claims=_ephemeral_claims(pod_spec, ns, where), indexed=indexed,
-                        job_name=job_name if kind in ("Job", "CronJob") else "", refused=refused, notes=tuple(notes),
-                        raw=obj, origin=doc.file or doc.origin)
+                        gang_by_job=gang_by_job, job_name=job_name if kind in ("Job", "CronJob") else "",
+                        refused=refused, notes=tuple(notes), raw=obj, origin=doc.file or doc.origin)
 
 
 def _bare_pod(doc: Document, name: str, ns: str, classes: dict[str, PriorityClass],
