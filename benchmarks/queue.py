@@ -257,8 +257,9 @@ def _shape(template: dict[str, Any], features: dict[str, Any], partner: str | No
     if features["affinity"] and own is not None:
         affinity = spec.setdefault("affinity", {})
         if rng.random() < 0.5 or partner is None:
-            affinity["podAntiAffinity"] = {**affinity.get("podAntiAffinity", {}), "requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {_NAME: own}}, "topologyKey": "kubernetes.io/hostname"}]}
+            term = {"labelSelector": {"matchLabels": {_NAME: own}}, "topologyKey": "kubernetes.io/hostname"}
+            affinity["podAntiAffinity"] = {**affinity.get("podAntiAffinity", {}),
+                                           "requiredDuringSchedulingIgnoredDuringExecution": [term]}
         else:
             affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": {"matchLabels": {_NAME: partner}}, "topologyKey": _ZONE}]}
