@@ -20,6 +20,7 @@ from kresched.cli.common import ENV
 from kresched.errors import ClusterAccessError, ExitCode
 from kresched.model.cluster import ClusterState
 from kresched.model.dra import DRA_KINDS, DraState
+from kresched.model.gangs import GANG_KINDS
 from kresched.model.storage import STORAGE_KINDS, StorageState
 from kresched.plan.explain import explain_pod
 from kresched.retry import RetryPolicy
@@ -140,7 +141,10 @@ def test_lists_are_read_page_by_page_with_the_continue_token(seeded, client, fak
         "/api/v1/services", "/api/v1/replicationcontrollers", "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets",
         "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes", "/api/v1/persistentvolumes",
         "/api/v1/persistentvolumeclaims", NODE_LEASES, dra, f"{dra}/v1/deviceclasses", f"{dra}/v1/resourceslices",
-        f"{dra}/v1/resourceclaims", f"{dra}/v1/resourceclaimtemplates", PODS, PODS, PODS, PODS]
+        f"{dra}/v1/resourceclaims", f"{dra}/v1/resourceclaimtemplates",
+        # the gang APIs' discovery: none served (404), nothing listed
+        "/apis/scheduling.k8s.io/v1alpha2", "/apis/scheduling.x-k8s.io/v1alpha1", "/apis/scheduling.volcano.sh/v1beta1",
+        PODS, PODS, PODS, PODS]
 
 
 
@@ -197,9 +201,11 @@ def test_a_malformed_object_from_the_server_is_an_error_naming_it(fake_api, clie
 
 
 def test_an_empty_cluster_loads_as_an_empty_state(fake_api, client):
-    # Empty, and known to hold no storage or DRA objects (so the volume filters run and find nothing).
+    # Empty, and known to hold no storage, DRA or gang objects (so the volume filters run and find
+    # nothing; a gang API the server does not serve holds no PodGroups).
     assert load_live(client) == ClusterState.build(storage=StorageState.build(kinds=frozenset(STORAGE_KINDS)),
-                                                   dra=DraState.build(kinds=frozenset(DRA_KINDS)))
+                                                   dra=DraState.build(kinds=frozenset(DRA_KINDS)),
+                                                   gang_kinds=frozenset(GANG_KINDS))
 
 
 def test_storage_objects_are_listed_and_a_pod_with_claims_is_explained_with_the_volume_filters(fake_api, client):

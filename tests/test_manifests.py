@@ -163,7 +163,11 @@ CLUSTER_RULES = [
     {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["list"]},
     {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaimtemplates"], "verbs": ["list"]},
     {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["list"]},
+    {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups"], "verbs": ["list"]},
     {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list"]},
+    {"apiGroups": ["scheduling.k8s.io"], "resources": ["workloads"], "verbs": ["list"]},
+    {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["list"]},
+    {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"], "verbs": ["list"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["csinodes"], "verbs": ["list"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["list"]},
 ]

@@ -12,10 +12,13 @@ The fields are not listed by hand: they are walked from the model's own types, w
 types of k8s.io/api (field names as in the API).
 
 `GO_NULLABLE` is derived from the Go types of k8s.io/api v1.36.2 (core/v1, storage/v1, policy/v1,
-scheduling/v1, apps/v1, resource/v1, meta/v1; `scripts/go_nullable_fields.py` walks them beside kresched's
-structs): the fields kresched reads whose Go type is a slice, map or pointer declared without
-`omitempty`, or a `metav1.Time` (a zero time is written `null`), so that a server sends them as
-`null` (every kind's `metadata.creationTimestamp` too, left out: a server always sets it). Those a
+scheduling/v1, scheduling/v1alpha2, apps/v1, resource/v1, coordination/v1, meta/v1) and of the two
+PodGroup CRDs (scheduler-plugins' scheduling.x-k8s.io/v1alpha1, Volcano's scheduling.volcano.sh/v1beta1;
+`scripts/go_nullable_fields.py` walks them beside kresched's structs): the fields kresched reads whose
+Go type is a slice, map or pointer declared without `omitempty`, or a `metav1.Time` (a zero time is
+written `null`), so that a server sends them as `null` (every kind's `metadata.creationTimestamp` too,
+left out: a server always sets it). A CRD's server prunes a `null` its schema does not allow (the two
+allow none), so of those two only what the v1alpha2 PodGroup shares with them is here. Those a
 server does send empty are read on the typed decode's fast path, never through the slower
 item-by-item retry: every real cluster has a CSINode per node with `drivers: null`.
 """
@@ -62,6 +65,14 @@ GO_NULLABLE = {
     "ReplicaSet.spec.selector": False,
     "StatefulSet.spec.selector": False,
     "StorageClass.allowedTopologies[].matchLabelExpressions[].values": False,
+    # scheduling.k8s.io/v1alpha2 (recorded: a PodGroup made without a Workload's template, a
+    # template without constraints); the Workload's templates are required, and so are a template
+    # reference's workload and a condition's time (ValidateConditions).
+    "PodGroup.spec.podGroupTemplateRef": True,
+    "Workload.spec.podGroupTemplates[].schedulingConstraints": True,
+    "PodGroup.spec.podGroupTemplateRef.workload": False,
+    "PodGroup.status.conditions[].lastTransitionTime": False,
+    "Workload.spec.podGroupTemplates": False,
 }
 
 #: A valid element for the struct types whose empty value the API server's validation refuses (so
@@ -84,6 +95,9 @@ BASE: dict[str, dict[str, Any]] = {
 }
 # A pod the API server stores has a container (`spec.containers: Required value`).
 BASE["Pod"]["spec"] = {"containers": [{"name": "c"}]}
+# Which API a PodGroup or Workload is of decides whether it is read at all (the struct is one for all
+# three PodGroup APIs: walked once).
+BASE["PodGroup"]["apiVersion"] = BASE["Workload"]["apiVersion"] = "scheduling.k8s.io/v1alpha2"
 
 
 def _struct_types(t: Any) -> list[type]:
@@ -181,7 +195,7 @@ def _outcome(decode: Any) -> Any:
     found = [o for kind_list in (objs.nodes, objs.pods, objs.pdbs, objs.priority_classes, objs.namespaces,
                                  objs.workloads, objs.pvs, objs.pvcs, objs.storage_classes, objs.csi_nodes,
                                  objs.device_classes, objs.resource_slices, objs.resource_claims,
-                                 objs.claim_templates)
+                                 objs.claim_templates, objs.leases, objs.pod_groups, objs.scheduling_workloads)
              for o in kind_list]
     return ("ok", [msgspec.json.encode(o) for o in found])
 

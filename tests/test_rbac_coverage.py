@@ -35,7 +35,7 @@ from kresched.cli.common import ENV
 from kresched.demo import __file__ as demo_init
 from kresched.render.manifests import API_CALLS, ManifestOptions, apply_role_rules, build_manifests
 from tests.builders import make_namespace, make_node, make_pdb, make_pod, make_priority_class, make_state
-from tests.fakeapi import NODES, PODS, FakeApiServer, RecordedRequest
+from tests.fakeapi import GANGS, NODES, PODS, FakeApiServer, RecordedRequest
 from tests.fakeapi.controllers import BIND, NEVER
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -393,6 +393,7 @@ def demo_reconcile(c: Cluster) -> None:
 
 def seed_demo(fake: FakeApiServer) -> None:
     fake.load(DEMO)
+    fake.gangs_served = GANGS  # every gang API: their lists are read, and must be granted
     fake.controllers.pdbs.sync()
 
 

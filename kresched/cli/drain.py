@@ -91,6 +91,9 @@ def drain_command(
                                                "PodDisruptionBudget go one after another).")] = 10,
     allow_pending: Annotated[bool, typer.Option("--allow-pending", help="Drain even if some evicted pods would "
                                                                         "find no node.")] = False,
+    allow_gang_disruption: Annotated[bool, typer.Option(
+        "--allow-gang-disruption", help="Drain even if it stops a running gang (evicting members takes it below "
+                                        "its minCount: all its members stop).")] = False,
     out_of_service: Annotated[bool, typer.Option(
         "--out-of-service", help="For a lost node whose machine is really off: the non-graceful node shutdown (taint "
                                  "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute), then wait for the "
@@ -109,10 +112,15 @@ def drain_command(
     """Drain nodes with a pre-flight first: which PodDisruptionBudget covers each pod and whether it
     allows the eviction now, where each pod would land, and what would stay Pending.
 
+    A running gang (the workers of a training job, all or nothing) whose members the drain would
+    take below its minCount stops whole: the pre-flight names it, and the drain is refused unless
+    --allow-gang-disruption accepts it, as a disruption a PodDisruptionBudget would refuse.
+
     --dry-run (=client) prints the pre-flight only. Nothing is touched (not even a cordon) when the
     drain is refused. Exit codes: 0 drained (with --dry-run: the drain would finish), 2 not
     confirmed (no --yes and no terminal), 3 refused (pods kubectl would refuse without a flag, pods
-    left Pending without --allow-pending; with --dry-run also an eviction a PodDisruptionBudget
+    left Pending without --allow-pending, a gang stopped without --allow-gang-disruption; with
+    --dry-run also an eviction a PodDisruptionBudget
     refuses that nothing the drain does gives back, so it could only end at --timeout), 4 not
     finished (blocked by a PodDisruptionBudget or still terminating at --timeout), 130
     interrupted. The nodes stay cordoned after a drain that did not finish: `kubectl uncordon` them.
@@ -163,7 +171,7 @@ def drain_command(
         return lost
     if dry_run is DryRun.client:
         emit(opts.output, preflight_dict(plan), lambda: preflight_view(plan, wide=opts.output is Output.wide))
-        return _dry_run_verdict(opts, plan, allow_pending, timeout)
+        return _dry_run_verdict(opts, plan, allow_pending, timeout, allow_gang_disruption)
     # Acting for real (or with dryRun=All): only now the execution layer.
     from kresched.execute.drain import DrainOptions as ExecOptions
     from kresched.execute.drain import DrainResult, drain
@@ -188,6 +196,12 @@ def drain_command(
                    "drains anyway")
         _summarise(opts, report, result, names, api.mode, refusal,
                    documents=[Event("refused", refusal, {"pods": pending}, "error")])
+        return ExitCode.INFEASIBLE
+    if plan.stopped_gangs and not allow_gang_disruption:
+        refusal = (f"it would stop {_gangs_text(plan)} (above); nothing was changed: --allow-gang-disruption drains "
+                   "anyway")
+        _summarise(opts, report, result, names, api.mode, refusal,
+                   documents=[Event("refused", refusal, {"gangs": [g.gang for g in plan.stopped_gangs]}, "error")])
         return ExitCode.INFEASIBLE
     total = sum(len(n.evict) for n in plan.nodes)
     if not confirm(f"Cordon {', '.join(names)} and evict {count(total, 'pod')}{in_cluster(opts)}?", yes):
@@ -228,7 +242,14 @@ def _node_names(state: ClusterState, refs: list[str], selected: object, selector
     return names
 
 
-def _dry_run_verdict(opts: Options, plan: DrainPlan, allow_pending: bool, timeout: str) -> int:
+def _gangs_text(plan: DrainPlan) -> str:
+    """`PodGroup ml/train (4 running, minCount 4)`, or `2 gangs: ...`."""
+    each = [f"{g.gang} ({g.running} running, minCount {g.min_count})" for g in plan.stopped_gangs]
+    return each[0] if len(each) == 1 else f"{len(each)} gangs: {', '.join(each)}"
+
+
+def _dry_run_verdict(opts: Options, plan: DrainPlan, allow_pending: bool, timeout: str,
+                     allow_gang_disruption: bool = False) -> int:
     """The exit code a CI gate reads from `--dry-run`, with the reason on stderr when it is not 0;
     a table that would finish ends as kubectl's dry run does (`node/worker-b3 drained (dry run)`)."""
     reasons = []
@@ -243,6 +264,9 @@ def _dry_run_verdict(opts: Options, plan: DrainPlan, allow_pending: bool, timeou
                        f"nothing the drain does gives back ({', '.join(p.pod.key for p in plan.blocked)}), so the "
                        "drain " + ("would wait forever (--timeout 0)" if parse_duration(timeout, "--timeout") == 0
                                    else f"would stop unfinished at --timeout {timeout}"))
+    if plan.stopped_gangs and not allow_gang_disruption:
+        reasons.append(f"it would stop {_gangs_text(plan)}: a gang runs all or nothing (--allow-gang-disruption "
+                       "drains anyway)")
     if not reasons:
         if is_table(opts.output):
             evicted = sum(len(n.evict) for n in plan.nodes)

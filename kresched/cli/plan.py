@@ -46,7 +46,7 @@ from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.gangs import declared_group
 from kresched.model.objects import Pod
-from kresched.plan.gang import plan_queue
+from kresched.plan.gang import plan_unit, queue_units
 from kresched.plan.planner import Planner, gang_lookups, pending_pods_to_plan, plan_pod, queue_key
 from kresched.plan.plans import Plan, PlanOptions
 from kresched.plan.whatif import DEFAULT_MAX_LIMIT
@@ -266,7 +266,8 @@ def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: Plan
     plans: list[Plan] = []
     with progress(opts, f"planning {count(len(pods), 'pending pod')}") as p, paused_gc():
         planner = Planner(state, options)
-        for plan in plan_queue(planner, pods, *gang_lookups(state)):
-            plans.append(plan)
-            p.update(f"planning pending pods: {len(plans)} done, last {plan.pod.key}")
+        for unit in queue_units(pods, *gang_lookups(state)):
+            now = f"gang {unit[0].key}" if isinstance(unit, tuple) else unit.key
+            p.update(f"planning pending pods: {len(plans)} of {len(pods)} done, now {now}")
+            plans.extend(plan_unit(planner, unit))
     return plans

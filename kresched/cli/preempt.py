@@ -1,4 +1,5 @@
-"""`kresched preempt`: carry a plan out — reserve the node, evict, wait for the binding, release."""
+"""`kresched preempt`: carry a plan out — reserve the node, evict, wait for the binding, release; for
+a gang (a member pod, `podgroup/NAME`, or a workload whose pods are one gang's), every member's."""
 
 from __future__ import annotations
 
@@ -52,17 +53,19 @@ from kresched.cli.plan import (
     gang_min_count,
 )
 from kresched.cli.progress import progress
-from kresched.cli.resolve import pick_pod_ref, resolve_pod
+from kresched.cli.resolve import gang_of_target, parse_target, pick_pod_ref, resolve_pod
 from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
-from kresched.plan.planner import plan_pod
+from kresched.model.gangs import Gang
+from kresched.plan.planner import gang_lookups, plan_pending, plan_pod
 from kresched.plan.plans import Plan, PlanOptions
 from kresched.render.common import count
-from kresched.render.plan import plan_dict, plan_view
+from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view
 from kresched.sources.decode import paused_gc
 
 if TYPE_CHECKING:
     from kresched.execute.events import Event, Reporter
+    from kresched.execute.gang import GangResult
     from kresched.execute.preempt import PreemptOptions, PreemptResult
 
 
@@ -103,6 +106,12 @@ def preempt_command(
     Exit codes: 0 bound (also on another node), 3 nothing feasible, 4 partly done (e.g. timed
     out), 5 cluster access, 130 interrupted.
 
+    A gang's member (or podgroup/NAME, or job/NAME whose pods are one gang's) makes room for the
+    whole gang, all or nothing: its pending members are planned together, and nothing is evicted
+    unless at least minCount members would run (exit 3 otherwise, saying why). Every node a member
+    is placed on is reserved, every member's victims evicted, and every member waited for with one
+    --timeout; exit 4 when only some were bound, the summary saying which.
+
     On a cluster: `kresched preempt -n kube-system POD` asks before it evicts (--yes does not ask),
     and --dry-run=server has the API server validate every write without acting.
 
@@ -138,7 +147,17 @@ def preempt_command(
     ref = pick_pod_ref(pod_arg, pod, required=True)
     assert ref is not None
     state = load_state(opts)
-    target = resolve_pod(state, ref, opts.source, default_namespace(opts), namespace is not None)
+    named = parse_target(ref, default_namespace(opts), namespace is not None)
+    if isinstance(named, str):
+        target = resolve_pod(state, named, opts.source)
+        gang = gang_of_target(state, target, opts.source)
+    else:
+        gang = gang_of_target(state, named, opts.source)
+        if gang is None:
+            raise InputError(f"the pods of {named} are no gang's members: preempt makes room for one pod (POD) or "
+                             f"for a gang (a member pod, podgroup/NAME); `plan {ref}` plans each of its pods")
+    if gang is not None:
+        return _preempt_gang(opts, state, gang, options, dry_run, yes)
     if target.spec.node_name:
         raise InputError(f"pod {target.key} is not Pending: it is bound to node {target.spec.node_name}")
     api = make_api(opts, state, dry_run)
@@ -172,6 +191,91 @@ def preempt_command(
         _finish(opts, report, result, api.mode, [stays])
         return ExitCode.INTERRUPTED
     return _finish(opts, report, result, api.mode)
+
+
+def _preempt_gang(opts: Options, state: ClusterState, gang: Gang, options: PreemptOptions, dry_run: DryRun,
+                  yes: bool) -> int:
+    """`preempt` for a gang: its pending members planned together, carried out all or nothing
+    (`execute.gang.preempt_gang`)."""
+    from kresched.execute.events import Event
+    from kresched.execute.gang import GangResult, placed_members, preempt_gang, victims_of
+    from kresched.execute.preempt import Terminated, signals_as_exceptions
+
+    pending = gang_lookups(state)[1](gang)
+    if not pending:
+        gated = sum(1 for p in gang.members if p.spec.scheduling_gates and not p.spec.node_name)
+        held = f", {gated} held by scheduling gates (the scheduler does not place them until they are removed)" \
+            if gated else ""
+        raise InputError(f"{gang.key} has no Pending member ({len(gang.running)} of "
+                         f"{count(len(gang.members), 'member')} running{held}): nothing to make room for")
+    api = make_api(opts, state, dry_run)
+    report = make_reporter(opts, api.mode)
+    with progress(opts, f"planning the {count(len(pending), 'pending member')} of {gang.key}"), paused_gc():
+        plans = plan_pending(state, pending, options.plan)
+    _show_gang(plans, state, opts, gang)
+    result = GangResult(gang, plans)
+    info = plans[0].gang
+    if info is None or not info.kept:
+        result.outcome = "infeasible"
+        return _finish_gang(opts, report, result, api.mode)
+    victims = victims_of(plans)
+    if not victims:
+        result.outcome = "nothing-to-do"
+        return _finish_gang(opts, report, result, api.mode)
+
+    def question(new: list[Plan], head: str = "") -> str:
+        nodes = sorted({p.node for p in placed_members(new) if p.outcome == "evict" and p.node})
+        return (f"{head}Evict {count(victims_of(new), 'pod')} on {', '.join(nodes)} for "
+                f"{count(len(placed_members(new)), 'member')} of {gang.key}{in_cluster(opts)}?")
+
+    if dry_run is not DryRun.client and not confirm(question(plans), yes):
+        result.outcome = "aborted"
+        return _finish_gang(opts, report, result, api.mode)
+
+    def confirm_changed(new: list[Plan]) -> bool:
+        _show_gang(new, state, opts, gang)
+        return confirm(question(new, "The plan changed. "), yes)
+
+    try:
+        with signals_as_exceptions(), make_recorder(api, "preempt") as recorder, \
+                live_reporting(opts, api.mode) as live:
+            preempt_gang(api, gang, plans, options, live, confirm_changed, result=result, recorder=recorder)
+    except (KeyboardInterrupt, Terminated):
+        result.outcome = "interrupted"
+        stays = Event("interrupted", "interrupted; pods already evicted stay evicted", {"gang": gang.key}, "error")
+        _finish_gang(opts, report, result, api.mode, [stays])
+        return ExitCode.INTERRUPTED
+    return _finish_gang(opts, report, result, api.mode)
+
+
+def _show_gang(plans: list[Plan], state: ClusterState, opts: Options, gang: Gang) -> None:
+    write_event(opts, {"action": "plan", **plans_dict(plans)},
+                lambda: plans_view(plans, state, wide=opts.output is Output.wide, what="Pending member",
+                                   where=f" of {gang.key}"))
+
+
+def _finish_gang(opts: Options, report: Reporter, r: GangResult, mode: str,
+                 left_behind: list[Event] | None = None) -> int:
+    """The gang's summary, always the run's last word; the exit code it stands for: 0 every member
+    placed was bound (or a dry run, or nothing to do), 3 the gang cannot start or its room could not
+    be reserved (nothing evicted), 4 partly done (only some members bound, none, a budget kept
+    refusing, an eviction failed or a reservation left behind), 130 interrupted."""
+    from kresched.render.results import gang_summary, gang_view
+
+    data = gang_summary(r, mode, cluster_dict(opts))
+    write_summary(opts, report, data, lambda: gang_view(data), left_behind or ())
+    clean = not r.failed and set(r.released) >= set(r.reserved)
+    if r.outcome in ("bound", "simulated", "nothing-to-do"):
+        return ExitCode.OK if clean else ExitCode.PARTIAL
+    if r.outcome in ("infeasible", "blocked"):
+        return ExitCode.INFEASIBLE if clean else ExitCode.PARTIAL
+    if r.outcome == "aborted":
+        return ExitCode.OK
+    if r.outcome == "interrupted":
+        return ExitCode.INTERRUPTED
+    if r.outcome == "deleted":
+        return ExitCode.OK if not r.evicted else ExitCode.PARTIAL
+    return ExitCode.PARTIAL
 
 
 def _make_room(opts: Options, files: list[str], recursive: bool, replicas: int | None, apply: bool,

@@ -109,6 +109,11 @@ def reconcile_command(
     passes, so the next pass finds it again. Running it twice in a row is harmless; two at once are
     kept apart by the Lease (the second says the Lease is held and exits 0).
 
+    A gang (the workers of a training job, all or nothing) is helped as one: all of its pending
+    members together, only when the evictions of all of them fit in what is left of
+    --max-evictions (else it is skipped whole and listed), and never when fewer than its minCount
+    members would run.
+
     --dry-run reads the cluster (or --snapshot) once and changes nothing at all: it neither reads
     nor takes the Lease (it rehearses taking it), so it can run next to a real pass.
 

@@ -1,9 +1,11 @@
 """Turning what the operator typed into objects of the loaded state, the way kubectl reads it:
 a pod as `NAME` (in -n, else the context's namespace), `pod/NAME` or `NS/NAME`; a workload as
 kubectl's `TYPE/NAME` (`deploy/web`, `sts/db`, `job/train`, ... in -n), resolved to its pods by
-their owner references; a node as `NODE` or `node/NODE`. What is unknown is named as what it is
-— a namespace, a pod, a workload, a node — in an `InputError` (exit 2), with the closest names as
-a suggestion.
+their owner references; a gang as `podgroup/NAME` (`pg`, `podgroups`; with the group of one of the
+three PodGroup APIs, `podgroup.scheduling.x-k8s.io/NAME`, only that API's), resolved to its members
+(`ClusterState.gangs`), and the gang a pod or workload belongs to (`gang_of_target`); a node as
+`NODE` or `node/NODE`. What is unknown is named as what it is — a namespace, a pod, a workload, a
+gang, a node — in an `InputError` (exit 2), with the closest names as a suggestion.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from dataclasses import dataclass
 
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.gangs import Gang, declared_group
 from kresched.model.objects import Node, Pod
 
-__all__ = ["Workload", "check_namespace", "none_pending", "parse_target", "pod_key", "resolve_pod", "resolve_nodes",
-           "pick_pod_ref", "workload_pods"]
+__all__ = ["Workload", "check_namespace", "gang_of_target", "none_pending", "parse_target", "pod_key", "resolve_pod",
+           "resolve_nodes", "pick_pod_ref", "workload_pods"]
 
 #: kubectl's spellings of the resource in `TYPE/NAME`.
 _POD_TYPES = {"pod", "pods", "po"}
@@ -34,13 +37,24 @@ WORKLOAD_TYPES = {
 }
 
 
+#: kubectl's spellings of a PodGroup (each of the three APIs names its resource `podgroups`, short `pg`;
+#: coscheduling's CRD also `pgs`).
+_GANG_TYPES = {"podgroup", "podgroups", "pg", "pgs"}
+#: The three PodGroup APIs by group: (version, `Gang.flavor`).
+_GANG_GROUPS = {"scheduling.k8s.io": ("v1alpha2", "workload"), "scheduling.x-k8s.io": ("v1alpha1", "coscheduling"),
+                "scheduling.volcano.sh": ("v1beta1", "volcano")}
+
+
 @dataclass(frozen=True)
 class Workload:
-    """A workload named as kubectl names one (`deploy/web` in -n shop)."""
+    """A workload named as kubectl names one (`deploy/web` in -n shop); a gang (`podgroup/train`:
+    kind `PodGroup`, with `flavor` when the group was given, `podgroup.scheduling.x-k8s.io/train`)."""
 
     kind: str
     namespace: str
     name: str
+    #: For a PodGroup named with its group: the one API it may be of (`Gang.flavor`); "" any.
+    flavor: str = ""
 
     def __str__(self) -> str:
         return f"{self.kind.lower()} {self.namespace}/{self.name}"
@@ -79,10 +93,33 @@ def resource_type(text: str) -> str:
     raise InputError(f'the server doesn\'t have a resource type "{text}" ({kind} is {where})')
 
 
+def _gang_type(text: str) -> str | None:
+    """The flavor (`Gang.flavor`, "" for any) a PodGroup `TYPE`, `TYPE.GROUP` or
+    `TYPE.VERSION.GROUP` names; None when `text` names no PodGroup. An `InputError` for a PodGroup
+    of a group kresched does not read, or of a version its group does not serve."""
+    resource, dot, rest = text.partition(".")
+    if resource.lower() not in _GANG_TYPES:
+        return None
+    if not dot:
+        return ""
+    version, dot, group = rest.partition(".")
+    if not dot or (group not in _GANG_GROUPS and rest in _GANG_GROUPS):
+        version, group = "", rest
+    served = _GANG_GROUPS.get(group)
+    if served is None or version not in ("", served[0]):
+        known = ", ".join(f"{resource}.{g}" for g in _GANG_GROUPS)
+        raise InputError(f'the server doesn\'t have a resource type "{text}" (PodGroups kresched reads: {known})')
+    return served[1]
+
+
 def parse_target(ref: str, namespace: str, namespace_given: bool = False) -> str | Workload:
     """A pod's key (`ns/name`) or the `Workload` that `TYPE/NAME` names (in `namespace`); `TYPE` may
-    carry its group as kubectl's does (`deployment.apps/web`). A namespace never has a dot."""
+    carry its group as kubectl's does (`deployment.apps/web`, `podgroup.scheduling.x-k8s.io/train`).
+    A namespace never has a dot."""
     kind, sep, name = ref.partition("/")
+    flavor = _gang_type(kind) if sep else None
+    if flavor is not None and name and "/" not in name:
+        return Workload("PodGroup", namespace, name, flavor)
     if sep:
         kind = resource_type(kind)
         ref = f"{kind}/{name}"
@@ -109,6 +146,8 @@ def workload_pods(state: ClusterState, w: Workload, source: str) -> list[Pod]:
     through its Jobs (named `<cronjob>-<scheduled time>`); every other kind's directly. An
     `InputError` naming the workload when it has no pods in the state."""
     check_namespace(state, w.namespace, source)
+    if w.kind == "PodGroup":
+        return list(_gang(state, w, source).members)
     owned: list[tuple[str, str, Pod]] = [(c.kind, c.name, p) for p in state.pods
                                           if p.namespace == w.namespace and (c := p.controller) is not None]
     if w.kind == "Deployment":
@@ -135,6 +174,45 @@ def workload_pods(state: ClusterState, w: Workload, source: str) -> list[Pod]:
         if elsewhere:
             hint = "; did you mean " + " or ".join(f"{w.kind.lower()}/{w.name} -n {ns}" for ns in elsewhere[:3]) + "?"
     raise InputError(f"{w} not found in {source}: no pods of it there{hint}")
+
+
+def _gang(state: ClusterState, w: Workload, source: str) -> Gang:
+    """The gang `podgroup/NAME` names: the group its members declare (of any API, or of the one its
+    group names). An `InputError` when no pod declares it, or when pods of two APIs declare groups
+    of that name (the group tells them apart)."""
+    found = [g for g in state.gangs.find(w.namespace, w.name) if not w.flavor or g.flavor == w.flavor]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        groups = {f: g for g, (_, f) in _GANG_GROUPS.items()}
+        spelt = " or ".join(f"podgroup.{groups[g.flavor]}/{w.name}" for g in found if g.flavor in groups)
+        raise InputError(f"{w} names {len(found)} gangs ({', '.join(g.key + ' of ' + g.flavor for g in found)}): "
+                         f"name one{', ' + spelt if spelt else ''}")
+    names = sorted({name for (_, ns, name) in state.gangs.gangs if ns == w.namespace})
+    close = difflib.get_close_matches(w.name, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(f'podgroup/{c}' for c in close)}?" if close else ""
+    if not close:
+        elsewhere = sorted({ns for (_, ns, name) in state.gangs.gangs if ns != w.namespace and name == w.name})
+        if elsewhere:
+            hint = "; did you mean " + " or ".join(f"podgroup/{w.name} -n {ns}" for ns in elsewhere[:3]) + "?"
+    raise InputError(f"{w} not found in {source}: no pod declares itself a member of it{hint}")
+
+
+def gang_of_target(state: ClusterState, target: Pod | Workload, source: str) -> Gang | None:
+    """The gang `target` names or belongs to: a pod's (None when it is no gang's member); a
+    PodGroup's; a workload's (`job/train`) when its pods are one gang's members (None when none
+    is; an `InputError` when they are members of several)."""
+    if isinstance(target, Pod):
+        return state.gangs.gang_of(target) if declared_group(target) is not None else None
+    if target.kind == "PodGroup":
+        check_namespace(state, target.namespace, source)
+        return _gang(state, target, source)
+    gangs = {g.key: g for p in workload_pods(state, target, source)
+             if declared_group(p) is not None and (g := state.gangs.gang_of(p)) is not None}
+    if len(gangs) > 1:
+        raise InputError(f"the pods of {target} are members of {len(gangs)} gangs ({', '.join(sorted(gangs))}): "
+                         "name one, podgroup/NAME")
+    return next(iter(gangs.values()), None)
 
 
 def none_pending(w: Workload, pods: list[Pod]) -> str:

@@ -57,9 +57,10 @@ def snapshot(
     no_color: NoColorOpt = False,
 ) -> int:
     """Write the nodes, pods, PodDisruptionBudgets, PriorityClasses, Namespaces, workloads, storage
-    objects (PersistentVolumes, claims, StorageClasses, CSINodes) and devices (DeviceClasses,
-    ResourceSlices, ResourceClaims, ResourceClaimTemplates) a plan needs as one List (JSON, or YAML
-    with -o yaml), stripped of managedFields and of every field planning does not use.
+    objects (PersistentVolumes, claims, StorageClasses, CSINodes), devices (DeviceClasses,
+    ResourceSlices, ResourceClaims, ResourceClaimTemplates) and gangs (PodGroups, Workloads) a plan
+    needs as one List (JSON, or YAML with -o yaml), stripped of managedFields and of every field
+    planning does not use.
     On a cluster: `kresched snapshot --file cluster.json.gz` (gzip when the name ends in .gz); from a
     kubectl dump: `--snapshot dump.yaml --file small.json` converts and shrinks it.
 
@@ -82,7 +83,9 @@ def snapshot(
         devices = (f", {len(dra.classes)} DeviceClasses, {len(dra.slices)} ResourceSlices, {len(dra.claims)} "
                    f"ResourceClaims, {len(dra.templates)} ResourceClaimTemplates"
                    if dra.classes or dra.slices or dra.claims or dra.templates else "")
+        gangs = (f", {len(state.pod_groups)} PodGroups, {len(state.scheduling_workloads)} Workloads"
+                 if state.pod_groups or state.scheduling_workloads else "")
         ENV.say(f"wrote {len(state.nodes)} nodes, {len(state.pods)} pods, {len(state.pdbs)} "
                 f"PodDisruptionBudgets, {len(state.priority_classes)} PriorityClasses, "
-                f"{len(state.storage.pvcs)} PersistentVolumeClaims{devices} to {file}")
+                f"{len(state.storage.pvcs)} PersistentVolumeClaims{devices}{gangs} to {file}")
     return 0

@@ -185,7 +185,7 @@ class DryRunApi:
         nodes = [self._nodes.get(n.name, n) for n in self.state.nodes]
         s = self.state
         return ClusterState.build(nodes, pods, s.pdbs, s.priority_classes, s.namespaces, s.workloads, s.storage, s.dra,
-                                  s.node_leases)
+                                  s.node_leases, s.pod_groups, s.scheduling_workloads, s.gang_kinds)
 
     def get_node(self, name: str) -> Node:
         node = self._nodes.get(name) or self.state.node_by_name.get(name)

@@ -316,24 +316,35 @@ def _evict_all(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Rep
 
 
 def _evict_one(api: ClusterApi, v: Victim, plan: Plan, options: PreemptOptions, report: Reporter,
-               result: PreemptResult, recorder: Recorder) -> None:
+               result: PreemptResult, recorder: Recorder, gang: str | None = None) -> None:
+    """Evict (or, over its PDB, delete) one victim; what happened goes into `result`'s lists.
+    `gang`: the gang the pending pod is a member of (named in the Event)."""
     key = v.pod.key
     grace = v.eviction_grace_seconds
     data = {"pod": key, "node": v.node, "gracePeriodSeconds": grace, "pdb": v.pdb.pdb}
+    stops = ""
+    if v.pdb.gang is not None:
+        data.update(gang=v.pdb.gang, stopsGang=v.pdb.stops_gang)
+        if v.pdb.stops_gang:
+            stops = (f": it stops {v.pdb.gang} ({v.pdb.gang_running} running, minCount {v.pdb.gang_min_count}: "
+                     "a gang runs all or nothing)")
+    stopped = v.pdb.gang if v.pdb.stops_gang else None
     try:
-        if v.pdb.violation:
-            # Tier 3: only reached with allow_pdb_violation (blocked plans stop in _revalidate).
+        if not v.pdb.allowed:
+            # Tier 3: only reached with allow_pdb_violation (blocked plans stop in _revalidate). A
+            # victim that only stops its gang is evicted: the eviction API allows it.
             api.delete_pod(v.pod, grace)
             result.evicted.append(key)
-            report(Event("deleted", f"deleted {key} (bypassing PodDisruptionBudget {v.pdb.pdb}, grace {grace}s)",
+            report(Event("deleted", f"deleted {key} (bypassing PodDisruptionBudget {v.pdb.pdb}, grace {grace}s){stops}",
                          data, "warn"))
-            recorder.preempted(v.pod, plan.pod, v.node, grace, over_pdb=v.pdb.pdb or "")
+            recorder.preempted(v.pod, plan.pod, v.node, grace, over_pdb=v.pdb.pdb or "", gang=gang,
+                               stops_gang=stopped)
             return
         evict_with_retry(api, v.pod, grace, options.eviction_deadline_seconds,
                          on_blocked=lambda msg: report(Event("pdb-blocked", f"{key}: {msg}; retrying", data, "warn")))
         result.evicted.append(key)
-        report(Event("evicted", f"evicted {key} (grace {grace}s)", data, "ok"))
-        recorder.preempted(v.pod, plan.pod, v.node, grace)
+        report(Event("evicted", f"evicted {key} (grace {grace}s){stops}", data, "warn" if stops else "ok"))
+        recorder.preempted(v.pod, plan.pod, v.node, grace, gang=gang, stops_gang=stopped)
     except NotFound:
         result.already_gone.append(key)
         report(Event("already-gone", f"{key} was already gone", data))

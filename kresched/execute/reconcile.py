@@ -11,7 +11,12 @@ Owns `reconcile`:
    within an eviction budget (`max_evictions`) and the pass's deadline. The first pod the budget
    or the deadline cannot cover stops the acting: it and every later pod that needs evictions
    are left to the next pass (a lower-priority pod does not jump the queue, and nothing is
-   half-done: a pod is acted on only when all of its evictions fit in the budget);
+   half-done: a pod is acted on only when all of its evictions fit in the budget). A gang is one
+   unit (design "Gangs"): its pending members are planned together where its first member comes
+   (every pending member, not only those ready), carried out together (`execute.gang`) only when
+   the evictions of all of them fit in what is left of the budget — else it is skipped whole and
+   listed (`gangs`) — and a gang that cannot start (fewer than minCount members would run) is
+   listed with why, nothing evicted for it;
 5. with `rebalance` (`reconcile --rebalance`), when nothing stopped the acting: one bounded
    rebalance pass on the state as it is now (`plan_rebalance`, at most the evictions left of
    `max_evictions`), carried out as `kresched rebalance --yes` does, within the pass's deadline;
@@ -37,7 +42,8 @@ from datetime import UTC, datetime
 
 from kresched.errors import KreschedError
 from kresched.execute.api import ApiFailure, ClusterApi
-from kresched.execute.events import Event, Reporter
+from kresched.execute.events import Event, Reporter, count
+from kresched.execute.gang import GangResult, placed_members, preempt_gang, stopped_by, victims_of
 from kresched.execute.lease import acquire, holder_identity, release
 from kresched.execute.preempt import PreemptOptions, PreemptResult, _signals_blocked, preempt
 from kresched.execute.rebalance import RebalanceOptions as RebalanceExecOptions
@@ -53,7 +59,7 @@ from kresched.plan.plans import Plan, PlanOptions
 from kresched.plan.rebalance import plan_rebalance
 from kresched.plan.rebalance_plans import RebalanceOptions
 
-__all__ = ["ReconcileOptions", "ReconcileResult", "reconcile", "select_pending"]
+__all__ = ["GangTurn", "ReconcileOptions", "ReconcileResult", "reconcile", "select_pending"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,21 @@ class ReconcileOptions:
         return int(self.deadline_seconds) + 60
 
 
+@dataclass(frozen=True)
+class GangTurn:
+    """What a pass did with one gang: its pending members, how it ended, and why."""
+
+    gang: str
+    members: tuple[str, ...]
+    #: bound | partial | timeout | simulated | deleted | gave-up | blocked | infeasible (it cannot
+    #: start: nothing evicted) | nothing-to-do | skipped (the budget or the deadline: nothing evicted)
+    outcome: str
+    reason: str
+    min_count: int = 0
+    #: Members bound by the pass.
+    bound: int = 0
+
+
 @dataclass
 class ReconcileResult:
     locked: bool = False
@@ -109,6 +130,11 @@ class ReconcileResult:
     moves: list[tuple[str, str, str, str | None, str]] = field(default_factory=list)
     #: Why the rebalance pass did not run or stopped early (None: it ran, or was not asked for).
     rebalance_skipped: str | None = None
+    #: Each gang the pass planned, in the order planned (`GangTurn`).
+    gangs: list[GangTurn] = field(default_factory=list)
+    #: The running gangs its evictions stopped (`execute.gang.stopped_by`; only over a budget, with
+    #: --allow-pdb-violation).
+    gangs_stopped: list[tuple[str, int, int, tuple[str, ...]]] = field(default_factory=list)
     #: One line per action that failed ("evict shop/web-1: ...", "release the Lease ...").
     failed_actions: list[str] = field(default_factory=list)
     #: What stopped the pass early (the cluster unreachable, access refused), if anything.
@@ -282,17 +308,142 @@ class _Pass:
                     result.failed_actions.append(f"move {m.pod.key}: {o.message if o else status}")
 
     def help_pending(self, state: ClusterState, ready: list[Pod]) -> None:
-        plans = plan_pending(state, ready, self.options.plan)
-        for i, plan in enumerate(plans):
+        units = _units(plan_pending(state, ready, self.options.plan))
+        for i, unit in enumerate(units):
             try:
-                self.help(plan)
+                if unit[0].gang is not None:
+                    self.help_gang(state, unit)
+                else:
+                    self.help(unit[0])
             except BaseException as exc:
                 # Lose no pod (seed 002): the one being helped and every later one are reported.
                 why = "stopped" if isinstance(exc, Exception) else "was interrupted"
-                self._left(plan.key, f"the pass {why} while acting for it; the next pass picks it up")
-                for later in plans[i + 1:]:
-                    self._left(later.key, f"not reached: the pass {why}; the next pass picks it up")
+                for plan in unit:
+                    self._left(plan.key, f"the pass {why} while acting for it; the next pass picks it up")
+                for later in units[i + 1:]:
+                    for plan in later:
+                        self._left(plan.key, f"not reached: the pass {why}; the next pass picks it up")
                 raise
+
+    def help_gang(self, state: ClusterState, plans: list[Plan]) -> None:
+        """A gang's pending members, planned together: carried out together when the gang would run
+        and all of its evictions fit in what is left of the budget, else listed whole."""
+        options, result = self.options, self.result
+        info = plans[0].gang
+        gang = state.gangs.gang_of(plans[0].pod)
+        assert info is not None
+        assert gang is not None
+        keys = tuple(p.key for p in plans)
+        # Members the scheduler has not marked yet (listed as such) are the gang's now: one unit.
+        result.still_pending = [(k, why) for k, why in result.still_pending if k not in keys]
+
+        def listed(outcome: str, why: str, each: bool = True) -> None:
+            if each:
+                result.still_pending.extend((k, why) for k in keys)
+            result.gangs.append(GangTurn(info.key, keys, outcome, why, info.min_count))
+
+        if not info.kept:
+            listed("infeasible", info.message)
+            self.report(Event("cannot-help", f"{info.key}: {info.message}", {"gang": info.key, "pods": list(keys)},
+                              "warn"))
+            return
+        needs = victims_of(plans)
+        if not needs:
+            result.still_pending.extend((p.key, p.message) for p in plans)
+            listed("nothing-to-do", info.message, each=False)
+            return
+        if self.stopped is not None:
+            listed("skipped", self.stopped)
+            return
+        left = options.deadline_seconds - (self.clock() - self.started) - options.margin_seconds
+        if left < options.min_act_seconds:
+            self.stopped = (f"the pass's deadline ({_dur(options.deadline_seconds)}) was reached; the next pass "
+                            "picks it up")
+            listed("skipped", self.stopped)
+            self.report(Event("deadline-reached", f"{info.key}: too little of the pass's deadline is left to help it; "
+                                                  "the next pass picks it up", {"gang": info.key}, "warn"))
+            return
+        budget_left = options.max_evictions - result.evictions
+        if needs > budget_left:
+            self.stopped = (f"the eviction budget of this pass is used up (--max-evictions {options.max_evictions}); "
+                            "the next pass picks it up")
+            why = (f"its gang {info.key} needs {count(needs, 'eviction')} for "
+                   f"{count(len(placed_members(plans)), 'member')} but only {budget_left} of --max-evictions "
+                   f"{options.max_evictions} are left in this pass: a gang is helped whole or not at all; the next "
+                   "pass picks it up")
+            listed("skipped", why)
+            self.report(Event("gang-skipped", f"{info.key}: {why}", {"gang": info.key, "pods": list(keys),
+                                                                     "needs": needs, "left": budget_left}, "warn"))
+            return
+        # One deadline for the gang: every victim's PDB refusing until its deadline, then the
+        # bindings, within what is left.
+        evict_seconds = math.floor(min(options.eviction_deadline_seconds, left / (2 * needs)) * 10) / 10
+        bind_seconds = math.floor(min(options.bind_timeout_seconds, left - evict_seconds * needs) * 10) / 10
+        done = GangResult(gang, plans)
+        try:
+            preempt_gang(self.api, gang, plans, PreemptOptions(options.plan, bind_seconds, evict_seconds), self.report,
+                         confirm_changed=lambda new, b=budget_left: victims_of(new) <= b, result=done,
+                         recorder=self.recorder)
+        except ApiFailure as exc:  # a write or read that kept failing (5xx): this gang only
+            result.failed_actions.append(f"act for {info.key}: {exc.message}")
+            listed("failed", f"could not act for its gang {info.key} ({exc.message}); the next pass tries again")
+            self.report(Event("failed", f"could not act for {info.key}: {exc.message}", {"gang": info.key}, "error"))
+            return
+        finally:
+            result.evictions += len(done.evicted)
+        self._record_gang(done, bind_seconds, budget_left)
+
+    def _record_gang(self, done: GangResult, bind_seconds: float, budget_left: int) -> None:
+        result, key = self.result, done.key
+        if done.reserved or done.evicted or done.already_gone or done.failed or done.pdb_blocked:
+            result.helped.extend(m.pod for m in done.waited_for)
+        result.gangs_stopped.extend(stopped_by(done.plans, done.evicted))
+        result.failed_actions.extend(f"evict {pod}: {why}" for pod, why in done.failed)
+        result.failed_actions.extend(f"evict {pod}: PodDisruptionBudget {pdb} kept refusing" for pod, pdb
+                                     in done.pdb_blocked)
+        result.failed_actions.extend(f"release the reservation on {n}" for n in done.reserved
+                                     if n not in done.released)
+        messages = {p.key: p.message for p in done.plans}
+        info = done.plans[0].gang if done.plans else None
+        for m in done.members.values():
+            if m.outcome in ("bound", "bound-elsewhere"):
+                result.bound.append((m.pod, m.node or ""))
+            elif m.outcome == "deleted" or done.outcome == "deleted":
+                continue
+            elif m.outcome == "timeout":
+                result.still_pending.append((m.pod, f"{count(len(done.evicted), 'pod')} evicted for its gang {key} "
+                                                    f"but it was not bound within {_dur(bind_seconds)}; the next pass "
+                                                    "looks again"))
+            elif m.outcome == "simulated":
+                result.still_pending.append((m.pod, f"dry run: would wait for the scheduler to bind it to {m.planned} "
+                                                    f"(with its gang {key})"))
+            elif m.outcome == "not-placed" or done.outcome == "nothing-to-do":
+                result.still_pending.append((m.pod, messages.get(m.pod) or done.outcome))
+            elif done.outcome == "gave-up":
+                refused = ", ".join(k for k, _ in done.pdb_blocked)
+                result.still_pending.append((m.pod, f"a PodDisruptionBudget kept refusing {refused}, and without them "
+                                                    f"there is no room for its gang {key}; the next pass looks again"))
+            elif done.outcome == "blocked" and victims_of(done.plans) > budget_left:
+                result.still_pending.append((m.pod, f"the cluster changed and its gang {key} now needs "
+                                                    f"{count(victims_of(done.plans), 'eviction')}, more than the "
+                                                    f"{budget_left} left in this pass; the next pass picks it up"))
+            elif done.outcome == "blocked":
+                result.still_pending.append((m.pod, f"a node of its gang {key}'s room is reserved by kresched for "
+                                                    "another pod; the next pass looks again (`kresched untaint` "
+                                                    "removes a reservation whose run is gone)"))
+            else:  # infeasible now (the gang cannot start)
+                result.still_pending.append((m.pod, info.message if info is not None else done.outcome))
+        bound = len(done.bound)
+        placed = len(done.waited_for)
+        if done.outcome in ("bound", "partial", "timeout"):
+            runs = done.running + bound
+            why = f"{bound} of {count(placed, 'member')} bound ({runs} running, minCount {done.min_count}: " \
+                  f"{'it runs' if runs >= done.min_count else 'it does not run'})"
+        elif done.outcome == "simulated":
+            why = f"dry run: {count(placed, 'member')} would be bound after evicting {count(len(done.evicted), 'pod')}"
+        else:
+            why = next((w for k, w in reversed(result.still_pending) if k in done.members), done.outcome)
+        result.gangs.append(GangTurn(key, tuple(done.members), done.outcome, why, done.min_count, bound))
 
     def _left(self, key: str, why: str) -> None:
         if key not in {k for k, _ in self.result.still_pending} and key not in {k for k, _ in self.result.bound}:
@@ -350,6 +501,7 @@ class _Pass:
         if acted:
             result.helped.append(key)
         result.evictions += len(done.evicted)
+        result.gangs_stopped.extend(stopped_by([done.plan], done.evicted))
         result.failed_actions.extend(f"evict {pod}: {why}" for pod, why in done.failed)
         result.failed_actions.extend(f"evict {pod}: PodDisruptionBudget {pdb} kept refusing" for pod, pdb
                                      in done.pdb_blocked)
@@ -379,3 +531,15 @@ class _Pass:
             result.still_pending.append((key, why))
         else:  # nothing-to-do (fits now), infeasible, blocked (tier 3, or the node reserved for another pod)
             result.still_pending.append((key, done.plan.message or outcome))
+
+
+def _units(plans: list[Plan]) -> list[list[Plan]]:
+    """The plans as the pass takes them: one pod's alone, a gang's members together (`plan_queue`
+    yields them one after another)."""
+    out: list[list[Plan]] = []
+    for p in plans:
+        if p.gang is not None and out and out[-1][0].gang is not None and out[-1][0].gang.key == p.gang.key:
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out

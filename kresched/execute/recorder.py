@@ -17,10 +17,12 @@ the `warn` callback.
 
 Kinds of Event (regarding, related: type reason/action):
 - a victim evicted for a pending pod (preempt, reconcile): the victim, the pod: Normal
-  Preempted/Preempting (Warning Preempted/Deleting when deleted over its PodDisruptionBudget);
+  Preempted/Preempting (Warning Preempted/Deleting when deleted over its PodDisruptionBudget;
+  Warning Preempted/Preempting when its eviction stops its gang); for a gang's member the note
+  names the gang;
 - the pod made room for, once its wait ends: the pod, the node: Normal MadeRoom/Preempting when it
-  was bound, Warning MadeRoom/Preempting when it was not;
-- a reservation placed or removed: the node, the pod it is for: Normal Reserved/Reserving,
+  was bound, Warning MadeRoom/Preempting when it was not (each member of a gang, naming it);
+- a reservation placed or removed: the node, the pod (or gang) it is for: Normal Reserved/Reserving,
   Normal Released/Releasing;
 - a drain: the node: Normal Cordoned/Cordoning; each pod: the pod, the node: Normal
   NodeDrain/Evicting (Warning NodeDrain/Deleting with --disable-eviction);
@@ -99,25 +101,36 @@ class Recorder:
         self._lock = threading.Lock()
 
     # -- what kresched did ------------------------------------------------------------------------
-    def preempted(self, victim: Pod, for_pod: Pod | str, node: str, grace: int, over_pdb: str | None = None) -> None:
+    def preempted(self, victim: Pod, for_pod: Pod | str, node: str, grace: int, over_pdb: str | None = None,
+                  gang: str | None = None, stops_gang: str | None = None) -> None:
         """`for_pod`: the pending pod, or a workload that does not exist yet (`deployment/shop/web`,
-        `preempt -f`): named in the note, with no object to relate the Event to."""
+        `preempt -f`): named in the note, with no object to relate the Event to. `gang`: the gang
+        the pending pod is a member of (`PodGroup ml/train`); `stops_gang`: the running gang the
+        victim's eviction stops (its members fall below minCount)."""
         by = f"kresched {self.command}"
         related = for_pod if isinstance(for_pod, Pod) else None
         what = f"pod {for_pod.key}" if isinstance(for_pod, Pod) else for_pod
+        if gang:
+            what += f" (a member of {gang})"
+        stops = f"; it stops its gang {stops_gang} (below its minCount)" if stops_gang else ""
         if over_pdb:
             self.record(victim, related, "Warning", "Preempted", "Deleting",
                         f"Deleted by {by}, bypassing PodDisruptionBudget {over_pdb} (grace {grace}s), to make room "
-                        f"for {what} on node {node}")
+                        f"for {what} on node {node}{stops}")
         else:
-            self.record(victim, related, "Normal", "Preempted", "Preempting",
-                        f"Evicted by {by} (grace {grace}s) to make room for {what} on node {node}")
+            self.record(victim, related, "Warning" if stops_gang else "Normal", "Preempted", "Preempting",
+                        f"Evicted by {by} (grace {grace}s) to make room for {what} on node {node}{stops}")
 
-    def made_room(self, pod: Pod, node: str, evicted: list[str], bound_to: str | None, seconds: float) -> None:
+    def made_room(self, pod: Pod, node: str, evicted: list[str], bound_to: str | None, seconds: float,
+                  gang: str | None = None, room: set[str | None] | None = None) -> None:
+        """`gang`: the gang `pod` is a member of, its room made with its other members' on the
+        nodes `room` (a member bound to any of them is where the plan made room for it)."""
         what = f"kresched {self.command} evicted {count(len(evicted), 'pod')} on node {node} for this pod"
         what += f" ({', '.join(evicted)})" if evicted else ""
+        what += f", a member of {gang} (room made for its members together)" if gang else ""
         if bound_to is not None:
-            where = "" if bound_to == node else f", not on {node}"
+            where = "" if bound_to == node else f", in the room made for {gang}" if room and bound_to in room \
+                else f", not on {node}"
             self.record(pod, node, "Normal", "MadeRoom", "Preempting",
                         f"{what}; it was bound to {bound_to}{where} {seconds:.1f}s after kresched started")
         else:
@@ -129,6 +142,12 @@ class Recorder:
         what = f"pod {_key(for_pod)}" if isinstance(for_pod, Pod) or for_pod.count("/") < 2 else for_pod
         self.record(node, for_pod if isinstance(for_pod, Pod) else None, "Normal", "Reserved", "Reserving",
                     f"kresched {self.command} reserved the node for {what} (taint "
+                    "CriticalAddonsOnly=kresched:NoSchedule)")
+
+    def reserved_for_gang(self, node: Node | str, gang: str, members: list[str]) -> None:
+        """A node reserved for a gang's members (`preempt` of a gang): `gang` is `PodGroup ml/train`."""
+        self.record(node, None, "Normal", "Reserved", "Reserving",
+                    f"kresched {self.command} reserved the node for {gang} (its members {', '.join(members)}; taint "
                     "CriticalAddonsOnly=kresched:NoSchedule)")
 
     def released(self, node: Node | str, for_pod: str | None, why: str = "") -> None:

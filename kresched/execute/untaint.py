@@ -4,7 +4,9 @@ are no longer needed — and only kresched's.
 A reservation is stale when the pod it was made for is bound, or gone, or when it is older than
 the TTL (`older_than_seconds`); one made for a workload (`preempt -f`, reserved-for
 `deployment/shop/web`) when the workload's pods are all bound, or after the TTL (it may never be
-created); `all_` takes every kresched reservation. A `CriticalAddonsOnly`
+created); one made for a gang (`preempt` of a gang, reserved-for `podgroup/ml/train`) when no
+member is Pending any more (or none is left), or after the TTL; `all_` takes every kresched
+reservation. A `CriticalAddonsOnly`
 taint kresched did not place is never touched (`reservation.release_patch` keeps it).
 """
 
@@ -22,7 +24,7 @@ from kresched.model.cluster import ClusterState
 from kresched.model.workloads import WORKLOAD_KINDS
 from kresched.plan.whatif import runs_in
 
-__all__ = ["Decision", "UntaintResult", "select_stale", "untaint", "workload_of_reservation"]
+__all__ = ["Decision", "UntaintResult", "gang_of_reservation", "select_stale", "untaint", "workload_of_reservation"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,9 @@ def _stale(res: Reservation, state: ClusterState, now: datetime, ttl: float, all
         return True, "--all"
     if res.pod is None:
         return True, "kresched's taint without a record of the pod it was for"
+    gang = gang_of_reservation(res.pod)
+    if gang is not None:
+        return _gang_stale(res, gang, state, now, ttl)
     workload = workload_of_reservation(res.pod)
     if workload is not None:
         return _workload_stale(res, workload, state, now, ttl)
@@ -88,6 +93,30 @@ def workload_of_reservation(value: str) -> tuple[str, str, str] | None:
 
 
 _WORKLOAD_KINDS = {k.lower(): k for k in WORKLOAD_KINDS}
+
+
+def gang_of_reservation(value: str) -> tuple[str, str] | None:
+    """(namespace, name) of a reservation made for a gang (reserved-for `podgroup/ml/train`)."""
+    parts = value.split("/")
+    return (parts[1], parts[2]) if len(parts) == 3 and parts[0] == "podgroup" else None
+
+
+def _gang_stale(res: Reservation, gang: tuple[str, str], state: ClusterState, now: datetime,
+                ttl: float) -> tuple[bool, str]:
+    """A gang's reservation is stale once no member of it is Pending (they are bound, or gone), or
+    after the TTL."""
+    members = [p for g in state.gangs.find(*gang) for p in g.members if not p.is_terminating]
+    pending = sum(1 for p in members if p.is_pending)
+    if not members:
+        return True, f"no member of {res.pod} is left"
+    if not pending:
+        return True, f"the members of {res.pod} are bound"
+    if res.unreadable_time is not None or res.reserved_at is None:
+        return True, "no readable reservation time"
+    age = (now - res.reserved_at).total_seconds()
+    if age > ttl:
+        return True, f"reserved {_age(age)} ago, longer than {_age(ttl)}"
+    return False, f"{res.pod}: {pending} of its members still Pending; reserved {_age(age)} ago"
 
 
 def _workload_stale(res: Reservation, workload: tuple[str, str, str], state: ClusterState, now: datetime,

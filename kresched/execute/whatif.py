@@ -210,8 +210,9 @@ class _ForWorkload:
         self.recorder = recorder
         self.ref = ref
 
-    def preempted(self, victim: Pod, for_pod: Pod, node: str, grace: int, over_pdb: str | None = None) -> None:
-        self.recorder.preempted(victim, self.ref, node, grace, over_pdb)
+    def preempted(self, victim: Pod, for_pod: Pod, node: str, grace: int, over_pdb: str | None = None,
+                  gang: str | None = None, stops_gang: str | None = None) -> None:
+        self.recorder.preempted(victim, self.ref, node, grace, over_pdb, stops_gang=stops_gang)
 
 
 def _room_made(api: ClusterApi, evicted: list[Pod], timeout: float, report: Reporter) -> None:

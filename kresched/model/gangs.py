@@ -37,6 +37,7 @@ from kresched.model.specs import Condition, ObjectMeta, ResourceList, _Base
 __all__ = [
     "COSCHEDULING_API",
     "COSCHEDULING_LABEL",
+    "GANG_GROUPS",
     "GANG_KINDS",
     "KUEUE_GROUP_LABEL",
     "KUEUE_TOTAL_ANNOTATION",
@@ -49,6 +50,7 @@ __all__ = [
     "PodGroup",
     "PodGroupSpec",
     "SchedulingWorkload",
+    "is_gang_api",
 ]
 
 #: The API groups/versions of the three PodGroup kinds, and of the Workload kind.
@@ -64,6 +66,18 @@ KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 
 #: The kinds a source may hold (what `ClusterState.gang_kinds` names).
 GANG_KINDS = ("PodGroup", "Workload")
+#: The API groups each kind is read in. A PodGroup or Workload of another group (Kueue's
+#: `kueue.x-k8s.io` Workload, another project's PodGroup) is another object of the same name: not read.
+GANG_GROUPS: dict[str, tuple[str, ...]] = {
+    "PodGroup": ("scheduling.k8s.io", "scheduling.x-k8s.io", "scheduling.volcano.sh"),
+    "Workload": ("scheduling.k8s.io",),
+}
+
+
+def is_gang_api(kind: str, api_version: str) -> bool:
+    """Whether an object of `kind` (`PodGroup` or `Workload`) in `api_version` is one kresched reads."""
+    return api_version.partition("/")[0] in GANG_GROUPS.get(kind, ())
+
 
 #: How a gang was declared.
 GangFlavor = Literal["workload", "coscheduling", "volcano", "kueue", "what-if"]
@@ -101,7 +115,7 @@ class TopologyConstraint(msgspec.Struct, **_Base):
 
 
 class PodGroupSchedulingConstraints(msgspec.Struct, **_Base):
-    topology: tuple[TopologyConstraint, ...] | None = ()
+    topology: tuple[TopologyConstraint, ...] = ()
 
 
 class PodGroupResourceClaim(msgspec.Struct, **_Base):
@@ -115,7 +129,7 @@ class PodGroupSpec(msgspec.Struct, **_Base):
     pod_group_template_ref: PodGroupTemplateReference | None = None
     scheduling_policy: PodGroupSchedulingPolicy | None = None
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
-    resource_claims: tuple[PodGroupResourceClaim, ...] | None = ()
+    resource_claims: tuple[PodGroupResourceClaim, ...] = ()
     disruption_mode: str | None = None
     #: v1alpha2 and Volcano.
     priority_class_name: str = ""
@@ -131,7 +145,7 @@ class PodGroupSpec(msgspec.Struct, **_Base):
 
 
 class PodGroupStatus(msgspec.Struct, **_Base):
-    conditions: tuple[Condition, ...] | None = ()
+    conditions: tuple[Condition, ...] = ()
     #: coscheduling and Volcano.
     phase: str = ""
 
@@ -183,7 +197,7 @@ class PodGroupTemplate(msgspec.Struct, **_Base):
     name: str = ""
     scheduling_policy: PodGroupSchedulingPolicy | None = None
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
-    resource_claims: tuple[PodGroupResourceClaim, ...] | None = ()
+    resource_claims: tuple[PodGroupResourceClaim, ...] = ()
     disruption_mode: str | None = None
     priority_class_name: str = ""
     priority: int | None = None
@@ -197,7 +211,7 @@ class TypedLocalObjectReference(msgspec.Struct, **_Base):
 
 class WorkloadSpec(msgspec.Struct, **_Base):
     controller_ref: TypedLocalObjectReference | None = None
-    pod_group_templates: tuple[PodGroupTemplate, ...] | None = ()
+    pod_group_templates: tuple[PodGroupTemplate, ...] = ()
 
 
 class SchedulingWorkload(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="kind",
@@ -208,6 +222,14 @@ class SchedulingWorkload(msgspec.Struct, frozen=True, rename="camel", omit_defau
     metadata: ObjectMeta = ObjectMeta()
     spec: WorkloadSpec = WorkloadSpec()
     api_version: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
 
     @property
     def key(self) -> str:

@@ -15,6 +15,11 @@ Owns `plan_drain`:
    budget back: it allows nothing now, or the earlier pods' replacements would not run. Pods the
    eviction API lets go without a budget (finished, not yet running, already terminating,
    unhealthy under the PDB's policy) spend nothing; a pod covered by several PDBs is refused (500).
+   A running gang (`kresched.model.gangs`) is a budget too (`PdbLedger`): its running members less
+   its minCount may go; the members past it stop the whole gang (`stops_gang`, and
+   `DrainPlan.stopped_gangs` lists each gang the drain stops, with every member it evicts). The
+   eviction API does not refuse them: whether that blocks the drain is the caller's (a drain that
+   stops a training job is refused unless the operator accepts it).
 3. where each evicted pod's replacement would land on the nodes that stay (the drained nodes are
    cordoned first, so nothing lands there), most important first, each placement taking room from
    the later ones — or why it would stay Pending, in `explain`'s words. Bare pods have no
@@ -60,6 +65,7 @@ __all__ = [
     "TERMINATING_WARNING",
     "DrainOptions",
     "DrainPod",
+    "GangStop",
     "Skipped",
     "NodeDrain",
     "DrainPlan",
@@ -113,6 +119,21 @@ class DrainPod:
     held_by: str | None = None
     #: Its schedulerName, when no scheduler profile names it: where it lands is not simulated.
     other_scheduler: str | None = None
+    #: The running gang it is a member of (`Gang.key`), and whether its eviction, after the drain's
+    #: earlier ones, takes the gang below its minCount (the whole gang stops).
+    gang: str | None = None
+    stops_gang: bool = False
+
+
+@dataclass(frozen=True)
+class GangStop:
+    """A running gang a drain stops: its running members and minCount, and every member the drain
+    evicts (those past its budget stop it)."""
+
+    gang: str
+    running: int
+    min_count: int
+    evicted: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -181,6 +202,8 @@ class DrainPlan:
     nodes: tuple[NodeDrain, ...]
     #: What kresched could not simulate of the scheduler profiles that place the replacements.
     warnings: tuple[str, ...] = ()
+    #: The running gangs the drain stops, in the order their first member is evicted.
+    stopped_gangs: tuple[GangStop, ...] = ()
 
     @property
     def errors(self) -> list[Skipped]:
@@ -336,11 +359,36 @@ def plan_drain(state: ClusterState, node_names: Sequence[str], opts: DrainOption
     lifted = [DrainPod(e.pod, name) for name, _, _, er in per_node for e in er if not e.pod.is_daemonset_pod]
     landed, warnings = _simulate_landing(state, drained | lost_nodes(state), [*evicted, *lifted], opts.profiles)
     ordered = _order_by_budget([landed[p.pod.key] for p in evicted], checks, ledger, opts.disable_eviction)
+    ordered, stopped = _gang_budgets(ordered, [p.pod.key for p in evicted], checks, ledger)
     return DrainPlan(tuple(
         NodeDrain(name, tuple(ordered[p.pod.key] for p in ev), tuple(sk),
                   tuple(replace(e, then=landed.get(e.pod.key)) for e in er))
         for name, ev, sk, er in per_node
-    ), warnings)
+    ), warnings, stopped)
+
+
+def _gang_budgets(pods: dict[str, DrainPod], order: list[str], checks: dict[str, PdbCheck],
+                  ledger: PdbLedger) -> tuple[dict[str, DrainPod], tuple[GangStop, ...]]:
+    """Walk each running gang's members in the drain's order: its budget (running − minCount) lets
+    the first go; each later one stops the gang. The gangs stopped, with every member evicted."""
+    left = dict(ledger.remaining)
+    members: dict[str, list[str]] = {}
+    stops: set[str] = set()
+    out = dict(pods)
+    for key in order:
+        check = checks[key]
+        gang = check.gang
+        if gang is None:
+            continue
+        members.setdefault(gang, []).append(key)
+        stop = left[gang] <= 0
+        left[gang] -= 1
+        if stop:
+            stops.add(gang)
+        out[key] = replace(out[key], gang=gang, stops_gang=stop)
+    stopped = tuple(GangStop(g, checks[ks[0]].gang_running, checks[ks[0]].gang_min_count, tuple(ks))
+                    for g, ks in members.items() if g in stops)
+    return out, stopped
 
 
 def _order_by_budget(evicted: list[DrainPod], checks: dict[str, PdbCheck], ledger: PdbLedger,

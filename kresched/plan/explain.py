@@ -532,7 +532,17 @@ def _lifts(state: ClusterState, pod: Pod, info: NodeInfo) -> tuple[str, ...]:
 
 
 def _reservation_hint(state: ClusterState, holder: str | None) -> str:
-    """kresched's reservation taint: stale when the pod it was made for is gone or bound."""
+    """kresched's reservation taint: stale when the pod it was made for is gone or bound (a gang's,
+    `podgroup/ml/train`: when none of its members is Pending)."""
+    if holder and holder.startswith("podgroup/") and holder.count("/") == 2:
+        _, ns, name = holder.split("/")
+        pending = sum(1 for g in state.gangs.find(ns, name) for p in g.members if p.is_pending)
+        if pending:
+            return (f"its taint {format_taint(RESERVATION_TAINT)} is kresched's reservation for {holder} ({pending} "
+                    "member(s) still Pending): it goes when that preempt ends, or `kresched untaint` if the run was "
+                    "killed")
+        return (f"a stale kresched reservation (made for {holder}, no member Pending): `kresched untaint` removes its "
+                f"taint {format_taint(RESERVATION_TAINT)}")
     held = state.pod(holder) if holder and holder.count("/") == 1 else None
     if holder and held is not None and held.is_pending:
         return (f"its taint {format_taint(RESERVATION_TAINT)} is kresched's reservation for {holder} (still "

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # (the planner plans with this module: it is handed in)
 GangOf = Callable[[Pod], Gang | None]
 PendingOf = Callable[[Gang], list[Pod]]
 
-__all__ = ["GangPlan", "plan_gang", "plan_queue", "queue_units"]
+__all__ = ["GangPlan", "plan_gang", "plan_queue", "plan_unit", "queue_units"]
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,11 @@ def plan_gang(planner: Planner, gang: Gang, pods: Sequence[Pod]) -> GangPlan:
     running = len(gang.running)
     checkpoint = planner.checkpoint()
     plans = [planner.plan(p, commit=True) for p in pods]
-    if _placed(plans) + running >= gang.min_count or len(pods) < 2:
+    if _placed(plans) + running >= gang.min_count:
         return _result(gang, plans, running)
     first = plans
-    if not _all_alike(pods):
+    # (One pending member short of minCount is given up too: its running members alone do not run.)
+    if len(pods) > 1 and not _all_alike(pods):
         planner.rollback(checkpoint)
         reach = {p.key: planner.reachable_nodes(p) for p in pods}
         order = sorted(pods, key=lambda p: reach[p.key])  # (stable: queue order among equals)
@@ -89,10 +90,14 @@ def plan_queue(planner: Planner, state_pods: Sequence[Pod], gang_of: GangOf, pen
     carried out. `gang_of(pod)`: its gang or None; `pending_of(gang)`: the gang's pending members
     in queue order."""
     for unit in queue_units(state_pods, gang_of, pending_of):
-        if isinstance(unit, tuple):
-            yield from plan_gang(planner, *unit).plans
-        else:
-            yield planner.plan(unit, commit=True)
+        yield from plan_unit(planner, unit)
+
+
+def plan_unit(planner: Planner, unit: Pod | tuple[Gang, list[Pod]]) -> list[Plan]:
+    """The plans of one unit of `queue_units`, carried out in the planner's cluster."""
+    if isinstance(unit, tuple):
+        return plan_gang(planner, *unit).plans
+    return [planner.plan(unit, commit=True)]
 
 
 def queue_units(pods: Sequence[Pod], gang_of: GangOf, pending_of: PendingOf) -> Iterator[Pod | tuple[Gang, list[Pod]]]:

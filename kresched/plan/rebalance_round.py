@@ -15,7 +15,9 @@ and tied candidates — and the move is kept only when:
 4. the next pass would not move the replacement again (`Objective.again`: the objective re-run
    for it where it landed, on the predicted result);
 5. one unit of its PodDisruptionBudget is left (`PdbLedger`, as the eviction API counts; plus the
-   policy's `budget_buffer`), and the limits per node, per namespace and in total allow it.
+   policy's `budget_buffer`), its eviction does not stop its gang (a running gang's members past
+   its budget, running − minCount, never move), and the limits per node, per namespace and in
+   total allow it.
 
 Every refused proposal is kept with its reason (`skipped`); a pod moves at most once per plan.
 Never moved (`eligible`): critical, DaemonSet, mirror, terminating, finished or bare pods (nothing
@@ -237,6 +239,9 @@ class Round:
         check = self.ledger.check(pod)
         if not check.allowed:
             return check.reason or "its PodDisruptionBudget refuses it"
+        if check.stops_gang:
+            return (f"moving it stops its gang {check.gang} ({check.gang_running} running, minCount "
+                    f"{check.gang_min_count}: a gang runs all or nothing)")
         buffer = self.opts.budget_buffer
         if buffer and check.spends and check.remaining is not None and check.remaining - 1 < buffer:
             return (f"its PodDisruptionBudget {check.pdb} allows {check.remaining} disruption(s): moving it would "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kresched.plan.drain import DrainPlan, DrainPod, NodeDrain
+from kresched.plan.drain import DrainPlan, DrainPod, GangStop, NodeDrain
 from kresched.render.common import cluster_text, count, duration_text
 from kresched.render.events import dry_suffix, summary_view
 from kresched.render.table import Columns, Hanging
@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
     from kresched.execute.drain import DrainResult
 
-__all__ = ["node_drain_dict", "preflight_dict", "preflight_view", "drain_closing", "drain_summary", "drain_view"]
+__all__ = ["gang_stop_text", "gangs_stopped_dicts", "node_drain_dict", "preflight_dict", "preflight_view",
+           "drain_closing", "drain_summary", "drain_view"]
 
 
 def node_drain_dict(n: NodeDrain) -> dict[str, Any]:
@@ -36,7 +37,23 @@ def _evict_dict(p: DrainPod) -> dict[str, Any]:
            "candidates": list(p.candidates), "likely": p.likely}
     if p.other_scheduler is not None:
         out["otherScheduler"] = p.other_scheduler
+    if p.gang is not None:
+        out["gang"] = p.gang
+        out["stopsGang"] = p.stops_gang
     return out
+
+
+def gangs_stopped_dicts(plan: DrainPlan) -> list[dict[str, Any]]:
+    """`[{"gang", "running", "minCount", "evicted"}]`: the running gangs the drain stops."""
+    return [{"gang": g.gang, "running": g.running, "minCount": g.min_count, "evicted": list(g.evicted)}
+            for g in plan.stopped_gangs]
+
+
+def gang_stop_text(g: GangStop) -> str:
+    """`PodGroup ml/train: evicting ml/a, ml/b leaves it below its minCount 4, so all 4 running
+    members stop (a gang runs all or nothing)`."""
+    return (f"{g.gang}: evicting {', '.join(g.evicted)} leaves it below its minCount {g.min_count}, so all "
+            f"{g.running} running members stop (a gang runs all or nothing)")
 
 
 def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
@@ -50,6 +67,8 @@ def preflight_dict(plan: DrainPlan) -> dict[str, Any]:
         out["flags"] = plan.flags()
     if plan.warnings:
         out["warnings"] = list(plan.warnings)
+    if plan.stopped_gangs:
+        out["gangsStopped"] = gangs_stopped_dicts(plan)
     return out
 
 
@@ -104,6 +123,8 @@ def preflight_view(plan: DrainPlan, wide: bool = False) -> RenderableType:
                     what = f"would stay Pending: {then.pending_reason or 'no node would take it'}"
                 parts.append(Hanging(Text(f"once evicted, {e.pod.key} {what}", style="yellow"), first="  ",
                                      rest="    "))
+    for g in plan.stopped_gangs:
+        parts.append(Hanging(Text(f"Stops {gang_stop_text(g)}", style="bold red"), first="", rest="  "))
     flags = plan.flags()
     if flags:
         parts.append(Hanging(Text(f"the flags that lift every refusal: {' '.join(flags)}", style="bold"), first="",
@@ -155,6 +176,8 @@ def _details(p: DrainPod) -> list[Text]:
         out.append(Text(f"! {p.pending_reason or ''}", style="dim"))
     else:
         out.append(Text(f"! {p.pending_reason or 'no node would take it'}", style="yellow"))
+    if p.stops_gang:
+        out.append(Text(f"! stops its gang {p.gang} (below its minCount)", style="red"))
     if p.held_by:
         out.append(Text(f"! held by volume: {p.held_by}", style="yellow"))
     if p.warning:

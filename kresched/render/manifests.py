@@ -92,6 +92,10 @@ API_CALLS: tuple[Permission, ...] = (
     Permission("list", "csinodes", "storage.k8s.io", why="read the state (CSI attach limits)"),
     *(Permission("list", resource, "resource.k8s.io", why="read the state (devices: Dynamic Resource Allocation)")
       for resource in ("deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates")),
+    *(Permission("list", resource, group,
+                 why="read the state (gangs: which pods run all together or not at all; read where served)")
+      for resource, group in (("workloads", "scheduling.k8s.io"), ("podgroups", "scheduling.k8s.io"),
+                              ("podgroups", "scheduling.x-k8s.io"), ("podgroups", "scheduling.volcano.sh"))),
     Permission("list", "pods", why="read the state; is the pending pod bound; drain: are the evicted pods gone; "
                                    "rebalance: is the replacement Ready"),
     Permission("watch", "pods", why="wait for the pending pod to be bound"),

@@ -149,8 +149,11 @@ def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = Fa
 
 def victim_costs(victims: Sequence[Victim]) -> list[str]:
     """What a plan's defaults cost its victims, said up front: grace periods shortened (to the
-    eviction's grace), bare pods gone for good, emptyDir data lost."""
+    eviction's grace), bare pods gone for good, emptyDir data lost, running gangs stopped (with
+    every running member: they are disrupted too)."""
     out = []
+    stopped = {v.pdb.gang: v.pdb.gang_running for v in victims if v.pdb.stops_gang and v.pdb.gang}
+    out += [f"stops {key} ({count(running, 'running member')})" for key, running in stopped.items()]
     shortened = [v for v in victims if v.grace_shortened]
     if shortened:
         to = sorted({v.eviction_grace_seconds for v in shortened})

@@ -5,6 +5,11 @@ are skipped without building them); YAML goes through PyYAML's C loader when pre
 `msgspec.convert` into the same structs. Every failure becomes an `InputError` whose one-line
 message names the origin (file), the object (`Pod ns/name`) and the field.
 
+A PodGroup is one of three APIs' (`kresched.model.gangs`), and Kueue has a Workload of its own:
+for those two kinds the `apiVersion` decides whether an object is read at all (another group's is
+skipped before it is decoded), an API server's typed `PodGroupList` gives its items its own, and
+one without any is refused.
+
 The fast path for a JSON `List` of known kinds (what `kubectl get ... -o json` and kresched's
 own snapshot give) is one typed decode of the whole document. Only when that fails (an item of
 another kind, items without `kind`, a bad object) are the items decoded one by one, each still
@@ -26,6 +31,15 @@ import msgspec
 
 from kresched.errors import InputError
 from kresched.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kresched.model.gangs import (
+    COSCHEDULING_API,
+    GANG_KINDS,
+    VOLCANO_API,
+    WORKLOAD_API,
+    PodGroup,
+    SchedulingWorkload,
+    is_gang_api,
+)
 from kresched.model.lease import Lease
 from kresched.model.objects import (
     Namespace,
@@ -67,11 +81,13 @@ KINDS: dict[str, type] = {
     "ResourceClaim": ResourceClaim,
     "ResourceClaimTemplate": ResourceClaimTemplate,
     "Lease": Lease,
+    "PodGroup": PodGroup,
+    "Workload": SchedulingWorkload,
 }
 _LIST_KINDS = {f"{k}List": k for k in KINDS}
 Known = (Node | Pod | PodDisruptionBudget | PriorityClass | Namespace | Service | ReplicationController | ReplicaSet
          | StatefulSet | PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode | DeviceClass
-         | ResourceSlice | ResourceClaim | ResourceClaimTemplate | Lease)
+         | ResourceSlice | ResourceClaim | ResourceClaimTemplate | Lease | PodGroup | SchedulingWorkload)
 
 
 @dataclass
@@ -98,6 +114,12 @@ class Objects:
     claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
     #: The DRA kinds the input held, even when empty (a live list of each); None: those present.
     dra_kinds: frozenset[str] | None = None
+    #: PodGroups of the three gang APIs and `scheduling.k8s.io` Workloads (`kresched.model.gangs`).
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
+    #: Which of `PodGroup`, `Workload` the input held, even when empty (a live cluster: those it
+    #: lists or does not serve); None: those present.
+    gang_kinds: frozenset[str] | None = None
 
     def add(self, obj: Any) -> None:
         if isinstance(obj, Pod):
@@ -130,13 +152,18 @@ class Objects:
             self.claim_templates.append(obj)
         elif isinstance(obj, Lease):
             self.leases.append(obj)
+        elif isinstance(obj, PodGroup):
+            self.pod_groups.append(obj)
+        elif isinstance(obj, SchedulingWorkload):
+            self.scheduling_workloads.append(obj)
 
     def count(self) -> int:
         """How many objects, of every kind."""
         return (len(self.nodes) + len(self.pods) + len(self.pdbs) + len(self.priority_classes) + len(self.namespaces)
                 + len(self.workloads) + len(self.pvs) + len(self.pvcs) + len(self.storage_classes)
                 + len(self.csi_nodes) + len(self.device_classes) + len(self.resource_slices)
-                + len(self.resource_claims) + len(self.claim_templates) + len(self.leases))
+                + len(self.resource_claims) + len(self.claim_templates) + len(self.leases) + len(self.pod_groups)
+                + len(self.scheduling_workloads))
 
     def extend(self, other: Objects) -> None:
         self.nodes += other.nodes
@@ -158,6 +185,10 @@ class Objects:
         self.claim_templates += other.claim_templates
         if other.dra_kinds is not None:
             self.dra_kinds = (self.dra_kinds or frozenset()) | other.dra_kinds
+        self.pod_groups += other.pod_groups
+        self.scheduling_workloads += other.scheduling_workloads
+        if other.gang_kinds is not None:
+            self.gang_kinds = (self.gang_kinds or frozenset()) | other.gang_kinds
 
 
 def _is_list_kind(kind: str) -> bool:
@@ -166,10 +197,13 @@ def _is_list_kind(kind: str) -> bool:
 
 class _Kind(msgspec.Struct):
     kind: str = ""
+    #: Only what a gang kind's apiVersion is looked at for (`_reads`); anything else is no string of ours.
+    api_version: Any = msgspec.field(default="", name="apiVersion")
 
 
 class _TypedList(msgspec.Struct):
     kind: str = ""
+    api_version: Any = msgspec.field(default="", name="apiVersion")
     #: `null` (Go's nil slice): an empty list, as Go reads it.
     items: list[Known] | None = []
 
@@ -245,7 +279,8 @@ def decode_json(data: Buffer, origin: str, item_kind: str | None = None) -> Obje
     `sys.getrecursionlimit()` levels) are `InputError`s like every other fault.
     """
     try:
-        return _stored(_decode_json(data, origin, item_kind), origin)
+        out, list_version = _decode_json(data, origin, item_kind)
+        return _stored(out, origin, list_version)
     except UnicodeDecodeError:
         raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
     except RecursionError:
@@ -285,7 +320,8 @@ def _where(data: Buffer, offset: int) -> str:
 _WHERE_CHUNK = 1 << 24
 
 
-def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> Objects:
+def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> tuple[Objects, str]:
+    """The objects, and the apiVersion of a typed list of a gang kind (`_gang_versions`)."""
     out = Objects()
     if item_kind is None:
         try:
@@ -296,56 +332,110 @@ def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> Objects:
             raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
         if head is not None:
             if head.kind in KINDS:
-                out.add(_decode_one(head.kind, data, origin, None))
+                if _reads(head.kind, head.api_version):
+                    out.add(_decode_one(head.kind, data, origin, None))
             elif not head.kind:
                 raise InputError(f"{origin}: not a Kubernetes object or List: it has no `kind`")
             else:
                 for obj in head.items or ():
                     out.add(obj)
-            return out
+            return out, _list_version(head.kind, head.api_version)
         try:
-            kind = _kind_decoder.decode(data).kind
+            head_kind = _kind_decoder.decode(data)
         except msgspec.ValidationError as exc:
             raise InputError(f"{origin}: not a Kubernetes object or List: {_clean(exc)}") from None
+        kind = head_kind.kind
         if kind in KINDS:
-            out.add(_decode_one(kind, data, origin, None))
-            return out
+            if _reads(kind, head_kind.api_version):
+                out.add(_decode_one(kind, data, origin, None))
+            return out, ""
         if not kind:
             raise InputError(f"{origin}: not a Kubernetes object or List: it has no `kind`")
         if not _is_list_kind(kind):
-            return out  # a single object of a kind kresched does not use
+            return out, ""  # a single object of a kind kresched does not use
         default_kind = _LIST_KINDS.get(kind)
         list_kind = kind
+        list_version = _list_version(kind, head_kind.api_version)
     else:
         default_kind = item_kind
         list_kind = f"{item_kind}List"
+        # An API list answer: its items carry no apiVersion (a CRD's do), the list does.
+        list_version = _list_version(list_kind, _kind_decoder.decode(data).api_version) \
+            if item_kind in GANG_KINDS else ""
     if default_kind is not None:
+        if not _reads(default_kind, list_version):
+            return out, list_version  # a list of another group's PodGroups
         try:
             for obj in _kind_list_decoders[default_kind].decode(data).items or ():
                 out.add(obj)
-            return out
+            return out, list_version
         except msgspec.ValidationError:
             pass  # find the culprit item by item, for the message
         except msgspec.DecodeError as exc:
             raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
-    _decode_items(data, origin, list_kind, default_kind, out)
-    return out
+    _decode_items(data, origin, list_kind, default_kind, out, list_version)
+    return out, list_version
 
 
-def _decode_items(data: Buffer, origin: str, list_kind: str, default_kind: str | None, out: Objects) -> None:
+def _decode_items(data: Buffer, origin: str, list_kind: str, default_kind: str | None, out: Objects,
+                  list_version: str) -> None:
     try:
         raw = _raw_list_decoder.decode(data)
     except msgspec.ValidationError as exc:
         raise InputError(f"{origin}: {list_kind}: {_clean(exc)}") from None
     for i, item in enumerate(raw.items or ()):
         try:
-            kind = _kind_decoder.decode(item).kind or default_kind
+            head = _kind_decoder.decode(item)
         except msgspec.ValidationError as exc:
             raise InputError(f"{origin}: item {i} of the {list_kind}: {_clean(exc)}") from None
+        kind = head.kind or default_kind
         if not kind:
             raise InputError(f"{origin}: item {i} of the {list_kind} has no `kind`")
-        if kind in KINDS:
+        if kind in KINDS and _reads(kind, head.api_version or list_version):
             out.add(_decode_one(kind, item, origin, i))
+
+
+# -- gang kinds: which API an object is of -------------------------------------------------------------
+
+_GANG_LISTS = {f"{k}List" for k in GANG_KINDS}
+#: What a PodGroup or a Workload without an apiVersion is asked to say.
+_GANG_VERSIONS = {"PodGroup": f"{WORKLOAD_API}, {COSCHEDULING_API} or {VOLCANO_API}",
+                  "Workload": f"{WORKLOAD_API}; Kueue's Workload is another kind, of kueue.x-k8s.io"}
+
+
+def _reads(kind: str, api_version: Any) -> bool:
+    """Whether an object of `kind` and `api_version` is decoded at all: a PodGroup or a Workload of
+    another API group (`is_gang_api`) is another object of the same name, skipped before it is
+    decoded, so that its fields never fail. One without an apiVersion is decoded, and refused after
+    (`_gang_versions`) unless its typed list gives it one."""
+    if kind not in GANG_KINDS or not api_version or not isinstance(api_version, str):
+        return True
+    return is_gang_api(kind, api_version)
+
+
+def _list_version(list_kind: str, api_version: Any) -> str:
+    """A typed `PodGroupList`'s or `WorkloadList`'s apiVersion: its items' (an API answer's items
+    carry none). Another list's (a kubectl `List` is `v1`) says nothing about its items."""
+    return api_version if list_kind in _GANG_LISTS and isinstance(api_version, str) else ""
+
+
+def _gang_versions(out: Objects, origin: str, list_version: str) -> None:
+    """Every PodGroup and Workload of `out` with its apiVersion — its own, else its typed list's
+    `list_version` — and only those of the groups kresched reads (`is_gang_api`; the others were
+    decoded in a List's one typed decode). One without any apiVersion is an error: which of the
+    three PodGroup APIs it is of decides what it means, and no API server stores an object without."""
+    for attr, kind in (("pod_groups", "PodGroup"), ("scheduling_workloads", "Workload")):
+        objs = getattr(out, attr)
+        if not objs:
+            continue
+        for obj in objs:
+            if not obj.api_version:
+                if not list_version:
+                    meta = {"name": obj.metadata.name, "namespace": obj.metadata.namespace}
+                    raise InputError(f"{origin}: {_describe(kind, {'metadata': meta}, None)}: apiVersion is "
+                                     f"required: {_GANG_VERSIONS[kind]}")
+                msgspec.structs.force_setattr(obj, "api_version", list_version)
+        setattr(out, attr, [o for o in objs if is_gang_api(kind, o.api_version)])
 
 
 def _decode_one(kind: str, data: Buffer, origin: str, index: int | None) -> Any:
@@ -547,9 +637,12 @@ def decode_yaml(text: str | bytes, origin: str) -> Objects:
     return _stored(out, origin)
 
 
-def _stored(out: Objects, origin: str) -> Objects:
+def _stored(out: Objects, origin: str, list_version: str = "") -> Objects:
     """`out`, unless it holds an object the API server never stores though the model builds it
-    (`check_stored_pod_spec`): then the one-line error naming it and the field."""
+    (`check_stored_pod_spec`): then the one-line error naming it and the field. Its PodGroups and
+    Workloads are settled (`_gang_versions`: `list_version` is a typed gang list's apiVersion)."""
+    if out.pod_groups or out.scheduling_workloads:
+        _gang_versions(out, origin, list_version)
     for pod in out.pods:
         try:
             check_stored_pod_spec(pod.spec)
@@ -624,10 +717,12 @@ def decode_items(doc: dict[str, Any], origin: str, out: Objects) -> None:
     if not isinstance(kind, str) or not kind:
         raise InputError(f"{origin}: not a Kubernetes object or List: it has no `kind`")
     if kind in KINDS:
-        _convert(doc, kind, origin, None, out)
+        if _reads(kind, doc.get("apiVersion")):
+            _convert(doc, kind, origin, None, out)
         return
     if not _is_list_kind(kind):
         return  # a kind kresched does not use
+    list_version = _list_version(kind, doc.get("apiVersion"))
     items = doc.get("items") or []  # absent or `null`: none
     if not isinstance(items, list):
         raise InputError(f"{origin}: `items` of the {kind} is not a list (it is a {_yaml_type(items)})")
@@ -638,7 +733,10 @@ def decode_items(doc: dict[str, Any], origin: str, out: Objects) -> None:
         item_kind = item.get("kind") or default_kind
         if not isinstance(item_kind, str) or not item_kind:
             raise InputError(f"{origin}: item {i} of the {kind} has no `kind`")
-        _convert(item, item_kind, origin, i, out)
+        if list_version and not item.get("apiVersion") and item_kind in GANG_KINDS:
+            item = {**item, "apiVersion": list_version}  # an API list answer's item: the list's
+        if _reads(item_kind, item.get("apiVersion")):
+            _convert(item, item_kind, origin, i, out)
 
 
 def _convert(item: dict[str, Any], kind: str, origin: str, index: int | None, out: Objects) -> None:

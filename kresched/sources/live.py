@@ -3,9 +3,10 @@
 Owns `load_live` and `read_live`: listing Nodes, Pods, PodDisruptionBudgets (policy/v1),
 PriorityClasses (scheduling.k8s.io/v1), Namespaces, the workloads the default spreading needs,
 PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (storage.k8s.io/v1), the
-kubelets' Leases in `kube-node-lease` (coordination.k8s.io/v1; left out when RBAC forbids them), and
+kubelets' Leases in `kube-node-lease` (coordination.k8s.io/v1; left out when RBAC forbids them),
 DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (resource.k8s.io, in the
-version `live_dra` finds served) page by page (`limit`/`continue`, a list restarted once when its
+version `live_dra` finds served), and the PodGroups and Workloads of the gang APIs the server serves
+(`live_gangs`; left out when RBAC forbids them) page by page (`limit`/`continue`, a list restarted once when its
 continue token expires), within the list deadline, retrying what is transient, and turning every
 way that can fail into a one-line `ClusterAccessError`. Pages are fetched with
 `_preload_content=False` and decoded by `kresched.sources.decode` straight into the model structs:
@@ -42,6 +43,7 @@ from kresched.sources.calls import (
 from kresched.sources.connection import LIST_TIMEOUT_ENV, LiveClient
 from kresched.sources.decode import Objects, decode_json, paused_gc
 from kresched.sources.live_dra import dra_lists
+from kresched.sources.live_gangs import gang_lists
 from kresched.sources.snapshot import build_state
 
 __all__ = ["DEFAULT_PAGE_SIZE", "OnPage", "load_live", "read_live"]
@@ -129,12 +131,14 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
     out = Objects()
     read = [0]
 
-    def list_into(spec: ListSpec) -> None:
+    def list_into(spec: ListSpec) -> bool:
+        """Whether the list was read (an optional one refused with 403 or 404 is not)."""
         try:
             out.extend(_list_all(client, spec, page_size, policy, on_page, read))
+            return True
         except ApiException as exc:
             if spec.optional and exc.status in (403, 404):
-                return
+                return False
             err = access_error(exc, spec.call, client)
             if err is None:
                 raise
@@ -151,11 +155,15 @@ def read_live(client: LiveClient, page_size: int = DEFAULT_PAGE_SIZE, *,
     dra = dra_lists(client, policy)  # the version of resource.k8s.io served, if any
     for spec in dra or ():
         list_into(spec)
+    gangs = gang_lists(client, policy)  # the gang APIs served, if any (almost never: nothing said)
+    refused = {spec.kind for spec in gangs.lists if not list_into(spec)}
     list_into(pods)
     # Every storage kind was listed: an empty list means the cluster has none, not "unknown".
     out.storage_kinds = frozenset(STORAGE_KINDS)
     if dra is not None:  # listed, or the server has no resource.k8s.io: no devices
         out.dra_kinds = frozenset(DRA_KINDS)
+    # Listed, or not served (no such objects): known. Forbidden: unknown, and the gangs say so.
+    out.gang_kinds = gangs.kinds_read(refused)
     return out
 
 

@@ -33,7 +33,7 @@ from kresched.retry import RetryPolicy
 from kresched.sources.calls import ApiCall, ListSpec, access_error, is_transient, read_within
 from kresched.sources.connection import LiveClient
 
-__all__ = ["GROUP", "VERSIONS", "dra_lists"]
+__all__ = ["GROUP", "VERSIONS", "dra_lists", "get_unread"]
 
 GROUP = "resource.k8s.io"
 #: The versions kresched reads, most preferred first.
@@ -91,7 +91,7 @@ def _served_versions(client: LiveClient, policy: RetryPolicy) -> frozenset[str] 
     try:
         for attempt in policy.retrying(is_transient):
             with attempt:
-                data = read_within(client, _DISCOVERY, lambda: _get(client, _GROUP_PATH))
+                data = read_within(client, _DISCOVERY, lambda: get_unread(client, _GROUP_PATH))
     except ApiException as exc:
         if exc.status == 404:
             return None
@@ -116,8 +116,9 @@ def _access_error(exc: BaseException, client: LiveClient) -> BaseException:
     return err if err is not None else exc
 
 
-def _get(client: LiveClient, path: str) -> Any:
-    """GET `path` (JSON) as `LiveClient.list_page` lists: the urllib3 response, unread."""
+def get_unread(client: LiveClient, path: str) -> Any:
+    """GET `path` (JSON) as `LiveClient.list_page` lists: the urllib3 response, unread (for
+    `read_within`); a status other than 2xx is raised as the client's `ApiException`."""
     api = client.api_client
     request = api.param_serialize("GET", path, header_params={"Accept": "application/json"},
                                   auth_settings=["BearerToken"])

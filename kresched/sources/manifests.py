@@ -14,8 +14,10 @@ and admission of that pod (`kresched.sources.admission`).
 
 Services, PodDisruptionBudgets, PriorityClasses and Namespaces in the same files are kept too:
 they change how the workloads are placed (default spreading, priority) and what may be evicted
-later. Other kinds (ConfigMaps, Secrets, ...) are named, not planned. Pure but for reading the
-files; no API calls.
+later; so are the PodGroups (of the three gang APIs) and `scheduling.k8s.io` Workloads, which make
+the workloads' pods gangs (`kresched.model.gangs`). Other kinds (ConfigMaps, Secrets, a PodGroup or
+Workload of another API group, ...) are named, not planned. Pure but for reading the files; no API
+calls.
 """
 
 from __future__ import annotations
@@ -31,7 +33,15 @@ import msgspec
 
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
-from kresched.model.gangs import PodGroup, SchedulingWorkload
+from kresched.model.gangs import (
+    COSCHEDULING_API,
+    GANG_KINDS,
+    VOLCANO_API,
+    WORKLOAD_API,
+    PodGroup,
+    SchedulingWorkload,
+    is_gang_api,
+)
 from kresched.model.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from kresched.model.specs import LabelSelector
 from kresched.model.storage import PersistentVolumeClaim
@@ -61,6 +71,14 @@ API_VERSIONS: dict[str, str] = {
 _EXTRAS: dict[str, type] = {"Service": Service, "Namespace": Namespace, "PodDisruptionBudget": PodDisruptionBudget,
                             "PriorityClass": PriorityClass}
 _CLUSTER_SCOPED = {"Namespace", "PriorityClass"}
+#: The version each gang kind is read in, by its API group (another group's is another kind: not
+#: planned; another version of one of these groups is kubectl's `no matches for kind`).
+_GANG_API_VERSIONS: dict[tuple[str, str], str] = {
+    ("PodGroup", "scheduling.k8s.io"): WORKLOAD_API,
+    ("PodGroup", "scheduling.x-k8s.io"): COSCHEDULING_API,
+    ("PodGroup", "scheduling.volcano.sh"): VOLCANO_API,
+    ("Workload", "scheduling.k8s.io"): WORKLOAD_API,
+}
 
 
 @dataclass(frozen=True)
@@ -82,7 +100,7 @@ class Manifests:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
-    #: PodGroups (of any gang API) and v1alpha2 Workloads: what makes the workloads' pods gangs.
+    #: PodGroups of the three gang APIs and `scheduling.k8s.io/v1alpha2` Workloads (`kresched.model.gangs`).
     pod_groups: list[PodGroup] = field(default_factory=list)
     scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
     #: `Kind ns/name` of the objects that are neither (ConfigMaps, Secrets, ...): not planned.
@@ -211,6 +229,8 @@ def workloads_of(docs: list[Document], state: ClusterState, namespace: str, enfo
         kind, name, ns = _identify(doc, namespace, enforce_namespace)
         if kind in _EXTRAS:
             _add_extra(out, doc, kind, ns)
+        elif kind in GANG_KINDS and is_gang_api(kind, doc.obj.get("apiVersion") or ""):
+            _add_gang(out, doc, kind, ns)
         elif kind in WORKLOAD_KINDS:
             parsed.append((doc, kind, name, ns))
         else:
@@ -237,6 +257,8 @@ def _identify(doc: Document, namespace: str, enforce: bool) -> tuple[str, str, s
         raise InputError(f"{doc.origin}: {kind}: metadata.name is not a string")
     version = obj.get("apiVersion")
     want = API_VERSIONS.get(kind)
+    if kind in GANG_KINDS:
+        want = _gang_version(kind, version)
     if want is not None and version != want:
         raise InputError(f"{doc.origin}: {kind} {name!r}: no matches for kind {kind!r} in version {version!r} "
                          f"(kresched reads {want})")
@@ -253,12 +275,34 @@ def _identify(doc: Document, namespace: str, enforce: bool) -> tuple[str, str, s
     return kind, name, ns or namespace
 
 
+def _gang_version(kind: str, version: Any) -> str | None:
+    """The version a gang kind of `version`'s group is read in; None for another group's (not
+    planned, whatever its version). Without an apiVersion: every version read."""
+    if not isinstance(version, str) or not version:
+        return " or ".join(v for (k, _), v in _GANG_API_VERSIONS.items() if k == kind)
+    return _GANG_API_VERSIONS.get((kind, version.partition("/")[0]))
+
+
+def _add_gang(out: Manifests, doc: Document, kind: str, ns: str) -> None:
+    value = _convert(doc, kind, ns, PodGroup if kind == "PodGroup" else SchedulingWorkload)
+    if isinstance(value, PodGroup):
+        out.pod_groups.append(value)
+    else:
+        out.scheduling_workloads.append(value)
+
+
 def _add_extra(out: Manifests, doc: Document, kind: str, ns: str) -> None:
+    value = _convert(doc, kind, ns, _EXTRAS[kind])
+    {"Service": out.services, "Namespace": out.namespaces, "PodDisruptionBudget": out.pdbs,
+     "PriorityClass": out.priority_classes}[kind].append(value)
+
+
+def _convert(doc: Document, kind: str, ns: str, typ: type) -> Any:
+    """The object into the model, in namespace `ns` (none: cluster-scoped), `null`s read as Go reads them."""
     obj = copy.deepcopy(doc.obj)
     meta = obj.setdefault("metadata", {})
     if ns:
         meta["namespace"] = ns
-    typ = _EXTRAS[kind]
     try:
         try:
             value = msgspec.convert(obj, typ)
@@ -268,8 +312,7 @@ def _add_extra(out: Manifests, doc: Document, kind: str, ns: str) -> None:
             value = msgspec.convert(drop_nulls(obj, typ), typ)
     except msgspec.ValidationError as exc:
         raise InputError(f"{doc.origin}: {kind} {meta.get('name')}: {describe_error(exc, obj)}") from None
-    {"Service": out.services, "Namespace": out.namespaces, "PodDisruptionBudget": out.pdbs,
-     "PriorityClass": out.priority_classes}[kind].append(value)
+    return value
 
 
 def _int(obj: dict[str, Any], key: str, where: str, default: int | None) -> int | None:

@@ -339,7 +339,8 @@ def build_state(objects: Objects) -> ClusterState:
     dra = DraState.build(objects.device_classes, objects.resource_slices, objects.resource_claims,
                          objects.claim_templates, _dra_kinds(objects))
     return ClusterState.build(objects.nodes, pods, objects.pdbs, objects.priority_classes, objects.namespaces,
-                              objects.workloads, storage, dra, objects.leases)
+                              objects.workloads, storage, dra, objects.leases, pod_groups=objects.pod_groups,
+                              scheduling_workloads=objects.scheduling_workloads, gang_kinds=objects.gang_kinds)
 
 
 def _storage_kinds(objects: Objects) -> frozenset[str]:
@@ -389,7 +390,8 @@ def encode_snapshot(state: ClusterState) -> bytes:
     st, dra = state.storage, state.dra
     items: list[object] = [*state.namespaces, *state.priority_classes, *state.nodes, *state.pdbs, *state.workloads,
                            *state.pods, *st.classes, *st.pvs, *st.pvcs, *st.csi_nodes, *dra.classes, *dra.slices,
-                           *dra.claims, *dra.templates, *state.node_leases]
+                           *dra.claims, *dra.templates, *state.node_leases, *state.scheduling_workloads,
+                           *state.pod_groups]
     return msgspec.json.encode({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
 
 

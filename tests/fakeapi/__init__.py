@@ -15,22 +15,41 @@ from tests.fakeapi.errors import ApiError
 from tests.fakeapi.faults import DROP, PASS, RESET, Cut, Fault, call, cut, delay, status
 from tests.fakeapi.pods import Clock, PodLifecycle, compute_pdb_status
 from tests.fakeapi.server import DEFAULT_USER, FakeApiServer, RecordedRequest, Request, Response, Route
-from tests.fakeapi.store import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, RESOURCES, Resource, Store
+from tests.fakeapi.store import (
+    COSCHEDULING_POD_GROUPS,
+    GANGS,
+    NAMESPACES,
+    NODES,
+    PDBS,
+    POD_GROUPS,
+    PODS,
+    PRIORITY_CLASSES,
+    RESOURCES,
+    SCHEDULING_WORKLOADS,
+    VOLCANO_POD_GROUPS,
+    Resource,
+    Store,
+)
 
 __all__ = [
     "BIND",
+    "COSCHEDULING_POD_GROUPS",
     "DEFAULT_USER",
     "DELETE",
     "DROP",
+    "GANGS",
     "NAMESPACES",
     "NEVER",
     "NODES",
     "PASS",
     "PDBS",
     "PODS",
+    "POD_GROUPS",
     "PRIORITY_CLASSES",
     "RESET",
     "RESOURCES",
+    "SCHEDULING_WORKLOADS",
+    "VOLCANO_POD_GROUPS",
     "ApiError",
     "Clock",
     "Controllers",

@@ -4,7 +4,9 @@ documents: kubectl asks for the aggregated v2 form first and reads the plain JSO
 
 `resource.k8s.io` is listed in the versions the server serves (`FakeApiServer.dra_versions`), with
 its `APIGroup` at `/apis/resource.k8s.io` (what kresched reads to choose the version it lists): a
-server without the group answers 404 there, as a real one does.
+server without the group answers 404 there, as a real one does. The gang resources
+(`FakeApiServer.gangs_served`) are listed in their group versions only when served: a group
+version serving none of them answers 404 (`scheduling.k8s.io` itself is always there, for v1).
 
 The core v1 list names `pods/eviction` (kind Eviction, group policy, version v1): that is how
 `kubectl drain` decides that the server supports the Eviction API (`CheckEvictionSupport`).
@@ -16,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tests.fakeapi.errors import ApiError
-from tests.fakeapi.store import DRA, DRA_GROUP, PODS, RESOURCES, Resource
+from tests.fakeapi.store import DRA, DRA_GROUP, GANGS, PODS, RESOURCES, Resource
 
 if TYPE_CHECKING:
     from tests.fakeapi.server import Request, Response, Route
@@ -48,20 +50,32 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
 
-def discovery_routes(server_url: Any, dra_versions: Any = lambda: ("v1",)) -> list[Route]:
+def discovery_routes(server_url: Any, dra_versions: Any = lambda: ("v1",), gangs_served: Any = lambda: ()
+                     ) -> list[Route]:
     """The routes; `server_url()` gives the address to advertise (known once the server started),
-    `dra_versions()` the versions of resource.k8s.io served now, most preferred first."""
+    `dra_versions()` the versions of resource.k8s.io served now, most preferred first,
+    `gangs_served()` the gang resources served now (of `store.GANGS`)."""
     from tests.fakeapi.server import Response, Route
 
     lists = _group_versions()
     dra_list = [_resource(r) for r in DRA]
     groups = sorted({r.group for r in RESOURCES if r.group})
 
-    def served_groups() -> list[dict[str, Any]]:
-        out = [_group(g, ["v1"]) for g in groups]
-        if dra_versions():
-            out.append(_group(DRA_GROUP, list(dra_versions())))
+    def gang_lists() -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for res in GANGS:
+            if res in gangs_served():
+                out.setdefault(res.api_version, []).append(_resource(res))
         return out
+
+    def served_groups() -> list[dict[str, Any]]:
+        versions: dict[str, list[str]] = {g: ["v1"] for g in groups}
+        if dra_versions():
+            versions[DRA_GROUP] = list(dra_versions())
+        for gv in gang_lists():
+            group, _, version = gv.partition("/")
+            versions.setdefault(group, []).append(version)
+        return [_group(g, v) for g, v in versions.items()]
 
     def version(req: Request) -> Response:
         return Response(200, {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fake", "platform": "linux/amd64"})
@@ -84,6 +98,9 @@ def discovery_routes(server_url: Any, dra_versions: Any = lambda: ("v1",)) -> li
         if req.params.get("group") == DRA_GROUP and req.params["version"] in dra_versions():
             return Response(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
                                   "resources": dra_list})
+        if gv in gang_lists():
+            return Response(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+                                  "resources": [*lists.get(gv, []), *gang_lists()[gv]]})
         if gv not in lists:
             raise ApiError.path_not_found()
         return Response(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,

@@ -6,6 +6,11 @@
 - PodTopologyLabelsAdmission (v1.35+): a pod created with `spec.nodeName`, or bound, gets its node's
   `topology.kubernetes.io/zone` and `region` labels, overwriting its own.
 - The kubelet: every node has a CSINode of its name, owned by it, with no drivers (`drivers: null`).
+- `scheduling.k8s.io/v1alpha2` (protobuf too): a PodGroup without `spec.podGroupTemplateRef` and a
+  Workload's template without `schedulingConstraints` serve them as `null`.
+- A CustomResourceDefinition's objects (coscheduling's and Volcano's PodGroups) are stored as
+  written, but for every `null` of a field the schema does not make nullable, which the server
+  prunes (`PruneNonNullableNullsWithoutDefaults`; their schemas make none nullable).
 - `resource.k8s.io`: objects are stored in v1 (v1beta1 input converted as the API server converts
   it) and served in the version asked for; v1beta2 has v1's shape, v1beta1 holds a device's fields
   under `basic` and an exact request's fields on the request itself
@@ -19,7 +24,8 @@ from typing import Any
 
 TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 
-__all__ = ["TOPOLOGY_LABELS", "admit_topology_labels", "dra_served", "dra_stored", "kubelet_csinode", "nil_as_null"]
+__all__ = ["TOPOLOGY_LABELS", "admit_topology_labels", "dra_served", "dra_stored", "kubelet_csinode", "nil_as_null",
+           "prune_nulls"]
 
 
 def nil_as_null(kind: str, obj: dict[str, Any]) -> None:
@@ -42,11 +48,28 @@ def nil_as_null(kind: str, obj: dict[str, Any]) -> None:
         devices["requests"] = devices.get("requests") or None
         for device in (obj.get("status") or {}).get("devices") or ():
             device["conditions"] = device.get("conditions") or None
+    elif kind == "PodGroup":  # (v1alpha2's: a CRD's objects are `prune_nulls`'s)
+        obj.setdefault("spec", {}).setdefault("podGroupTemplateRef", None)
+    elif kind == "Workload":
+        for template in (obj.get("spec") or {}).get("podGroupTemplates") or ():
+            template.setdefault("schedulingConstraints", None)
     elif kind == "ResourceSlice":
         for device in (obj.get("spec") or {}).get("devices") or ():
             for capacity in (device.get("capacity") or {}).values():
                 if capacity.get("requestPolicy") is not None:
                     capacity["requestPolicy"].setdefault("default", None)
+
+
+def prune_nulls(value: Any) -> None:
+    """Every `null` field of a CRD's object dropped, at any depth (elements of lists are kept)."""
+    if isinstance(value, dict):
+        for key in [k for k, v in value.items() if v is None]:
+            del value[key]
+        for v in value.values():
+            prune_nulls(v)
+    elif isinstance(value, list):
+        for v in value:
+            prune_nulls(v)
 
 
 def admit_topology_labels(pod: dict[str, Any], node: dict[str, Any] | None) -> None:

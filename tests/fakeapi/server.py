@@ -33,6 +33,9 @@ Built-in writes, with a real server's semantics (see each module's docstring):
 - `resource.k8s.io` (DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates):
   listed and got in each version `dra_versions` names (v1 by default; `()`: no such group), the
   items converted for v1beta1 (served.py).
+- gangs (`store.GANGS`: v1alpha2 Workloads and PodGroups, coscheduling's and Volcano's PodGroups):
+  listed and got where `gangs_served` names them (none by default; discovery lists their group
+  versions only then); a CRD's list items carry their kind and apiVersion, as a real server's do.
 
 A request goes: record → fault hook → bearer token → route (404/405 if none) → forbid list → handler.
 A new built-in endpoint is a handler method plus one `Route` appended in `__init__`; a test-only one
@@ -80,9 +83,11 @@ from tests.fakeapi.pods import Clock, PodLifecycle, dry_run_option
 from tests.fakeapi.served import dra_served
 from tests.fakeapi.store import (
     APPLIED,
+    CRD_GANGS,
     DRA,
     DRA_GROUP,
     DRA_VERSIONS,
+    GANGS,
     LEASES,
     NAMESPACES,
     NODES,
@@ -212,14 +217,16 @@ class FakeApiServer:
         #: The versions of resource.k8s.io served, most preferred first: v1 as from v1.34 on;
         #: ("v1beta1",) as v1.32, ("v1beta2", "v1beta1") as v1.33; () as a server without the group.
         self.dra_versions: tuple[str, ...] = ("v1",)
-        for r in RESOURCES:
+        #: The gang resources served (`store.GANGS`, any of them): none, as almost every cluster.
+        self.gangs_served: tuple[Resource, ...] = ()
+        for r in (*RESOURCES, *GANGS):
             self._add_resource_routes(r)
         for r in DRA:
             for version in DRA_VERSIONS:
                 self._add_resource_routes(replace(r, version=version))
         self._add_write_routes()
         add_event_routes(self)
-        self.routes.extend(discovery_routes(lambda: self.url, lambda: self.dra_versions))
+        self.routes.extend(discovery_routes(lambda: self.url, lambda: self.dra_versions, lambda: self.gangs_served))
         #: What server-side apply wrote: (kind, namespace, name, fieldManager), in order.
         self.applied: list[tuple[str, str, str, str]] = []
         #: Called (with the store's lock held) just before an apply stores its object.
@@ -410,9 +417,13 @@ class FakeApiServer:
     def _check_served(self, res: Resource) -> None:
         if res.group == DRA_GROUP and res.version not in self.dra_versions:
             raise ApiError.path_not_found()
+        if res in GANGS and res not in self.gangs_served:
+            raise ApiError.path_not_found()
 
     @staticmethod
     def _served(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+        if res in CRD_GANGS:  # a custom resource's list items are whole objects
+            return {"apiVersion": res.api_version, "kind": res.kind, **obj}
         return dra_served(res.kind, res.version, obj) if res.group == DRA_GROUP else obj
 
     def _add_write_routes(self) -> None:

@@ -27,26 +27,33 @@ import msgspec
 import yaml
 
 from tests.fakeapi.errors import ApiError
-from tests.fakeapi.served import admit_topology_labels, dra_stored, kubelet_csinode, nil_as_null
+from tests.fakeapi.served import admit_topology_labels, dra_stored, kubelet_csinode, nil_as_null, prune_nulls
 
 __all__ = [
     "APPLIED",
+    "COSCHEDULING_POD_GROUPS",
+    "CRD_GANGS",
     "DEPLOYMENTS",
     "DRA",
     "DRA_GROUP",
     "DRA_VERSIONS",
     "EVENTS",
+    "GANGS",
     "LEASES",
     "NAMESPACES",
     "NODES",
     "PDBS",
     "PODS",
+    "POD_GROUPS",
     "PRIORITY_CLASSES",
     "RESOURCES",
+    "SCHEDULING_WORKLOADS",
+    "VOLCANO_POD_GROUPS",
     "Change",
     "Resource",
     "Store",
     "api_objects",
+    "resource_of",
 ]
 
 
@@ -116,12 +123,33 @@ RESOURCE_CLAIMS = Resource("ResourceClaim", "resourceclaims", group=DRA_GROUP)
 CLAIM_TEMPLATES = Resource("ResourceClaimTemplate", "resourceclaimtemplates", group=DRA_GROUP)
 DRA: tuple[Resource, ...] = (DEVICE_CLASSES, RESOURCE_SLICES, RESOURCE_CLAIMS, CLAIM_TEMPLATES)
 
+#: Gangs: v1.36's alpha Workload API (built in, off by default), scheduler-plugins' coscheduling
+#: and Volcano (CustomResourceDefinitions). Which are served is the server's `gangs_served`
+#: (server.py; none by default, as on almost every cluster).
+SCHEDULING_WORKLOADS = Resource("Workload", "workloads", group="scheduling.k8s.io", version="v1alpha2")
+POD_GROUPS = Resource("PodGroup", "podgroups", group="scheduling.k8s.io", version="v1alpha2")
+COSCHEDULING_POD_GROUPS = Resource("PodGroup", "podgroups", group="scheduling.x-k8s.io", version="v1alpha1")
+VOLCANO_POD_GROUPS = Resource("PodGroup", "podgroups", group="scheduling.volcano.sh", version="v1beta1")
+GANGS: tuple[Resource, ...] = (SCHEDULING_WORKLOADS, POD_GROUPS, COSCHEDULING_POD_GROUPS, VOLCANO_POD_GROUPS)
+#: The gang resources served from a CustomResourceDefinition: stored as written (JSON, a `null`
+#: of a field its schema does not make nullable pruned), listed with each item's kind and apiVersion.
+CRD_GANGS: tuple[Resource, ...] = (COSCHEDULING_POD_GROUPS, VOLCANO_POD_GROUPS)
+
 #: What kresched records about what it did (tests/fakeapi/events.py routes their creation).
 EVENTS = Resource("Event", "events", group="events.k8s.io")
 #: Every resource the server routes (list and get; writes are routed per resource in server.py).
 RESOURCES: tuple[Resource, ...] = (NODES, PODS, NAMESPACES, PDBS, PRIORITY_CLASSES, LEASES, *WORKLOADS, *STORAGE,
                                    EVENTS, DEPLOYMENTS, DAEMON_SETS, JOBS, CRON_JOBS)
 _BY_KIND = {r.kind: r for r in (*RESOURCES, *DRA)}
+_BY_API = {(r.kind, r.group): r for r in GANGS}
+
+
+def resource_of(kind: str, api_version: str | None) -> Resource | None:
+    """The resource an object of `kind` is stored in: a gang kind's by its apiVersion's group (a
+    PodGroup of another group is none of the fake's); every other kind's by its kind."""
+    if any(r.kind == kind for r in GANGS):
+        return _BY_API.get((kind, (api_version or "").partition("/")[0]))
+    return _BY_KIND.get(kind)
 
 
 @dataclass(frozen=True)
@@ -233,7 +261,7 @@ class Store:
     def load(self, *sources: Any) -> None:
         """Seed from ClusterStates, model objects, API dicts (objects or Lists), files, or iterables of them."""
         for kind, obj in api_objects(sources):
-            resource = _BY_KIND.get(kind)
+            resource = resource_of(kind, obj.get("apiVersion"))
             if resource is not None:
                 self.put(resource, obj)
 
@@ -258,7 +286,10 @@ class Store:
         if resource.namespaced:
             meta["namespace"] = key[1]
         meta["resourceVersion"] = str(self.revision)
-        nil_as_null(resource.kind, stored)
+        if resource in CRD_GANGS:
+            prune_nulls(stored)
+        else:
+            nil_as_null(resource.kind, stored)
         if resource is PODS and change == "ADDED" and (stored.get("spec") or {}).get("nodeName"):
             admit_topology_labels(stored, self.get(NODES, "", stored["spec"]["nodeName"]))
         old = self.objects.get(key)
@@ -290,8 +321,9 @@ def api_objects(sources: Iterable[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             storage = (st.classes, st.csi_nodes, st.pvs, st.pvcs) if st is not None else ()
             dra = getattr(src, "dra", None)
             devices = (dra.classes, dra.slices, dra.claims, dra.templates) if dra is not None else ()
+            gangs = (getattr(src, "scheduling_workloads", ()), getattr(src, "pod_groups", ()))
             yield from api_objects((src.namespaces, src.priority_classes, src.nodes, src.pdbs, src.workloads,
-                                    src.pods, *storage, *devices, getattr(src, "node_leases", ())))
+                                    src.pods, *storage, *devices, getattr(src, "node_leases", ()), *gangs))
         elif isinstance(src, Iterable):
             yield from api_objects(src)
         else:
@@ -307,7 +339,10 @@ def _from_dict(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     if kind.endswith("List"):
         default = kind[:-4] if kind != "List" else ""
         for item in doc.get("items") or []:
-            yield from _from_dict({"kind": default, **item} if not item.get("kind") else item)
+            if not item.get("kind"):  # an API list answer's item: the list's kind (and apiVersion)
+                item = {"kind": default, **({"apiVersion": doc["apiVersion"]} if doc.get("apiVersion") else {}),
+                        **item}
+            yield from _from_dict(item)
         return
     if not kind:
         raise ValueError(f"object without kind: {str(doc)[:80]}")
