@@ -9,10 +9,13 @@ replace the NodeInfos they change. Here generated clusters — zones, GPUs of tw
 running pods, pods with required (anti-)affinity, a PDB, a zonal storage class — and generated
 queues of mixed shapes (claims by template, a quarter of them selecting a model by CEL, pod
 affinity and anti-affinity, spreading, node selectors, volumes to provision, nominated pods, pods
-of one shape in other workloads) are planned twice, by `Planner(memoize=False)` (nothing kept
-across pods) and by the planner as every command runs it, and each plan must be the same: outcome,
-node, tier, victims and where their replacements land, the tied candidates, the message, the
-runner-up that decided, the notes.
+of one shape in other workloads, gangs of one or two shapes that can start or cannot: a gang
+given up is rolled back, and planned again the most constrained first, so the caches meet again
+NodeInfos they saw before) are planned twice as `plan --all-pending` plans them
+(`plan.gang.plan_queue`), with `Planner(memoize=False)` (nothing kept across pods) and with the
+planner as every command runs it, and each plan must be the same: outcome, node, tier, victims
+and where their replacements land, the tied candidates, the message, the runner-up that
+decided, the notes, the gang's verdict.
 
 Runs derandomized (the same examples every run), so CI is deterministic.
 """
@@ -26,11 +29,13 @@ from hypothesis import strategies as st
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
-from kresched.plan.planner import Planner, pending_pods_to_plan
+from kresched.plan.gang import plan_queue
+from kresched.plan.planner import Planner, gang_lookups, pending_pods_to_plan
 from kresched.plan.plans import Plan, PlanOptions
 from kresched.render.plan import plan_dict
 from tests.builders import (
     device_request,
+    gang_member,
     make_claim,
     make_claim_template,
     make_csinode,
@@ -39,6 +44,7 @@ from tests.builders import (
     make_node,
     make_pdb,
     make_pod,
+    make_pod_group,
     make_pvc,
     make_slice,
     make_state,
@@ -70,6 +76,8 @@ def shapes(draw: st.DrawFn) -> dict[str, Any]:
         "spread": draw(st.sampled_from((False, False, False, True))),
         "zone": draw(st.sampled_from((None, None, None, "z0", "z1"))),
         "volume": draw(st.sampled_from((False, False, False, False, True))),
+        # Its pods are members of a gang (two groups may share one: members of two shapes).
+        "gang": draw(st.sampled_from((None, None, "g0", "g1"))),
     }
 
 
@@ -110,6 +118,7 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
     storage = [make_storage_class("zonal", allowed_zones=["z0"]),
                *(make_csinode(n.metadata.name, {"csi.example.com": 8}) for n in nodes)]
     queue: list[Pod] = []
+    members: dict[str, int] = {}  # gang → its pending members
     node_names = [n.metadata.name for n in nodes]
     for g, shape in enumerate(draw(st.lists(shapes(), min_size=1, max_size=4))):
         for k in range(draw(st.integers(1, 3))):
@@ -129,18 +138,23 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
             if shape["volume"]:
                 storage.append(make_pvc(f"{name}-data", storage_class="zonal"))
             template = shape["claim"]
+            member = gang_member(shape["gang"]) if shape["gang"] else {}
+            if shape["gang"]:
+                members[shape["gang"]] = members.get(shape["gang"], 0) + 1
             pod = make_pod(name, cpu=shape["cpu"], priority=shape["priority"], labels={"app": app},
                            affinity=affinity or None, spread=spread, volumes=volumes,
                            node_selector={ZONE: shape["zone"]} if shape["zone"] else None,
                            claim_templates={"gpu": template} if template else None,
                            generated={"gpu": f"{name}-gpu"} if template else None,
                            nominated_node=draw(st.sampled_from(("",) * 5 + tuple(node_names))),
-                           start_time=None)
+                           start_time=None, **member)
             if template:
                 claims.append(make_claim(f"{name}-gpu", owner_pod=pod, requests=[TEMPLATES[template]]))
             queue.append(pod)
     dra = [make_device_class(), *(make_claim_template(t, requests=[r]) for t, r in TEMPLATES.items()), *claims]
-    state = make_state(nodes, [*pods, *queue], pdbs, storage=storage, dra=dra)
+    # minCount up to one more than a gang's members: some gangs cannot start and are given up.
+    gangs = [make_pod_group(g, min_count=draw(st.integers(1, 1 + n))) for g, n in members.items()]
+    state = make_state(nodes, [*pods, *queue], pdbs, storage=storage, dra=dra, pod_groups=gangs)
     return state, pending_pods_to_plan(state, all_pending=True)
 
 
@@ -156,7 +170,26 @@ def decision(plan: Plan) -> tuple:
 def test_a_queue_plans_the_same_with_every_cache_on_as_with_them_off(queue: tuple[ClusterState, list[Pod]],
                                                                      rotate: bool) -> None:
     state, pods = queue
-    cached = Planner(state, PlanOptions(), rotate=rotate)
-    plain = Planner(state, PlanOptions(), memoize=False, rotate=rotate)
-    for pod in pods:
-        assert decision(cached.plan(pod, commit=True)) == decision(plain.plan(pod, commit=True)), pod.key
+    cached = plan_queue(Planner(state, PlanOptions(), rotate=rotate), pods, *gang_lookups(state))
+    plain = plan_queue(Planner(state, PlanOptions(), memoize=False, rotate=rotate), pods, *gang_lookups(state))
+    for a, b in zip(cached, plain, strict=True):
+        assert decision(a) == decision(b), a.pod.key
+
+
+def test_a_gang_given_up_leaves_what_the_caches_kept_as_it_was_before_the_gang():
+    # Three full nodes; a pod that evicts, a gang of two that would evict on the other two nodes but
+    # cannot start (minCount 3) and is rolled back, then a pod of the same shape as all of them:
+    # what the search kept across pods while the gang was planned must not outlive its rollback.
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(3)]
+    holders = [make_pod(f"low-{i}", node=f"n{i}", cpu="3", priority=0, grace=5, owner=None) for i in range(3)]
+    queue = [make_pod("first", cpu="3", priority=1000, start_time="2026-01-01T00:00:00Z"),
+             *(make_pod(f"train-{i}", cpu="3", priority=1000, start_time="2026-01-02T00:00:00Z", owner="Job/train",
+                        **gang_member("train")) for i in range(2)),
+             make_pod("z-last", cpu="3", priority=1000, start_time="2026-01-03T00:00:00Z")]  # queue order: names
+    state = make_state(nodes, [*holders, *queue], pod_groups=[make_pod_group("train", min_count=3)])
+    pods = pending_pods_to_plan(state, all_pending=True)
+    cached = list(plan_queue(Planner(state, PlanOptions()), pods, *gang_lookups(state)))
+    plain = list(plan_queue(Planner(state, PlanOptions(), memoize=False), pods, *gang_lookups(state)))
+    assert [(p.pod.name, p.outcome) for p in cached] == [
+        ("first", "evict"), ("train-0", "infeasible"), ("train-1", "infeasible"), ("z-last", "evict")]
+    assert [decision(p) for p in cached] == [decision(p) for p in plain]
