@@ -68,9 +68,9 @@ from kresched.plan.choice import NOTHING_EVICTABLE, Reason, TierIndex, lost_beca
 from kresched.plan.devices import (
     DEVICE_NOTE,
     device_allocation_text,
+    device_holders,
     device_state_notes,
     freeing_plugins,
-    holds_devices,
     is_device_rejection,
 )
 from kresched.plan.evictable import EvictablePods
@@ -377,12 +377,13 @@ class Planner:
             return None
         dynamic = [pl for pl in freeing if pl.name not in self.static.names]
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
+        holders = device_holders(snap)  # evicting another pod frees no device
         for info in snap.node_infos:
             st = diag.node_to_status.get(info.name)
             if st is None or not (st.code == Code.UNSCHEDULABLE or is_device_rejection(st)):
                 continue
             cands = self.evictable.candidates(info, priority)
-            if cands and holds_devices(snap, cands):
+            if cands and not holders.isdisjoint(p.key for p in cands):
                 candidates.append((info, cands))
         for tier in (1, 2, 3):
             options = []
