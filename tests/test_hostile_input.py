@@ -135,7 +135,8 @@ def test_a_pipe_is_read_as_kubectl_reads_one(tmp_path, flag):
                                          " -o json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     if flag == "--kubeconfig":  # read: it names no context (with --snapshot it would not be read at all)
         assert proc.returncode == ExitCode.CLUSTER_ACCESS
-        assert proc.stderr.startswith("error: kubeconfig /dev/fd/") and "sets no current-context" in proc.stderr
+        assert proc.stderr.startswith("error: kubeconfig /dev/fd/")
+        assert "sets no current-context" in proc.stderr
     elif flag == "--scheduler-config":  # read: its one profile is not the pod's scheduler
         assert proc.returncode == ExitCode.INFEASIBLE, proc.stderr
         assert "is not a profile" in json.loads(proc.stdout)["message"]

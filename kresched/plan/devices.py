@@ -9,7 +9,7 @@ DynamicResources plugin: a victim taken off the node gives its devices back as t
 (`sched.dra.inuse`: a claim generated for it is deleted with it; a shared claim stays allocated
 while another pod still reserves it), so the pod's claims are allocated anew on what is left.
 
-Owns: `DeviceFreeing`, `freeing_plugins`, `holds_devices` (whether evicting on a node can free
+Owns: `DeviceFreeing`, `freeing_plugins`, `device_holders` (the pods whose eviction can free
 anything at all), `freeing_nodes` (where such freeing makes room: what `explain` offers), the words
 for such a plan (`DEVICE_NOTE`); which devices a plan's claims get (`device_grants`, and
 `placed_grants` for a pod the simulated cluster has placed; `grant_notes` their lines); `asks_for_devices`;
@@ -46,8 +46,8 @@ from kresched.sched.framework import (
 from kresched.sched.runner import remove_pod, run_filters_with_nominated, run_pre_filter
 
 __all__ = ["DEVICE_NOTE", "KUBECTL_KINDS", "DeviceFreeing", "DeviceHint", "DeviceHolder", "asks_for_devices",
-           "device_grants", "device_hints", "device_state_notes", "freeing_nodes", "freeing_plugins", "grant_notes",
-           "holds_devices", "is_device_rejection", "missing_text", "placed_grants", "unknown_message"]
+           "device_grants", "device_holders", "device_hints", "device_state_notes", "freeing_nodes", "freeing_plugins",
+           "grant_notes", "is_device_rejection", "missing_text", "placed_grants", "unknown_message"]
 
 DEVICE_NOTE = ("the scheduler's own preemption never frees devices (a node DynamicResources rejects is never its "
                "candidate): kresched evicts the lower-priority pods that hold them; once their claims are "
@@ -122,6 +122,7 @@ def freeing_nodes(pod: Pod, snapshot: Snapshot, plugins: Sequence[FilterPlugin],
     if not st.is_success:
         return ()
     priority = pod.effective_priority
+    holders = device_holders(snapshot)
     out = []
     for info in snapshot.node_infos:
         status = statuses.get(info.name)
@@ -129,7 +130,7 @@ def freeing_nodes(pod: Pod, snapshot: Snapshot, plugins: Sequence[FilterPlugin],
                 or node_refusal(info.node) is not None:
             continue
         victims = [p for p in info.pods if is_candidate_victim(p, priority)]
-        if not victims or not holds_devices(snapshot, victims):
+        if holders.isdisjoint(v.key for v in victims):
             continue
         work = info.clone()
         own = cycle.clone()
@@ -140,11 +141,13 @@ def freeing_nodes(pod: Pod, snapshot: Snapshot, plugins: Sequence[FilterPlugin],
     return tuple(out)
 
 
-def holds_devices(snapshot: Snapshot, pods: Sequence[Pod]) -> bool:
-    """Whether one of `pods` reserves an allocated claim: evicting them can free devices."""
+def device_holders(snapshot: Snapshot) -> frozenset[str]:
+    """The keys of the pods that reserve an allocated claim: evicting one of them can free devices.
+    Gathered once per search, not once per node (a node's pods are looked up in it): at 5k nodes a
+    scan of every claim for every node was most of a GPU queue's time."""
     inuse = allocated_claims(snapshot)
-    keys = {p.key for p in pods}
-    return any(key in inuse.claims and not keys.isdisjoint(holders) for key, holders in inuse.reservers.items())
+    claims = inuse.claims
+    return frozenset(k for key, holders in inuse.reservers.items() if key in claims for k in holders)
 
 
 def device_grants(pod: Pod, snapshot: Snapshot, info: NodeInfo, victims: Sequence[Pod] = (),

@@ -69,10 +69,10 @@ from kresched.plan.devices import (
     DEVICE_NOTE,
     asks_for_devices,
     device_grants,
+    device_holders,
     device_state_notes,
     freeing_plugins,
     grant_notes,
-    holds_devices,
     is_device_rejection,
     placed_grants,
     unknown_message,
@@ -103,7 +103,6 @@ from kresched.sched.runner import (
     Diagnosis,
     FilterMemo,
     fit_error_message,
-    memo_of,
     processed_nodes,
     resources_only,
     run_pre_filter,
@@ -166,8 +165,8 @@ class _Engine:
         self.placer = Placer(self.plugins, self.static, profile.scores, memoize, profile.percentage_of_nodes_to_score,
                              profile.extenders)
         self.dynamic = [p for p in self.plugins if p.name not in self.static.names]
-        #: Per pod shape: node name → (NodeInfo, its filter status).
-        self.filter_memo: dict[bytes, FilterMemo] = {}
+        #: The filter statuses of its pods, per what they read of themselves (`runner.verdict_keys`).
+        self.filter_memo = FilterMemo()
         #: Per (pod shape, tier): its candidate nodes, kept across pods (`TierIndex`).
         self.indexes: dict[tuple[bytes, int], TierIndex] = {}
 
@@ -398,12 +397,13 @@ class Planner:
             return None
         dynamic = [pl for pl in freeing if pl.name not in self.static.names]
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
+        holders = device_holders(snap)  # evicting another pod frees no device
         for info in snap.node_infos:
             st = diag.node_to_status.get(info.name)
             if st is None or not (st.code == Code.UNSCHEDULABLE or is_device_rejection(st)):
                 continue
             cands = self.evictable.candidates(info, priority)
-            if cands and holds_devices(snap, cands):
+            if cands and not holders.isdisjoint(p.key for p in cands):
                 candidates.append((info, cands))
         for tier in (1, 2, 3):
             options = []
@@ -473,8 +473,7 @@ class Planner:
         return vet_options(self.placer.extenders, pod, self.work.snapshot, options, among, reasons)
 
     def _memo_for(self, pod: Pod, engine: _Engine | None = None) -> FilterMemo | None:
-        memos = self._filter_memo if engine is None else engine.filter_memo
-        return memo_of(memos, fit_shape(pod)) if self.memoize else None
+        return (self._filter_memo if engine is None else engine.filter_memo) if self.memoize else None
 
 
     def _select_victims(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod],
