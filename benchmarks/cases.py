@@ -279,6 +279,35 @@ def _plan_gpu(path: Path) -> Result:
     return seconds, {"load": round(load, 3), "pods": len(pods), "outcomes": outcomes}
 
 
+@case("plan.queue", "plan --all-pending (a GPU cluster's queue of its own pod shapes)")
+def _plan_queue(path: Path) -> Result:
+    """Untimed: the queue variant of the cluster (`benchmarks.queue`), loaded (the load reported as
+    `load`). Timed: planning its whole queue in order, as `plan --all-pending` does."""
+    from benchmarks.queue import ensure_queue
+    from kresched.plan.planner import pending_pods_to_plan, plan_pending
+    from kresched.sources.decode import paused_gc
+    from kresched.sources.snapshot import load_snapshot
+
+    queue = ensure_queue(path.parent, _size_of(path), lambda _: None)
+    t0 = time.perf_counter()
+    state = load_snapshot(str(queue))
+    load = time.perf_counter() - t0
+    pods = pending_pods_to_plan(state, all_pending=True)
+    t0 = time.perf_counter()
+    with paused_gc():
+        plans = plan_pending(state, pods)
+    seconds = time.perf_counter() - t0
+    outcomes: dict[str, int] = {}
+    for plan in plans:
+        outcomes[plan.outcome] = outcomes.get(plan.outcome, 0) + 1
+    return seconds, {"load": round(load, 3), "pods": len(pods), "outcomes": outcomes}
+
+
+def _size_of(path: Path) -> str:
+    """The size a generated cluster's file is of (`<size>-v<version>.json`)."""
+    return path.name.split("-v", 1)[0]
+
+
 @case("drain.preflight", "drain --dry-run (1 busy node: PDBs, where pods land)")
 def _drain_preflight(path: Path) -> Result:
     from kresched.plan.drain import plan_drain

@@ -125,9 +125,19 @@ def _targets(path: Path) -> tuple[str, str]:
     return pod.key, node.name
 
 
+def _first_claiming(path: Path) -> str:
+    """The first pod of `path`'s queue (in the order it is planned) that has a claim, as NS/NAME."""
+    from kresched.plan.planner import pending_pods_to_plan
+    from kresched.sources.snapshot import load_snapshot
+
+    pods = pending_pods_to_plan(load_snapshot(str(path)), all_pending=True)
+    return next(p for p in pods if p.spec.resource_claims).key
+
+
 def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callable[[str], None]) -> list[ProcessCase]:
     from benchmarks.generate import ensure_cluster
     from benchmarks.pending import NATURAL_PENDING, ensure_natural, ensure_pending
+    from benchmarks.queue import QUEUE_PENDING, ensure_queue
     from benchmarks.whatif import REPLICAS, ensure_whatif
 
     base = ensure_cluster(directory, size, log)
@@ -158,6 +168,13 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
     out.append(ProcessCase("plan.all-pending.natural",
                            f"`plan --all-pending`, {NATURAL_PENDING[size]} more pending pods of ordinary workloads",
                            [*k, "plan", "--all-pending", "--snapshot", str(natural), "-o", "json"], natural))
+    queue = ensure_queue(directory, size, log)
+    first = _first_claiming(queue)
+    qsnap = ["--snapshot", str(queue), "-o", "json"]
+    out += [ProcessCase("plan.queue.pod", "the GPU queue's file: `plan --pod` (its first pod with a claim)",
+                        [*k, "plan", first, *qsnap], queue),
+            ProcessCase("plan.queue", f"the GPU queue's file: `plan --all-pending` ({QUEUE_PENDING[size]:,} pods "
+                                      "of the cluster's own shapes)", [*k, "plan", "--all-pending", *qsnap], queue)]
     for n in pending:
         variant = ensure_pending(directory, size, n, log)
         out.append(ProcessCase(f"plan.pending.{n}", f"`plan`, {n} pending critical pod(s) needing evictions",

@@ -23,6 +23,9 @@ class ExitCode(IntEnum):
     INFEASIBLE = 3
     PARTIAL = 4
     CLUSTER_ACCESS = 5
+    #: The answer depends on objects the input does not hold (a snapshot taken without the DRA
+    #: kinds a pod's devices need): neither "fits" nor "cannot be placed" can be said.
+    UNKNOWN = 6
     INTERRUPTED = 130
 
 

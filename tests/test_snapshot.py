@@ -471,3 +471,19 @@ def test_a_snapshot_without_storage_kinds_knows_it_has_none(tmp_path):
     state = load_snapshot(write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN))))
     assert not state.storage.has_claims
     assert state.storage.kinds == frozenset()
+
+
+def test_without_a_limit_set_an_input_may_be_half_the_memory_and_never_less_than_2_gib(monkeypatch) -> None:
+    """Reading a dump takes about 1.5 times its size at the peak: the default limit lets the
+    largest cluster Kubernetes supports (a 2.4 GB dump) read on a machine of 8 GiB, and stops an
+    input the memory cannot hold with one line instead of the OOM killer."""
+    gib = 1 << 30
+    assert snapshot.default_max_input(24 * gib) == 12 * gib
+    assert snapshot.default_max_input(8 * gib) == 4 * gib
+    assert snapshot.default_max_input(int(7.5 * gib)) == 3 * gib  # whole GiB
+    assert snapshot.default_max_input(3 * gib) == 2 * gib
+    assert snapshot.default_max_input(0) == 2 * gib  # memory unknown
+    monkeypatch.delenv(snapshot.MAX_INPUT_ENV, raising=False)
+    assert snapshot.max_input_bytes() == snapshot.default_max_input() >= 2 * gib
+    monkeypatch.setenv(snapshot.MAX_INPUT_ENV, "3Gi")
+    assert snapshot.max_input_bytes() == 3 * gib

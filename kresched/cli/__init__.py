@@ -198,8 +198,8 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
     max_input: str | None = typer.Option(None, "--max-input", metavar="SIZE",
-                                         help="Largest snapshot input read, once decompressed (default 2Gi; "
-                                              "also KRESCHED_MAX_INPUT)."),
+                                         help="Largest snapshot input read, once decompressed (default: half "
+                                              "the memory, at least 2Gi; also KRESCHED_MAX_INPUT)."),
     request_timeout: str | None = typer.Option(None, "--request-timeout", metavar="SECONDS",
                                                help="Longest wait for one API request, all of it (default 60; "
                                                     "also KRESCHED_REQUEST_TIMEOUT)."),

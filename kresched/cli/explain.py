@@ -34,6 +34,7 @@ from kresched.cli.lost import explain_node, lost_pod_parts
 from kresched.cli.plan import PodArg, PodOpt
 from kresched.cli.progress import progress
 from kresched.cli.resolve import none_pending, parse_target, pick_pod_ref, resolve_nodes, resolve_pod, workload_pods
+from kresched.errors import ExitCode
 from kresched.plan.explain import explain_pod
 from kresched.plan.planner import queue_key
 from kresched.render.common import Source
@@ -62,6 +63,9 @@ def explain(
     dry_run: ReadOnlyDryRunOpt = None,
 ) -> int:
     """Why a pod is Pending: every node's verdict, the scheduler's own message, and what would make it fit.
+
+    Exit code 6 when whether the pod fits cannot be known: the snapshot lacks the device objects
+    (DRA) its claims depend on; else 0.
 
     `explain node/NAME`: whether the node is lost (its kubelet stopped reporting) and its recovery
     timeline — when each pod is evicted, where its replacement lands, which pods will not come
@@ -99,7 +103,7 @@ def explain(
             return Group(explanation_table(result, top=top, all_nodes=all_nodes, wide=wide, source=source), *lines)
 
         emit(opts.output, {**explanation_dict(result), **lost}, view)
-        return 0
+        return ExitCode.UNKNOWN if result.unknown else ExitCode.OK
     # A workload: every Pending pod of it (replicas of one template read alike: a table shows the first).
     pods = workload_pods(state, target, opts.source)
     pending = sorted((p for p in pods if p.is_pending), key=queue_key)
@@ -119,4 +123,4 @@ def explain(
     emit(opts.output, {"explanations": [explanation_dict(r) for r in results]},
          lambda: explanation_table(results[0], top=top, all_nodes=all_nodes, wide=wide, source=source,
                                    also=(str(target), others)))
-    return 0
+    return ExitCode.UNKNOWN if any(r.unknown for r in results) else ExitCode.OK

@@ -130,12 +130,14 @@ def plan(
     Without POD it plans every pending critical pod (--all-pending: every pending pod) in every
     namespace, in priority order, each later plan seeing the earlier ones carried out; -n narrows
     that to one namespace. Exit code 0 when every pod planned fits or can be made to fit, 3 when
-    one cannot.
+    one cannot, else 6 when whether one can cannot be known (a snapshot without the device objects
+    its claims depend on).
 
     With -f FILE (kubectl's -f: manifests, not the snapshot, which is --snapshot) it plans for the
     workloads in FILE as if they were created now: how many replicas are placed and where, the
     evictions that make room for them, and why the rest would stay Pending. Exit code 3 when some
-    replica would stay Pending.
+    replica would stay Pending, else 6 when the answer for one cannot be known. PriorityClasses,
+    ResourceClaimTemplates, ResourceClaims and DeviceClasses in FILE are part of the what-if.
 
     Tiers, tried in order; the first that finds a node wins, so a plan evicts what costs least: tier
     1 evicts only pods that stop within --max-grace seconds (10) and whose PodDisruptionBudget
@@ -194,12 +196,12 @@ def plan(
             with progress(opts, f"planning {pod.key}"), paused_gc():
                 result = plan_pod(state, pod, options)
             emit(opts.output, plan_dict(result), lambda: plan_view(result, state, wide=wide, source=source))
-            return ExitCode.INFEASIBLE if result.outcome == "infeasible" else ExitCode.OK
+            return plans_exit_code([result])
         # A gang's member: its gang is planned, as one (`plan.gang`).
         plans = _plan_all(opts, state, [pod], options)
         emit(opts.output, plans_dict(plans),
              lambda: plans_view(plans, state, wide=wide, source=source, what="Pending member", where=f" of {gang.key}"))
-        return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
+        return plans_exit_code(plans)
     left_out: list[str] = []
     empty = None
     if isinstance(target, Workload):
@@ -227,7 +229,15 @@ def plan(
             ENV.say(f"note: {note}")
     emit(opts.output, plans_dict(plans), lambda: plans_view(plans, state, wide=wide, source=source, what=what,
                                                              where=where, left_out=tuple(left_out), empty=empty))
-    return ExitCode.INFEASIBLE if any(p.outcome == "infeasible" for p in plans) else ExitCode.OK
+    return plans_exit_code(plans)
+
+
+def plans_exit_code(plans: list[Plan]) -> ExitCode:
+    """3 when a pod cannot be placed; else 6 when a pod's answer cannot be known (device data
+    missing); else 0."""
+    if any(p.outcome == "infeasible" for p in plans):
+        return ExitCode.INFEASIBLE
+    return ExitCode.UNKNOWN if any(p.outcome == "unknown" for p in plans) else ExitCode.OK
 
 
 def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | None, max_: bool, max_limit: int,
@@ -264,7 +274,9 @@ def _what_if(opts: Options, files: list[str], recursive: bool, replicas: int | N
     emit(opts.output, whatif_dict(result),
          lambda: whatif_view(result, state, tuple(files), wide=opts.output is Output.wide, source=source,
                              not_simulated=NOT_SIMULATED))
-    return ExitCode.INFEASIBLE if any(w.pending for w in result.workloads) else ExitCode.OK
+    if any(w.pending for w in result.workloads):
+        return ExitCode.INFEASIBLE
+    return ExitCode.UNKNOWN if any(w.unknown for w in result.workloads) else ExitCode.OK
 
 
 def _joined(*args: str) -> str:

@@ -104,7 +104,7 @@ def preempt_command(
     bound, and always remove the reservation.
 
     Exit codes: 0 bound (also on another node), 3 nothing feasible, 4 partly done (e.g. timed
-    out), 5 cluster access, 130 interrupted.
+    out), 5 cluster access, 6 cannot be known (device data missing: nothing done), 130 interrupted.
 
     A gang's member (or podgroup/NAME, or job/NAME whose pods are one gang's) makes room for the
     whole gang, all or nothing: its pending members are planned together, and nothing is evicted
@@ -167,7 +167,8 @@ def preempt_command(
     _show(plan, state, opts)
     result = PreemptResult(plan.pod.key, plan)
     if plan.outcome != "evict" or plan.blocked:
-        result.outcome = {"fits": "nothing-to-do", "infeasible": "infeasible"}.get(plan.outcome, "blocked")
+        result.outcome = {"fits": "nothing-to-do", "infeasible": "infeasible",
+                          "unknown": "unknown"}.get(plan.outcome, "blocked")
         blocked = [Event("blocked", plan.message, {"pod": plan.pod.key}, "error")] if plan.blocked else []
         return _finish(opts, report, result, api.mode, documents=blocked)
     question = f"Evict {count(len(plan.victims), 'pod')} on {plan.node} for {plan.pod.key}{in_cluster(opts)}?"
@@ -311,7 +312,8 @@ def _make_room(opts: Options, files: list[str], recursive: bool, replicas: int |
     victims = sum(len(p.victims) for p in evicting)
     if not evicting and not apply:
         # Nothing to evict: every replica fits as it is, or those that do not fit no eviction helps.
-        result.outcome = "infeasible" if any(w.pending for w in whatif.workloads) else "nothing-to-do"
+        result.outcome = "infeasible" if any(w.pending for w in whatif.workloads) else \
+            "unknown" if any(w.unknown for w in whatif.workloads) else "nothing-to-do"
         return _finish_room(opts, report, result, api.mode)
     what = f"Evict {count(victims, 'pod')} for {', '.join(result.workloads)}" if evicting else \
         f"Apply {', '.join(result.workloads)}"
@@ -351,11 +353,15 @@ def _finish_room(opts: Options, report: Reporter, r: object, mode: str,
         clean = not r.failed and not r.pdb_blocked and set(r.released) >= set(r.reserved)
         if r.plan is not None and any(w.pending for w in r.plan.workloads) and r.outcome != "aborted":
             return ExitCode.INFEASIBLE if clean else ExitCode.PARTIAL
+        if r.plan is not None and any(w.unknown for w in r.plan.workloads) and r.outcome != "aborted":
+            return ExitCode.UNKNOWN if clean else ExitCode.PARTIAL
         return ExitCode.OK if clean else ExitCode.PARTIAL
     if r.outcome == "interrupted":
         return ExitCode.INTERRUPTED
     if r.outcome == "infeasible":
         return ExitCode.INFEASIBLE
+    if r.outcome == "unknown":
+        return ExitCode.UNKNOWN
     return ExitCode.PARTIAL
 
 
@@ -380,6 +386,8 @@ def _exit_code(r: PreemptResult) -> int:
         return ExitCode.OK if clean else ExitCode.PARTIAL
     if r.outcome in ("infeasible", "blocked"):
         return ExitCode.INFEASIBLE
+    if r.outcome == "unknown":
+        return ExitCode.UNKNOWN
     if r.outcome == "aborted":
         return ExitCode.OK
     if r.outcome == "interrupted":

@@ -61,7 +61,8 @@ class PreemptOptions:
 class PreemptResult:
     pod: str
     plan: Plan
-    outcome: str = "pending"  # bound | bound-elsewhere | deleted | timeout | infeasible | blocked | nothing-to-do
+    #: bound | bound-elsewhere | deleted | timeout | infeasible | unknown | blocked | nothing-to-do
+    outcome: str = "pending"
     node: str | None = None
     evicted: list[str] = field(default_factory=list)
     already_gone: list[str] = field(default_factory=list)
@@ -192,6 +193,9 @@ def _revalidate(api: ClusterApi, plan: Plan, options: PreemptOptions, report: Re
     elif fresh.outcome == "infeasible":
         result.outcome = "infeasible"
         report(Event("infeasible", fresh.message, {"pod": pod.key}, "error"))
+    elif fresh.outcome == "unknown":
+        result.outcome = "unknown"
+        report(Event("unknown", fresh.message, {"pod": pod.key}, "error"))
     elif fresh.blocked:
         result.outcome = "blocked"
         report(Event("blocked", fresh.message, {"pod": pod.key, "node": fresh.node}, "error"))

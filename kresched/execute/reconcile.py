@@ -456,7 +456,7 @@ class _Pass:
         if plan.outcome == "fits":
             result.still_pending.append((key, plan.message))
             return
-        if plan.outcome == "infeasible" or plan.blocked:
+        if plan.outcome in ("infeasible", "unknown") or plan.blocked:
             result.still_pending.append((key, plan.message))
             self.report(Event("cannot-help", f"{key}: {plan.message}", {"pod": key, "outcome": plan.outcome}, "warn"))
             return

@@ -54,7 +54,7 @@ class WhatIfRunResult:
 
     workloads: list[str]
     plan: WhatIf | None = None
-    #: done | nothing-to-do | infeasible | blocked | aborted | timeout | gave-up | interrupted | simulated
+    #: done | nothing-to-do | infeasible | unknown | blocked | aborted | timeout | gave-up | interrupted | simulated
     outcome: str = "pending"
     evicted: list[str] = field(default_factory=list)
     already_gone: list[str] = field(default_factory=list)

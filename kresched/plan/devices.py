@@ -9,9 +9,13 @@ DynamicResources plugin: a victim taken off the node gives its devices back as t
 (`sched.dra.inuse`: a claim generated for it is deleted with it; a shared claim stays allocated
 while another pod still reserves it), so the pod's claims are allocated anew on what is left.
 
-Owns: `DeviceFreeing`, `freeing_plugins`, `holds_devices` (whether evicting on a node can free
-anything at all), the words for such a plan (`DEVICE_NOTE`, `device_allocation_text`), and
-`device_hints`: explain's words for a node DynamicResources rejected. Pure.
+Owns: `DeviceFreeing`, `freeing_plugins`, `device_holders` (the pods whose eviction can free
+anything at all), `freeing_nodes` (where such freeing makes room: what `explain` offers), the words
+for such a plan (`DEVICE_NOTE`); which devices a plan's claims get (`device_grants`, and
+`placed_grants` for a pod the simulated cluster has placed; `grant_notes` their lines); `asks_for_devices`;
+`device_hints`: explain's facts for a node DynamicResources rejected (`DeviceHint`, with who holds
+each device); and the words for a pod whose devices the state cannot answer for
+(`device_state_notes`, `unknown_message`). Pure.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ from typing import Any, ClassVar
 from kresched.model.dra import DraState
 from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
+from kresched.plan.candidates import is_candidate_victim, node_refusal
+from kresched.plan.plans import DeviceGrant
+from kresched.sched.dra.claims import ClaimLookupError, missing_kinds, pod_claims
+from kresched.sched.dra.extended import SPECIAL_CLAIM, delegated, request_resource
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
-from kresched.sched.dynamic_resources import NAME, DraCycle, DynamicResources, prepare
+from kresched.sched.dynamic_resources import NAME, DraCycle, DynamicResources, claims_to_allocate, prepare
 from kresched.sched.framework import (
     SUCCESS,
     Code,
@@ -35,9 +43,11 @@ from kresched.sched.framework import (
     Snapshot,
     Status,
 )
+from kresched.sched.runner import remove_pod, run_filters_with_nominated, run_pre_filter
 
-__all__ = ["DEVICE_NOTE", "DeviceFreeing", "device_allocation_text", "device_hints", "device_state_notes",
-           "freeing_plugins", "holds_devices", "is_device_rejection"]
+__all__ = ["DEVICE_NOTE", "KUBECTL_KINDS", "DeviceFreeing", "DeviceHint", "DeviceHolder", "asks_for_devices",
+           "device_grants", "device_holders", "device_hints", "device_state_notes", "freeing_nodes", "freeing_plugins",
+           "grant_notes", "is_device_rejection", "missing_text", "placed_grants", "unknown_message"]
 
 DEVICE_NOTE = ("the scheduler's own preemption never frees devices (a node DynamicResources rejects is never its "
                "candidate): kresched evicts the lower-priority pods that hold them; once their claims are "
@@ -90,47 +100,166 @@ class DeviceFreeing(DynamicResources):
 _MISSING: Any = object()
 
 
+def asks_for_devices(pod: Pod, dra: DraState) -> bool:
+    """The pod has ResourceClaims, or extended requests a DeviceClass backs (`sched.dra.extended`)."""
+    return bool(pod.spec.resource_claims) or bool(delegated(pod, dra))
+
+
 def freeing_plugins(plugins: Sequence[FilterPlugin]) -> list[FilterPlugin]:
     """`plugins` with DynamicResources replaced by `DeviceFreeing`."""
     return [DeviceFreeing() if pl.name == NAME and isinstance(pl, DynamicResources) else pl for pl in plugins]
 
 
-def holds_devices(snapshot: Snapshot, pods: Sequence[Pod]) -> bool:
-    """Whether one of `pods` reserves an allocated claim: evicting them can free devices."""
-    inuse = allocated_claims(snapshot)
-    keys = {p.key for p in pods}
-    return any(key in inuse.claims and not keys.isdisjoint(holders) for key, holders in inuse.reservers.items())
-
-
-def device_allocation_text(pod: Pod, snapshot: Snapshot, info: NodeInfo, victims: Sequence[Pod]) -> tuple[str, ...]:
-    """Which devices each claim of the pod gets on `info`'s node once `victims` are gone, as the
-    allocator chooses them there."""
-    work = info.clone()
-    for v in victims:
-        work.remove_pod(v)
-    state = prepare(pod, snapshot.dra, allocated_claims(snapshot).replaced(info, work))
-    if not isinstance(state, DraCycle):
+def freeing_nodes(pod: Pod, snapshot: Snapshot, plugins: Sequence[FilterPlugin], statuses: dict[str, Status],
+                  nominated: dict[str, list[Pod]]) -> tuple[str, ...]:
+    """The nodes where kresched's own device freeing makes room for `pod` (what `Planner` finds
+    after the scheduler's preemption gave nothing): those the filters (`statuses`) found
+    Unschedulable or DynamicResources rejected, where some pod it may evict holds devices, and
+    where the pod passes every filter once all such pods are gone (their devices freed) — so some
+    tier's victims there make it fit."""
+    freeing = freeing_plugins(plugins)
+    cycle, st, _ = run_pre_filter(freeing, pod, snapshot)
+    if not st.is_success:
         return ()
-    cycle = CycleState()
-    cycle.write(NAME, state)
-    allocation = state.node_allocations.get(work.name) \
-        if DynamicResources().filter(cycle, pod, work).is_success else None
-    if allocation is None:
-        return ()
-    # The claims it allocated, in its order: the pod's own, then the one for its extended resources.
-    names = [c.key for c in state.to_allocate] + ["for its extended resources"]
+    priority = pod.effective_priority
+    holders = device_holders(snapshot)
     out = []
-    for name, result in zip(names, allocation.claim_results, strict=False):
-        devices = ", ".join(f"{r.driver}/{r.pool}/{r.device}" for r in result.devices.results)
-        out.append(f"claim {name} would get {devices or 'no device'}")
+    for info in snapshot.node_infos:
+        status = statuses.get(info.name)
+        if status is None or not (status.code == Code.UNSCHEDULABLE or is_device_rejection(status)) \
+                or node_refusal(info.node) is not None:
+            continue
+        victims = [p for p in info.pods if is_candidate_victim(p, priority)]
+        if holders.isdisjoint(v.key for v in victims):
+            continue
+        work = info.clone()
+        own = cycle.clone()
+        for v in victims:
+            remove_pod(freeing, own, pod, v, work)
+        if run_filters_with_nominated(freeing, own, pod, work, nominated.get(info.name, ())).is_success:
+            out.append(info.name)
     return tuple(out)
+
+
+def device_holders(snapshot: Snapshot) -> frozenset[str]:
+    """The keys of the pods that reserve an allocated claim: evicting one of them can free devices.
+    Gathered once per search, not once per node (a node's pods are looked up in it): at 5k nodes a
+    scan of every claim for every node was most of a GPU queue's time."""
+    inuse = allocated_claims(snapshot)
+    claims = inuse.claims
+    return frozenset(k for key, holders in inuse.reservers.items() if key in claims for k in holders)
+
+
+def device_grants(pod: Pod, snapshot: Snapshot, info: NodeInfo, victims: Sequence[Pod] = (),
+                  cycle: CycleState | None = None) -> tuple[DeviceGrant, ...]:
+    """The devices each claim of the pod gets on `info`'s node once `victims` are gone, as the
+    allocator chooses them there: a claim allocated already keeps its devices, the others are
+    allocated in the pod's order, the claim for its extended resources last. `cycle`: the pod's
+    own filter cycle, whose allocation on the node (if its Filter ran there) is taken as it is."""
+    state: DraCycle | None = cycle.read(NAME) if cycle is not None and not victims else None
+    allocation = state.node_allocations.get(info.name) if state is not None else None
+    if state is not None and allocation is None and (state.to_allocate or state.extended):
+        # Its Filter was not run on the node (a verdict kept from an earlier pod): run it with the
+        # cycle's own state (its allocation memo answers at once for the same claims and pools).
+        own = CycleState()
+        own.write(NAME, state)
+        if not DynamicResources().filter(own, pod, info).is_success:
+            return ()
+        allocation = state.node_allocations.get(info.name)
+    if state is None:
+        work = info
+        if victims:
+            work = info.clone()
+            for v in victims:
+                work.remove_pod(v)
+        found = prepare(pod, snapshot.dra, allocated_claims(snapshot).replaced(info, work))
+        if not isinstance(found, DraCycle):
+            return ()
+        state = found
+        own = CycleState()
+        own.write(NAME, state)
+        if not DynamicResources().filter(own, pod, work).is_success:
+            return ()
+        allocation = state.node_allocations.get(work.name)
+    new = iter(allocation.claim_results if allocation is not None else ())
+    out: list[DeviceGrant] = []
+    for claim in state.current:
+        result = claim.status.allocation if claim.status.allocation is not None else next(new, None)
+        if result is not None:
+            out += (DeviceGrant(claim.key, r.request, r.driver, r.pool, r.device) for r in result.devices.results)
+    special = next(new, None)  # the claim for its extended resources, allocated last
+    if special is not None:
+        for r in special.devices.results:
+            container, resource = request_resource(pod, r.request) or (None, None)
+            out.append(DeviceGrant(None, r.request, r.driver, r.pool, r.device, resource, container))
+    return tuple(out)
+
+
+def placed_grants(pod: Pod, snapshot: Snapshot) -> tuple[DeviceGrant, ...]:
+    """The devices the pod's claims hold in `snapshot`, where it is placed already (what
+    `sched.dra.inuse` allocated for it as it was placed: the Filter's first fit on its node)."""
+    inuse = allocated_claims(snapshot)
+    try:
+        found = pod_claims(pod, snapshot.dra)
+    except ClaimLookupError:
+        return ()
+    out: list[DeviceGrant] = []
+    for pc in found:
+        claim = inuse.claims.get(pc.claim.key)
+        if claim is not None and claim.status.allocation is not None:
+            out += (DeviceGrant(claim.key, r.request, r.driver, r.pool, r.device)
+                    for r in claim.status.allocation.devices.results)
+    special = inuse.claims.get(f"{pod.namespace}/{pod.name}-extended-resources")
+    if special is not None and special.status.allocation is not None:
+        for r in special.status.allocation.devices.results:
+            container, resource = request_resource(pod, r.request) or (None, None)
+            out.append(DeviceGrant(None, r.request, r.driver, r.pool, r.device, resource, container))
+    return tuple(out)
+
+
+def grant_notes(grants: Sequence[DeviceGrant]) -> tuple[str, ...]:
+    """`claim ns/name would get driver/pool/device, ...`, one line per claim; the claim the
+    scheduler makes for extended resources as `extended resource R (container C) would get ...`."""
+    lines: dict[str, list[str]] = {}
+    for g in grants:
+        who = f"claim {g.claim}" if g.claim is not None else \
+            f"extended resource {g.resource or g.request} (container {g.container or '?'})"
+        lines.setdefault(who, []).append(g.device_text)
+    return tuple(f"{who} would get {', '.join(devices)}" for who, devices in lines.items())
 
 
 def is_device_rejection(st: Status) -> bool:
     return st.plugin == NAME and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 
-def device_hints(cycle: CycleState, info: NodeInfo, snapshot: Snapshot) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class DeviceHolder:
+    """A device allocated already: to which claims, reserved by which pods."""
+
+    device: str
+    claims: tuple[str, ...]
+    pods: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeviceHint:
+    """One of explain's facts for a node DynamicResources rejected: the line the table shows
+    (`message`) and what it is made of. `kind`: the allocator's `DeviceFact.kind`
+    (`all-allocated`, `no-class-devices`, `selector-mismatch`, ...), `allocated-elsewhere` (an
+    allocated claim available only on other nodes) or `error` (the allocator's error). `claim`
+    None: the claim the scheduler makes for the extended resources (`resource`, `container`), or
+    a fact about the node's pools."""
+
+    message: str
+    kind: str
+    claim: str | None = None
+    request: str = ""
+    resource: str | None = None
+    container: str | None = None
+    holders: tuple[DeviceHolder, ...] = ()
+
+
+def device_hints(pod: Pod, cycle: CycleState, info: NodeInfo, snapshot: Snapshot) -> tuple[DeviceHint, ...]:
     """For a node DynamicResources rejected: which claim and request could not be met there and
     why (the allocator's `diagnose`), who holds the devices (claims and the pods that reserve
     them), or where an allocated claim is available instead."""
@@ -138,38 +267,72 @@ def device_hints(cycle: CycleState, info: NodeInfo, snapshot: Snapshot) -> tuple
     if state is None:
         return ()
     node = info.node
-    out: list[str] = []
+    out: list[DeviceHint] = []
     for claim in state.current:
         alloc = claim.status.allocation
         if alloc is not None and alloc.node_selector is not None and not any(
                 node_selector_term_matches(t, node.metadata.name, node.metadata.labels)
                 for t in alloc.node_selector.node_selector_terms):
             devices = ", ".join(f"{r.driver}/{r.pool}/{r.device}" for r in alloc.devices.results)
-            out.append(f"claim {claim.key} is already allocated ({devices or 'no device'}), available only where "
-                       f"its allocation's node selector matches: the pod can only run there")
+            out.append(DeviceHint(f"claim {claim.key} is already allocated ({devices or 'no device'}), available "
+                                  "only where its allocation's node selector matches: the pod can only run there",
+                                  "allocated-elsewhere", claim.key))
     if state.allocator is not None:
         from kresched.sched.dra.allocator import AllocationError
         from kresched.sched.dra.diagnose import diagnose
 
+        claims = claims_to_allocate(state, pod, node)
         try:
-            facts = diagnose(state.allocator, node, state.to_allocate)
+            facts = diagnose(state.allocator, node, claims)
         except AllocationError as exc:
             facts = []
-            out.append(str(exc))
+            out.append(DeviceHint(str(exc), "error"))
         inuse = allocated_claims(snapshot)
         for f in facts:
+            holders = tuple(DeviceHolder("/".join(d), keys,
+                                         tuple(sorted({p for k in keys for p in inuse.reservers.get(k, ())})))
+                            for d, keys in f.holders)
             text = f.message
-            users = sorted({p for _, keys in f.holders for k in keys for p in inuse.reservers.get(k, ())})
+            users = sorted({p for h in holders for p in h.pods})
             if users:
                 text += f" (used by pod{'s' if len(users) > 1 else ''} {', '.join(users)})"
-            out.append(text)
+            claim: str | None = f.claim or None
+            resource = container = None
+            if f.claim.endswith("/" + SPECIAL_CLAIM):
+                claim = None
+                container, resource = request_resource(pod, f.request) or (None, None)
+                what = f"extended resource {resource or f.request} (container {container or '?'})" if f.request \
+                    else "the claim for its extended resources"
+                text = text.replace(f"claim {f.claim}, request {f.request}" if f.request else f"claim {f.claim}",
+                                    what, 1)
+            out.append(DeviceHint(text, f.kind, claim, f.request, resource, container, holders))
     return tuple(out)
 
 
+_PLURALS = {"DeviceClass": "DeviceClasses", "ResourceSlice": "ResourceSlices", "ResourceClaim": "ResourceClaims",
+            "ResourceClaimTemplate": "ResourceClaimTemplates"}
+#: What to add to `kubectl get` for a snapshot that holds every DRA kind.
+KUBECTL_KINDS = "deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates"
+
+
+def missing_text(missing: Sequence[str]) -> str:
+    """`no ResourceClaims or ResourceSlices`."""
+    names = [_PLURALS.get(k, k) for k in missing]
+    return "no " + (", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0])
+
+
+def unknown_message(missing: Sequence[str]) -> str:
+    """Why a pod's answer cannot be known (`Plan.missing_kinds`, `Explanation.missing_kinds`)."""
+    return (f"cannot be known: the state holds {missing_text(missing)}, and the pod's devices depend on them "
+            "(a snapshot taken without them)")
+
+
 def device_state_notes(pod: Pod, dra: DraState) -> tuple[str, ...]:
-    """What the state cannot say about the pod's devices — never a silent guess."""
-    if pod.spec.resource_claims and not dra.is_known:
-        return ("the pod asks for devices (ResourceClaims), but the state holds no DeviceClasses, ResourceSlices "
-                "or ResourceClaims: its claims were not looked at (take the snapshot with `kresched snapshot`, "
-                "or add `deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates` to `kubectl get`)",)
-    return ()
+    """What the state cannot say about the pod's devices — never a silent guess: the kinds its
+    answer depends on that the state does not hold (`sched.dra.claims.missing_kinds`)."""
+    missing = missing_kinds(pod, dra)
+    if not missing:
+        return ()
+    return (f"the pod asks for devices, but the state holds {missing_text(missing)}: its devices were not looked at "
+            f"(take the snapshot with `kresched snapshot`, or add `{KUBECTL_KINDS}` to `kubectl get`; live, every "
+            "list is read)",)

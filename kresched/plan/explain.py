@@ -23,12 +23,21 @@ from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.model.specs import Taint, Toleration
 from kresched.plan.candidates import is_candidate_victim
-from kresched.plan.devices import device_hints, device_state_notes
+from kresched.plan.devices import (
+    DeviceHint,
+    asks_for_devices,
+    device_hints,
+    device_state_notes,
+    freeing_nodes,
+    is_device_rejection,
+)
 from kresched.plan.gang_breaks import SchedulerPreemption, lowest_running_gang_priority, scheduler_choice
 from kresched.plan.lost import is_lost
 from kresched.plan.placement import Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, RESERVED_FOR
 from kresched.plan.pod_group import GroupVerdict, group_verdict, simulates_groups
+from kresched.sched.dra.claims import missing_kinds
+from kresched.sched.dra.extended import CLASS_PREFIX
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
@@ -77,6 +86,8 @@ class NodeVerdict:
     beyond: Status | None = None
     lifts: tuple[str, ...] = ()
     hopeless: bool = False
+    #: When DynamicResources rejected the node: its facts (`hints` holds their lines).
+    devices: tuple[DeviceHint, ...] = ()
 
     @property
     def fits(self) -> bool:
@@ -132,6 +143,18 @@ class Explanation:
     #: A plugin returned an error, not a verdict (`runner.scheduler_error`): `message` is that
     #: error, the whole of what the scheduler writes (reason `SchedulerError`), and no PostFilter ran.
     scheduler_error: bool = False
+    #: Where the scheduler's own preemption cannot help: the nodes where kresched's device freeing
+    #: makes room (`plan.devices.freeing_nodes`; `plan` picks one and its victims).
+    device_freeing: tuple[str, ...] = ()
+    #: The DRA kinds the pod's answer depends on that the state does not hold
+    #: (`sched.dra.claims.missing_kinds`): its devices were not looked at.
+    missing_kinds: tuple[str, ...] = ()
+
+    @property
+    def unknown(self) -> bool:
+        """Whether it runs cannot be known: some node fits but for its devices, which the state
+        says nothing about (`missing_kinds`); `message` is then None and nothing is predicted."""
+        return bool(self.missing_kinds) and not self.schedulable and self.message is None
     #: The gang the pod is a member of (`kresched.model.gangs`), if any.
     gang: Gang | None = None
     #: Where the cluster's scheduler runs pod-group cycles (`--feature-gates ...GangScheduling=true`):
@@ -247,8 +270,9 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         held = nominated.get(info.name, ())
         short = _shortfall(pod, info, st, held)
         freeable = _Freeable(pod, info)
-        hints = device_hints(cycle, info, snapshot) if st.plugin == DRA else _hints(pod, info, st, short, freeable)
-        v = NodeVerdict(info.name, st, hints, short)
+        devices = device_hints(pod, cycle, info, snapshot) if st.plugin == DRA else ()
+        hints = tuple(h.message for h in devices) if st.plugin == DRA else _hints(pod, info, st, short, freeable)
+        v = NodeVerdict(info.name, st, hints, short, devices=devices)
         if relaxed is not None and st.plugin in _LIFTABLE and ERR_REASON_CONFLICT not in st.reasons \
                 and not is_lost(info.node):  # a lost node: nothing lifted would make anything run there
             v = _past_the_lifts(state, pod, info, v, relaxed[0], relaxed[1].status_of(info.name), held, freeable)
@@ -260,10 +284,17 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
         for r in v.status.reasons:
             counts[r] = counts.get(r, 0) + 1
     volume_notes = volume_state_notes(pod, state) + device_state_notes(pod, state.dra) + diag.notes
+    missing = missing_kinds(pod, state.dra) if pod.spec.resource_claims or pod.requests.scalar else ()
     error = scheduler_error(diag)
     if error is not None:
         return Explanation(pod, diag.num_all_nodes, False, error, None, tuple(verdicts),
                            (*volume_notes, SCHEDULER_ERROR_NOTE), counts, scheduler_error=True)
+    named = "DeviceClass" in missing and any(r.startswith(CLASS_PREFIX) for r in pod.requests.scalar)
+    if missing and (diag.feasible or named):
+        # Fitting but for its devices (or stopped by an extended resource no class is known to
+        # back): the state cannot say; nothing is predicted.
+        return Explanation(pod, diag.num_all_nodes, False, None, None, tuple(verdicts), volume_notes, counts,
+                           missing_kinds=missing)
     if diag.feasible:
         placer = Placer(plugins, None, profile.scores, percentage=profile.percentage_of_nodes_to_score,
                         extenders=profile.extenders)
@@ -312,8 +343,17 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
             found = scheduler_choice(state, plugins, pod, snapshot, diag, cycle, nominated)
             if found is not None and found.breaks_gangs:
                 notes += (found.note,)
+    freeing: tuple[str, ...] = ()
+    if pmsg is not None and pod.spec.preemption_policy != "Never" and asks_for_devices(pod, snapshot.dra) \
+            and any(is_device_rejection(v.status) for v in verdicts):
+        freeing = freeing_nodes(pod, snapshot, plugins, diag.node_to_status, nominated)
+        if freeing:
+            where = ", ".join(freeing[:5]) + (f" and {len(freeing) - 5} more" if len(freeing) > 5 else "")
+            notes += (f"kresched can make room where the scheduler's preemption cannot: evicting lower-priority pods "
+                      f"that hold devices frees enough for it on {where} (its plan names the node and the pods; "
+                      "the scheduler then binds the pod once their claims are deallocated)",)
     return Explanation(pod, diag.num_all_nodes, False, message, pmsg, tuple(verdicts), notes, counts, dra_note=note,
-                       scheduler_preemption=found)
+                       device_freeing=freeing, missing_kinds=missing, scheduler_preemption=found)
 
 
 _SCHEDULER_PREEMPTS = ("the scheduler's own preemption can make room: it will evict lower-priority pods and nominate "

@@ -32,9 +32,9 @@ import msgspec
 from kresched.model.objects import POD_TOPOLOGY_LABELS, Node, Pod
 from kresched.model.storage import StorageState
 from kresched.sched.dra.claims import with_new_claims
-from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot, Status
+from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, ScorePlugin, Snapshot
 from kresched.sched.profile import Profile
-from kresched.sched.runner import Diagnosis, find_nodes_that_fit, fit_error_message, scheduler_error
+from kresched.sched.runner import Diagnosis, FilterMemo, find_nodes_that_fit, fit_error_message, scheduler_error
 from kresched.sched.score import (
     NodeScore,
     ScoreMemos,
@@ -95,7 +95,7 @@ class Placer:
         self.score_memos = ScoreMemos() if memoize else None
 
     def land(self, pod: Pod, snapshot: Snapshot, nominated: dict[str, list[Pod]] | None = None,
-             memo: dict[str, tuple[NodeInfo, Status]] | None = None) -> Landing:
+             memo: FilterMemo | None = None) -> Landing:
         """Filter as the scheduler searches, then choose (`select`). `memo` (filter verdicts, per
         pod shape): see `find_nodes_that_fit`."""
         diag, cycle = self.filter(pod, snapshot, nominated, memo)
@@ -107,7 +107,7 @@ class Placer:
         return self.landing(pod, snapshot, diag, cycle)
 
     def filter(self, pod: Pod, snapshot: Snapshot, nominated: dict[str, list[Pod]] | None = None,
-               memo: dict[str, tuple[NodeInfo, Status]] | None = None, start: int = 0) -> tuple[Diagnosis, CycleState]:
+               memo: FilterMemo | None = None, start: int = 0) -> tuple[Diagnosis, CycleState]:
         """`findNodesThatFitPod`: the filter plugins as the scheduler searches, then the extenders."""
         diag, cycle = find_nodes_that_fit(self.plugins, pod, snapshot, nominated, self.static, memo, sample=True,
                                           percentage=self.percentage, start=start)

@@ -67,11 +67,15 @@ from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import NOTHING_EVICTABLE, Reason, TierIndex, lost_because, option_key, pdb_violations
 from kresched.plan.devices import (
     DEVICE_NOTE,
-    device_allocation_text,
+    asks_for_devices,
+    device_grants,
+    device_holders,
     device_state_notes,
     freeing_plugins,
-    holds_devices,
+    grant_notes,
     is_device_rejection,
+    placed_grants,
+    unknown_message,
 )
 from kresched.plan.evictable import EvictablePods
 from kresched.plan.explain import nominated_pods
@@ -82,6 +86,8 @@ from kresched.plan.placement import Landing, Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
 from kresched.plan.search import NodeSearch
 from kresched.plan.vetting import admitted_options, vet_options
+from kresched.sched.dra.claims import missing_kinds
+from kresched.sched.dra.extended import CLASS_PREFIX
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
@@ -98,7 +104,6 @@ from kresched.sched.runner import (
     Diagnosis,
     FilterMemo,
     fit_error_message,
-    memo_of,
     processed_nodes,
     resources_only,
     run_pre_filter,
@@ -161,8 +166,8 @@ class _Engine:
         self.placer = Placer(self.plugins, self.static, profile.scores, memoize, profile.percentage_of_nodes_to_score,
                              profile.extenders)
         self.dynamic = [p for p in self.plugins if p.name not in self.static.names]
-        #: Per pod shape: node name → (NodeInfo, its filter status).
-        self.filter_memo: dict[bytes, FilterMemo] = {}
+        #: The filter statuses of its pods, per what they read of themselves (`runner.verdict_keys`).
+        self.filter_memo = FilterMemo()
         #: Per (pod shape, tier): its candidate nodes, kept across pods (`TierIndex`).
         self.indexes: dict[tuple[bytes, int], TierIndex] = {}
 
@@ -276,9 +281,15 @@ class Planner:
                         message=self.profiles.other_scheduler_note(pod), notes=self._notes(pod), profile=None)
         self._use(self._engine(profile))
         planned = profile.planning_pod(pod)
+        dra = self.work.snapshot.dra
+        missing = missing_kinds(pod, dra) if pod.spec.resource_claims or pod.requests.scalar else ()
         before = self.work.snapshot
-        plan = self._plan(planned, commit, evict)
-        if plan.outcome != "fits" and evict and self.profiles.gates.gang_scheduling:
+        plan = self._plan(planned, commit and not missing, evict)
+        if plan.devices is None and asks_for_devices(pod, dra):
+            plan = replace(plan, devices=())
+        if missing:
+            plan = _unknown(plan, missing)
+        elif plan.outcome != "fits" and evict and self.profiles.gates.gang_scheduling:
             plan = self._scheduler_breaks(planned, plan, before)
         warnings = self.profiles.warnings_for(profile, pod)
         if planned is not pod or warnings or profile.name != "default-scheduler":
@@ -303,11 +314,19 @@ class Planner:
             landing = self.placer.landing(pod, snap, diag, cycle)
             node = landing.node
             assert node is not None
+            asks = asks_for_devices(pod, snap.dra)
+            # Placed for good, its claims hold what the simulated cluster allocated them as it was
+            # placed (the same first fit): read there rather than allocated once more.
+            devices = device_grants(pod, snap, snap.by_name[node], (), cycle) if asks and not commit else None
             plan = Plan(pod, priority, "fits", node, None, taint, message=_fits_message(node, diag, landing.candidates),
-                        node_pods_before=tuple(snap.by_name[node].pods), notes=self._notes(pod) + landing.notes,
-                        candidates=landing.candidates, likely=landing.likely)
+                        node_pods_before=tuple(snap.by_name[node].pods),
+                        notes=self._notes(pod) + landing.notes + grant_notes(devices or ()),
+                        candidates=landing.candidates, likely=landing.likely, devices=devices)
             if commit:
                 apply_plan(self.work, plan)
+                if asks:
+                    devices = placed_grants(pod, self.work.snapshot)
+                    plan = replace(plan, devices=devices, notes=plan.notes + grant_notes(devices))
             return plan
         if diag.error:
             return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
@@ -380,7 +399,7 @@ class Planner:
                 return self._decide(pod, priority, taint, tier, options,
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
                                     nominated)
-        if pod.spec.resource_claims:
+        if asks_for_devices(pod, snap.dra):
             plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated)
             if plan is not None:
                 return plan
@@ -400,12 +419,13 @@ class Planner:
             return None
         dynamic = [pl for pl in freeing if pl.name not in self.static.names]
         candidates: list[tuple[NodeInfo, list[Pod]]] = []
+        holders = device_holders(snap)  # evicting another pod frees no device
         for info in snap.node_infos:
             st = diag.node_to_status.get(info.name)
             if st is None or not (st.code == Code.UNSCHEDULABLE or is_device_rejection(st)):
                 continue
             cands = self.evictable.candidates(info, priority)
-            if cands and holds_devices(snap, cands):
+            if cands and not holders.isdisjoint(p.key for p in cands):
                 candidates.append((info, cands))
         for tier in (1, 2, 3):
             options = []
@@ -420,10 +440,8 @@ class Planner:
                     continue
                 options.append(NodeOption(info.name, tier, victims, option_key(victims, info)))
             if options:
-                best = min(options, key=lambda o: o.key)
-                gets = device_allocation_text(pod, snap, snap.by_name[best.node], [v.pod for v in best.victims])
-                return self._decide(pod, priority, taint, tier, options, [], (*notes, DEVICE_NOTE, *gets), commit,
-                                    nominated)
+                return self._decide(pod, priority, taint, tier, options, [], (*notes, DEVICE_NOTE), commit,
+                                    nominated, frees_devices=True)
         return None
 
     def _scheduler_breaks(self, pod: Pod, plan: Plan, snapshot: Snapshot) -> Plan:
@@ -497,8 +515,7 @@ class Planner:
         return vet_options(self.placer.extenders, pod, self.work.snapshot, options, among, reasons)
 
     def _memo_for(self, pod: Pod, engine: _Engine | None = None) -> FilterMemo | None:
-        memos = self._filter_memo if engine is None else engine.filter_memo
-        return memo_of(memos, fit_shape(pod)) if self.memoize else None
+        return (self._filter_memo if engine is None else engine.filter_memo) if self.memoize else None
 
 
     def _select_victims(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod],
@@ -550,14 +567,18 @@ class Planner:
     # -- the choice ---------------------------------------------------------------------------
     def _decide(self, pod: Pod, priority: int, taint: bool, tier: int, options: list[NodeOption],
                 out: list[tuple[str, Reason]], notes: tuple[str, ...], commit: bool,
-                nominated: dict[str, list[Pod]]) -> Plan:
-        """The plan with the best of `options`; `out`: the first nodes by name that are out, and why."""
+                nominated: dict[str, list[Pod]], frees_devices: bool = False) -> Plan:
+        """The plan with the best of `options`; `out`: the first nodes by name that are out, and why.
+        `frees_devices`: the victims are evicted to free devices (`_plan_devices`)."""
         options.sort(key=lambda o: o.key)
         best = options[0]
         runners = tuple(RunnerUp(o.node, tier, lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
             tuple(RunnerUp(n, None, str(r)) for n, r in out[:5])
         decided = f"{lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
         info = self.work.snapshot.by_name[best.node]
+        devices = device_grants(pod, self.work.snapshot, info, [v.pod for v in best.victims]) \
+            if asks_for_devices(pod, self.work.snapshot.dra) else None
+        notes = (*notes, *grant_notes(devices or ()))
         victims, after = second_order(self.work, self.state.storage, pod, best, taint, nominated,
                                       self._land_replacement)
         blocked = best.violations > 0 and not self.options.allow_pdb_violation
@@ -568,7 +589,7 @@ class Planner:
         if blocked:
             msg += "; blocked: evicting would violate a PodDisruptionBudget (use --allow-pdb-violation to go on)"
         plan = Plan(pod, priority, "evict", best.node, tier, taint, victims, msg, decided, runners, blocked,
-                    tuple(info.pods), notes)
+                    tuple(info.pods), notes, devices=devices, frees_devices=frees_devices)
         if commit:
             apply_plan(self.work, plan, after)
         return plan
@@ -609,6 +630,24 @@ class Planner:
         engine = self._engine(profile)
         replacement = profile.planning_pod(replacement_of(victim))
         return replacement, engine.placer.land(replacement, sim, nominated, self._memo_for(replacement, engine))
+
+
+def _unknown(plan: Plan, missing: tuple[str, ...]) -> Plan:
+    """A plan made without the pod's devices (the state lacks the `missing` kinds they depend on):
+    `unknown`, with what it would be without them; `infeasible` stays, since devices only add to
+    what stops a pod — unless an extended resource named after a DeviceClass is what stopped it
+    (without the classes, nothing maps it)."""
+    named = "DeviceClass" in missing and any(r.startswith(CLASS_PREFIX) for r in plan.pod.requests.scalar)
+    if plan.outcome == "infeasible" and not named:
+        return replace(plan, missing_kinds=missing)
+    if plan.outcome == "fits":
+        blind = f"without its devices it would fit on node {plan.node}"
+    elif plan.outcome == "evict":
+        blind = f"without its devices it would need evicting {len(plan.victims)} pod(s) on node {plan.node}"
+    else:
+        blind = f"without its devices: {plan.message}"
+    return Plan(plan.pod, plan.priority, "unknown", taint=plan.taint, message=f"{unknown_message(missing)}; {blind}",
+                notes=plan.notes, profile=plan.profile, warnings=plan.warnings, devices=(), missing_kinds=missing)
 
 
 def _fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> str:

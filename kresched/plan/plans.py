@@ -14,14 +14,15 @@ from kresched.plan.pdb import PdbCheck
 from kresched.sched.pod_group_cycle import PodGroupCondition
 from kresched.sched.profile import Profiles
 
-__all__ = ["CRITERIA", "RESERVATION_TAINT", "RESERVED_FOR", "GangOutcome", "NodeOption", "Outcome", "Plan",
-           "PlanOptions", "RunnerUp", "Victim"]
+__all__ = ["CRITERIA", "RESERVATION_TAINT", "RESERVED_FOR", "DeviceGrant", "GangOutcome", "NodeOption", "Outcome",
+           "Plan", "PlanOptions", "RunnerUp", "Victim"]
 
 RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
 #: The annotation that names the pod (or workload) a reservation is for.
 RESERVED_FOR = "kresched.io/reserved-for"
 
-Outcome = Literal["fits", "evict", "infeasible"]
+#: `unknown`: the answer depends on objects the state does not hold (`Plan.missing_kinds`).
+Outcome = Literal["fits", "evict", "infeasible", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,25 @@ class PlanOptions:
     allow_pdb_violation: bool = False
     #: The cluster's scheduler profiles (`--scheduler-config`; the v1.36 default profile without).
     profiles: Profiles = field(default_factory=Profiles.default, compare=False)
+
+
+@dataclass(frozen=True)
+class DeviceGrant:
+    """One device a claim of the pod would get on the plan's node (its allocation result): of one
+    of the pod's ResourceClaims, or of the claim the scheduler makes for its extended resources
+    backed by a DeviceClass (`claim` None; `resource` and `container` say which request it is)."""
+
+    claim: str | None
+    request: str
+    driver: str
+    pool: str
+    device: str
+    resource: str | None = None
+    container: str | None = None
+
+    @property
+    def device_text(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
 
 
 @dataclass(frozen=True)
@@ -170,6 +190,16 @@ class Plan:
     profile: str | None = "default-scheduler"
     #: What kresched could not simulate of that profile (out-of-tree plugins, extenders, ...).
     warnings: tuple[str, ...] = ()
+    #: For a pod that asks for devices (None: it asks for none): the devices its claims get on
+    #: `node` (`fits`, `evict`), in the order the allocator gives them.
+    devices: tuple[DeviceGrant, ...] | None = None
+    #: The victims are evicted to free devices: kresched's own device freeing (`plan.devices`),
+    #: which the scheduler's preemption never does.
+    frees_devices: bool = False
+    #: The DRA kinds the pod's answer depends on that the state does not hold (a snapshot taken
+    #: without them, `sched.dra.claims.missing_kinds`): the outcome is `unknown`, or `infeasible`
+    #: when it cannot be placed whatever its devices.
+    missing_kinds: tuple[str, ...] = ()
     #: The pod is a member of a gang, planned with it (`plan.gang`).
     gang: GangOutcome | None = None
 

@@ -14,11 +14,12 @@ lacks (`explain_pod` on the cluster as the earlier replicas left it). With `max`
 replicas of it fit at all (`max_replicas`: without evicting anything — cluster-capacity's
 question —, and with evictions within the tiers).
 
-The cluster is the one given, with the manifests' Services, PodDisruptionBudgets, PriorityClasses
-and Namespaces added, the controllers' own objects whose selectors default spreading reads (a
-Deployment's ReplicaSet, a StatefulSet), a StatefulSet's new claims, and without the pods of a
-workload of the same kind and name that already runs (a rollout replaces them: the plan is the
-cluster once it is done). Pure: no I/O, no clock, no randomness.
+The cluster is the one given, with the manifests' Services, PodDisruptionBudgets, PriorityClasses,
+Namespaces, DeviceClasses, ResourceClaimTemplates and ResourceClaims added (a template or claim the
+pods name and neither holds is named in the workload's notes: `device_notes`), the controllers' own
+objects whose selectors default spreading reads (a Deployment's ReplicaSet, a StatefulSet), a
+StatefulSet's new claims, and without the pods of a workload of the same kind and name that already
+runs (a rollout replaces them: the plan is the cluster once it is done). Pure: no I/O, no clock, no randomness.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DraState
 from kresched.model.gangs import Gang, GangIndex, declared_group
 from kresched.model.objects import Node, Pod, ReplicaSet, ReplicationController, StatefulSet
 from kresched.model.specs import (
@@ -56,8 +58,8 @@ from kresched.sched.node_affinity import required_node_affinity_matches
 from kresched.sched.taint_toleration import find_untolerated_taint
 from kresched.sources.manifests import Manifests, safe_encode, stable_digest, stable_uid
 
-__all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "max_replicas",
-           "plan_workloads", "replicas_of", "runs_in", "simulated_state", "what_if_gangs"]
+__all__ = ["DEFAULT_MAX_LIMIT", "MaxResult", "WhatIf", "WhatIfOptions", "WorkloadPlan", "belongs_to", "device_notes",
+           "max_replicas", "plan_workloads", "replicas_of", "runs_in", "simulated_state", "what_if_gangs"]
 
 #: How many replicas `--max` simulates at most by default (cluster-capacity's `--max-limit`, whose
 #: default is none: kresched's keeps a 5,000-node cluster's answer within seconds).
@@ -117,6 +119,8 @@ class WorkloadPlan:
     not_created: int = 0
     notes: tuple[str, ...] = ()
     max: MaxResult | None = None
+    #: Replicas whose answer cannot be known (`Plan.missing_kinds`): neither placed nor Pending.
+    unknown: int = 0
     #: Its replicas are a gang (or members of one): what the gang's plan came to.
     gang: GangOutcome | None = None
 
@@ -170,16 +174,61 @@ def simulated_state(state: ClusterState, manifests: Manifests) -> tuple[ClusterS
     pdbs = [*state.pdbs, *manifests.pdbs]
     classes = [*state.priority_classes, *manifests.priority_classes]
     namespaces = [*state.namespaces, *manifests.namespaces]
+    dra = _with_devices(state.dra, manifests)
     pods: Iterable[Pod] = state.pods
     if replaced:
         pods = [p for p in state.pods if p.key not in replaced]
-        out = ClusterState.build(state.nodes, pods, pdbs, classes, namespaces, workloads, state.storage, state.dra,
+        out = ClusterState.build(state.nodes, pods, pdbs, classes, namespaces, workloads, state.storage, dra,
                                  state.node_leases)
         return dataclasses.replace(out, warnings=state.warnings), notes
     out = ClusterState.build((), (), pdbs, classes, namespaces, workloads)
     return dataclasses.replace(state, pdbs=out.pdbs, priority_classes=out.priority_classes,
                                namespaces=out.namespaces, workloads=out.workloads,
-                               workload_by_key=out.workload_by_key), notes
+                               workload_by_key=out.workload_by_key, dra=dra), notes
+
+
+#: The creation time of a DeviceClass the manifests create: now, after every class the cluster has
+#: (when two classes name the same extended resource, the newer one backs it).
+_CREATED_NOW = "9999-12-31T23:59:59Z"
+
+
+def _with_devices(dra: DraState, manifests: Manifests) -> DraState:
+    """`dra` with the manifests' DeviceClasses, ResourceClaimTemplates and ResourceClaims applied
+    (one of the same name replaced), and their kinds known from then on."""
+    given = (manifests.device_classes, manifests.resource_claims, manifests.claim_templates)
+    if not any(given):
+        return dra
+    by_name = {c.name: c for c in dra.classes}
+    for c in manifests.device_classes:
+        old = by_name.get(c.name)
+        created = old.metadata.creation_timestamp if old is not None else _CREATED_NOW
+        by_name[c.name] = msgspec.structs.replace(c, metadata=msgspec.structs.replace(c.metadata,
+                                                                                       creation_timestamp=created))
+    kinds = dra.kinds | {k for k, objs in zip(("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"), given,
+                                               strict=True) if objs}
+    return DraState.build(by_name.values(), dra.slices, (*dra.claims, *manifests.resource_claims),
+                          (*dra.templates, *manifests.claim_templates), frozenset(kinds))
+
+
+def device_notes(spec: WorkloadSpec, dra: DraState) -> tuple[str, ...]:
+    """The claims of `spec`'s pods that cannot be made or found: a ResourceClaimTemplate or a
+    ResourceClaim named by the pod template and in neither the manifests nor the cluster (when the
+    state holds that kind at all: else the answer is unknown, `claims.missing_kinds`)."""
+    out = []
+    for prc in spec.template.spec.resource_claims:
+        if prc.resource_claim_template_name is not None:
+            if "ResourceClaimTemplate" in dra.kinds and dra.template(spec.namespace,
+                                                                      prc.resource_claim_template_name) is None:
+                out.append(f"ResourceClaimTemplate {spec.namespace}/{prc.resource_claim_template_name} (its pods' "
+                           f"claim {prc.name}) is in neither the manifests nor the cluster: the resourceclaim "
+                           "controller cannot make the claim, so its pods stay Pending (ResourceClaim not created "
+                           "yet); add the template to the manifests")
+        elif prc.resource_claim_name is not None and "ResourceClaim" in dra.kinds \
+                and dra.claim(spec.namespace, prc.resource_claim_name) is None:
+            out.append(f"ResourceClaim {spec.namespace}/{prc.resource_claim_name} (its pods' claim {prc.name}) is in "
+                       "neither the manifests nor the cluster: the scheduler cannot find it, so its pods stay Pending; "
+                       "add the claim to the manifests")
+    return tuple(out)
 
 
 def belongs_to(spec: WorkloadSpec, pod: Pod, state: ClusterState | None = None) -> bool:
@@ -255,7 +304,9 @@ def replicas_of(spec: WorkloadSpec, state: ClusterState, count: int | None = Non
     n = spec.replicas if count is None else count
     assert n is not None
     if spec.kind == "Pod":
-        return [spec.template if i == 0 else _named(spec, f"{spec.name}-{i + 1}", {}) for i in range(n)]
+        # Its claims from templates are made for it when it is created, as a replica's are.
+        return [with_new_claims(spec.template) if i == 0 else _named(spec, f"{spec.name}-{i + 1}", {})
+                for i in range(n)]
     if spec.kind == "StatefulSet":
         return [_stateful_pod(spec, spec.ordinal_start + i, state.storage) for i in range(n)]
     owner = spec.template.metadata.name
@@ -378,7 +429,7 @@ def plan_workloads(state: ClusterState, manifests: Manifests, options: WhatIfOpt
     out = []
     for spec in manifests.workloads:
         key = _key(spec)
-        notes = (*changed.get(key, ()), *spec.notes, *storage_notes.get(key, ()))
+        notes = (*changed.get(key, ()), *spec.notes, *storage_notes.get(key, ()), *device_notes(spec, sim.dra))
         out.append(_result(spec, wanted[key], plans[key], waiting.get(key, 0), planner, sim, options, notes))
     if options.max:
         out = [dataclasses.replace(w, max=max_replicas(sim, w.spec, options)) if w.spec.kind != "DaemonSet"
@@ -399,7 +450,8 @@ def _result(spec: WorkloadSpec, wanted: int, plans: list[Plan], not_created: int
         if p.node is not None and p.outcome in ("fits", "evict"):
             placed[p.node] = placed.get(p.node, 0) + 1
     bound = sum(placed.values())
-    pending = wanted - bound
+    unknown = sum(1 for p in plans if p.outcome == "unknown")
+    pending = wanted - bound - unknown
     nearest = None
     gang = next((p.gang for p in plans if p.gang is not None), None)
     first = next((p for p in plans if p.outcome == "infeasible"), None)
@@ -414,8 +466,11 @@ def _result(spec: WorkloadSpec, wanted: int, plans: list[Plan], not_created: int
             notes = (*notes, "the scheduler's own preemption would make room for the Pending replicas by evicting pods "
                              "kresched never evicts (DaemonSet, mirror or critical pods): kresched counts them Pending")
     message = _message(spec, wanted, plans, bound, pending, not_created, nearest, first)
+    if unknown:
+        said = next(p for p in plans if p.outcome == "unknown").message
+        message += f"; {unknown} cannot be known: {said.removeprefix('cannot be known: ')}"
     return WorkloadPlan(spec, wanted, tuple(plans), dict(sorted(placed.items())), pending, message, nearest,
-                        not_created, notes, gang=gang)
+                        not_created, notes, gang=gang, unknown=unknown)
 
 
 def _message(spec: WorkloadSpec, wanted: int, plans: list[Plan], bound: int, pending: int, not_created: int,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kresched.model.gangs import Gang
+from kresched.plan.devices import DeviceHint, missing_text
 from kresched.plan.explain import Explanation
 from kresched.plan.gang_breaks import SchedulerPreemption
 from kresched.plan.pod_group import GroupVerdict
@@ -24,7 +25,11 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
     pod that fits or runs `"scores": {node: {plugin: weighted score, ..., "total": n}}` with the
     predicted `"node"`, its tied `"candidates"`, `"likely"` and `"boundTo"`. `"profile"`: the
     scheduler profile simulated; `"warnings"` (when any): what kresched could not simulate of it, and
-    `"otherScheduler"` the pod's schedulerName when no profile names it."""
+    `"otherScheduler"` the pod's schedulerName when no profile names it. `"devices"`: per node
+    DynamicResources rejected, its facts (which request, why, who holds the devices);
+    `"deviceFreeing"`: the nodes where kresched's own device freeing makes room (`plan` evicts);
+    `"missingKinds"`: the DRA kinds its answer depends on that the state lacks (with `message`
+    null and `schedulable` false: it cannot be known)."""
     out: dict[str, Any] = {
         "pod": e.pod.key,
         "profile": e.profile,
@@ -45,6 +50,14 @@ def explanation_dict(e: Explanation) -> dict[str, Any]:
                          for s in sorted(e.scores, key=lambda s: s.node)}
     if e.bound_to is not None:
         out["boundTo"] = e.bound_to
+    devices = {v.node: [device_hint_dict(h) for h in v.devices] for v in sorted(e.verdicts, key=lambda v: v.node)
+               if v.devices}
+    if devices:
+        out["devices"] = devices
+    if e.device_freeing:
+        out["deviceFreeing"] = list(e.device_freeing)
+    if e.missing_kinds:
+        out["missingKinds"] = list(e.missing_kinds)
     if e.gang is not None:
         out["gang"] = gang_summary(e.gang)
     if e.group is not None:
@@ -92,6 +105,13 @@ def group_lines(g: GroupVerdict) -> list[str]:
     return out
 
 
+def device_hint_dict(h: DeviceHint) -> dict[str, Any]:
+    """One of explain's device facts for a node (`plan.devices.DeviceHint`)."""
+    return {"kind": h.kind, "claim": h.claim, "request": h.request, "resource": h.resource, "container": h.container,
+            "message": h.message,
+            "holders": [{"device": d.device, "claims": list(d.claims), "pods": list(d.pods)} for d in h.holders]}
+
+
 def gang_summary(g: Gang) -> dict[str, Any]:
     """A gang as `explain` and `plan` name it (docs/reference/json.md, "Gangs")."""
     return {"gang": g.key, "flavor": g.flavor, "minCount": g.min_count, "members": len(g.members),
@@ -130,7 +150,7 @@ def explanation_table(e: Explanation, top: int = 10, all_nodes: bool = False, wi
         parts.append(Hanging(Text(f"{count(len(others), 'more Pending pod')} of {workload}, from the same template: "
                                   f"{', '.join(others)}", style="dim"), first="", rest="  "))
     if source is not None and not e.schedulable and e.bound_to is None \
-            and any(v.verdict == "unschedulable" for v in e.verdicts):
+            and (e.device_freeing or any(v.verdict == "unschedulable" for v in e.verdicts)):
         args = f" {source.args}" if source.args else ""
         parts += [Text(""), Hanging(Text("next (what must move for it to fit; its tiers evict what costs least "
                                          "first, so it may pick another node than the nearest: plan --help):",
@@ -167,7 +187,13 @@ def _explanation_parts(e: Explanation, top: int, all_nodes: bool, wide: bool) ->
         if e.scores:
             parts.append(_scores_table(e, wide=wide))
         return Group(*parts)
-    if e.schedulable:
+    if e.unknown:
+        fits = f"it fits on {len(e.feasible)}/{e.num_nodes} nodes" if e.feasible else "no node fits"
+        parts.append(Hanging(Text.from_markup(f"[bold magenta]Cannot be known[/]: without its devices {fits}, but the "
+                                              f"state holds {escape(missing_text(e.missing_kinds))}, which they "
+                                              "depend on."), first="", rest="  "))
+        parts.append(_bullets(e.notes))
+    elif e.schedulable:
         fits = e.feasible
         parts.append(Hanging(Text.from_markup(
             f"[green]Schedulable[/]: fits on {len(fits)}/{e.num_nodes} nodes "

@@ -11,8 +11,16 @@ from typing import TYPE_CHECKING, Any
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.explain import format_amount
-from kresched.plan.plans import GangOutcome, Plan, Victim
-from kresched.render.common import Source, bar, claims_text, count, pod_requests_text, priority_text, requests_text
+from kresched.plan.plans import DeviceGrant, GangOutcome, Plan, Victim
+from kresched.render.common import (
+    Source,
+    bar,
+    claims_text,
+    count,
+    pod_requests_text,
+    priority_text,
+    requests_text,
+)
 from kresched.render.table import Columns, Command, Hanging
 from kresched.sched.pod_group_cycle import PodGroupCondition
 
@@ -47,7 +55,10 @@ def victim_dict(v: Victim) -> dict[str, Any]:
 def plan_dict(p: Plan) -> dict[str, Any]:
     """The design's contract: `pod, priority, outcome, node, tier, taint, victims, message`; with a
     profile other than `default-scheduler` (or none: a pod of another scheduler) `"profile"`, and
-    `"warnings"` when kresched could not simulate all of it."""
+    `"warnings"` when kresched could not simulate all of it; for a pod that asks for devices,
+    `"devices"` (what its claims get on `node`) and `"freesDevices"` (the victims go to free
+    devices: kresched's own device freeing); `"missingKinds"` when the state lacks DRA kinds the
+    answer depends on (outcome `unknown`, or `infeasible` whatever the devices)."""
     out = {
         "pod": p.pod.key,
         "priority": p.priority,
@@ -64,6 +75,11 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         out["profile"] = p.profile
     if p.warnings:
         out["warnings"] = list(p.warnings)
+    if p.devices is not None:
+        out["devices"] = [grant_dict(g) for g in p.devices]
+        out["freesDevices"] = p.frees_devices
+    if p.missing_kinds:
+        out["missingKinds"] = list(p.missing_kinds)
     if p.gang is not None:
         out["gang"] = gang_dict(p.gang)
     stopped = p.stopped_gangs
@@ -71,6 +87,11 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         out["gangsStopped"] = [{"gang": key, "running": vs[0].pdb.gang_running, "minCount": vs[0].pdb.gang_min_count,
                                 "evicted": [v.pod.key for v in vs]} for key, vs in stopped.items()]
     return out
+
+
+def grant_dict(g: DeviceGrant) -> dict[str, Any]:
+    return {"claim": g.claim, "request": g.request, "driver": g.driver, "pool": g.pool, "device": g.device,
+            "resource": g.resource, "container": g.container}
 
 
 def gang_dict(g: GangOutcome) -> dict[str, Any]:
@@ -99,7 +120,7 @@ def plans_dict(plans: list[Plan]) -> dict[str, Any]:
     return out
 
 
-_OUTCOME_STYLE = {"fits": "green", "evict": "yellow", "infeasible": "red"}
+_OUTCOME_STYLE = {"fits": "green", "evict": "yellow", "infeasible": "red", "unknown": "magenta"}
 
 
 def plan_view(p: Plan, state: ClusterState, runners_up: int = 5, wide: bool = False,
@@ -183,7 +204,8 @@ def victim_costs(victims: Sequence[Victim]) -> list[str]:
 #: How each kind of plan is counted in a tally: (singular, plural).
 _TALLY = (("fits", ("fits now", "fit now")), ("evict", ("needs evictions", "need evictions")),
           ("blocked", ("needs evictions a PDB forbids", "need evictions a PDB forbids")),
-          ("infeasible", ("cannot be placed", "cannot be placed")))
+          ("infeasible", ("cannot be placed", "cannot be placed")),
+          ("unknown", ("cannot be known (device data missing)", "cannot be known (device data missing)")))
 
 
 def _kind(p: Plan) -> str:
@@ -203,7 +225,8 @@ def next_steps(plans: list[Plan], source: Source) -> list[tuple[str, str]]:
     the first pod nothing can place."""
     args = f" {source.args}" if source.args else ""
     rehearse = " --dry-run" if source.on_snapshot else ""
-    first = {k: next((p for p in plans if _kind(p) == k), None) for k in ("evict", "blocked", "infeasible", "fits")}
+    first = {k: next((p for p in plans if _kind(p) == k), None)
+             for k in ("evict", "blocked", "infeasible", "unknown", "fits")}
     out = []
     if (p := first["evict"]) is not None:
         out.append(("rehearse it" if source.on_snapshot else "carry it out (--dry-run rehearses it)",
@@ -214,6 +237,8 @@ def next_steps(plans: list[Plan], source: Source) -> list[tuple[str, str]]:
                     f"{source.prog} preempt {p.pod.key}{args} --allow-pdb-violation{rehearse}"))
     if (p := first["infeasible"]) is not None:
         out.append(("why no node works", f"{source.prog} explain {p.pod.key}{args}"))
+    if (p := first["unknown"]) is not None:
+        out.append(("what it depends on", f"{source.prog} explain {p.pod.key}{args}"))
     if (p := first["fits"]) is not None and not out:
         out.append(("why it is still Pending", f"{source.prog} explain {p.pod.key}{args}"))
     return out

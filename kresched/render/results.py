@@ -82,6 +82,8 @@ def preempt_closing(r: PreemptResult, mode: str) -> str:
         return f"{pod} fits on {r.plan.node or 'a node'} without evictions: nothing to do{dry}"
     if r.outcome == "infeasible":
         return f"{pod} cannot be placed, whatever is evicted: nothing was done{dry}"
+    if r.outcome == "unknown":
+        return f"{pod}: whether it can be placed cannot be known (device data missing): nothing was done{dry}"
     if r.outcome == "aborted":
         return f"{pod}: not confirmed, nothing was changed"
     if r.outcome == "blocked" and not r.evicted:
@@ -366,6 +368,9 @@ def whatif_run_closing(r: WhatIfRunResult, mode: str) -> str:
         return f"{what}: {made}{', and the workloads applied' if r.applied else ''}{dry}"
     if r.outcome == "nothing-to-do":
         return f"{what}: every replica fits without evictions: nothing to do (kubectl apply -f creates it){dry}"
+    if r.outcome == "unknown" and r.plan is not None:
+        unknown = sum(w.unknown for w in r.plan.workloads)
+        return f"{what}: {count(unknown, 'replica')} cannot be known (device data missing): nothing was done{dry}"
     if r.outcome == "infeasible" and r.plan is not None:
         # No eviction makes room: said as the plan above says it, never "nothing to do".
         pending = sum(w.pending for w in r.plan.workloads)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kresched.plan.plans import Plan
 from kresched.plan.whatif import MaxResult, WhatIf, WorkloadPlan
 from kresched.render.common import Source, claims_text, count, priority_text, requests_text
+from kresched.render.explain import device_hint_dict
 from kresched.render.plan import gang_dict, plan_dict, plan_view, victim_costs
 from kresched.render.table import Columns, Command, Hanging
 
@@ -29,8 +30,9 @@ ROWS = 20
 def workload_dict(w: WorkloadPlan) -> dict[str, Any]:
     """The design's contract: `workload, kind, replicas, placed, pending, message, plans`; with
     Pending replicas nothing can place, `"nearest"` (the nearest nodes, each with the scheduler's
-    reasons and what would make the pod fit there); `"notes"` when there are any; `"max"` with
-    `--max`."""
+    reasons and what would make the pod fit there); `"notes"` when there are any; `"unknown"`
+    (replicas whose answer cannot be known: the state lacks DRA kinds their devices depend on)
+    when there are any; `"max"` with `--max`."""
     out: dict[str, Any] = {
         "workload": w.spec.key,
         "kind": w.spec.kind,
@@ -41,10 +43,13 @@ def workload_dict(w: WorkloadPlan) -> dict[str, Any]:
         "plans": [plan_dict(p) for p in w.plans],
     }
     if w.nearest is not None:
-        out["nearest"] = [{"node": v.node, "reasons": list(v.status.reasons), "hints": list(v.hints)}
+        out["nearest"] = [{"node": v.node, "reasons": list(v.status.reasons), "hints": list(v.hints),
+                           **({"devices": [device_hint_dict(h) for h in v.devices]} if v.devices else {})}
                           for v in w.nearest.verdicts[:NEAREST]]
     if w.notes:
         out["notes"] = list(w.notes)
+    if w.unknown:
+        out["unknown"] = w.unknown
     if w.max is not None:
         out["max"] = max_dict(w.max)
     if w.gang is not None:
@@ -102,6 +107,9 @@ def _tally(result: WhatIf) -> str:
         text += f" ({evicting} after evictions)"
     if pending:
         text += f", {pending} Pending"
+    unknown = sum(w.unknown for w in result.workloads)
+    if unknown:
+        text += f", {unknown} cannot be known (device data missing)"
     return text
 
 

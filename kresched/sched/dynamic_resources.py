@@ -36,8 +36,9 @@ PostFilter deletes it (`deletion of ResourceClaim completed`): the pod can be pl
 cycle only.
 
 Deliberate differences: the binding-conditions timeout (a wall clock) is not applied; a claim
-being allocated by another pod in flight cannot be seen in a snapshot. A snapshot that holds no
-DRA objects says nothing about devices: the plugin is skipped and the answer says so. Pure.
+being allocated by another pod in flight cannot be seen in a snapshot. A snapshot that lacks a DRA
+kind the pod's answer depends on (`sched.dra.claims.missing_kinds`) says nothing about its devices:
+the plugin is skipped for it, and the planner and explain say the answer cannot be known. Pure.
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ from typing import Any, ClassVar
 import msgspec
 
 from kresched.model.dra import DraState, ResourceClaim
-from kresched.model.objects import Pod
+from kresched.model.objects import Node, Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
-from kresched.sched.dra.claims import ClaimLookupError, PodClaim, pod_claims
+from kresched.sched.dra.claims import ClaimLookupError, PodClaim, missing_kinds, pod_claims
 from kresched.sched.dra.extended import delegated, leftover_claim, special_claim
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims, allocator_for
 from kresched.sched.framework import (
@@ -71,6 +72,8 @@ __all__ = [
     "NOT_AVAILABLE",
     "DynamicResources",
     "DraCycle",
+    "claims_to_allocate",
+    "extended_on",
     "post_filter_note",
     "prepare",
 ]
@@ -127,6 +130,9 @@ class DraCycle:
     #: Every device is on a slice of one node (`nodeName`, no shared counters) and no request
     #: scores: a node's verdict depends on the pods on it alone (`runner.node_local`).
     node_local: bool = False
+    #: With `node_local`: everything Filter reads of the pod (pods with equal keys get the same
+    #: verdict on a node: `runner.verdict_keys`).
+    verdict_key: bytes | None = None
 
     def clone(self) -> DraCycle:
         return self
@@ -136,11 +142,32 @@ def _unresolvable(msg: str) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,))
 
 
+# Filter's rejections, one object each (a filter pass over a thousand nodes returns them often).
+_LEFTOVER = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (LEFTOVER,), NAME)
+_CANNOT_ALLOCATE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (CANNOT_ALLOCATE,), NAME)
+_NOT_AVAILABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_AVAILABLE,), NAME)
+
+
+def _allocate(allocator: Any, node: Any, claims: list[ResourceClaim]) -> Any:
+    """The allocator's first fit for `claims` on `node` (a `NodeAllocation`), None where they do not
+    fit, or the Status of its failure: `AllocationFailedOnNode` rejects the node, another
+    `AllocationError` is an Error."""
+    from kresched.sched.dra.allocator import AllocationError, AllocationFailedOnNode
+
+    try:
+        return allocator.allocate(node, claims)
+    except AllocationFailedOnNode as exc:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),), NAME)
+    except AllocationError as exc:
+        return Status(Code.ERROR, (str(exc),), NAME)
+
+
 class DynamicResources:
     name: ClassVar[str] = NAME
 
     def pre_filter(self, cycle: CycleState, pod: Pod, snapshot: Snapshot) -> PreFilterResult:
-        if not snapshot.dra.is_known or not (pod.spec.resource_claims or delegated(pod, snapshot.dra)):
+        if not snapshot.dra.is_known or not (pod.spec.resource_claims or delegated(pod, snapshot.dra)) \
+                or missing_kinds(pod, snapshot.dra):
             return _SKIP
         state = prepare(pod, snapshot.dra, allocated_claims(snapshot))
         if state is None:
@@ -155,22 +182,23 @@ class DynamicResources:
         if state is None:
             return SUCCESS
         if state.leftover is not None:  # `filterExtendedResources`, before anything else
-            return _unresolvable(LEFTOVER)
+            return _LEFTOVER
         node = node_info.node
         unavailable = [i for i, sel in state.available_on.items()
                        if i in state.binding_failed
-                       or (sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels))]
+                       or (sel is not None and not _selector_matches(sel, node.metadata.name, node.metadata.labels))
+                       ] if state.available_on else None
         allocation = None
         claims = state.to_allocate
         signature = state.signature
         if state.extended:  # its extended resources this node leaves to DRA: the special claim
-            on_node = {r: q for r, q in state.extended.items() if not node.allocatable.scalar.get(r, 0)}
+            on_node = extended_on(state, node)
             if on_node:
                 claims = [*claims, special_claim(pod, state.dra, on_node)]
                 signature += msgspec.json.encode(sorted(on_node.items()))
         if state.allocator is not None and claims:
-            from kresched.sched.dra.allocator import AllocationError, AllocationFailedOnNode
-
+            # The first fit is the same for the same claim specs on the same devices: kept per node
+            # and specs while the versions of the node's pools are the same (every pod of the run).
             name = node_info.name
             key = (name, signature)
             pool_keys = state.pool_keys.get(name)
@@ -183,20 +211,17 @@ class DynamicResources:
             if hit is not None and hit[0] == stamp:
                 allocation = hit[1]
             else:
-                try:
-                    allocation = state.allocator.allocate(node, claims)
-                except AllocationFailedOnNode as exc:
-                    allocation = _unresolvable(str(exc))
-                except AllocationError as exc:
-                    allocation = Status(Code.ERROR, (str(exc),))
-                state.memo[key] = (stamp, allocation)
+                allocation = _allocate(state.allocator, node, claims)
+                # An error names the claim and request it is about: never another pod's answer.
+                if allocation is None or not isinstance(allocation, Status) or allocation.code != Code.ERROR:
+                    state.memo[key] = (stamp, allocation)
+            if allocation is None:
+                return _CANNOT_ALLOCATE
             if isinstance(allocation, Status):
                 return allocation
-            if allocation is None:
-                return _unresolvable(CANNOT_ALLOCATE)
         if unavailable:
             state.unavailable.update(unavailable)
-            return _unresolvable(NOT_AVAILABLE)
+            return _NOT_AVAILABLE
         if allocation is not None:
             state.node_allocations[node_info.name] = allocation
         return SUCCESS
@@ -289,9 +314,15 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
             s.spec.node_name and not s.spec.shared_counters and not s.spec.per_device_node_selection
             for s in dra.slices)
     # A claim the pod shares by name is allocated wherever another pod takes it first: only claims
-    # made for the pod alone (from templates) keep the verdict local.
+    # made for the pod alone (from templates) keep the verdict local. And only where all Filter
+    # reads of the pod is the specs of the claims to allocate (`verdict_key`): not an allocated
+    # claim (whose Filter records where it is unavailable, for PostFilter), not the special claim
+    # for extended resources (made from the pod's containers), not one left from an earlier cycle.
     state.node_local = (local and all(prc.resource_claim_template_name is not None for prc in pod.spec.resource_claims)
-                        and not any(r.first_available for c in current for r in c.requests))
+                        and not any(r.first_available for c in current for r in c.requests)
+                        and not available_on and not extended and state.leftover is None)
+    if state.node_local:
+        state.verdict_key = state.signature
     return state
 
 
@@ -335,6 +366,18 @@ def _binding_failed(claim: ResourceClaim) -> bool:
 def _selector_matches(sel: NodeSelector, name: str, labels: dict[str, str]) -> bool:
     """`nodeaffinity.NewNodeSelector(...).Match`: any term matches (no terms: none)."""
     return any(node_selector_term_matches(t, name, labels) for t in sel.node_selector_terms)
+
+
+def extended_on(state: DraCycle, node: Node) -> dict[str, int]:
+    """The pod's extended resources backed by a DeviceClass that `node` leaves to DRA (its
+    allocatable lacks them): what the special claim asks for there."""
+    return {r: q for r, q in state.extended.items() if not node.allocatable.scalar.get(r, 0)}
+
+
+def claims_to_allocate(state: DraCycle, pod: Pod, node: Node) -> list[ResourceClaim]:
+    """What Filter allocates on `node`: the claims not allocated yet, then the special claim."""
+    on_node = extended_on(state, node) if state.extended else None
+    return [*state.to_allocate, special_claim(pod, state.dra, on_node)] if on_node else list(state.to_allocate)
 
 
 def post_filter_note(cycle: CycleState) -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from itertools import compress, islice
 from operator import attrgetter, is_not
 
+import msgspec
+
 from kresched.model.objects import Pod
 from kresched.sched.framework import (
     SUCCESS,
@@ -32,6 +34,7 @@ __all__ = [
     "NO_NODE_AVAILABLE",
     "Diagnosis",
     "FilterMemo",
+    "Verdicts",
     "default_plugins",
     "find_nodes_that_fit",
     "fit_error_message",
@@ -47,6 +50,7 @@ __all__ = [
     "remove_pod",
     "run_pre_filter",
     "scheduler_error",
+    "verdict_keys",
     "SCHEDULER_ERROR_NOTE",
 ]
 
@@ -237,9 +241,10 @@ def run_filters_with_nominated(plugins: Sequence[FilterPlugin], cycle: CycleStat
     return run_filters(plugins, cycle, pod, node_info)
 
 
-class FilterMemo(dict[str, tuple[NodeInfo, Status]]):
-    """`find_nodes_that_fit`'s memo for the pods of one shape: node name → (NodeInfo, its filter
-    status), and the last sampled search (`walk`), which the next one starts from."""
+class Verdicts(dict[str, tuple[NodeInfo, Status]]):
+    """The filter statuses of pods that read the same of themselves (`FilterMemo`'s key): node
+    name → (NodeInfo, its status), and the last sampled search (`walk`), which the next one
+    starts from."""
 
     __slots__ = ("walk",)
 
@@ -248,12 +253,41 @@ class FilterMemo(dict[str, tuple[NodeInfo, Status]]):
         self.walk: _Walk | None = None
 
 
+class FilterMemo:
+    """`find_nodes_that_fit`'s memo across pods, kept by the caller (one per scheduler profile, or
+    per any finer grouping of pods it likes): per *verdict key* — exactly what the filters that
+    ran for a pod read of it (`verdict_keys`) — the statuses a later pod with the same key reuses
+    while a node's NodeInfo is the same object (simulations replace a NodeInfo, never change it):
+    `full` for pods whose every status is a function of the NodeInfo alone (`node_local`),
+    `prefix` for the node-static filters' and NodeResourcesFit's part of the others'."""
+
+    __slots__ = ("full", "prefix")
+
+    def __init__(self) -> None:
+        self.full: dict[bytes, Verdicts] = {}
+        self.prefix: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+
+
 def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
     """The `FilterMemo` of pod shape `shape` in `memos`, added if missing."""
     memo = memos.get(shape)
     if memo is None:
         memo = memos[shape] = FilterMemo()
     return memo
+
+
+def verdict_keys(pod: Pod, cycle: CycleState, active: Sequence[FilterPlugin], static: StaticFilters
+                 ) -> tuple[bytes, bytes]:
+    """(the full key, the prefix key) of `pod` after PreFilter: what the node-static filters read
+    (`StaticFilters.signature`), its requests (NodeResourcesFit), and for the full key the filters
+    that did not return Skip, with what DynamicResources found (`DraCycle.verdict_key`: the specs
+    of the claims to allocate, not their names). Not its name, labels, namespace or priority: no
+    filter whose statuses are kept reads them."""
+    r = pod.requests
+    prefix = msgspec.json.encode((static.signature(pod), r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar))
+    dra = cycle.read("DynamicResources")
+    full = msgspec.json.encode(([pl.name for pl in active], getattr(dra, "verdict_key", None)))
+    return prefix + full, prefix
 
 
 class _Walk:
@@ -309,7 +343,7 @@ def node_local(plugins: Sequence[FilterPlugin], cycle: CycleState, static: froze
 def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Snapshot,
                         nominated: dict[str, list[Pod]] | None = None,
                         static: StaticFilters | None = None,
-                        memo: dict[str, tuple[NodeInfo, Status]] | None = None,
+                        memo: FilterMemo | None = None,
                         sample: bool = False, percentage: int = 0, start: int = 0) -> tuple[Diagnosis, CycleState]:
     """Filter the nodes (`findNodesThatFitPod`).
 
@@ -325,9 +359,10 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
 
     With `static` (built from the same `plugins`), the node-static plugins' verdicts come from its
     memo; they are upstream's first four filters, so the statuses are the same either way.
-    With `memo` — one dict per pod *shape* (`static.fit_shape`), kept by the caller across pods of
-    that shape — a node's status is reused while it is the same NodeInfo object, when the pod is
-    `resources_only` and nothing is nominated there."""
+    With `memo` (a `FilterMemo`, kept by the caller across pods) and `static`, a node's status is
+    reused for a later pod with the same verdict key while it is the same NodeInfo object, when
+    the pod is `node_local` and nothing is nominated there; and a sampled search starts where
+    the last one with that key stopped (`_resume`)."""
     diag = Diagnosis(num_all_nodes=len(snapshot.node_infos))
     cycle, st, names = run_pre_filter(plugins, pod, snapshot)
     if not st.is_success:
@@ -359,22 +394,27 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 return diag, cycle
     dynamic = [pl for pl in plugins if pl.name not in static.names] if static is not None else plugins
     active = [pl for pl in dynamic if pl.name not in cycle.skip]  # `run_filters` without the skipped
-    # For a pod not `resources_only` whose first filter after the node-static ones is
-    # NodeResourcesFit, the memo still holds what those filters say of a node (all they read of
-    # the pod is in its shape): where they fail it, that is its status; only where they pass do
-    # the other filters (`rest`) run.
+    # For a pod not `node_local` whose first filter after the node-static ones is NodeResourcesFit,
+    # the memo still holds what those filters say of a node (`prefix`: all they read of the pod is
+    # in its prefix key): where they fail it, that is its status; only where they pass do the other
+    # filters (`rest`) run.
+    verdicts: Verdicts | None = None
     prefix: dict[str, tuple[NodeInfo, Status]] | None = None
     fit: list[FilterPlugin] = []
     rest: list[FilterPlugin] = []
-    static_names = static.names if static is not None else NODE_STATIC_PLUGINS
-    if memo is not None and not node_local(plugins, cycle, static_names):
-        if static is not None and active and active[0].name == "NodeResourcesFit":
-            prefix, fit, rest = memo, active[:1], active[1:]
-        memo = None
+    if memo is not None and static is not None:
+        full_key, prefix_key = verdict_keys(pod, cycle, active, static)
+        if node_local(plugins, cycle, static.names):
+            verdicts = memo.full.get(full_key)
+            if verdicts is None:
+                verdicts = memo.full[full_key] = Verdicts()
+        elif active and active[0].name == "NodeResourcesFit":
+            prefix = memo.prefix.setdefault(prefix_key, {})
+            fit, rest = active[:1], active[1:]
     # Only nominated pods at least as important as this one hold room against it.
     held = {n: others for n, ps in nominated.items()
             if (others := holding_room(pod, ps))}
-    memo_get = memo.get if memo is not None else None
+    memo_get = verdicts.get if verdicts is not None else None
     feasible, failed = diag.feasible, diag.node_to_status
 
     def first_failing(info: NodeInfo, plugs: list[FilterPlugin]) -> Status:
@@ -398,20 +438,22 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 st = static.status(cycle, pod, info)
                 if not st.code:
                     st = first_failing(info, fit)
-                prefix[info.name] = (info, st)
+                if st.code != Code.ERROR:
+                    prefix[info.name] = (info, st)
             return st if st.code else first_failing(info, rest)
         st = static.status(cycle, pod, info)
         if not st.code:
             st = first_failing(info, active)
-        if memo is not None:
-            memo[info.name] = (info, st)
+        # An error names the pod's own objects (a claim, its request): never another pod's answer.
+        if verdicts is not None and st.code != Code.ERROR:
+            verdicts[info.name] = (info, st)
         return st
 
-    walked = sample and names is None and isinstance(memo, FilterMemo) and not start
+    walked = sample and names is None and verdicts is not None and not start
     start = 0
     if walked:
-        assert isinstance(memo, FilterMemo)
-        start = _resume(memo.walk, snapshot, infos, held, limit, status, diag)
+        assert verdicts is not None
+        start = _resume(verdicts.walk, snapshot, infos, held, limit, status, diag)
     if start >= 0:
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
             name = info.name
@@ -428,11 +470,12 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 if st.code == Code.ERROR and diag.filter_error is None:
                     diag.filter_error = st
     if walked:
-        assert isinstance(memo, FilterMemo)
+        assert verdicts is not None
         cut = len(feasible) + len(failed)
         positions = snapshot.cluster.order_positions
-        # Positions are the search order's only when every node of the cluster is in the snapshot.
-        memo.walk = None if len(positions) != len(infos) else _Walk(
+        # Positions are the search order's only when every node of the cluster is in the snapshot;
+        # a search that met an error is not one to resume (the error is the pod's own).
+        verdicts.walk = None if len(positions) != len(infos) or diag.filter_error is not None else _Walk(
             snapshot.facts, infos[:cut], list(feasible), dict(failed),
             {j for n in held if (j := positions.get(n, cut)) < cut}, limit, len(infos), diag.sampled, diag)
     diag.feasible_set = frozenset(diag.feasible)

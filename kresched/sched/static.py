@@ -65,6 +65,15 @@ class StaticFilters:
         #: The last pod asked about and its signature (filtering asks about one pod, node after node).
         self._last: tuple[Pod | None, bytes] = (None, b"")
 
+    def signature(self, pod: Pod) -> bytes:
+        """Everything the node-static plugins read of `pod`: pods with equal signatures get the
+        same verdict on a node."""
+        last, sig = self._last
+        if last is not pod:
+            sig = _signature(pod)
+            self._last = (pod, sig)
+        return sig
+
     def status(self, cycle: CycleState, pod: Pod, info: NodeInfo) -> Status:
         """What the static plugins say about `info` (first failure, or SUCCESS), from the memo when
         the same pod shape met the same node object before."""

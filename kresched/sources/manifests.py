@@ -14,8 +14,10 @@ and admission of that pod (`kresched.sources.admission`).
 
 Services, PodDisruptionBudgets, PriorityClasses and Namespaces in the same files are kept too:
 they change how the workloads are placed (default spreading, priority) and what may be evicted
-later; so are the PodGroups (of the three gang APIs) and `scheduling.k8s.io` Workloads, which make
-the workloads' pods gangs (`kresched.model.gangs`). Other kinds (ConfigMaps, Secrets, a PodGroup or
+later; so are the devices a workload brings (DeviceClasses, ResourceClaimTemplates and
+ResourceClaims, in any served version of `resource.k8s.io`): its pods' claims are made from them;
+and the PodGroups (of the three gang APIs) and `scheduling.k8s.io` Workloads, which make the
+workloads' pods gangs (`kresched.model.gangs`). Other kinds (ConfigMaps, Secrets, a PodGroup or
 Workload of another API group, ...) are named, not planned. Pure but for reading the files; no API
 calls.
 """
@@ -33,6 +35,7 @@ import msgspec
 
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate
 from kresched.model.gangs import (
     COSCHEDULING_API,
     GANG_KINDS,
@@ -68,9 +71,13 @@ API_VERSIONS: dict[str, str] = {
     "PodDisruptionBudget": "policy/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
 }
+#: The versions of `resource.k8s.io` the API server serves (v1.34+); every one is read as v1.
+DRA_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1")
 _EXTRAS: dict[str, type] = {"Service": Service, "Namespace": Namespace, "PodDisruptionBudget": PodDisruptionBudget,
-                            "PriorityClass": PriorityClass}
-_CLUSTER_SCOPED = {"Namespace", "PriorityClass"}
+                            "PriorityClass": PriorityClass, "DeviceClass": DeviceClass,
+                            "ResourceClaimTemplate": ResourceClaimTemplate, "ResourceClaim": ResourceClaim}
+_CLUSTER_SCOPED = {"Namespace", "PriorityClass", "DeviceClass"}
+_DRA_EXTRAS = frozenset({"DeviceClass", "ResourceClaimTemplate", "ResourceClaim"})
 #: The version each gang kind is read in, by its API group (another group's is another kind: not
 #: planned; another version of one of these groups is kubectl's `no matches for kind`).
 _GANG_API_VERSIONS: dict[tuple[str, str], str] = {
@@ -100,6 +107,10 @@ class Manifests:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    #: The devices the workloads bring: their pods' claims are made from these.
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
     #: PodGroups of the three gang APIs and `scheduling.k8s.io/v1alpha2` Workloads (`kresched.model.gangs`).
     pod_groups: list[PodGroup] = field(default_factory=list)
     scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
@@ -257,6 +268,9 @@ def _identify(doc: Document, namespace: str, enforce: bool) -> tuple[str, str, s
         raise InputError(f"{doc.origin}: {kind}: metadata.name is not a string")
     version = obj.get("apiVersion")
     want = API_VERSIONS.get(kind)
+    if kind in _DRA_EXTRAS and version not in DRA_API_VERSIONS:
+        raise InputError(f"{doc.origin}: {kind} {name!r}: no matches for kind {kind!r} in version {version!r} "
+                         f"(kresched reads {', '.join(DRA_API_VERSIONS)})")
     if kind in GANG_KINDS:
         want = _gang_version(kind, version)
     if want is not None and version != want:
@@ -293,8 +307,11 @@ def _add_gang(out: Manifests, doc: Document, kind: str, ns: str) -> None:
 
 def _add_extra(out: Manifests, doc: Document, kind: str, ns: str) -> None:
     value = _convert(doc, kind, ns, _EXTRAS[kind])
+    if kind == "ResourceClaim":  # the API server ignores a status on create: a new claim is not allocated
+        value = msgspec.structs.replace(value, status=type(value.status)())
     {"Service": out.services, "Namespace": out.namespaces, "PodDisruptionBudget": out.pdbs,
-     "PriorityClass": out.priority_classes}[kind].append(value)
+     "PriorityClass": out.priority_classes, "DeviceClass": out.device_classes,
+     "ResourceClaimTemplate": out.claim_templates, "ResourceClaim": out.resource_claims}[kind].append(value)
 
 
 def _convert(doc: Document, kind: str, ns: str, typ: type) -> Any:

@@ -33,12 +33,14 @@ __all__ = [
     "DEMO",
     "DEFAULT_MAX_INPUT_BYTES",
     "MAX_INPUT_ENV",
+    "default_max_input",
     "SYSTEM_PRIORITY_CLASSES",
     "max_input_bytes",
     "build_state",
     "encode_snapshot",
     "load_snapshot",
     "read_source",
+    "usable_memory",
     "write_snapshot",
 ]
 
@@ -55,18 +57,51 @@ _CHUNK = 1 << 20
 #: kresched's own `snapshot --file` replaces a file rather than rewriting it in place.
 _MAP_AT = 1 << 20
 
-#: How many bytes one snapshot input may hold, after decompression. A 150,000-pod `kubectl get -o
-#: json` dump with managedFields is about 1 GiB; `/dev/zero` or a gzip bomb is stopped here
-#: instead of by the kernel's OOM killer. `KRESCHED_MAX_INPUT` (or `kresched --max-input`) raises it.
+#: How many bytes one snapshot input may hold, after decompression, at the least: `/dev/zero` or a
+#: gzip bomb is stopped here instead of by the kernel's OOM killer. `KRESCHED_MAX_INPUT` (or
+#: `kresched --max-input`) sets it; without it the limit is what the machine's memory can read
+#: (`default_max_input`), never below this.
 DEFAULT_MAX_INPUT_BYTES = 2 << 30
 MAX_INPUT_ENV = "KRESCHED_MAX_INPUT"
+#: Reading a dump takes about 1.5 times its size in memory at the peak (its pages, mapped, and the
+#: objects decoded from them: a 2.4 GB `kubectl get -o json` dump of 5,000 nodes and 150,000 pods
+#: with managedFields peaked at 3.6 GiB): an input may be half the memory kresched may use.
+_MEMORY_PER_INPUT_BYTE = 2
+
+
+def default_max_input(memory: int | None = None) -> int:
+    """The input limit without `KRESCHED_MAX_INPUT`: half of `memory` (the machine's, or its
+    cgroup's limit where lower: `usable_memory`), whole GiB, and at least 2 GiB — so that the
+    largest cluster Kubernetes supports reads where memory allows, and a larger input than memory
+    can hold is refused with one line instead of being killed."""
+    memory = usable_memory() if memory is None else memory
+    return max(DEFAULT_MAX_INPUT_BYTES, memory // _MEMORY_PER_INPUT_BYTE >> 30 << 30)
+
+
+def usable_memory() -> int:
+    """The memory this process may use: the machine's, or less where a cgroup (v2 `memory.max`, v1
+    `memory.limit_in_bytes`) limits it; 0 where none can be read."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        total = 0
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                text = f.read(64).strip()
+        except OSError:
+            continue
+        if text.isdigit() and (total == 0 or int(text) < total):
+            total = int(text)
+    return total
 
 
 def max_input_bytes() -> int:
-    """The input limit: `$KRESCHED_MAX_INPUT` (a byte quantity: `4Gi`, `500Mi`, `1000000`) or 2 GiB."""
+    """The input limit: `$KRESCHED_MAX_INPUT` (a byte quantity: `4Gi`, `500Mi`, `1000000`) or, without
+    it, `default_max_input()`."""
     text = os.environ.get(MAX_INPUT_ENV, "").strip()
     if not text:
-        return DEFAULT_MAX_INPUT_BYTES
+        return default_max_input()
     try:
         value = to_int("memory", text)
     except InvalidQuantity:
@@ -328,13 +363,16 @@ def _storage_kinds(objects: Objects) -> frozenset[str]:
 
 
 def _dra_kinds(objects: Objects) -> frozenset[str]:
-    """The DRA kinds the source listed: as `_storage_kinds`, a snapshot holding any is read as
-    holding all four (`kubectl get` writes nothing for an empty list); one holding none was taken
-    without them, and a pod's claims are then unknown rather than missing."""
+    """The DRA kinds the source listed. A live cluster lists all four. A snapshot file is read as
+    holding the kinds it has objects of: `kubectl get` writes nothing for an empty list, so a kind
+    it lacks may have been left out of the command, and a pod whose answer depends on it is then
+    said to be unknowable (`sched.dra.claims.missing_kinds`) rather than answered as if the
+    cluster had none."""
     if objects.dra_kinds is not None:
         return objects.dra_kinds
-    held = objects.device_classes or objects.resource_slices or objects.resource_claims or objects.claim_templates
-    return frozenset(DRA_KINDS) if held else frozenset()
+    return frozenset(kind for kind, objs in zip(DRA_KINDS, (objects.device_classes, objects.resource_slices,
+                                                              objects.resource_claims, objects.claim_templates),
+                                               strict=True) if objs)
 
 
 def _admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> Pod:

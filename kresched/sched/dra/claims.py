@@ -1,6 +1,7 @@
 """Which ResourceClaims a pod uses, found as the DynamicResources plugin finds them.
 
-Owns: `pod_claims` (upstream's `foreachPodResourceClaim` with `resourceclaim.Name` and
+Owns: `missing_kinds` (the DRA kinds a pod's answer depends on that the state does not hold),
+`pod_claims` (upstream's `foreachPodResourceClaim` with `resourceclaim.Name` and
 `resourceclaim.IsForPod`, and their error texts, which the scheduler reports verbatim), and the
 claims kresched makes for pods that do not exist yet (`with_new_claims`): a replacement of an
 evicted pod or a replica of a what-if gets a new claim from each of its templates, as the
@@ -13,14 +14,16 @@ from dataclasses import dataclass
 
 import msgspec
 
-from kresched.model.dra import DraState, ResourceClaim
+from kresched.model.dra import DRA_KINDS, DraState, ResourceClaim
 from kresched.model.objects import Pod
 from kresched.model.specs import ObjectMeta, OwnerReference
+from kresched.sched.dra.extended import CLASS_PREFIX, delegated
 
 __all__ = [
     "NEW_CLAIMS_ANNOTATION",
     "ClaimLookupError",
     "PodClaim",
+    "missing_kinds",
     "pod_claims",
     "with_new_claims",
 ]
@@ -105,3 +108,44 @@ def pod_claims(pod: Pod, dra: DraState) -> list[PodClaim]:
 def _is_for_pod(pod: Pod, claim: ResourceClaim) -> bool:
     """`resourceclaim.IsForPod`: the claim's controller is the pod (by UID)."""
     return any(r.controller and r.uid == pod.uid for r in claim.metadata.owner_references)
+
+
+def missing_kinds(pod: Pod, dra: DraState) -> tuple[str, ...]:
+    """The DRA kinds the pod's answer depends on that the state does not hold (a snapshot taken
+    without them; a live cluster lists every kind, and an empty list is the truth): ResourceClaims
+    for a claim it names or that was made for it; ResourceClaimTemplates for a claim still to be
+    made from one (a what-if replica, a replacement); and, for a claim not allocated yet (or not
+    known) or an extended resource a class backs or is named after, the DeviceClasses and
+    ResourceSlices it is allocated from. A template claim not made yet
+    of a pod that exists needs nothing: the scheduler waits for it whatever the state holds."""
+    if len(dra.kinds) == len(DRA_KINDS):
+        return ()
+    needed: set[str] = set()
+    allocating = False
+    new = pod.metadata.annotations.get(NEW_CLAIMS_ANNOTATION) == "true"
+    statuses = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
+    for prc in pod.spec.resource_claims:
+        if prc.resource_claim_name is not None:
+            name: str | None = prc.resource_claim_name
+        elif prc.resource_claim_template_name is not None and prc.name in statuses:
+            name = statuses[prc.name]
+        elif prc.resource_claim_template_name is not None and new:
+            needed.add("ResourceClaimTemplate")
+            allocating = True
+            continue
+        else:
+            continue
+        if name is None:
+            continue
+        needed.add("ResourceClaim")
+        claim = dra.claim(pod.namespace, name)
+        if claim is None or claim.status.allocation is None:
+            allocating = True
+    scalar = pod.requests.scalar
+    if scalar:
+        # Named after a class: whatever the state holds, it is allocated from devices.
+        allocating = allocating or any(r.startswith(CLASS_PREFIX) and q > 0 for r, q in scalar.items()) \
+            or bool(delegated(pod, dra))
+    if allocating:
+        needed |= {"DeviceClass", "ResourceSlice"}
+    return tuple(k for k in DRA_KINDS if k in needed and k not in dra.kinds)

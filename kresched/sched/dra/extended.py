@@ -33,7 +33,8 @@ from kresched.model.objects import Node, Pod
 from kresched.model.quantity import InvalidQuantity, to_int
 from kresched.model.specs import Container, ObjectMeta, OwnerReference
 
-__all__ = ["CLASS_PREFIX", "SPECIAL_CLAIM", "delegated", "leftover_claim", "resource_classes", "special_claim"]
+__all__ = ["CLASS_PREFIX", "SPECIAL_CLAIM", "delegated", "leftover_claim", "request_resource", "resource_classes",
+           "special_claim"]
 
 #: `resourceapi.ResourceDeviceClassPrefix`.
 CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
@@ -126,6 +127,22 @@ def special_claim(pod: Pod, dra: DraState, resources: dict[str, int]) -> Resourc
                       owner_references=(OwnerReference(kind="Pod", name=pod.name, api_version="v1", uid=pod.uid,
                                                        controller=True),))
     return ResourceClaim(metadata=meta, spec=ResourceClaimSpec(devices=DeviceClaim(requests=tuple(requests))))
+
+
+def request_resource(pod: Pod, request: str) -> tuple[str, str] | None:
+    """Which container and extended resource a request of the special claim serves (upstream's
+    `requestMappings`): `container-<i>-request-<k>` is the `k`-th of container `i`'s sorted request
+    names (init containers first). None for a name of another form."""
+    parts = request.split("-")
+    if len(parts) != 4 or parts[0] != "container" or parts[2] != "request" \
+            or not parts[1].isdigit() or not parts[3].isdigit():
+        return None
+    containers = [*pod.spec.init_containers, *pod.spec.containers]
+    i, k = int(parts[1]), int(parts[3])
+    if i >= len(containers):
+        return None
+    names = sorted(containers[i].resources.requests)
+    return (containers[i].name, names[k]) if k < len(names) else None
 
 
 def _count(r: DeviceRequest) -> int:

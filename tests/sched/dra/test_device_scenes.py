@@ -133,12 +133,16 @@ def test_explain_names_who_holds_the_devices_on_each_node() -> None:
     assert any("default/b1" in h for h in hints["node-b"])
 
 
-def test_without_dra_objects_the_answer_says_the_claims_were_not_looked_at() -> None:
+def test_without_dra_objects_the_answer_says_the_devices_were_not_looked_at_and_cannot_be_known() -> None:
     trainer, _ = pending_trainer()
     state = make_state(NODES, [trainer])
     e = explain_pod(state, state.pod(trainer.key))
-    assert any("its claims were not looked at" in n for n in e.notes)
-    assert any("its claims were not looked at" in n for n in plan_pod(state, state.pod(trainer.key)).notes)
+    assert any("its devices were not looked at" in n for n in e.notes)
+    assert e.unknown
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert any("its devices were not looked at" in n for n in plan.notes)
+    assert (plan.outcome, plan.node, plan.missing_kinds) == ("unknown", None,
+                                                             ("DeviceClass", "ResourceSlice", "ResourceClaim"))
 
 
 def test_a_what_if_gives_each_replica_its_own_claim_and_consumes_devices_replica_by_replica() -> None:
@@ -163,3 +167,27 @@ def test_two_pods_sharing_a_claim_follow_it_to_where_the_first_was_placed() -> N
     assert [p.outcome for p in plans] == ["fits", "fits"]
     assert plans[1].node == plans[0].node
     assert plans[1].candidates == (plans[0].node,)  # the other node has free devices, but not the claim
+
+
+def test_a_device_an_earlier_plan_freed_is_free_for_a_later_pod_however_many_placements_came_between() -> None:
+    """The devices in use follow the queue: a GPU holder one plan evicts gives its device back for
+    the pods planned after it, also when the first pod that asks about devices comes after more
+    placements than a simulation keeps its ancestors for (the index is then not rebuilt from the
+    claims as the snapshot file holds them)."""
+    holder = make_pod("holder", node="node-a", priority=0, cpu="3500m", owner=None,
+                      claim_templates={"gpu": "one-gpu"}, generated={"gpu": "holder-gpu"})
+    held = make_claim("holder-gpu", owner_pod=holder, allocated=[(GPU, "node-a", "gpu-0")], node="node-a",
+                      reserved_for=[holder])
+    keeper = make_pod("keeper", node="node-b", priority=5000, cpu="3500m", claim_templates={"gpu": "one-gpu"},
+                      generated={"gpu": "keeper-gpu"})
+    kept = make_claim("keeper-gpu", owner_pod=keeper, allocated=[(GPU, "node-b", "gpu-0")], node="node-b",
+                      reserved_for=[keeper])
+    big = make_pod("big", priority=2000, cpu="2500m")  # evicts the holder: node-b's pods outrank it
+    small = [make_pod(f"small-{i:02d}", priority=1500, cpu="1m") for i in range(80)]
+    trainer, claim = pending_trainer()
+    state = state_with([holder, keeper, big, *small, trainer], [held, kept, claim],
+                       slices=[make_slice("node-a", 1), make_slice("node-b", 1)])
+    plans = plan_pending(state, [state.pod(p.key) for p in (big, *small, trainer)])
+    assert (plans[0].outcome, plans[0].node, [v.pod.name for v in plans[0].victims]) == ("evict", "node-a", ["holder"])
+    assert all(p.outcome == "fits" for p in plans[1:-1])
+    assert (plans[-1].outcome, plans[-1].node) == ("fits", "node-a")

@@ -107,7 +107,10 @@ def test_a_claim_allocated_elsewhere_for_another_pod_leaves_the_pod_still_not_sc
                                    f"{NOT_HELPFUL}")
 
 
-def test_without_any_dra_object_in_the_snapshot_claims_are_not_looked_at() -> None:
+def test_without_any_dra_object_in_the_snapshot_claims_are_not_looked_at_and_it_cannot_be_known() -> None:
     pod = make_pod("trainer", claims={"gpu": "shared-gpu"})
     state = make_state(NODES, [pod])
-    assert explain_pod(state, state.pod(pod.key)).schedulable
+    e = explain_pod(state, state.pod(pod.key))
+    assert (e.schedulable, e.unknown, e.missing_kinds) == (False, True, ("DeviceClass", "ResourceSlice",
+                                                                         "ResourceClaim"))
+    assert e.feasible == ["node-a", "node-b"]  # as far as the rest of the filters go

@@ -14,9 +14,15 @@ and `recorded.json` written:
 * `message` (its PodScheduled condition, the same as its `FailedScheduling` event), `reason`
   when not `Unschedulable`, `nominated` (its nominatedNodeName) and `preempted` (the pods that got
   a `DisruptionTarget` condition);
-* `afterEvicting`: kresched's own preemption carried out by hand (the Eviction API on the
-  `victims` kresched's plan names): what became of their claims, where the pod was then bound and
-  what it was allocated.
+* `afterEvicting`: kresched's own preemption carried out (by hand: the Eviction API on the
+  `victims` kresched's plan names; or by `kresched preempt` itself, `"by"`, with the node and
+  devices its plan named): what became of their claims, where the pod was then bound and what it
+  was allocated (for a pod asking for an extended resource, the claim the scheduler made for it,
+  with its `requestMappings`).
+
+A what-if scene (`manifests`) holds the `-f` input too: it was created on the cluster of the
+snapshot (`kubectl create -f`), and `recorded.json` says per workload where its pods were bound,
+what their claims were allocated, and the PodScheduled message of those left Pending.
 """
 
 from __future__ import annotations
@@ -33,12 +39,16 @@ from kresched.model.objects import Pod
 from kresched.plan.explain import explain_pod
 from kresched.plan.planner import Planner, plan_pod
 from kresched.plan.plans import PlanOptions
+from kresched.plan.whatif import plan_workloads
 from kresched.sched.dra.inuse import allocated_claims
-from kresched.sched.dynamic_resources import DraCycle, prepare
+from kresched.sched.dynamic_resources import DraCycle, claims_to_allocate, prepare
+from kresched.sources.manifests import read_manifests, workloads_of
 from kresched.sources.snapshot import load_snapshot
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "rig-dra"
-SCENES = sorted(p.parent for p in FIXTURES.glob("*/recorded.json"))
+ALL = sorted(p.parent for p in FIXTURES.glob("*/recorded.json"))
+WHAT_IFS = [p for p in ALL if (p / "manifests.yaml").exists()]
+SCENES = [p for p in ALL if p not in WHAT_IFS]
 
 
 def _scene(path: Path) -> tuple[dict[str, Any], ClusterState, Pod]:
@@ -64,7 +74,7 @@ def _allocated(state: ClusterState, pod: Pod, node: str, gone: tuple[str, ...] =
     cycle = prepare(pod, snapshot.dra, allocated_claims(snapshot).replaced(info, work))
     assert isinstance(cycle, DraCycle)
     assert cycle.allocator is not None
-    allocation = cycle.allocator.allocate(work.node, cycle.to_allocate)
+    allocation = cycle.allocator.allocate(work.node, claims_to_allocate(cycle, pod, work.node))
     assert allocation is not None, f"kresched's allocator finds nothing on {node}"
     return [[r.request, r.driver, r.pool, r.device] for c in allocation.claim_results for r in c.devices.results]
 
@@ -118,6 +128,32 @@ def test_kresched_evicts_the_pods_whose_eviction_let_the_scheduler_bind_the_pod(
     assert _allocated(state, pod, plan.node, tuple(after["victims"])) == after["allocated"]
     devices = ", ".join("/".join(d[1:]) for d in after["allocated"])
     assert any(n.endswith(f" would get {devices}") for n in plan.notes), plan.notes
+    assert [[g.request, g.driver, g.pool, g.device] for g in plan.devices] == after["allocated"]
+    if "by" in after:  # `kresched preempt` on the rig: its plan named that node and those devices
+        assert (after["exitCode"], after["outcome"]) == (0, "bound")
+        assert (after["plannedNode"], after["plannedDevices"]) == (after["boundTo"], after["allocated"])
+    # explain says kresched can make room there, where the scheduler's preemption cannot.
+    assert after["boundTo"] in explain_pod(state, pod).device_freeing
+
+
+@pytest.mark.parametrize("path", WHAT_IFS, ids=[p.name for p in WHAT_IFS])
+def test_the_what_if_places_the_pods_where_the_scheduler_bound_them_with_the_same_devices(path: Path) -> None:
+    recorded = json.loads((path / "recorded.json").read_bytes())
+    state = load_snapshot(str(path / "snapshot.json"))
+    docs = read_manifests([str(path / recorded["manifests"])])
+    result = plan_workloads(state, workloads_of(docs, state, "default"))
+    assert len(result.workloads) == len(recorded["workloads"])
+    for w, want in zip(result.workloads, recorded["workloads"], strict=True):
+        assert (w.spec.key, w.spec.kind, w.placed, w.pending) == (want["workload"], want["kind"], want["placed"],
+                                                                  want["pending"]), w.message
+        placed = sorted(([p.node, [[g.request, g.driver, g.pool, g.device] for g in p.devices]]
+                         for p in w.plans if p.outcome == "fits"), key=lambda x: (x[0], x[1]))
+        bound = sorted([p["boundTo"], p["allocated"]] for p in want["pods"] if "boundTo" in p)
+        assert placed == bound
+        refused = [p["message"] for p in want["pods"] if "message" in p]
+        if refused:
+            assert w.nearest is not None
+            assert {w.nearest.scheduler_message} == set(refused)
 
 
 def test_a_shared_claim_stays_allocated_while_one_pod_still_reserves_it_and_is_freed_with_the_last() -> None:
@@ -133,7 +169,12 @@ def test_a_shared_claim_stays_allocated_while_one_pod_still_reserves_it_and_is_f
 
 def test_every_scene_records_an_answer() -> None:
     assert SCENES, f"no scenes in {FIXTURES}"
+    assert WHAT_IFS, f"no what-if scenes in {FIXTURES}"
     for path in SCENES:
         recorded = json.loads((path / "recorded.json").read_bytes())
         assert recorded["scene"] == path.name
         assert ("boundTo" in recorded) != ("message" in recorded), path.name
+    for path in WHAT_IFS:
+        recorded = json.loads((path / "recorded.json").read_bytes())
+        assert recorded["scene"] == path.name
+        assert all(("boundTo" in p) != ("message" in p) for w in recorded["workloads"] for p in w["pods"]), path.name
