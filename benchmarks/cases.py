@@ -15,7 +15,7 @@ were added once the planner landed) is one function here::
 
     @case("plan.pending.critical", "plan (pending critical pods only)")
     def _plan_critical(path: Path) -> float:
-        from kresched.plan.planner import pending_pods_to_plan, plan_pending
+        from kresched.plan.queue import pending_pods_to_plan, plan_pending
 
         state, _, _ = setup(path)      # untimed: load, first pending critical pod, Snapshot
         pods = pending_pods_to_plan(state)
@@ -70,13 +70,13 @@ def case(name: str, title: str, *, max_pods: int = 0) -> Callable[[Callable[[Pat
 
 def setup(path: Path) -> tuple[Any, Any, Any]:
     """Untimed setup shared by the planning cases: (ClusterState, first pending critical pod, sched Snapshot)."""
-    from kresched.sched.framework import Snapshot
+    from kresched.sched.dra.inuse import cluster_snapshot
     from kresched.sources.snapshot import load_snapshot
 
     state = load_snapshot(str(path))
     pending = state.pending_pods()
     pod = next((p for p in pending if p.is_critical), pending[0] if pending else None)
-    return state, pod, Snapshot.from_state(state)
+    return state, pod, cluster_snapshot(state)
 
 
 # -- loading --------------------------------------------------------------------------------------
@@ -175,13 +175,13 @@ def _kubernetes_client(path: Path) -> Result:
 
 # -- scheduling -----------------------------------
 
-@case("sched.snapshot", "Snapshot.from_state (NodeInfos)")
+@case("sched.snapshot", "cluster_snapshot (NodeInfos, devices in use)")
 def _sched_snapshot(path: Path) -> Result:
-    from kresched.sched.framework import Snapshot
+    from kresched.sched.dra.inuse import cluster_snapshot
     from kresched.sources.snapshot import load_snapshot
     state = load_snapshot(str(path))
     t0 = time.perf_counter()
-    Snapshot.from_state(state)
+    cluster_snapshot(state)
     return time.perf_counter() - t0
 
 
@@ -221,7 +221,7 @@ def _plan_pod(path: Path) -> Result:
 
 @case("plan.pending", "plan (all ~100 pending pods, in priority order)")
 def _plan_pending(path: Path) -> Result:
-    from kresched.plan.planner import pending_pods_to_plan, plan_pending
+    from kresched.plan.queue import pending_pods_to_plan, plan_pending
     state, _, _ = setup(path)
     pods = pending_pods_to_plan(state, all_pending=True)
     t0 = time.perf_counter()
@@ -258,7 +258,7 @@ def _plan_gpu(path: Path) -> Result:
     (reported as `load`: the issue's yardstick is planning within 3x of it) and once more to plan.
     Timed: planning the 1,000 GPU pods one after another."""
     from benchmarks.devices import ensure_gpu_cluster
-    from kresched.plan.planner import pending_pods_to_plan, plan_pending
+    from kresched.plan.queue import pending_pods_to_plan, plan_pending
     from kresched.sources.decode import paused_gc
     from kresched.sources.snapshot import load_snapshot
 
@@ -284,7 +284,7 @@ def _plan_queue(path: Path) -> Result:
     """Untimed: the queue variant of the cluster (`benchmarks.queue`), loaded (the load reported as
     `load`). Timed: planning its whole queue in order, as `plan --all-pending` does."""
     from benchmarks.queue import ensure_queue
-    from kresched.plan.planner import pending_pods_to_plan, plan_pending
+    from kresched.plan.queue import pending_pods_to_plan, plan_pending
     from kresched.sources.decode import paused_gc
     from kresched.sources.snapshot import load_snapshot
 

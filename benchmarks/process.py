@@ -127,7 +127,7 @@ def _targets(path: Path) -> tuple[str, str]:
 
 def _first_claiming(path: Path) -> str:
     """The first pod of `path`'s queue (in the order it is planned) that has a claim, as NS/NAME."""
-    from kresched.plan.planner import pending_pods_to_plan
+    from kresched.plan.queue import pending_pods_to_plan
     from kresched.sources.snapshot import load_snapshot
 
     pods = pending_pods_to_plan(load_snapshot(str(path)), all_pending=True)

@@ -17,8 +17,9 @@ import pytest
 import yaml
 
 from kresched.plan.explain import explain_pod
-from kresched.plan.planner import plan_pending, plan_pod
+from kresched.plan.planner import plan_pod
 from kresched.plan.plans import PlanOptions
+from kresched.plan.queue import plan_pending
 from kresched.sched.config import parse_scheduler_config
 from kresched.sched.extender import ExtenderError
 from kresched.sched.profile import Profiles, build_profiles

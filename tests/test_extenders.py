@@ -316,7 +316,7 @@ def test_a_skipped_ignorable_preempt_extender_is_named_in_the_plan(ext: FakeExte
 
 
 def test_a_filter_extenders_verdicts_are_each_pods_own_not_its_shapes(ext: FakeExtender) -> None:
-    from kresched.plan.planner import plan_pending
+    from kresched.plan.queue import plan_pending
 
     n1, n2, cheap, dearer = _full()
     p1, p2 = make_pod("p1", cpu="2", priority=HIGH), make_pod("p2", cpu="2", priority=HIGH)

@@ -25,7 +25,8 @@ from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.drain import DrainOptions, plan_drain
 from kresched.plan.explain import explain_pod
-from kresched.plan.planner import pending_pods_to_plan, plan_pending, plan_pod
+from kresched.plan.planner import plan_pod
+from kresched.plan.queue import pending_pods_to_plan, plan_pending
 from kresched.plan.rebalance import plan_rebalance
 from kresched.plan.rebalance_plans import RebalanceOptions
 from kresched.plan.rebalance_rederive import ends_as_planned, plan_wave

@@ -21,8 +21,8 @@ from kresched.errors import ExitCode
 from kresched.model.cluster import ClusterState
 from kresched.plan.explain import explain_pod
 from kresched.plan.placement import replacement_of
-from kresched.plan.planner import gang_lookups, plan_pending
 from kresched.plan.plans import RESERVATION_TAINT, PlanOptions
+from kresched.plan.queue import gang_lookups, plan_pending
 from kresched.sched.config import parse_scheduler_config
 from kresched.sched.profile import Profiles, build_profiles
 from tests.clirun import run_cli

@@ -82,7 +82,7 @@ def _names(ctx: Any, kind: str, namespace: str | None = None) -> list[str]:
     params = _params(ctx)
     snapshot = params.get("snapshot")
     if kind == "pod" and namespace is None:
-        from kresched.cli.common import kube_context
+        from kresched.cli.kubecontext import kube_context
 
         namespace = params.get("namespace") or (
             "default" if snapshot else kube_context(params.get("kubeconfig"), params.get("context")).namespace

@@ -36,7 +36,7 @@ from kresched.cli.progress import progress
 from kresched.cli.resolve import none_pending, parse_target, pick_pod_ref, resolve_nodes, resolve_pod, workload_pods
 from kresched.errors import ExitCode
 from kresched.plan.explain import explain_pod
-from kresched.plan.planner import queue_key
+from kresched.plan.queue import queue_key
 from kresched.render.common import Source
 from kresched.render.explain import explanation_dict, explanation_table
 from kresched.render.table import Hanging

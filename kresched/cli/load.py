@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from kresched.cli.common import ENV, Options, kube_context
+from kresched.cli.common import ENV, Options
+from kresched.cli.kubecontext import kube_context
 from kresched.cli.progress import progress, size_text
 from kresched.errors import InputError
 from kresched.model.cluster import ClusterState

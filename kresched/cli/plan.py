@@ -48,8 +48,9 @@ from kresched.model.cluster import ClusterState
 from kresched.model.gangs import declared_group
 from kresched.model.objects import Pod
 from kresched.plan.gang import plan_unit, planner_units
-from kresched.plan.planner import Planner, gang_lookups, pending_pods_to_plan, plan_pod, queue_key
+from kresched.plan.planner import Planner, plan_pod
 from kresched.plan.plans import Plan, PlanOptions
+from kresched.plan.queue import gang_lookups, pending_pods_to_plan, queue_key
 from kresched.plan.whatif import DEFAULT_MAX_LIMIT
 from kresched.render.common import Source, count
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view

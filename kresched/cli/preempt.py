@@ -57,8 +57,9 @@ from kresched.cli.resolve import gang_of_target, parse_target, pick_pod_ref, res
 from kresched.errors import ExitCode, InputError
 from kresched.model.cluster import ClusterState
 from kresched.model.gangs import Gang
-from kresched.plan.planner import gang_lookups, plan_pending, plan_pod
+from kresched.plan.planner import plan_pod
 from kresched.plan.plans import Plan, PlanOptions
+from kresched.plan.queue import gang_lookups, plan_pending
 from kresched.render.common import count
 from kresched.render.plan import plan_dict, plan_view, plans_dict, plans_view
 from kresched.sources.decode import paused_gc

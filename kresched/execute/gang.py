@@ -42,8 +42,8 @@ from kresched.execute.reservation import ReservedByAnother, foreign_taint_refusa
 from kresched.execute.writes import patch_node_with_retry
 from kresched.model.cluster import ClusterState
 from kresched.model.gangs import Gang
-from kresched.plan.planner import gang_lookups, plan_pending
 from kresched.plan.plans import RESERVATION_TAINT, Plan, Victim
+from kresched.plan.queue import gang_lookups, plan_pending
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
 #: How the planner names a victim that is the replacement of an earlier one (`placement.replacement_of`).

@@ -54,8 +54,8 @@ from kresched.execute.untaint import untaint
 from kresched.model.cluster import ClusterState
 from kresched.model.lease import Lease
 from kresched.model.objects import Pod
-from kresched.plan.planner import plan_pending, queue_key
 from kresched.plan.plans import Plan, PlanOptions
+from kresched.plan.queue import plan_pending, queue_key
 from kresched.plan.rebalance import plan_rebalance
 from kresched.plan.rebalance_plans import RebalanceOptions
 

@@ -1,14 +1,17 @@
 """Which running pods kresched may evict for a pending pod, and why not the others.
 
-Owns the candidate-victim rules of the design ("The plan", step 2). Pure.
+Owns the candidate-victim rules of the design ("The plan", step 2), and the pending pods the
+scheduler has nominated to a node (`nominated_pods`: they hold room there, victims or not). Pure.
 """
 
 from __future__ import annotations
 
+from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node, Pod
 from kresched.plan.lost import is_lost
 
-__all__ = ["LOST_NODE", "is_candidate_victim", "node_refusal", "not_evictable_reason", "protected_reason"]
+__all__ = ["LOST_NODE", "is_candidate_victim", "node_refusal", "nominated_pods", "not_evictable_reason",
+           "protected_reason"]
 
 #: Why no pod of a lost node is a victim (`plan.lost`).
 LOST_NODE = ("its node is lost (its kubelet does not report): an eviction there would never complete — "
@@ -41,3 +44,13 @@ def protected_reason(victim: Pod) -> str | None:
 
 def is_candidate_victim(victim: Pod, preemptor_priority: int) -> bool:
     return not_evictable_reason(victim, preemptor_priority) is None
+
+
+def nominated_pods(state: ClusterState, exclude: Pod | None = None) -> dict[str, list[Pod]]:
+    """Pending pods the scheduler has nominated to a node, by node (they hold room there)."""
+    out: dict[str, list[Pod]] = {}
+    for p in state.pending_pods():
+        nom = p.status.nominated_node_name
+        if nom and (exclude is None or p.key != exclude.key):
+            out.setdefault(nom, []).append(p)
+    return out

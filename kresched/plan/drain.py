@@ -48,11 +48,12 @@ from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches
 from kresched.model.specs import LabelSelector, Volume
-from kresched.plan.explain import nominated_pods
+from kresched.plan.candidates import nominated_pods
 from kresched.plan.lost import lost_nodes
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
-from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.dra.inuse import cluster_snapshot
+from kresched.sched.framework import NodeInfo
 from kresched.sched.profile import Profiles, scheduler_name
 from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters
@@ -461,7 +462,7 @@ def _simulate_landing(state: ClusterState, drained: set[str], evicted: list[Drai
     Replicas of one workload share their filter verdicts (`find_nodes_that_fit`'s memo, one per
     pod shape): a placement replaces one NodeInfo, and only that node is filtered again."""
     profiles = profiles or Profiles.default()
-    snap = Snapshot.from_state(state)
+    snap = cluster_snapshot(state)
     gone = {p.pod.key for p in evicted}
     # Derived node by node (not built anew): the indexes carried down see the evicted pods go (the
     # devices their claims held are freed as the cluster frees them: `sched.dra.inuse`).

@@ -22,7 +22,7 @@ from kresched.model.gangs import Gang, declared_group
 from kresched.model.objects import Pod
 from kresched.model.quantity import format_bytes, format_cpu
 from kresched.model.specs import Taint, Toleration
-from kresched.plan.candidates import is_candidate_victim
+from kresched.plan.candidates import is_candidate_victim, nominated_pods
 from kresched.plan.devices import (
     DeviceHint,
     asks_for_devices,
@@ -38,6 +38,7 @@ from kresched.plan.plans import RESERVATION_TAINT, RESERVED_FOR
 from kresched.plan.pod_group import GroupVerdict, group_verdict, simulates_groups
 from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.extended import CLASS_PREFIX
+from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
@@ -64,7 +65,7 @@ from kresched.sched.runner import (
 from kresched.sched.score import NodeScore
 from kresched.sched.taint_toleration import format_taint, tolerations_tolerate_taint
 
-__all__ = ["Explanation", "NodeVerdict", "explain_pod", "format_amount", "nominated_pods", "volume_state_notes"]
+__all__ = ["Explanation", "NodeVerdict", "explain_pod", "format_amount", "volume_state_notes"]
 
 DEFAULT_SCHEDULER = "default-scheduler"
 #: What NodeUnschedulable asks the pod to tolerate on a cordoned node.
@@ -179,16 +180,6 @@ class Explanation:
         return [v.node for v in self.verdicts if v.fits]
 
 
-def nominated_pods(state: ClusterState, exclude: Pod | None = None) -> dict[str, list[Pod]]:
-    """Pending pods the scheduler has nominated to a node, by node (they hold room there)."""
-    out: dict[str, list[Pod]] = {}
-    for p in state.pending_pods():
-        nom = p.status.nominated_node_name
-        if nom and (exclude is None or p.key != exclude.key):
-            out.setdefault(nom, []).append(p)
-    return out
-
-
 def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] | None = None,
                 snapshot: Snapshot | None = None, profiles: Profiles | None = None) -> Explanation:
     """Why `pod` is Pending (or, bound, why there), simulated with the profile of its scheduler
@@ -205,7 +196,7 @@ def explain_pod(state: ClusterState, pod: Pod, plugins: Sequence[FilterPlugin] |
         assert profile is not None
     verdict = None
     if simulates_groups(profiles.gates) and pod.is_pending and pod.spec.scheduling_group is not None:
-        snapshot = snapshot or Snapshot.from_state(state)
+        snapshot = snapshot or cluster_snapshot(state)
         verdict = group_verdict(state, pod, profiles, snapshot, nominated_pods(state, exclude=pod))
     wap_member = verdict is not None and verdict.fallback is None and profiles.gates.workload_aware_preemption
     result = _explain(state, profile.planning_pod(pod), profile,
@@ -248,7 +239,7 @@ def _explain(state: ClusterState, pod: Pod, profile: Profile, plugins: list[Filt
     scheduler runs GangScheduling; then where its own preemption would break a running gang, say so."""
     if pod.spec.node_name:
         return _why_there(state, pod, profile, plugins)
-    snapshot = snapshot or Snapshot.from_state(state)
+    snapshot = snapshot or cluster_snapshot(state)
     if not snapshot.node_infos:
         # ErrNoNodesAvailable: the scheduler runs no PostFilter, so there is no preemption part.
         return Explanation(pod, 0, False, NO_NODES_AVAILABLE, None, (),

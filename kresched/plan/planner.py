@@ -56,14 +56,13 @@ mirror or critical pods.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from kresched.model.cluster import ClusterState
-from kresched.model.gangs import Gang, declared_group
 from kresched.model.objects import Pod
 from kresched.plan.aftermath import Mark, Working, apply_plan, second_order
-from kresched.plan.candidates import node_refusal
+from kresched.plan.candidates import node_refusal, nominated_pods
 from kresched.plan.choice import NOTHING_EVICTABLE, Reason, TierIndex, lost_because, option_key, pdb_violations
 from kresched.plan.devices import (
     DEVICE_NOTE,
@@ -78,8 +77,6 @@ from kresched.plan.devices import (
     unknown_message,
 )
 from kresched.plan.evictable import EvictablePods
-from kresched.plan.explain import nominated_pods
-from kresched.plan.gang import GangOf, PendingOf, plan_queue
 from kresched.plan.gang_breaks import lowest_running_gang_priority, scheduler_choice
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, replacement_of
@@ -88,6 +85,7 @@ from kresched.plan.search import NodeSearch
 from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.extended import CLASS_PREFIX
+from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
 from kresched.sched.preemption import (
@@ -112,44 +110,12 @@ from kresched.sched.runner import (
 from kresched.sched.static import StaticFilters, fit_shape
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
-__all__ = ["Planner", "gang_lookups", "pending_pods_to_plan", "queue_key", "plan_pending", "plan_pod"]
-
-
-def pending_pods_to_plan(state: ClusterState, all_pending: bool = False) -> list[Pod]:
-    """Pending pods in the order they are planned: critical only (or all), highest priority first
-    (as the scheduling queue's PrioritySort), then oldest first."""
-    pods = [p for p in state.pending_pods() if all_pending or p.is_critical]
-    pods.sort(key=queue_key)
-    return pods
-
-
-def queue_key(pod: Pod) -> tuple[int, str, str]:
-    """The scheduling queue's order (PrioritySort): higher priority first, then older first."""
-    return (-pod.effective_priority, pod.metadata.creation_timestamp or "", pod.key)
+__all__ = ["Planner", "plan_pod"]
 
 
 def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()) -> Plan:
     """The plan for one pod (`Planner.plan`)."""
     return Planner(state, options).plan(pod)
-
-
-def plan_pending(state: ClusterState, pods: Iterable[Pod], options: PlanOptions = PlanOptions()) -> list[Plan]:
-    """Plan `pods` in order; each later plan sees the earlier pods placed and their victims gone. A
-    gang's pending members are planned together where its first member comes (`plan.gang`)."""
-    planner = Planner(state, options)
-    return list(plan_queue(planner, list(pods), *gang_lookups(state)))
-
-
-def gang_lookups(state: ClusterState) -> tuple[GangOf, PendingOf]:
-    """(`gang_of`, `pending_of`) for `plan.gang.plan_queue` on `state`: a pod's gang (None when it
-    declares none, without indexing the cluster's gangs), and a gang's pending members in queue order."""
-    def gang_of(pod: Pod) -> Gang | None:
-        return state.gangs.gang_of(pod) if declared_group(pod) is not None else None
-
-    def pending_of(gang: Gang) -> list[Pod]:
-        return sorted(gang.pending, key=queue_key)
-
-    return gang_of, pending_of
 
 
 class _Engine:
@@ -204,7 +170,7 @@ class Planner:
         # are in the CPU's caches: a third cheaper than a pass over every pod later, and planning is
         # for pods that need evictions. (Not with `rank=False`: a what-if's replicas mostly fit, and a
         # node is ranked when a pod first needs evictions there.)
-        self.work = Working(Snapshot.from_state(state, self.evictable.rank if rank else None), ledger)
+        self.work = Working(cluster_snapshot(state, self.evictable.rank if rank else None), ledger)
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
         self.search = NodeSearch(self.work, self.evictable, self._nominated, options.max_grace_seconds, prune)

@@ -41,6 +41,7 @@ from kresched.plan.lost import lost_nodes, without_lost
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
 from kresched.plan.rebalance_plans import LimitHit, Move, RebalanceOptions, Skip
+from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.framework import NodeInfo, Snapshot
 from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters
@@ -91,7 +92,7 @@ class Round:
         self.prune = prune
         #: Lost nodes take nothing (cordoned in the simulation) and give nothing: their evictions never complete.
         self.lost = lost_nodes(state)
-        self.snap = without_lost(Snapshot.from_state(state), self.lost)
+        self.snap = without_lost(cluster_snapshot(state), self.lost)
         #: The objectives the plan runs, by name, in the order each round tries them.
         self.objectives: Mapping[str, Objective] = {}
         #: Per scheduler profile: its placer and, per replacement shape, the filter verdicts (`place`).

@@ -464,16 +464,8 @@ class Snapshot:
         """`visit`, if given, sees each NodeInfo as soon as it is built: work on a node's pods done
         then finds them in the CPU's caches (a later pass over 30k pods waits on memory)."""
         infos = [_visited(NodeInfo(n, state.pods_on(n.name)), visit) for n in sorted(state.nodes, key=lambda n: n.name)]
-        snap = cls(infos, {i.name: i for i in infos}, state.namespace_labels, ClusterFacts(state, infos),
+        return cls(infos, {i.name: i for i in infos}, state.namespace_labels, ClusterFacts(state, infos),
                    state.storage, state.dra)
-        if state.dra.is_known:
-            # The devices in use are read from the claims as the state holds them: built on a
-            # snapshot a simulation derived, that index would forget what the simulation allocated
-            # and freed. Built here, `with_node_info` carries it down every simulation.
-            from kresched.sched.dra.inuse import allocated_claims
-
-            allocated_claims(snap)
-        return snap
 
     @property
     def cluster(self) -> ClusterFacts:

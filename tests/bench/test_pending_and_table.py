@@ -9,7 +9,7 @@ import msgspec
 from benchmarks.generate import ClusterSize, generate
 from benchmarks.pending import ensure_natural, natural_path, with_pending
 from benchmarks.process import bare, floor, mapped, render_processes
-from kresched.plan.planner import pending_pods_to_plan, plan_pending
+from kresched.plan.queue import pending_pods_to_plan, plan_pending
 from kresched.sources.snapshot import load_snapshot
 
 

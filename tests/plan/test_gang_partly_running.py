@@ -4,7 +4,7 @@ with several (the case `preempt` meets when it plans a gang again after some mem
 
 from __future__ import annotations
 
-from kresched.plan.planner import pending_pods_to_plan, plan_pending
+from kresched.plan.queue import pending_pods_to_plan, plan_pending
 from tests.builders import gang_member, make_node, make_pod, make_pod_group, make_state
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from kresched.plan.planner import Planner, pending_pods_to_plan, plan_pending
+from kresched.plan.planner import Planner
+from kresched.plan.queue import pending_pods_to_plan, plan_pending
 from tests.builders import gang_member, make_node, make_pdb, make_pod, make_pod_group, make_state
 
 LOW = 100

@@ -17,7 +17,8 @@ from benchmarks.generate import ClusterSize, generate
 from kresched.model.cluster import ClusterState
 from kresched.plan.drain import DrainOptions, plan_drain
 from kresched.plan.explain import explain_pod
-from kresched.plan.planner import pending_pods_to_plan, plan_pending, plan_pod
+from kresched.plan.planner import plan_pod
+from kresched.plan.queue import pending_pods_to_plan, plan_pending
 from kresched.plan.rebalance import plan_rebalance
 from kresched.sources.snapshot import load_snapshot
 

@@ -16,8 +16,9 @@ import msgspec
 import pytest
 
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
-from kresched.plan.planner import Planner, pending_pods_to_plan, plan_pending, plan_pod
+from kresched.plan.planner import Planner, plan_pod
 from kresched.plan.plans import CRITERIA, Plan, PlanOptions
+from kresched.plan.queue import pending_pods_to_plan, plan_pending
 from kresched.render.plan import plan_dict
 from tests.builders import make_node, make_pdb, make_pod, make_state
 

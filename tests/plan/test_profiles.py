@@ -9,8 +9,9 @@ from typing import Any
 
 import yaml
 
-from kresched.plan.planner import Planner, plan_pending, plan_pod
+from kresched.plan.planner import Planner, plan_pod
 from kresched.plan.plans import PlanOptions
+from kresched.plan.queue import plan_pending
 from kresched.sched.config import parse_scheduler_config
 from kresched.sched.profile import Profiles, build_profiles
 from tests.builders import make_node, make_pod, make_state

@@ -30,8 +30,9 @@ from hypothesis import strategies as st
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.gang import plan_queue
-from kresched.plan.planner import Planner, gang_lookups, pending_pods_to_plan
+from kresched.plan.planner import Planner
 from kresched.plan.plans import Plan, PlanOptions
+from kresched.plan.queue import gang_lookups, pending_pods_to_plan
 from kresched.render.plan import plan_dict
 from tests.builders import (
     device_request,

@@ -39,8 +39,8 @@ import pytest
 
 from kresched.model.cluster import ClusterState
 from kresched.plan.explain import Explanation, explain_pod
-from kresched.plan.planner import pending_pods_to_plan, plan_pending
 from kresched.plan.plans import Plan, PlanOptions
+from kresched.plan.queue import pending_pods_to_plan, plan_pending
 from kresched.sched.features import parse_feature_gates
 from kresched.sched.profile import Profiles
 from kresched.sources.snapshot import load_snapshot

@@ -16,7 +16,8 @@ a preemption simulation that removes victims from a cloned NodeInfo does not fre
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -26,7 +27,11 @@ from kresched.sched.dra.claims import ClaimLookupError, pod_claims
 from kresched.sched.dra.extended import delegated, special_claim
 from kresched.sched.framework import NodeInfo, Snapshot
 
-__all__ = ["DRA_ALLOCATED", "AllocatedClaims", "allocated_claims", "allocator_for", "with_allocation"]
+if TYPE_CHECKING:
+    from kresched.model.cluster import ClusterState
+
+__all__ = ["DRA_ALLOCATED", "AllocatedClaims", "allocated_claims", "allocator_for", "cluster_snapshot",
+           "with_allocation"]
 
 #: `Snapshot.index` key.
 DRA_ALLOCATED = "kresched/dra-allocated"
@@ -211,3 +216,15 @@ def _claims_or_none(pod: Pod, dra: DraState) -> list:
 
 def allocated_claims(snapshot: Snapshot) -> AllocatedClaims:
     return snapshot.index(DRA_ALLOCATED, AllocatedClaims.build)
+
+
+def cluster_snapshot(state: ClusterState, visit: Callable[[NodeInfo], object] | None = None) -> Snapshot:
+    """`Snapshot.from_state`, with the devices in use indexed at once where the state knows its
+    DRA objects: they are read from the claims as the state holds them, so built on a snapshot a
+    simulation derived, that index would forget what the simulation allocated and freed. Built
+    here, `Snapshot.with_node_info` carries it down every simulation. Every snapshot a simulation
+    starts from is made here."""
+    snap = Snapshot.from_state(state, visit)
+    if state.dra.is_known:
+        allocated_claims(snap)
+    return snap

@@ -7,7 +7,8 @@ from __future__ import annotations
 from kresched.plan.devices import DEVICE_NOTE
 from kresched.plan.drain import plan_drain
 from kresched.plan.explain import explain_pod
-from kresched.plan.planner import plan_pending, plan_pod
+from kresched.plan.planner import plan_pod
+from kresched.plan.queue import plan_pending
 from tests.builders import (
     make_claim,
     make_claim_template,

@@ -10,7 +10,8 @@ import pytest
 from kresched.model.dra import DeviceClass, DraState, ResourceClaim
 from kresched.model.objects import Pod
 from kresched.plan.explain import explain_pod
-from kresched.plan.planner import plan_pending, plan_pod
+from kresched.plan.planner import plan_pod
+from kresched.plan.queue import plan_pending
 from kresched.sched.dra.extended import CLASS_PREFIX, resource_classes, special_claim
 from tests.builders import make_device_class, make_node, make_pod, make_slice, make_state
 
