@@ -57,10 +57,6 @@ SINGLE_PREEMPTS = {"single-preempts-member-pod", "single-preempts-member-podgrou
                    "single-prefers-member-over-older-pod-pod", "single-prefers-member-over-older-pod-podgroup"}
 #: Where the recording says which victims the scheduler took is a tie: the victims must be that many
 #: of these (README: "which two of the three members are preempted is a tie").
-#: The release order where it is not `released`'s: recorded.json lists the held pods in file order; the
-#: scene's own release steps (README, gen.py: `release=[{"pods": ["mix-picky", "mix-w0", "mix-w1"]}]`) say
-#: the picky pod went first.
-RELEASE_ORDER = {"heterogeneous-picky-first": ["default/mix-picky", "default/mix-w0", "default/mix-w1"]}
 #: Where which victim goes first is a tie (equal priority and start time), and so which member lands where:
 #: the members take the victims' nodes, in some order (README notes: "which low pod first and which member
 #: to which node are ties").
@@ -97,7 +93,7 @@ def replayed(name: str, released: list[str] | None = None, extra: Sequence[dict[
     recorded = json.loads((FIXTURES / name / "recorded.json").read_bytes())
     snapshot = json.loads((FIXTURES / name / "snapshot.json").read_bytes())
     if released is None:
-        released = RELEASE_ORDER.get(name, recorded["released"])
+        released = recorded["released"]
     pods = {f"{i['metadata']['namespace']}/{i['metadata']['name']}": i for i in snapshot["items"] if i["kind"] == "Pod"}
     newest = max(datetime.fromisoformat(p["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
                  for p in pods.values())
