@@ -258,8 +258,7 @@ def _plan_gpu(path: Path) -> Result:
     (reported as `load`: the issue's yardstick is planning within 3x of it) and once more to plan.
     Timed: planning the 1,000 GPU pods one after another."""
     from benchmarks.devices import ensure_gpu_cluster
-    from kresched.plan.queue import pending_pods_to_plan, plan_pending
-    from kresched.sources.decode import paused_gc
+    from kresched.plan.queue import pending_pods_to_plan
     from kresched.sources.snapshot import load_snapshot
 
     gpu = ensure_gpu_cluster(path, lambda _: None)
@@ -269,14 +268,7 @@ def _plan_gpu(path: Path) -> Result:
     pods = [p for p in pending_pods_to_plan(state, all_pending=True) if p.spec.resource_claims]
     if not pods:
         raise Unavailable("no GPU pod")
-    t0 = time.perf_counter()
-    with paused_gc():
-        plans = plan_pending(state, pods)
-    seconds = time.perf_counter() - t0
-    outcomes: dict[str, int] = {}
-    for plan in plans:
-        outcomes[plan.outcome] = outcomes.get(plan.outcome, 0) + 1
-    return seconds, {"load": round(load, 3), "pods": len(pods), "outcomes": outcomes}
+    return _plan_in_order(state, pods, load)
 
 
 @case("plan.queue", "plan --all-pending (a GPU cluster's queue of its own pod shapes)")
@@ -284,8 +276,7 @@ def _plan_queue(path: Path) -> Result:
     """Untimed: the queue variant of the cluster (`benchmarks.queue`), loaded (the load reported as
     `load`). Timed: planning its whole queue in order, as `plan --all-pending` does."""
     from benchmarks.queue import ensure_queue
-    from kresched.plan.queue import pending_pods_to_plan, plan_pending
-    from kresched.sources.decode import paused_gc
+    from kresched.plan.queue import pending_pods_to_plan
     from kresched.sources.snapshot import load_snapshot
 
     queue = ensure_queue(path.parent, _size_of(path), lambda _: None)
@@ -293,6 +284,14 @@ def _plan_queue(path: Path) -> Result:
     state = load_snapshot(str(queue))
     load = time.perf_counter() - t0
     pods = pending_pods_to_plan(state, all_pending=True)
+    return _plan_in_order(state, pods, load)
+
+
+def _plan_in_order(state: Any, pods: list[Any], load: float) -> Result:
+    """Timed: `pods` planned in order, as `plan --all-pending` plans them; the outcomes counted."""
+    from kresched.plan.queue import plan_pending
+    from kresched.sources.decode import paused_gc
+
     t0 = time.perf_counter()
     with paused_gc():
         plans = plan_pending(state, pods)
@@ -370,3 +369,4 @@ def run_child(name: str, path: Path) -> dict[str, Any]:
 
 if __name__ == "__main__":
     print(json.dumps(run_child(sys.argv[1], Path(sys.argv[2]))))
+

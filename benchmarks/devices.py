@@ -39,7 +39,7 @@ def ensure_gpu_cluster(base: Path, log: Callable[[str], None] = print) -> Path:
                and "node-role.kubernetes.io/control-plane" not in i["metadata"].get("labels", {})]
     items += [_namespace(), _device_class(), _template()]
     for node in workers:
-        items.append(_slice(node))
+        items.append(gpu_slice(node))
         for j in range(HELD_PER_NODE):
             pod = _pod(f"holder-{node}-{j}", node, priority=0)
             items += [pod, _claim(pod, node, f"gpu-{j}")]
@@ -65,9 +65,10 @@ def _template() -> dict[str, Any]:
             "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}}}}
 
 
-def _slice(node: str) -> dict[str, Any]:
+def gpu_slice(node: str, model: str = "NVIDIA H100 80GB HBM3") -> dict[str, Any]:
+    """The node's ResourceSlice: `DEVICES_PER_NODE` GPUs of `model` in one pool of the node's name."""
     devices = [{"name": f"gpu-{i}",
-                "attributes": {"index": {"int": i}, "productName": {"string": "NVIDIA H100 80GB HBM3"},
+                "attributes": {"index": {"int": i}, "productName": {"string": model},
                                "driverVersion": {"version": "560.35.3"}},
                 "capacity": {"memory": {"value": "80Gi"}}} for i in range(DEVICES_PER_NODE)]
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",

@@ -31,15 +31,14 @@ from typing import Any
 
 import msgspec
 
+from benchmarks.devices import DRIVER, gpu_slice
 from benchmarks.generate import DAY, GENERATOR_VERSION, ensure_cluster
 from benchmarks.kube import Ids
 from benchmarks.pending import _write_list, hash_seed
 
 __all__ = ["DRIVER", "MODELS", "QUEUE_PENDING", "ensure_queue", "queue_objects", "queue_path"]
 
-DRIVER = "gpu.nvidia.com"
 MODELS = ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S")
-DEVICES_PER_NODE = 8
 HELD_PER_NODE = 6
 #: Pending pods in all (the cluster's own 100 included), per size.
 QUEUE_PENDING = {"small": 250, "medium": 1250, "large": 5000}
@@ -130,7 +129,7 @@ def queue_objects(base: Path, pending: int, out: Path, *, seed: int = 0) -> int:
             replaced[i] = msgspec.json.encode(pod)
     objects: list[dict] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
                             "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}]
-    objects += [_slice(n, model_of[n]) for n in workers]
+    objects += [gpu_slice(n, model_of[n]) for n in workers]
     objects += claims
     queue: list[dict] = []
     n_new = max(0, pending - own_pending)
@@ -194,19 +193,6 @@ def _template(namespace: str, model: str | None) -> dict[str, Any]:
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
             "metadata": {"name": _template_name(model), "namespace": namespace},
             "spec": {"spec": _request(model)}}
-
-
-def _slice(node: str, model: str) -> dict[str, Any]:
-    devices = [{"name": f"gpu-{i}",
-                "attributes": {"index": {"int": i}, "productName": {"string": model},
-                               "driverVersion": {"version": "560.35.3"}},
-                "capacity": {"memory": {"value": "80Gi"}}} for i in range(DEVICES_PER_NODE)]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": f"{node}-{DRIVER}", "ownerReferences": [
-                {"apiVersion": "v1", "kind": "Node", "name": node, "uid": f"uid-node-{node}"}]},
-            "spec": {"driver": DRIVER, "nodeName": node, "pool": {"name": node, "generation": 1,
-                                                                  "resourceSliceCount": 1},
-                     "devices": devices}}
 
 
 def _with_claim(pod: dict[str, Any], template: str) -> None:

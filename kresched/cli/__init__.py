@@ -293,21 +293,14 @@ def kubectl_complete_main(argv: Sequence[str] | None = None) -> None:
     candidates are those of kresched's own shell completion."""
     import io
 
+    from kresched.cli.shells import environment
+
     words = list(sys.argv[1:] if argv is None else argv) or [""]
     env = {"_KRESCHED_COMPLETE": "complete_bash", "COMP_WORDS": " ".join(["kresched", *words]),
            "COMP_CWORD": str(len(words))}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
-            app(args=[], prog_name="kresched")
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with environment(**env), contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        app(args=[], prog_name="kresched")
     for line in out.getvalue().splitlines():
         if line:
             print(line)

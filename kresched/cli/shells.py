@@ -15,7 +15,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["COMPLETE_VAR", "PROG", "SCRIPTS", "completion_script", "current_shell", "install", "install_path"]
+__all__ = ["COMPLETE_VAR", "PROG", "SCRIPTS", "completion_script", "current_shell", "environment", "install",
+           "install_path"]
 
 PROG = "kresched"
 #: The environment variable Typer's completion protocol uses for a program named `kresched`.
@@ -25,7 +26,8 @@ SCRIPTS = {"bash": "kresched.bash", "zsh": "_kresched", "fish": "kresched.fish"}
 
 
 @contextlib.contextmanager
-def _environ(**values: str) -> Iterator[None]:
+def environment(**values: str) -> Iterator[None]:
+    """`values` set in os.environ for the block, what was there before put back after."""
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
     try:
@@ -45,7 +47,7 @@ def completion_script(shell: str) -> str:
     if shell not in SCRIPTS:
         raise ValueError(f"unsupported shell {shell!r} (supported: {', '.join(SCRIPTS)})")
     out = io.StringIO()
-    with _environ(**{COMPLETE_VAR: f"source_{shell}"}), contextlib.redirect_stdout(out):
+    with environment(**{COMPLETE_VAR: f"source_{shell}"}), contextlib.redirect_stdout(out):
         try:
             app(args=[], prog_name=PROG)
         except SystemExit as exit_:

@@ -23,7 +23,7 @@ detail to skip. Must not write to the API.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 from kubernetes.client.exceptions import ApiException
@@ -33,7 +33,7 @@ from kresched.retry import RetryPolicy
 from kresched.sources.calls import ApiCall, ListSpec, access_error, is_transient, read_within
 from kresched.sources.connection import LiveClient
 
-__all__ = ["GROUP", "VERSIONS", "dra_lists", "get_unread"]
+__all__ = ["GROUP", "VERSIONS", "discovery_document", "dra_lists", "get_unread"]
 
 GROUP = "resource.k8s.io"
 #: The versions kresched reads, most preferred first.
@@ -100,15 +100,28 @@ def _served_versions(client: LiveClient, policy: RetryPolicy) -> frozenset[str] 
         raise
     except Exception as exc:
         raise _access_error(exc, client) from None
-    try:
-        group = msgspec.json.decode(data, type=_APIGroup)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise ClusterAccessError(f"{client.server}{_GROUP_PATH}: the API server sent an unreadable API group: "
-                                 f"{exc}") from None
-    if group.kind != "APIGroup":
-        raise ClusterAccessError(f"{client.server}{_GROUP_PATH}: expected an APIGroup from the API server, got "
-                                 f"{group.kind or 'something without a kind'}")
+    group = discovery_document(data, _APIGroup, "APIGroup", "API group", f"{client.server}{_GROUP_PATH}")
     return frozenset(v.version for v in group.versions or ())
+
+
+class _Kinded(Protocol):
+    kind: str
+
+
+D = TypeVar("D", bound=_Kinded)
+
+
+def discovery_document(data: bytes, type_: type[D], kind: str, what: str, where: str) -> D:
+    """A discovery answer (`kind`: APIGroup, APIResourceList) read as `type_`: one
+    `ClusterAccessError` naming `where` when it is unreadable or of another kind."""
+    try:
+        doc = msgspec.json.decode(data, type=type_)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ClusterAccessError(f"{where}: the API server sent an unreadable {what}: {exc}") from None
+    if doc.kind != kind:
+        raise ClusterAccessError(f"{where}: expected an {kind} from the API server, got "
+                                 f"{doc.kind or 'something without a kind'}")
+    return doc
 
 
 def _access_error(exc: BaseException, client: LiveClient) -> BaseException:

@@ -36,7 +36,7 @@ from kresched.model.gangs import GANG_KINDS
 from kresched.retry import RetryPolicy
 from kresched.sources.calls import ApiCall, ListSpec, access_error, is_transient, read_within
 from kresched.sources.connection import LiveClient
-from kresched.sources.live_dra import get_unread
+from kresched.sources.live_dra import discovery_document, get_unread
 
 __all__ = ["GANG_APIS", "GangLists", "gang_lists"]
 
@@ -143,12 +143,6 @@ def _served_resources(client: LiveClient, policy: RetryPolicy, api: _Api) -> fro
         if err is None:
             raise
         raise err from None
-    try:
-        found = msgspec.json.decode(data, type=_APIResourceList)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise ClusterAccessError(f"{client.server}{api.path}: the API server sent an unreadable API resource list: "
-                                 f"{exc}") from None
-    if found.kind != "APIResourceList":
-        raise ClusterAccessError(f"{client.server}{api.path}: expected an APIResourceList from the API server, got "
-                                 f"{found.kind or 'something without a kind'}")
+    found = discovery_document(data, _APIResourceList, "APIResourceList", "API resource list",
+                               f"{client.server}{api.path}")
     return frozenset(r.name for r in found.resources or ())
