@@ -46,8 +46,7 @@ def read_config_document(path: str, what: str, key: str | None = None) -> Any:
     if st.st_size > MAX_CONFIG_BYTES:
         raise InputError(f"{origin}: larger than {MAX_CONFIG_BYTES >> 20} MiB: not a configuration file")
     try:
-        with open_pipe(path) if fifo else p.open("rb") as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)
+        data = _read_at_most(path, st, MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise InputError(f"{origin}: cannot read it: {exc.strerror}") from None
     if len(data) > MAX_CONFIG_BYTES:
@@ -103,14 +102,13 @@ def read_kubeconfig(path: str) -> str:
     a hang. A pipe is read as kubectl reads one (`--kubeconfig <(vault read ...)`), never waiting
     for a writer that is not there (`open_pipe`)."""
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
+        mode = st.st_mode
         if stat.S_ISDIR(mode):
             raise ClusterAccessError(f"kubeconfig {path}: is a directory, not a file")
-        fifo = stat.S_ISFIFO(mode)
-        if not stat.S_ISREG(mode) and not fifo:
+        if not stat.S_ISREG(mode) and not stat.S_ISFIFO(mode):
             raise ClusterAccessError(f"kubeconfig {path}: not a regular file (it is a {file_type(mode)})")
-        with open_pipe(path) if fifo else open(path, "rb") as f:
-            data = f.read(KUBECONFIG_MAX_BYTES + 1)
+        data = _read_at_most(path, st, KUBECONFIG_MAX_BYTES + 1)
     except OSError as exc:
         raise ClusterAccessError(f"kubeconfig {path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > KUBECONFIG_MAX_BYTES:
@@ -120,6 +118,24 @@ def read_kubeconfig(path: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ClusterAccessError(f"invalid kubeconfig {path}: not UTF-8 text") from None
+
+
+#: What each named pipe read held, by its device and inode: a pipe can be read only once, and a
+#: run reads its kubeconfig twice (the context's namespace, then the connection).
+_PIPES: dict[tuple[int, int], bytes] = {}
+
+
+def _read_at_most(path: str | os.PathLike[str], st: os.stat_result, limit: int) -> bytes:
+    """Up to `limit` bytes of the regular file or named pipe `path` (`st`: its stat); a pipe's
+    once, the same bytes again for every later read in the run."""
+    if not stat.S_ISFIFO(st.st_mode):
+        with open(path, "rb") as f:
+            return f.read(limit)
+    key = (st.st_dev, st.st_ino)
+    if key not in _PIPES:
+        with open_pipe(path) as f:
+            _PIPES[key] = f.read(limit)
+    return _PIPES[key]
 
 
 def open_pipe(path: str | os.PathLike[str]) -> BinaryIO:

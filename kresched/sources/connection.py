@@ -13,6 +13,7 @@ is lazy): what a call is and how its failure reads are `kresched.sources.calls`'
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -194,10 +195,31 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
     return LiveClient(k8s.ApiClient(cfg), cfg.host, credentials, request_timeout, deadline, list_deadline, log)
 
 
+class _Merger(_kube_config.KubeConfigMerger):
+    """The client's merger, each file read through `read_kubeconfig` (bounded; a pipe's bytes read
+    once per run — `--kubeconfig <(vault read ...)` — where the client would open it again and find
+    it empty). The rest is the client's `load_config` as it is."""
+
+    def load_config(self, path: str) -> None:
+        config = yaml.safe_load(read_kubeconfig(path))
+        if config is None:
+            raise ConfigException(f"Invalid kube-config. {path} file is empty")
+        if self.config_merged is None:
+            config_merged = copy.deepcopy(config)
+            for item in ("clusters", "contexts", "users"):
+                config_merged[item] = []
+            self.config_merged = _kube_config.ConfigNode(path, config_merged, path)
+        for item in ("clusters", "contexts", "users"):
+            self._merge(item, config.get(item, []) or [], path)
+        if "current-context" in config:
+            self.config_merged.value["current-context"] = config["current-context"]
+        self.config_files[path] = config
+
+
 def _load_kube_config(paths: list[str], context: str, cfg: Any) -> None:
     """`load_kube_config` (files merged as kubectl merges them, no persisting), with a server that
     has no scheme given the one client-go's `DefaultServerURL` gives it (`_give_server_a_scheme`)."""
-    merged = k8s_config.kube_config.KubeConfigMerger(os.pathsep.join(paths))
+    merged = _Merger(os.pathsep.join(paths))
     if merged.config is None:
         raise ConfigException("Invalid kube-config file. No configuration found.")
     _give_server_a_scheme(merged.config, context)
