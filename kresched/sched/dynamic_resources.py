@@ -54,7 +54,15 @@ from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
 from kresched.sched.dra.claims import ClaimLookupError, PodClaim, missing_kinds, pod_claims
 from kresched.sched.dra.extended import delegated, leftover_claim, special_claim
-from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims, allocator_for
+from kresched.sched.dra.inuse import (
+    ALLOCATION_MEMO,
+    POOL_KEYS,
+    AllocatedClaims,
+    allocated_claims,
+    allocator_for,
+    claims_signature,
+    pools_stamp,
+)
 from kresched.sched.framework import (
     SUCCESS,
     Code,
@@ -205,8 +213,7 @@ class DynamicResources:
             if pool_keys is None:
                 pool_keys = state.pool_keys[name] = tuple([(p.driver, p.name)
                                                            for p in state.allocator.pools_for(node).pools])
-            versions = state.versions
-            stamp = tuple([versions.get(k, 0) for k in pool_keys]) if versions else ()
+            stamp = pools_stamp(state.versions, pool_keys)
             hit = state.memo.get(key)
             if hit is not None and hit[0] == stamp:
                 allocation = hit[1]
@@ -304,10 +311,10 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
                      binding_failed=binding_failed, leftover=leftover_claim(pod, dra) if extended else None)
     if to_allocate or extended:
         state.allocator = allocator_for(dra, inuse.allocated_state())
-        state.signature = msgspec.json.encode([c.spec for c in to_allocate])
+        state.signature = claims_signature(to_allocate)
         state.versions = inuse.versions
-        state.memo = dra.derived.setdefault(_MEMO, {})
-        state.pool_keys = dra.derived.setdefault(_POOL_KEYS, {})
+        state.memo = dra.derived.setdefault(ALLOCATION_MEMO, {})
+        state.pool_keys = dra.derived.setdefault(POOL_KEYS, {})
     local = dra.derived.get(_NODE_LOCAL)
     if local is None:
         local = dra.derived[_NODE_LOCAL] = all(
@@ -326,11 +333,6 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
     return state
 
 
-#: `DraState.derived` key of the allocation memo: (node, signature) → (its pools' versions, the
-#: allocation or the rejection). Results are the same for the same claims on the same devices: the
-#: first fit is deterministic.
-_MEMO = "allocation-memo"
-_POOL_KEYS = "pool-keys"
 _NODE_LOCAL = "node-local"
 
 

@@ -30,8 +30,8 @@ from kresched.sched.framework import NodeInfo, Snapshot
 if TYPE_CHECKING:
     from kresched.model.cluster import ClusterState
 
-__all__ = ["DRA_ALLOCATED", "AllocatedClaims", "allocated_claims", "allocator_for", "cluster_snapshot",
-           "with_allocation"]
+__all__ = ["ALLOCATION_MEMO", "DRA_ALLOCATED", "POOL_KEYS", "AllocatedClaims", "allocated_claims", "allocator_for",
+           "claims_signature", "cluster_snapshot", "pools_stamp", "with_allocation"]
 
 #: `Snapshot.index` key.
 DRA_ALLOCATED = "kresched/dra-allocated"
@@ -94,11 +94,7 @@ class AllocatedClaims:
         return self._state
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> AllocatedClaims:
-        uses = self.uses_devices
-        before = {p.key: p for p in old.pods if uses(p)}
-        after = {p.key: p for p in new.pods if uses(p)}
-        gone = [p for k, p in before.items() if k not in after]
-        came = [p for k, p in after.items() if k not in before]
+        gone, came = self._changed(old, new)
         if not gone and not came:
             return self
         claims = dict(self.claims)
@@ -134,6 +130,23 @@ class AllocatedClaims:
             out._place(p, new)
         return out
 
+    def _changed(self, old: NodeInfo, new: NodeInfo) -> tuple[list[Pod], list[Pod]]:
+        """The pods that use devices on `old`'s node and not on `new`'s (by key), and the other way
+        round. A pod placed is the common change (`NodeInfo.add_pod` appends it): then only the
+        appended pods are looked at, in C up to them."""
+        uses = self.uses_devices
+        before_pods, after_pods = old.pods, new.pods
+        n = len(before_pods)
+        if len(after_pods) > n and after_pods[:n] == before_pods:  # `==` by identity first: the same objects
+            added = [p for p in after_pods[n:] if uses(p)]
+            if not added:
+                return [], []
+            before_keys = {p.key for p in before_pods if uses(p)}
+            return [], list({p.key: p for p in added if p.key not in before_keys}.values())
+        before = {p.key: p for p in before_pods if uses(p)}
+        after = {p.key: p for p in after_pods if uses(p)}
+        return [p for k, p in before.items() if k not in after], [p for k, p in after.items() if k not in before]
+
     def uses_devices(self, pod: Pod) -> bool:
         """Claims, or extended requests a DeviceClass backs."""
         return bool(pod.spec.resource_claims) or bool(pod.requests.scalar and self.dra.classes
@@ -156,12 +169,15 @@ class AllocatedClaims:
             todo.append(msgspec.structs.replace(special, metadata=meta))
         if not todo:
             return
-        from kresched.sched.dra.allocator import AllocationError
+        # What Filter found there for the same claim specs, while the node's pools are as they were.
+        result = None if extended else self._found(info.name, todo)
+        if result is None:
+            from kresched.sched.dra.allocator import AllocationError
 
-        try:
-            result = allocator_for(self.dra, self.allocated_state()).allocate(info.node, todo)
-        except AllocationError:
-            result = None
+            try:
+                result = allocator_for(self.dra, self.allocated_state()).allocate(info.node, todo)
+            except AllocationError:
+                result = None
         if result is None:
             return  # it passed the filter, so this cannot happen; nothing to record if it does
         for claim, allocation in zip(todo, result.claim_results, strict=True):
@@ -171,6 +187,37 @@ class AllocatedClaims:
         _touch(self.versions, (self.claims[c.key] for c in todo))
         self._state = self.allocated_state().with_results(
             (claim.key, allocation) for claim, allocation in zip(todo, result.claim_results, strict=True))
+
+
+    def _found(self, node: str, claims: list[ResourceClaim]) -> Any:
+        """The allocation of `claims` on `node` the run's allocation memo holds for this cluster's
+        pools there (`DynamicResources.filter` found it), or None."""
+        memo = self.dra.derived.get(ALLOCATION_MEMO)
+        pool_keys = self.dra.derived.get(POOL_KEYS, {}).get(node)
+        if memo is None or pool_keys is None:
+            return None
+        hit = memo.get((node, claims_signature(claims)))
+        if hit is None or hit[0] != pools_stamp(self.versions, pool_keys):
+            return None
+        return hit[1] if getattr(hit[1], "claim_results", None) is not None else None
+
+
+#: `DraState.derived` key of the run's allocation memo: (node, `claims_signature`) → (`pools_stamp`
+#: of the node's pools, the allocation there or why not). The first fit is deterministic: the same
+#: for the same claim specs on the same devices, allocated alike.
+ALLOCATION_MEMO = "allocation-memo"
+#: `DraState.derived` key: per node, the (driver, pool) of the pools it sees (the same all run).
+POOL_KEYS = "pool-keys"
+
+
+def claims_signature(claims: list[ResourceClaim]) -> bytes:
+    """What allocating `claims` reads of them: their specs (not their names)."""
+    return msgspec.json.encode([c.spec for c in claims])
+
+
+def pools_stamp(versions: dict[tuple[str, str], int], pool_keys: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
+    """The versions (`AllocatedClaims.versions`) of the pools `pool_keys`."""
+    return tuple([versions.get(k, 0) for k in pool_keys]) if versions else ()
 
 
 _changes = itertools.count(1)
