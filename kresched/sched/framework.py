@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from itertools import repeat
+from operator import attrgetter, is_
 from typing import Any, ClassVar, Protocol
 
 from kresched.model.cluster import ClusterState
@@ -209,24 +211,19 @@ class NodeInfo:
         self._account(pod, 1)
 
     def remove_pod(self, pod: Pod) -> None:
-        """Remove by identity (namespace/name); ValueError if the pod is not here."""
-        for i, p in enumerate(self.pods):
-            if p.key == pod.key:
-                del self.pods[i]
-                if self._volume_pods is not None and _uses_volumes(p):
-                    self._volume_pods = tuple([v for v in self._volume_pods if v is not p])
-                if self._by_namespace is not None:
-                    groups = dict(self._by_namespace)
-                    ns = p.metadata.namespace
-                    left = tuple([q for q in groups[ns] if q is not p])
-                    if left:
-                        groups[ns] = left
-                    else:
-                        del groups[ns]
-                    self._by_namespace = groups
-                self._account(p, -1)
-                return
-        raise ValueError(f"pod {pod.key} is not on node {self.name}")
+        """Remove by identity (namespace/name: the first pod here with its key); ValueError if the
+        pod is not here. Victim selection removes and adds back every pod of a node, so the search
+        is in C, and the namespace groups are regrouped only when next asked for."""
+        try:
+            i = list(map(_KEY, self.pods)).index(pod.key)
+        except ValueError:
+            raise ValueError(f"pod {pod.key} is not on node {self.name}") from None
+        p = self.pods.pop(i)
+        vp = self._volume_pods
+        if vp and any(map(is_, vp, repeat(p))):
+            self._volume_pods = tuple([v for v in vp if v is not p])
+        self._by_namespace = None
+        self._account(p, -1)
 
     def _account(self, pod: Pod, sign: int) -> None:
         r = pod.requests
@@ -316,6 +313,10 @@ def _uses_volumes(pod: Pod) -> bool:
                 or v.cinder is not None:
             return True
     return False
+
+
+#: A pod's `namespace/name`.
+_KEY = attrgetter("key")
 
 
 def _update(pods: list[Pod], pod: Pod, sign: int) -> None:

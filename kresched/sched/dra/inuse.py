@@ -16,7 +16,7 @@ a preemption simulation that removes victims from a cloned NodeInfo does not fre
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -26,6 +26,7 @@ from kresched.model.objects import Pod
 from kresched.sched.dra.claims import ClaimLookupError, pod_claims
 from kresched.sched.dra.extended import delegated, special_claim
 from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.layered import Layered
 
 if TYPE_CHECKING:
     from kresched.model.cluster import ClusterState
@@ -53,15 +54,17 @@ class AllocatedClaims:
 
     __slots__ = ("_state", "claims", "dra", "reservers", "versions")
 
-    def __init__(self, dra: DraState, claims: dict[str, ResourceClaim], reservers: dict[str, frozenset[str]],
-                 versions: dict[tuple[str, str], int] | None = None) -> None:
+    def __init__(self, dra: DraState, claims: Layered[str, ResourceClaim], reservers: Layered[str, frozenset[str]],
+                 versions: Layered[tuple[str, str], int] | None = None) -> None:
         self.dra = dra
+        #: Both as large as the claims of the cluster: `Layered`, so that a cluster derived a pod
+        #: at a time copies only what changed.
         self.claims = claims
         self.reservers = reservers
         #: Per pool (driver, name): a number unique to its last change of allocations in this
         #: lineage (0: as the state held it). An allocation on a node whose pools' numbers are
         #: the same is the same (`DynamicResources.filter` memoizes on them).
-        self.versions = versions if versions is not None else {}
+        self.versions = versions if versions is not None else Layered()
         self._state: Any = None
 
     @classmethod
@@ -73,7 +76,7 @@ class AllocatedClaims:
                 claims[c.key] = c
                 reservers[c.key] = frozenset(f"{c.namespace}/{r.name}" for r in c.status.reserved_for
                                              if r.resource == "pods" and not r.api_group)
-        return cls(snap.dra, claims, reservers)
+        return cls(snap.dra, Layered(claims), Layered(reservers))
 
     def current(self, claim: ResourceClaim) -> ResourceClaim:
         """`claim` as this simulated cluster holds it: allocated here, or deallocated once no pod
@@ -97,33 +100,34 @@ class AllocatedClaims:
         gone, came = self._changed(old, new)
         if not gone and not came:
             return self
-        claims = dict(self.claims)
-        reservers = dict(self.reservers)
-        freed: list[str] = []
+        claims, reservers = self.claims, self.reservers
+        freed: list[str] = []  # claims deallocated (taken away), in order
+        kept: dict[str, frozenset[str]] = {}  # claims still reserved by others: their reservers now
+
+        def reserved_by(key: str) -> frozenset[str]:
+            return kept[key] if key in kept else reservers.get(key, frozenset())
+
         for p in gone:
             for pc in _claims_or_none(p, self.dra):
                 key = pc.claim.key
-                if key not in claims:
+                if key not in claims or key in freed:
                     continue
-                left = reservers.get(key, frozenset()) - {p.key}
-                if left or (not pc.is_new and not self.reservers.get(key)):
+                left = reserved_by(key) - {p.key}
+                if left or (not pc.is_new and not reservers.get(key)):
                     # Still reserved by another pod; or allocated without ever being reserved
                     # (nothing deallocates it when a pod goes).
-                    reservers[key] = left
+                    kept[key] = left
                     continue
                 freed.append(key)
-                del claims[key]
-                reservers.pop(key, None)
+                kept.pop(key, None)
             for key in _extended_claim_keys(p):  # the scheduler's claim for its extended resources: the pod's own
-                if key in claims:
+                if key in claims and key not in freed:
                     freed.append(key)
-                    del claims[key]
-                    reservers.pop(key, None)
+                    kept.pop(key, None)
         versions = self.versions
         if freed:
-            versions = dict(versions)
-            _touch(versions, (self.claims[k] for k in freed))
-        out = AllocatedClaims(self.dra, claims, reservers, versions)
+            versions = versions.changed(_touched(claims[k] for k in freed))
+        out = AllocatedClaims(self.dra, claims.changed(gone=freed), reservers.changed(kept, gone=freed), versions)
         if self._state is not None:  # carried over, not gathered again from every claim
             out._state = self._state.without(freed) if freed else self._state
         for p in came:
@@ -156,12 +160,16 @@ class AllocatedClaims:
         """Reserve (and where needed allocate, on `info`'s node) the claims of `pod`, placed there."""
         found = _claims_or_none(pod, self.dra)
         todo: list[ResourceClaim] = []
+        reserved: dict[str, frozenset[str]] = {}
         for pc in found:
             key = pc.claim.key
             if key in self.claims:
-                self.reservers[key] = self.reservers.get(key, frozenset()) | {pod.key}
+                held = reserved[key] if key in reserved else self.reservers.get(key, frozenset())
+                reserved[key] = held | {pod.key}
             else:
                 todo.append(pc.claim if pc.claim.status.allocation is None else with_allocation(pc.claim, None))
+        if reserved:
+            self.reservers = self.reservers.changed(reserved)
         extended = delegated(pod, self.dra, info.node)
         if extended:  # allocated with the pod's claims, last (what PreBind creates as a claim of its own)
             special = special_claim(pod, self.dra, extended)
@@ -180,14 +188,13 @@ class AllocatedClaims:
                 result = None
         if result is None:
             return  # it passed the filter, so this cannot happen; nothing to record if it does
-        for claim, allocation in zip(todo, result.claim_results, strict=True):
-            self.claims[claim.key] = with_allocation(claim, allocation, (_pod_ref(pod),))
-            self.reservers[claim.key] = frozenset({pod.key})
-        self.versions = dict(self.versions)
-        _touch(self.versions, (self.claims[c.key] for c in todo))
+        allocated = {claim.key: with_allocation(claim, allocation, (_pod_ref(pod),))
+                     for claim, allocation in zip(todo, result.claim_results, strict=True)}
+        self.claims = self.claims.changed(allocated)
+        self.reservers = self.reservers.changed({key: frozenset({pod.key}) for key in allocated})
+        self.versions = self.versions.changed(_touched(self.claims[c.key] for c in todo))
         self._state = self.allocated_state().with_results(
             (claim.key, allocation) for claim, allocation in zip(todo, result.claim_results, strict=True))
-
 
     def _found(self, node: str, claims: list[ResourceClaim]) -> Any:
         """The allocation of `claims` on `node` the run's allocation memo holds for this cluster's
@@ -223,12 +230,12 @@ def pools_stamp(versions: dict[tuple[str, str], int], pool_keys: tuple[tuple[str
 _changes = itertools.count(1)
 
 
-def _touch(versions: dict[tuple[str, str], int], claims: Any) -> None:
-    """Give the pools of the claims' allocations a new number."""
+def _touched(claims: Any) -> Iterator[tuple[tuple[str, str], int]]:
+    """A new number for each pool of the claims' allocations, in order (`AllocatedClaims.versions`)."""
     for c in claims:
         if c.status.allocation is not None:
             for r in c.status.allocation.devices.results:
-                versions[(r.driver, r.pool)] = next(_changes)
+                yield (r.driver, r.pool), next(_changes)
 
 
 def allocator_for(dra: DraState, allocated: Any) -> Any:
