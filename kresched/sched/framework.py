@@ -351,7 +351,7 @@ class ClusterFacts:
     """What a run's simulations never change: node order, image spread and the selectors of the
     default spreading constraints. Shared by every Snapshot derived from the first one."""
 
-    __slots__ = ("_image_holders", "_image_scores", "_image_sizes", "_nodes", "controllers", "num_nodes",
+    __slots__ = ("_image_holders", "_image_scores", "_image_sizes", "_memos", "controllers", "nodes", "num_nodes",
                  "order_positions", "positions", "scheduling_order", "services")
 
     def __init__(self, state: ClusterState, infos: list[NodeInfo]) -> None:
@@ -362,7 +362,10 @@ class ClusterFacts:
         self._image_holders: dict[str, set[str]] | None = None
         self._image_sizes: dict[str, tuple[Node, dict[str, int]]] = {}
         self._image_scores: dict[object, dict[str, tuple[object, int]]] = {}
-        self._nodes = [i.node for i in infos]
+        #: The nodes, in the snapshot's order (a snapshot whose NodeInfos hold these same objects
+        #: has the nodes these facts were gathered from).
+        self.nodes = [i.node for i in infos]
+        self._memos: dict[str, dict[Any, Any]] = {}
         #: Node name → its place in the snapshot's NodeInfos (simulations replace, never reorder).
         self.positions = {i.name: k for k, i in enumerate(infos)}
         #: Service selectors by namespace (None selectors left out, as `GetPodServices` skips them).
@@ -379,6 +382,15 @@ class ClusterFacts:
             else:
                 self.controllers[(kind, ns, name)] = w.spec.selector
 
+    def memo(self, name: str) -> dict[Any, Any]:
+        """A plugin's memo (`name`) of answers that read only the nodes, which no simulation changes
+        (valid for a snapshot whose nodes are `nodes`). Emptied past 256 entries: a bound on memory,
+        never on what is answered."""
+        found = self._memos.get(name)
+        if found is None or len(found) > 256:
+            found = self._memos[name] = {}
+        return found
+
     def image_nodes(self, name: str) -> int:
         """On how many nodes `name` is present (`ImageStateSummary.NumNodes`)."""
         return len(self.image_holders(name))
@@ -387,7 +399,7 @@ class ClusterFacts:
         """The names of the nodes that report image `name` (do not change the set)."""
         if self._image_holders is None:
             holders: dict[str, set[str]] = {}
-            for node in self._nodes:
+            for node in self.nodes:
                 for image in node.status.images:
                     for n in image.names:
                         holders.setdefault(n, set()).add(node.metadata.name)

@@ -50,7 +50,10 @@ Deliberate differences:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter, is_
 from typing import ClassVar
+
+import msgspec
 
 from kresched.model.objects import Node, Pod
 from kresched.model.specs import TopologySpreadConstraint
@@ -179,6 +182,48 @@ class _State:
             self.min_match[i] = cur
 
 
+def _domains(pod: Pod, constraints: tuple[SpreadConstraint, ...], eligible: Callable[[SpreadConstraint, Node], bool],
+             snapshot: Snapshot) -> tuple[list[dict[str, str]], list[dict[str, int]]]:
+    """Per constraint: the topology value of each node that has every key of the constraints and
+    passes the constraint's node inclusion policies, and each such value counting 0, in node order
+    (PreFilter's walk over the nodes). What it reads of the pod — the keys and policies, its node
+    selector, required node affinity and tolerations — is the same for many pods, and nodes do not
+    change in a simulation (pods do): kept per that key while the snapshot's nodes are the same
+    objects as the cluster's. Do not change the answer."""
+    facts = snapshot.cluster
+    infos = snapshot.node_infos
+    same_nodes = len(infos) == len(facts.nodes) and all(map(is_, map(_NODE, infos), facts.nodes))
+    key: bytes | None = None
+    if same_nodes:
+        aff = pod.spec.affinity
+        key = msgspec.json.encode((
+            [(c.topology_key, c.honor_node_affinity, c.honor_node_taints) for c in constraints],
+            pod.spec.node_selector, aff.node_affinity if aff is not None else None, pod.spec.tolerations))
+        found = facts.memo(_DOMAINS_MEMO).get(key)
+        if found is not None:
+            return found
+    keys = {c.topology_key for c in constraints}
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    value_of_node: list[dict[str, str]] = [{} for _ in constraints]
+    for info in infos:
+        node = info.node
+        labels = node.metadata.labels
+        if not all(k in labels for k in keys):
+            continue
+        for i, c in enumerate(constraints):
+            if eligible(c, node):
+                value = labels[c.topology_key]
+                counts[i].setdefault(value, 0)
+                value_of_node[i][info.name] = value
+    if key is not None:
+        facts.memo(_DOMAINS_MEMO)[key] = (value_of_node, counts)
+    return value_of_node, counts
+
+
+_DOMAINS_MEMO = "PodTopologySpread/domains"
+_NODE = attrgetter("node")
+
+
 class PodTopologySpread:
     """The PodTopologySpread filter plugin (PreFilter, Filter and PreFilterExtensions)."""
 
@@ -201,20 +246,8 @@ class PodTopologySpread:
         if not constraints:
             return PreFilterResult(Status(Code.SKIP))
         eligible = node_inclusion(pod)
-        keys = {c.topology_key for c in constraints}
-
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        value_of_node: list[dict[str, str]] = [{} for _ in constraints]
-        for info in snapshot.node_infos:
-            node = info.node
-            labels = node.metadata.labels
-            if not all(k in labels for k in keys):
-                continue
-            for i, c in enumerate(constraints):
-                if eligible(c, node):
-                    value = labels[c.topology_key]
-                    counts[i].setdefault(value, 0)
-                    value_of_node[i][info.name] = value
+        value_of_node, domains = _domains(pod, constraints, eligible, snapshot)
+        counts = [dict(d) for d in domains]
 
         groups = snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).items()
         for i, c in enumerate(constraints):

@@ -224,7 +224,7 @@ def claims_signature(claims: list[ResourceClaim]) -> bytes:
 
 def pools_stamp(versions: dict[tuple[str, str], int], pool_keys: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
     """The versions (`AllocatedClaims.versions`) of the pools `pool_keys`."""
-    return tuple([versions.get(k, 0) for k in pool_keys]) if versions else ()
+    return tuple([versions.get(k, 0) for k in pool_keys])
 
 
 _changes = itertools.count(1)
