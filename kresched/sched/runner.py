@@ -259,13 +259,17 @@ class FilterMemo:
     ran for a pod read of it (`verdict_keys`) — the statuses a later pod with the same key reuses
     while a node's NodeInfo is the same object (simulations replace a NodeInfo, never change it):
     `full` for pods whose every status is a function of the NodeInfo alone (`node_local`),
-    `prefix` for the node-static filters' and NodeResourcesFit's part of the others'."""
+    `prefix` for the node-static filters' and NodeResourcesFit's part of the others', and `tail`
+    for DynamicResources' part of theirs where its verdict on a node is a function of the NodeInfo
+    (`DraCycle.node_local`; per the specs of the claims to allocate: its last filter, run where
+    the others pass)."""
 
-    __slots__ = ("full", "prefix")
+    __slots__ = ("full", "prefix", "tail")
 
     def __init__(self) -> None:
         self.full: dict[bytes, Verdicts] = {}
         self.prefix: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+        self.tail: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
 
 
 def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
@@ -400,8 +404,10 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     # filters (`rest`) run.
     verdicts: Verdicts | None = None
     prefix: dict[str, tuple[NodeInfo, Status]] | None = None
+    tail: dict[str, tuple[NodeInfo, Status]] | None = None
     fit: list[FilterPlugin] = []
     rest: list[FilterPlugin] = []
+    last: list[FilterPlugin] = []
     if memo is not None and static is not None:
         full_key, prefix_key = verdict_keys(pod, cycle, active, static)
         if node_local(plugins, cycle, static.names):
@@ -411,6 +417,10 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         elif active and active[0].name == "NodeResourcesFit":
             prefix = memo.prefix.setdefault(prefix_key, {})
             fit, rest = active[:1], active[1:]
+            dra = cycle.read("DynamicResources") if rest and rest[-1].name == "DynamicResources" else None
+            if dra is not None and dra.node_local:
+                tail = memo.tail.setdefault(dra.verdict_key, {})
+                rest, last = rest[:-1], rest[-1:]
     # Only nominated pods at least as important as this one hold room against it.
     held = {n: others for n, ps in nominated.items()
             if (others := holding_room(pod, ps))}
@@ -440,7 +450,18 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                     st = first_failing(info, fit)
                 if st.code != Code.ERROR:
                     prefix[info.name] = (info, st)
-            return st if st.code else first_failing(info, rest)
+            if st.code:
+                return st
+            st = first_failing(info, rest)
+            if st.code or tail is None:
+                return st
+            hit = tail.get(info.name)
+            if hit is not None and hit[0] is info:
+                return hit[1]
+            st = first_failing(info, last)
+            if st.code != Code.ERROR:
+                tail[info.name] = (info, st)
+            return st
         st = static.status(cycle, pod, info)
         if not st.code:
             st = first_failing(info, active)
