@@ -408,19 +408,20 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     fit: list[FilterPlugin] = []
     rest: list[FilterPlugin] = []
     last: list[FilterPlugin] = []
+    head = active  # the filters after the node-static ones, but a `last` whose verdicts `tail` keeps
     if memo is not None and static is not None:
         full_key, prefix_key = verdict_keys(pod, cycle, active, static)
+        dra = cycle.read("DynamicResources") if active and active[-1].name == "DynamicResources" else None
+        if dra is not None and dra.node_local:
+            tail = memo.tail.setdefault(dra.verdict_key, {})
+            head, last = active[:-1], active[-1:]
         if node_local(plugins, cycle, static.names):
             verdicts = memo.full.get(full_key)
             if verdicts is None:
                 verdicts = memo.full[full_key] = Verdicts()
         elif active and active[0].name == "NodeResourcesFit":
             prefix = memo.prefix.setdefault(prefix_key, {})
-            fit, rest = active[:1], active[1:]
-            dra = cycle.read("DynamicResources") if rest and rest[-1].name == "DynamicResources" else None
-            if dra is not None and dra.node_local:
-                tail = memo.tail.setdefault(dra.verdict_key, {})
-                rest, last = rest[:-1], rest[-1:]
+            fit, rest = head[:1], head[1:]
     # Only nominated pods at least as important as this one hold room against it.
     held = {n: others for n, ps in nominated.items()
             if (others := holding_room(pod, ps))}
@@ -433,6 +434,19 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             if st.code:  # not Code.SUCCESS
                 return st if st.plugin == pl.name else st.with_plugin(pl.name)
         return SUCCESS
+
+    def ending(info: NodeInfo, plugs: list[FilterPlugin]) -> Status:
+        """`first_failing` of `plugs` then `last`, whose status `tail` keeps."""
+        st = first_failing(info, plugs)
+        if st.code or tail is None:
+            return st
+        hit = tail.get(info.name)
+        if hit is not None and hit[0] is info:
+            return hit[1]
+        st = first_failing(info, last)
+        if st.code != Code.ERROR:
+            tail[info.name] = (info, st)
+        return st
 
     def status(info: NodeInfo, others: list[Pod] | None) -> Status:
         """The node's status, but for a memo hit (which the loop below reads itself)."""
@@ -450,21 +464,10 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                     st = first_failing(info, fit)
                 if st.code != Code.ERROR:
                     prefix[info.name] = (info, st)
-            if st.code:
-                return st
-            st = first_failing(info, rest)
-            if st.code or tail is None:
-                return st
-            hit = tail.get(info.name)
-            if hit is not None and hit[0] is info:
-                return hit[1]
-            st = first_failing(info, last)
-            if st.code != Code.ERROR:
-                tail[info.name] = (info, st)
-            return st
+            return st if st.code else ending(info, rest)
         st = static.status(cycle, pod, info)
         if not st.code:
-            st = first_failing(info, active)
+            st = ending(info, head)
         # An error names the pod's own objects (a claim, its request): never another pod's answer.
         if verdicts is not None and st.code != Code.ERROR:
             verdicts[info.name] = (info, st)
