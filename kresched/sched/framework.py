@@ -12,7 +12,7 @@ arithmetic they share (`MAX_NODE_SCORE`, `default_normalize_score`, `go_div`). P
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import repeat
@@ -224,6 +224,45 @@ class NodeInfo:
             self._volume_pods = tuple([v for v in vp if v is not p])
         self._by_namespace = None
         self._account(p, -1)
+
+    def remove_pods(self, pods: Sequence[Pod]) -> None:
+        """`remove_pod` of each of `pods`, in order, in one pass over the node's pods (the same
+        NodeInfo after); ValueError, and nothing removed, if one is not here."""
+        want = Counter(p.key for p in pods)
+        kept: list[Pod] = []
+        gone: list[Pod] = []
+        for p in self.pods:
+            k = p.key
+            if want.get(k):
+                want[k] -= 1
+                gone.append(p)
+            else:
+                kept.append(p)
+        if len(gone) != len(pods):
+            missing = next(k for k, n in want.items() if n > 0)
+            raise ValueError(f"pod {missing} is not on node {self.name}")
+        self.pods = kept
+        vp = self._volume_pods
+        if vp:
+            ids = {id(p) for p in gone}
+            self._volume_pods = tuple([v for v in vp if id(v) not in ids])
+        self._by_namespace = None
+        for p in gone:
+            self._account(p, -1)
+
+    def take_back(self, pod: Pod) -> None:
+        """`remove_pod` of `pod` just added (`add_pod`: the last pod here), without a search: the
+        same where no other pod here has its key, as on every node of a simulation (a state holds
+        one pod per key, and each pod a simulation makes has a key of its own)."""
+        if not self.pods or self.pods[-1] is not pod:
+            self.remove_pod(pod)
+            return
+        self.pods.pop()
+        vp = self._volume_pods
+        if vp and vp[-1] is pod:
+            self._volume_pods = vp[:-1]
+        self._by_namespace = None
+        self._account(pod, -1)
 
     def _account(self, pod: Pod, sign: int) -> None:
         r = pod.requests

@@ -25,8 +25,9 @@ from kresched.sched.runner import (
     Diagnosis,
     add_pod,
     fit_error_message,
-    remove_pod,
+    remove_pods,
     run_filters_with_nominated,
+    take_back,
 )
 
 __all__ = [
@@ -149,8 +150,7 @@ def select_victims_on_node(
     victims_in = sorted(potential, key=importance_key)
     if not victims_in:
         return VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
-    for v in victims_in:
-        remove_pod(plugins, cycle, pod, v, node_info)
+    remove_pods(plugins, cycle, pod, victims_in, node_info)
     st = run_filters_with_nominated(plugins, cycle, pod, node_info, nominated)
     if not st.is_success:
         return VictimSelection((), 0, st)
@@ -162,7 +162,7 @@ def select_victims_on_node(
             add_pod(plugins, cycle, pod, v, node_info)
             if run_filters_with_nominated(plugins, cycle, pod, node_info, nominated).is_success:
                 continue
-            remove_pod(plugins, cycle, pod, v, node_info)
+            take_back(plugins, cycle, pod, v, node_info)
             victims.append(v)
             num_violating += counts
     if bad and good:
@@ -263,8 +263,7 @@ def preemption_message(
             statuses[info.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
             continue
         work, state = info.clone(), cycle.clone()
-        for v in lower:
-            remove_pod(plugins, state, pod, v, work)
+        remove_pods(plugins, state, pod, lower, work)
         st = run_filters_with_nominated(plugins, state, pod, work, nominated.get(info.name, ()))
         if st.is_success:
             return None, statuses

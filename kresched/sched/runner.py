@@ -48,8 +48,10 @@ __all__ = [
     "run_filters_with_nominated",
     "add_pod",
     "remove_pod",
+    "remove_pods",
     "run_pre_filter",
     "scheduler_error",
+    "take_back",
     "verdict_keys",
     "SCHEDULER_ERROR_NOTE",
 ]
@@ -217,6 +219,25 @@ def remove_pod(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, pod
     for pl in plugins:
         if pl.name not in cycle.skip:
             pl.remove_pod(cycle, pod, pod_to_remove, info)
+
+
+def remove_pods(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, pods_to_remove: Sequence[Pod],
+                info: NodeInfo) -> None:
+    """`remove_pod` of each of `pods_to_remove`, in order: the node's pods in one pass (no
+    plugin's RemovePod reads them), then the plugins told of each."""
+    info.remove_pods(pods_to_remove)
+    active = [pl for pl in plugins if pl.name not in cycle.skip]
+    for p in pods_to_remove:
+        for pl in active:
+            pl.remove_pod(cycle, pod, p, info)
+
+
+def take_back(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, pod_added: Pod, info: NodeInfo) -> None:
+    """`remove_pod` of the pod `add_pod` just put on `info` (`NodeInfo.take_back`)."""
+    info.take_back(pod_added)
+    for pl in plugins:
+        if pl.name not in cycle.skip:
+            pl.remove_pod(cycle, pod, pod_added, info)
 
 
 def holding_room(pod: Pod, nominated: Iterable[Pod]) -> list[Pod]:
