@@ -224,6 +224,27 @@ class InterPodAffinity:
                                                           f"against this pod",))
         return SUCCESS
 
+    def resume_state(self, cycle: CycleState) -> _State | None:
+        """What Filter reads besides the node (`sched.resume`): a copy of the PreFilter state."""
+        state: _State | None = cycle.read(_STATE_KEY)
+        return state.clone() if state is not None else None
+
+    def changed_domains(self, before: _State | None, after: _State | None) -> set[tuple[str, str]] | None:
+        """The topology pairs where Filter's verdict may differ between two states of pods with the
+        same terms (`sched.resume`): where a count is positive in one and not in the other; None
+        (every node) where whether any pod matches the affinity terms at all changed."""
+        if before is None or after is None:
+            return set() if before is after else None
+        if bool(before.affinity_counts) != bool(after.affinity_counts):
+            return None
+        out: set[tuple[str, str]] = set()
+        for a, b in ((before.affinity_counts, after.affinity_counts),
+                     (before.anti_affinity_counts, after.anti_affinity_counts),
+                     (before.existing_anti_affinity_counts, after.existing_anti_affinity_counts)):
+            if a != b:
+                out.update(k for k in a.keys() | b.keys() if (a.get(k, 0) > 0) != (b.get(k, 0) > 0))
+        return out
+
     def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
         state: _State | None = cycle.read(_STATE_KEY)
         if state is not None:

@@ -285,6 +285,28 @@ class PodTopologySpread:
                     f"({matching} matching pods there, global minimum {minimum})",))
         return SUCCESS
 
+    def resume_state(self, cycle: CycleState) -> _State | None:
+        """What Filter reads besides the node (`sched.resume`): a copy of the PreFilter state."""
+        state: _State | None = cycle.read(_STATE_KEY)
+        return state.clone() if state is not None else None
+
+    def changed_domains(self, before: _State | None, after: _State | None) -> set[tuple[str, str]] | None:
+        """The topology pairs where Filter's verdict may differ between two states of pods with the
+        same constraints (`sched.resume`): where a count differs (the message names it); None
+        (every node) where a constraint's global minimum moved."""
+        if before is None or after is None:
+            return set() if before is after else None
+        if len(before.constraints) != len(after.constraints):
+            return None
+        out: set[tuple[str, str]] = set()
+        for i, c in enumerate(after.constraints):
+            if before.min_match_num(i) != after.min_match_num(i):
+                return None
+            a, b = before.counts[i], after.counts[i]
+            if a != b:
+                out.update((c.topology_key, v) for v in a.keys() | b.keys() if a.get(v, 0) != b.get(v, 0))
+        return out
+
     def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
         state: _State | None = cycle.read(_STATE_KEY)
         if state is not None:

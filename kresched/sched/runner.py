@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice
 from operator import attrgetter, is_not
+from typing import Any
 
 import msgspec
 
@@ -26,6 +27,7 @@ from kresched.sched.framework import (
     Snapshot,
     Status,
 )
+from kresched.sched.resume import PrefixWalks, affected_positions, kept_states, walk_key
 from kresched.sched.score import num_feasible_nodes_to_find
 from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters
 
@@ -285,12 +287,14 @@ class FilterMemo:
     (`DraCycle.node_local`; per the specs of the claims to allocate: its last filter, run where
     the others pass)."""
 
-    __slots__ = ("full", "prefix", "tail")
+    __slots__ = ("full", "prefix", "tail", "walks")
 
     def __init__(self) -> None:
         self.full: dict[bytes, Verdicts] = {}
         self.prefix: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
         self.tail: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+        #: The searches of the others, where they can be resumed (`sched.resume`).
+        self.walks = PrefixWalks()
 
 
 def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
@@ -495,10 +499,21 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         return st
 
     walked = sample and names is None and verdicts is not None and not start
+    # A pod whose filters read the cluster too: its shape's last search, and what changed since.
+    kept: dict[str, Any] | None = None
+    if prefix is not None and sample and names is None and not start:
+        kept = kept_states(plugins, cycle)
     start = 0
     if walked:
         assert verdicts is not None
         start = _resume(verdicts.walk, snapshot, infos, held, limit, status, diag)
+    elif kept is not None:
+        assert memo is not None
+        wkey = walk_key(pod, full_key)
+        found = memo.walks.get(wkey)
+        also = affected_positions(plugins, found[1], kept, snapshot) if found is not None else None
+        if found is not None and also is not None:
+            start = _resume(found[0], snapshot, infos, held, limit, status, diag, also)
     if start >= 0:
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
             name = info.name
@@ -514,15 +529,18 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 failed[name] = st
                 if st.code == Code.ERROR and diag.filter_error is None:
                     diag.filter_error = st
-    if walked:
-        assert verdicts is not None
+    if walked or kept is not None:
         cut = len(feasible) + len(failed)
         positions = snapshot.cluster.order_positions
         # Positions are the search order's only when every node of the cluster is in the snapshot;
         # a search that met an error is not one to resume (the error is the pod's own).
-        verdicts.walk = None if len(positions) != len(infos) or diag.filter_error is not None else _Walk(
+        walk = None if len(positions) != len(infos) or diag.filter_error is not None else _Walk(
             snapshot.facts, infos[:cut], list(feasible), dict(failed),
             {j for n in held if (j := positions.get(n, cut)) < cut}, limit, len(infos), diag.sampled, diag)
+        if verdicts is not None:
+            verdicts.walk = walk
+        elif kept is not None and memo is not None:
+            memo.walks.put(wkey, walk, kept)
     diag.feasible_set = frozenset(diag.feasible)
     return diag, cycle
 
@@ -537,10 +555,12 @@ def processed_nodes(diag: Diagnosis) -> int:
 
 
 def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held: dict[str, list[Pod]], limit: int,
-            status: Callable[[NodeInfo, list[Pod] | None], Status], diag: Diagnosis) -> int:
+            status: Callable[[NodeInfo, list[Pod] | None], Status], diag: Diagnosis,
+            also: set[int] | frozenset[int] = frozenset()) -> int:
     """Start a sampled search where the last one of the pod's shape (`walk`, on this cluster)
-    left off: only the nodes it visited whose NodeInfo is not the same object now, and those
-    filtered with nominated pods (then or now), are filtered again. Fills `diag` and returns -1
+    left off: only the nodes it visited whose NodeInfo is not the same object now, those
+    filtered with nominated pods (then or now), and those at the positions `also` (where the
+    filters' cluster-wide state changed, `sched.resume`) are filtered again. Fills `diag` and returns -1
     when that settles it; else the position to search on from (0: from the first node, when
     there is nothing to start from), with `diag` holding what comes before it."""
     positions = snapshot.cluster.order_positions
@@ -551,6 +571,7 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     cut = len(visited)
     again = _replaced_at(infos, visited)
     again |= walk.held
+    again.update(j for j in also if j < cut)
     for name in held:
         j = positions.get(name, cut)
         if j < cut:

@@ -1,0 +1,120 @@
+"""Resuming the search of a pod shape whose filters read the cluster (`runner.find_nodes_that_fit`).
+
+A search of a shape whose every filter reads the node alone starts where the last one of that shape
+stopped: only the nodes whose NodeInfo changed since are filtered again (`runner._resume`). A pod
+with required pod (anti-)affinity or spreading has filters that read the whole cluster too, through
+their PreFilter's counts per topology domain — and the next pod of its workload finds those
+counts changed only in the domains where the pods placed, evicted or moved since then run. Its
+search starts where the last one stopped as well, filtering again the nodes whose NodeInfo changed
+and the nodes of every domain whose counts differ in what the filter reads of them
+(`changed_domains`: for pod affinity whether a domain holds a matching pod, for spreading its
+count, and any node at all when the global minimum moved).
+
+Resumable: pods whose filters after the node-static ones are node-local (NodeResourcesFit,
+NodePorts, DynamicResources where every device is a node's own) or have `resume_state` and
+`changed_domains` (InterPodAffinity, PodTopologySpread); not volume filters. The walks are kept
+per `walk_key` — everything those PreFilters read of the pod — for the most recently used shapes.
+Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from kresched.model.objects import Pod
+from kresched.sched.framework import ClusterFacts, CycleState, FilterPlugin, Snapshot
+from kresched.sched.static import NODE_STATIC_PLUGINS
+
+__all__ = ["PrefixWalks", "affected_positions", "kept_states", "walk_key"]
+
+#: Filters (not node-static) whose verdict on a node is a function of its NodeInfo and the pod.
+NODE_LOCAL = frozenset({"NodeResourcesFit", "NodePorts"})
+
+
+class PrefixWalks:
+    """Per `walk_key`: the last search (`runner._Walk`) and the states its filters read
+    (`kept_states`), for the `limit` most recently used keys (each walk holds the NodeInfos it
+    visited: the bound keeps memory flat however many shapes a queue has)."""
+
+    __slots__ = ("_limit", "_walks")
+
+    def __init__(self, limit: int = 64) -> None:
+        self._limit = limit
+        self._walks: dict[bytes, tuple[Any, dict[str, Any]]] = {}
+
+    def get(self, key: bytes) -> tuple[Any, dict[str, Any]] | None:
+        found = self._walks.pop(key, None)
+        if found is not None:
+            self._walks[key] = found
+        return found
+
+    def put(self, key: bytes, walk: Any, states: dict[str, Any]) -> None:
+        self._walks.pop(key, None)
+        if len(self._walks) >= self._limit:
+            del self._walks[next(iter(self._walks))]  # the least recently used
+        self._walks[key] = (walk, states)
+
+
+def walk_key(pod: Pod, full_key: bytes) -> bytes:
+    """`full_key` (`runner.verdict_keys`) with what the PreFilters of pod affinity and spreading read
+    of the pod: its namespace, labels, owners (default spreading's selector), pod (anti-)affinity and
+    spread constraints. Pods with equal keys get equal filter states from equal clusters."""
+    aff = pod.spec.affinity
+    return full_key + msgspec.json.encode((
+        pod.metadata.namespace, pod.metadata.labels, pod.metadata.owner_references,
+        aff.pod_affinity if aff is not None else None, aff.pod_anti_affinity if aff is not None else None,
+        pod.spec.topology_spread_constraints))
+
+
+def kept_states(plugins: Sequence[FilterPlugin], cycle: CycleState) -> dict[str, Any] | None:
+    """Per filter of the pod (not skipped) that reads more than the node: a copy of what its
+    Filter reads (`resume_state`). None when some filter is neither node-local nor resumable."""
+    out: dict[str, Any] = {}
+    for pl in plugins:
+        name = pl.name
+        if name in cycle.skip or name in NODE_STATIC_PLUGINS or name in NODE_LOCAL:
+            continue
+        if name == "DynamicResources" and getattr(cycle.read(name), "node_local", False):
+            continue
+        keep = getattr(pl, "resume_state", None)
+        if keep is None:
+            return None
+        out[name] = keep(cycle)
+    return out
+
+
+def affected_positions(plugins: Sequence[FilterPlugin], before: dict[str, Any], after: dict[str, Any],
+                       snapshot: Snapshot) -> set[int] | None:
+    """The positions in the search order of the nodes whose verdict may differ between a search
+    with the filter states `before` and one with `after`; None: any node's."""
+    if before.keys() != after.keys():
+        return None
+    out: set[int] = set()
+    for pl in plugins:
+        if pl.name not in after:
+            continue
+        pairs = pl.changed_domains(before[pl.name], after[pl.name])  # type: ignore[attr-defined]
+        if pairs is None:
+            return None
+        for key, value in pairs:
+            out.update(_nodes_with(snapshot.cluster, key).get(value, ()))
+    return out
+
+
+def _nodes_with(facts: ClusterFacts, key: str) -> dict[str, list[int]]:
+    """Label `key`'s values → the search-order positions of the nodes that have it (the nodes do
+    not change in a simulation)."""
+    memo = facts.memo("resume/nodes-with")
+    found = memo.get(key)
+    if found is None:
+        found = {}
+        positions = facts.order_positions
+        for node in facts.nodes:
+            value = node.metadata.labels.get(key)
+            if value is not None:
+                found.setdefault(value, []).append(positions[node.metadata.name])
+        memo[key] = found
+    return found

@@ -1,0 +1,96 @@
+"""A queue of pods whose filters read the cluster (required pod affinity and anti-affinity,
+spreading) plans the same with its searches resumed as with nothing kept (hypothesis).
+
+`sched.resume` starts the search of such a pod where the last pod of its shape stopped, filtering
+again only the nodes that changed and those of the topology domains whose counts changed: on
+clusters of 150 nodes the scheduler's search stops at 100 feasible nodes (`numFeasibleNodesToFind`),
+so where the last search stopped, and which nodes it saw, decide the answer. Groups of pods of one
+shape come one after another (the second and later resume), among pods of other shapes; some need
+evictions (whose victims move to other domains). Runs derandomized: CI is deterministic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Pod
+from kresched.plan.gang import plan_queue
+from kresched.plan.planner import Planner
+from kresched.plan.plans import PlanOptions
+from kresched.plan.queue import gang_lookups, pending_pods_to_plan
+from tests.builders import make_node, make_pod, make_state
+from tests.plan.test_queue_cache import decision
+
+PROFILE = settings(derandomize=True, database=None, deadline=None, max_examples=40,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+APPS = ("a", "b", "c", "d")
+
+
+def _term(app: str, key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}
+
+
+@st.composite
+def shapes(draw: st.DrawFn) -> dict[str, Any]:
+    return {
+        "app": draw(st.sampled_from(APPS)),
+        "cpu": draw(st.sampled_from(("250m", "500m", "1", "3"))),
+        "priority": draw(st.sampled_from((100, 1000))),
+        "anti": draw(st.sampled_from((None, HOST, HOST, ZONE))),
+        "affinity": draw(st.sampled_from((None, None, "a", "b"))),
+        "spread": draw(st.sampled_from((None, None, ZONE, HOST))),
+        "zone": draw(st.sampled_from((None, None, "z1"))),
+        "count": draw(st.integers(1, 6)),
+    }
+
+
+@st.composite
+def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
+    nodes, pods = [], []
+    zones = draw(st.integers(2, 4))
+    for i in range(150):
+        name = f"n{i:03d}"
+        nodes.append(make_node(name, cpu="4", memory="16Gi", labels={ZONE: f"z{i % zones}"}))
+        for j in range(draw(st.integers(0, 3))):
+            app = draw(st.sampled_from(APPS))
+            anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term(app, HOST)]}} \
+                if draw(st.integers(0, 9)) == 0 else None
+            pods.append(make_pod(f"run-{name}-{j}", node=name, cpu="1", priority=draw(st.sampled_from((0, 500))),
+                                 labels={"app": app, ZONE: f"z{i % zones}"}, affinity=anti, grace=30,
+                                 owner=f"ReplicaSet/{app}"))
+    queue = []
+    for g, shape in enumerate(draw(st.lists(shapes(), min_size=2, max_size=7))):
+        app = shape["app"]
+        affinity: dict[str, Any] = {}
+        if shape["anti"]:
+            affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+                _term(app, shape["anti"])]}
+        if shape["affinity"]:
+            affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+                _term(shape["affinity"], ZONE)]}
+        spread = [{"maxSkew": 1, "topologyKey": shape["spread"], "whenUnsatisfiable": "DoNotSchedule",
+                   "labelSelector": {"matchLabels": {"app": app}}}] if shape["spread"] else None
+        for k in range(shape["count"]):
+            queue.append(make_pod(f"q{g}-{k}", cpu=shape["cpu"], priority=shape["priority"], labels={"app": app},
+                                  affinity=affinity or None, spread=spread, owner=f"ReplicaSet/q{g}",
+                                  node_selector={ZONE: shape["zone"]} if shape["zone"] else None,
+                                  start_time=f"2026-01-01T00:{g:02d}:{k:02d}Z"))
+    state = make_state(nodes, [*pods, *queue])
+    return state, pending_pods_to_plan(state, all_pending=True)
+
+
+@PROFILE
+@given(queues(), st.booleans())
+def test_a_queue_of_pods_reading_the_cluster_plans_the_same_with_searches_resumed(
+        queue: tuple[ClusterState, list[Pod]], rotate: bool) -> None:
+    state, pods = queue
+    cached = plan_queue(Planner(state, PlanOptions(), rotate=rotate), pods, *gang_lookups(state))
+    plain = plan_queue(Planner(state, PlanOptions(), memoize=False, rotate=rotate), pods, *gang_lookups(state))
+    for a, b in zip(cached, plain, strict=True):
+        assert decision(a) == decision(b), a.pod.key
