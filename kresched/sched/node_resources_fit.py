@@ -123,8 +123,16 @@ class NodeResourcesFit:
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        usage = _usage(node_info)
         request = pod.requests
+        if not request.scalar:  # `fits_usage` inline, for the pod without extended resources (most)
+            alloc = node_info.node.allocatable
+            cpu, mem, eph = request.milli_cpu, request.memory, request.ephemeral_storage
+            if len(node_info.pods) < alloc.allowed_pods \
+                    and (cpu <= 0 or cpu <= alloc.milli_cpu - node_info.requested_milli_cpu) \
+                    and (mem <= 0 or mem <= alloc.memory - node_info.requested_memory) \
+                    and (eph <= 0 or eph <= alloc.ephemeral_storage - node_info.requested_ephemeral_storage):
+                return SUCCESS
+        usage = _usage(node_info)
         if request.scalar and (self.ignored_resources or self.ignored_resource_groups):
             request = without_ignored(request, self.ignored_resources, self.ignored_resource_groups)
         if request.scalar:
