@@ -22,7 +22,8 @@ from kresched.model.storage import StorageState
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, bound_to, held_by_volume
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, Victim
-from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.framework import Snapshot
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["After", "Lander", "Mark", "Working", "apply_cluster", "apply_plan", "second_order", "with_node"]
 

@@ -25,7 +25,7 @@ from kresched.model.objects import Pod, start_text
 from kresched.model.resources import Resources
 from kresched.plan.pdb import NO_PDB, PdbLedger
 from kresched.plan.plans import CRITERIA, NodeOption, Victim
-from kresched.sched.framework import NodeInfo
+from kresched.sched.node_info import NodeInfo
 
 #: `math.MaxInt32 + 1`: what each victim adds to the priority sum, so that every term is ≥ 0.
 PRIORITY_OFFSET = 2**31

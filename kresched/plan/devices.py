@@ -33,16 +33,8 @@ from kresched.sched.dra.claims import ClaimLookupError, missing_kinds, pod_claim
 from kresched.sched.dra.extended import SPECIAL_CLAIM, delegated, request_resource
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
 from kresched.sched.dynamic_resources import NAME, DraCycle, DynamicResources, claims_to_allocate, prepare
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    FilterPlugin,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.runner import remove_pod, run_filters_with_nominated, run_pre_filter
 
 __all__ = ["DEVICE_NOTE", "KUBECTL_KINDS", "DeviceFreeing", "DeviceHint", "DeviceHolder", "asks_for_devices",

@@ -53,7 +53,7 @@ from kresched.plan.lost import lost_nodes
 from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Placer, bound_to, held_by_volume, replacement_of
 from kresched.sched.dra.inuse import cluster_snapshot
-from kresched.sched.framework import NodeInfo
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.profile import Profiles, scheduler_name
 from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters

@@ -18,7 +18,7 @@ from kresched.model.objects import Pod
 from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import PdbView, Suffixes, quickbound_to
 from kresched.plan.pdb import PdbLedger
-from kresched.sched.framework import NodeInfo
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import importance_key
 
 __all__ = ["EvictablePods"]

@@ -41,8 +41,9 @@ from kresched.sched.dra.extended import CLASS_PREFIX
 from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
-from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, NodeInfo, Snapshot, Status
+from kresched.sched.framework import Code, FilterPlugin, InsufficientResource, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT, required_node_affinity_matches
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_resources_fit import NAME as NODE_RESOURCES_FIT
 from kresched.sched.node_resources_fit import fits_request
 from kresched.sched.pod_group_cycle import NOT_ELIGIBLE_WAP

@@ -24,7 +24,8 @@ from kresched.model.cluster import ClusterState
 from kresched.model.objects import Node
 from kresched.model.objects import time_seconds as seconds_of
 from kresched.model.specs import Taint
-from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.framework import Snapshot
+from kresched.sched.node_info import NodeInfo
 
 __all__ = [
     "DEFAULT_TOLERATION_SECONDS",

@@ -87,7 +87,8 @@ from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.extended import CLASS_PREFIX
 from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.dynamic_resources import post_filter_note
-from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import (
     full_scheduler_message,
     importance_key,

@@ -22,7 +22,8 @@ from kresched.model.specs import LabelSelector, PreferredSchedulingTerm
 from kresched.plan.placement import Landing, replacement_of
 from kresched.plan.rebalance_round import Round
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread
-from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot
+from kresched.sched.framework import Code, CycleState, Snapshot
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_score import ScoreGainBound
 
 __all__ = ["SHAPE_TRIES", "Preferences", "has_preferences", "landing_points", "preference_points"]

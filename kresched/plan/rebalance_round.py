@@ -42,7 +42,8 @@ from kresched.plan.pdb import PdbCheck, PdbLedger
 from kresched.plan.placement import Landing, Placer, bound_to, replacement_of
 from kresched.plan.rebalance_plans import LimitHit, Move, RebalanceOptions, Skip
 from kresched.sched.dra.inuse import cluster_snapshot
-from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.framework import Snapshot
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.runner import FilterMemo, memo_of
 from kresched.sched.static import StaticFilters
 

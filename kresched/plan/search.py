@@ -33,7 +33,8 @@ from kresched.plan.choice import (
 )
 from kresched.plan.evictable import EvictablePods
 from kresched.plan.plans import NodeOption
-from kresched.sched.framework import Code, CycleState, NodeInfo, Status
+from kresched.sched.framework import Code, CycleState, Status
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["NodeSearch", "OptionFinder"]
 

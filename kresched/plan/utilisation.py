@@ -29,7 +29,8 @@ from kresched.model.objects import Pod
 from kresched.plan.placement import Landing, bound_to, replacement_of
 from kresched.plan.rebalance_plans import RESOURCES, RebalanceOptions
 from kresched.plan.rebalance_round import Round
-from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.framework import Snapshot
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["LowNodeUtilization", "is_overutilised", "is_underutilised", "node_utilisation"]
 

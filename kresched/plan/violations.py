@@ -18,7 +18,8 @@ from kresched.plan.placement import Landing
 from kresched.plan.plans import RESERVATION_TAINT
 from kresched.plan.rebalance_round import Round
 from kresched.sched import interpod_affinity, node_affinity, pod_topology_spread, taint_toleration
-from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
+from kresched.sched.framework import Code, CycleState, FilterPlugin, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.profile import Profile
 
 __all__ = ["Violations", "violation_of", "violation_plugins"]

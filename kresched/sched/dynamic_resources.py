@@ -66,12 +66,12 @@ from kresched.sched.framework import (
     SUCCESS,
     Code,
     CycleState,
-    NodeInfo,
     PreFilterResult,
     Snapshot,
     Status,
     default_normalize_score,
 )
+from kresched.sched.node_info import NodeInfo
 
 __all__ = [
     "CANNOT_ALLOCATE",

@@ -40,7 +40,8 @@ import msgspec
 
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.sched.config.types import Extender
-from kresched.sched.framework import Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
+from kresched.sched.framework import Code, CycleState, FilterPlugin, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.runner import Diagnosis
 
 __all__ = [

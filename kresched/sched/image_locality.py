@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, CycleState, NodeInfo, Snapshot, Status
+from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, CycleState, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["MAX_CONTAINER_THRESHOLD", "MIN_THRESHOLD", "NAME", "ImageLocality", "normalized_image_name"]
 

@@ -67,7 +67,6 @@ from kresched.sched.framework import (
     SUCCESS,
     Code,
     CycleState,
-    NodeInfo,
     PreFilterResult,
     Snapshot,
     Status,
@@ -85,6 +84,7 @@ from kresched.sched.interpod_affinity_terms import (
     required_terms,
     resolve_namespaces,
 )
+from kresched.sched.node_info import NodeInfo
 
 __all__ = [
     "DEFAULT_HARD_POD_AFFINITY_WEIGHT",

@@ -28,7 +28,7 @@ import msgspec
 
 from kresched.model.objects import Pod
 from kresched.model.specs import PodAffinityTerm
-from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.framework import Snapshot
 from kresched.sched.interpod_affinity_terms import (
     AffinityTerm,
     Counts,
@@ -37,6 +37,7 @@ from kresched.sched.interpod_affinity_terms import (
     int32,
     preferred_terms,
 )
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["EXISTING_ANTI_INDEX", "EXISTING_TERMS_INDEX", "ExistingAntiAffinityIndex", "ExistingTermsIndex",
            "ScoreMap", "existing_score_terms"]

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches
 from kresched.model.specs import PodAffinityTerm
-from kresched.sched.framework import MAX_NODE_SCORE, NodeInfo, Snapshot
+from kresched.sched.framework import MAX_NODE_SCORE, Snapshot
 from kresched.sched.interpod_affinity_existing import (
     EXISTING_TERMS_INDEX,
     ExistingTermsIndex,
@@ -59,6 +59,7 @@ from kresched.sched.interpod_affinity_terms import (
     int32,
     preferred_terms,
 )
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["ScoreState", "normalize_scores", "pre_score_state", "score_node"]
 

@@ -47,12 +47,12 @@ from kresched.sched.framework import (
     SUCCESS,
     Code,
     CycleState,
-    NodeInfo,
     PreFilterResult,
     Snapshot,
     Status,
     default_normalize_score,
 )
+from kresched.sched.node_info import NodeInfo
 
 __all__ = [
     "ERR_REASON_CONFLICT",

@@ -12,15 +12,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["ERR_REASON", "NAME", "NodeName"]
 

@@ -22,15 +22,8 @@ from collections.abc import Collection, Iterable
 from typing import ClassVar
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["BIND_ALL_HOST_IP", "ERR_REASON", "NAME", "NodePorts", "conflicting_ports", "port_conflicts"]
 

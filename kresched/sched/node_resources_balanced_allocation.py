@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Snapshot, Status, go_div
+from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, Snapshot, Status, go_div
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.resource_allocation import ResourceAllocation, balanced_resource_score
 
 __all__ = ["DEFAULT_RESOURCES", "NAME", "NodeResourcesBalancedAllocation", "balanced_resource_score"]

@@ -54,11 +54,11 @@ from kresched.sched.framework import (
     Code,
     CycleState,
     InsufficientResource,
-    NodeInfo,
     PreFilterResult,
     Snapshot,
     Status,
 )
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.resource_allocation import ResourceAllocation
 
 __all__ = [

@@ -12,15 +12,8 @@ from typing import ClassVar
 
 from kresched.model.objects import Pod
 from kresched.model.specs import Taint
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
 __all__ = ["ERR_REASON_UNSCHEDULABLE", "NAME", "UNSCHEDULABLE_TAINT", "NodeUnschedulable"]

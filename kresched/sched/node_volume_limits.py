@@ -32,15 +32,8 @@ from typing import ClassVar, NamedTuple
 from kresched.model.objects import Pod
 from kresched.model.specs import Volume
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, PersistentVolumeSpec, StorageState
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.volume_helpers import pvc_not_found
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_TO_CSI", "NAME", "NodeVolumeLimits", "attachable_volumes"]

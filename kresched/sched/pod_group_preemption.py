@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from kresched.model.gangs import PodGroup
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
-from kresched.sched.framework import SUCCESS, Code, NodeInfo, Status
+from kresched.sched.framework import SUCCESS, Code, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import NOT_ELIGIBLE_NEVER
 
 __all__ = [

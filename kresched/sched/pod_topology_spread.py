@@ -61,13 +61,13 @@ from kresched.sched.framework import (
     SUCCESS,
     Code,
     CycleState,
-    NodeInfo,
     PreFilterResult,
     Snapshot,
     Status,
     unresolvable,
     unschedulable,
 )
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import (
     SYSTEM_DEFAULT_CONSTRAINTS,
     SpreadConstraint,

@@ -39,7 +39,8 @@ from operator import add, attrgetter, is_not
 
 from kresched.model.objects import Pod
 from kresched.model.specs import TopologySpreadConstraint
-from kresched.sched.framework import MAX_NODE_SCORE, NodeInfo, Snapshot, go_div, regrouped
+from kresched.sched.framework import MAX_NODE_SCORE, Snapshot, go_div, regrouped
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import (
     HOSTNAME_LABEL,
     SYSTEM_DEFAULT_CONSTRAINTS,

@@ -18,7 +18,8 @@ from operator import attrgetter
 
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
-from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, NodeInfo, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_resources_fit import fits_usage, rejection
 from kresched.sched.runner import (
     NO_NODES_AVAILABLE,

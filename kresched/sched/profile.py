@@ -38,16 +38,8 @@ import msgspec
 
 from kresched.model.objects import Pod
 from kresched.sched.features import FeatureGates
-from kresched.sched.framework import (
-    SUCCESS,
-    CycleState,
-    FilterPlugin,
-    NodeInfo,
-    PreFilterResult,
-    ScorePlugin,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, CycleState, FilterPlugin, PreFilterResult, ScorePlugin, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 
 if TYPE_CHECKING:  # a configuration is read only when a file is given: its modules load then
     from kresched.sched.config import ProfileSpec, SchedulerConfig

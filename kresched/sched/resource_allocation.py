@@ -24,7 +24,8 @@ import math
 from collections.abc import Callable, Sequence
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import MAX_NODE_SCORE, NodeInfo, go_div
+from kresched.sched.framework import MAX_NODE_SCORE, go_div
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "ResourceAllocation", "balanced_resource_score", "broken_linear", "go_round"]
 

@@ -18,15 +18,8 @@ from typing import Any
 import msgspec
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    FilterPlugin,
-    NodeInfo,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.resume import PrefixWalks, affected_positions, kept_states, walk_key
 from kresched.sched.score import num_feasible_nodes_to_find
 from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters

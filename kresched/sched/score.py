@@ -22,7 +22,8 @@ from operator import add, mul
 import msgspec
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, ScorePlugin, Snapshot
+from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, ScorePlugin, Snapshot
+from kresched.sched.node_info import NodeInfo
 
 __all__ = [
     "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",

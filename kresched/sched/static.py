@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import msgspec
 
 from kresched.model.objects import Node, Pod
-from kresched.sched.framework import CycleState, FilterPlugin, NodeInfo, Status
+from kresched.sched.framework import CycleState, FilterPlugin, Status
+from kresched.sched.node_info import NodeInfo
 
 __all__ = ["NODE_STATIC_PLUGINS", "StaticFilters", "fit_shape"]
 

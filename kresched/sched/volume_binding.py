@@ -47,15 +47,8 @@ from kresched.model.storage import (
     StorageClass,
     StorageState,
 )
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.volume_helpers import (
     check_node_affinity,
     find_matching_volume,

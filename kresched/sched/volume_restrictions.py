@@ -28,15 +28,8 @@ from typing import ClassVar
 
 from kresched.model.objects import Pod
 from kresched.model.specs import Volume
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.volume_helpers import pvc_not_found
 
 __all__ = ["ERR_REASON_DISK_CONFLICT", "ERR_REASON_RWOP_CONFLICT", "NAME", "VolumeRestrictions"]

@@ -24,15 +24,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.volume_helpers import pv_not_found, pvc_not_found, storage_class_not_found
 
 __all__ = ["ERR_REASON_CONFLICT", "NAME", "TOPOLOGY_LABELS", "VolumeZone", "pv_topologies"]

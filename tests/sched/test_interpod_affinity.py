@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kresched.model.objects import Namespace, Node, Pod
-from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot
+from kresched.sched.framework import Code, CycleState, Snapshot
 from kresched.sched.interpod_affinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -18,6 +18,7 @@ from kresched.sched.interpod_affinity import (
     NAME,
     InterPodAffinity,
 )
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.runner import find_nodes_that_fit, fit_error_message
 from tests.builders import make_namespace, make_node, make_pod, make_state
 

@@ -33,10 +33,11 @@ from kresched.model.selectors import label_selector_matches
 from kresched.model.specs import PodAffinityTerm
 from kresched.sched import interpod_affinity as ipa
 from kresched.sched import interpod_affinity_score as ipa_score
-from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Snapshot
+from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, Snapshot
 from kresched.sched.interpod_affinity import NAME, InterPodAffinity
 from kresched.sched.interpod_affinity_existing import EXISTING_ANTI_INDEX, ExistingAntiAffinityIndex
 from kresched.sched.interpod_affinity_terms import int32
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.score import prioritize_nodes
 from tests.builders import make_pod
 

@@ -18,15 +18,8 @@ import pytest
 
 from kresched.model.objects import Node, Pod
 from kresched.model.specs import Condition
-from kresched.sched.framework import (
-    Code,
-    CycleState,
-    FilterPlugin,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import Code, CycleState, FilterPlugin, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,

@@ -17,8 +17,9 @@ from kresched.model.selectors import (
     node_selector_term_matches,
 )
 from kresched.model.specs import NodeSelectorRequirement, NodeSelectorTerm
-from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_CONFLICT, ERR_REASON_POD, NAME, NodeAffinity
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.runner import find_nodes_that_fit, fit_error_message
 from tests.builders import make_node, make_pod, make_state
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kresched.sched.framework import NodeInfo, _group_by_namespace
+from kresched.sched.node_info import NodeInfo
 from tests.builders import make_node, make_pod, pvc_volume
 
 ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -28,7 +28,7 @@ def _seen(info: NodeInfo) -> tuple:
             info.nonzero_memory, info.requested_scalar, [p.key for p in info.pods_with_affinity],
             [p.key for p in info.pods_with_required_anti_affinity], dict(info.used_ports),
             [p.key for p in info.pods_with_volumes()],
-            {ns: [p.key for p in pods] for ns, pods in _group_by_namespace(info).items()})
+            {ns: [p.key for p in pods] for ns, pods in info.namespace_groups().items()})
 
 
 @settings(max_examples=200, deadline=None)
@@ -40,7 +40,7 @@ def test_removing_pods_in_one_pass_is_removing_them_one_at_a_time(kinds, data):
     one, batch = NodeInfo(make_node("n"), pods), NodeInfo(make_node("n"), pods)
     if warm:
         for info in (one, batch):
-            info.pods_with_volumes(), _group_by_namespace(info), info.used_ports
+            info.pods_with_volumes(), info.namespace_groups(), info.used_ports
     for p in gone:
         one.remove_pod(p)
     batch.remove_pods(gone)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_name import ERR_REASON, NAME, NodeName
 from kresched.sched.runner import find_nodes_that_fit
 from tests.builders import make_node, make_pod, make_state

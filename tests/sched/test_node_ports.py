@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_ports import ERR_REASON, NAME, NodePorts
 from kresched.sched.runner import find_nodes_that_fit, fit_error_message
 from tests.builders import make_node, make_pod, make_state

@@ -7,17 +7,9 @@ from typing import Any
 import pytest
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import (
-    SUCCESS,
-    Code,
-    CycleState,
-    InsufficientResource,
-    NodeInfo,
-    PreFilterResult,
-    Snapshot,
-    Status,
-)
+from kresched.sched.framework import SUCCESS, Code, CycleState, InsufficientResource, PreFilterResult, Snapshot, Status
 from kresched.sched.node_affinity import NodeAffinity
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_name import NodeName
 from kresched.sched.node_ports import NodePorts
 from kresched.sched.node_resources_fit import (

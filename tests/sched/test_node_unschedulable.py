@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from kresched.model.specs import Taint
-from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_unschedulable import (
     ERR_REASON_UNSCHEDULABLE,
     NAME,

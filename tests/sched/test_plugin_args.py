@@ -28,8 +28,9 @@ import pytest
 
 from kresched.model.objects import Node, Pod
 from kresched.model.specs import TopologySpreadConstraint
-from kresched.sched.framework import Code, CycleState, NodeInfo, Snapshot, Status
+from kresched.sched.framework import Code, CycleState, Snapshot, Status
 from kresched.sched.node_affinity import ERR_REASON_ENFORCED, ERR_REASON_POD, NodeAffinity
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_resources_balanced_allocation import NodeResourcesBalancedAllocation
 from kresched.sched.node_resources_fit import NodeResourcesFit, rejection
 from kresched.sched.pod_topology_spread import PodTopologySpread

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kresched.model.objects import Node, Pod
-from kresched.sched.framework import PODS_BY_NAMESPACE, Code, CycleState, NodeInfo, Snapshot
+from kresched.sched.framework import PODS_BY_NAMESPACE, Code, CycleState, Snapshot
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,

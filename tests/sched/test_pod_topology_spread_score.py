@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from kresched.model.objects import Node, Pod, ReplicaSet, ReplicationController, Service, StatefulSet, Workload
 from kresched.model.specs import LabelSelector, LabelSelectorRequirement, TopologySpreadConstraint
-from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, Snapshot
+from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, Snapshot
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread import NAME, PodTopologySpread
 from kresched.sched.pod_topology_spread_constraints import default_selector
 from kresched.sched.pod_topology_spread_score import ScoreGainBound, go_log, go_round

@@ -34,7 +34,6 @@ from kresched.sched.framework import (
     SUCCESS,
     Code,
     CycleState,
-    NodeInfo,
     Snapshot,
     Status,
     _zone_interleaved,
@@ -44,6 +43,7 @@ from kresched.sched.framework import (
 )
 from kresched.sched.image_locality import ImageLocality
 from kresched.sched.node_affinity import NodeAffinity
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_resources_balanced_allocation import NodeResourcesBalancedAllocation
 from kresched.sched.node_resources_fit import NodeResourcesFit
 from kresched.sched.score import (

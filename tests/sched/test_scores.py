@@ -42,9 +42,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kresched.model.objects import Node, Pod
-from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, Snapshot, default_normalize_score
+from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, Snapshot, default_normalize_score
 from kresched.sched.image_locality import ImageLocality, normalized_image_name
 from kresched.sched.node_affinity import NodeAffinity
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_resources_balanced_allocation import NodeResourcesBalancedAllocation
 from kresched.sched.node_resources_fit import NodeResourcesFit
 from kresched.sched.taint_toleration import TaintToleration

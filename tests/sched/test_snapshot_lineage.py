@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from kresched.model.objects import Node
 from kresched.model.specs import LabelSelector
 from kresched.sched import framework, pod_topology_spread_score
-from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.framework import Snapshot
 from kresched.sched.interpod_affinity_terms import compile_label_selector
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import SpreadConstraint
 from tests.builders import make_pod, pvc_volume
 
@@ -153,7 +154,7 @@ def test_a_node_infos_groups_carried_through_adds_and_removes_are_a_fresh_groupi
         return make_pod(name, ns, node="n0", volumes=[pvc_volume(f"c-{name}")] if claim else None)
 
     def found(info: NodeInfo) -> tuple[dict[str, list[str]], list[str]]:
-        return ({ns: [p.key for p in ps] for ns, ps in framework._group_by_namespace(info).items()},
+        return ({ns: [p.key for p in ps] for ns, ps in info.namespace_groups().items()},
                 [p.key for p in info.pods_with_volumes()])
 
     info = NodeInfo(_node("n0"), [pod(f"p{k}", ns, claim) for k, (ns, claim) in enumerate(pods)])

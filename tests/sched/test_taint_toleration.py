@@ -8,7 +8,8 @@ import msgspec
 import pytest
 
 from kresched.model.specs import Taint, Toleration
-from kresched.sched.framework import SUCCESS, Code, CycleState, NodeInfo, PreFilterResult, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.runner import find_nodes_that_fit, fit_error_message
 from kresched.sched.taint_toleration import (
     ERR_REASON_UNTOLERATED,

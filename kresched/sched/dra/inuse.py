@@ -25,8 +25,9 @@ from kresched.model.dra import AllocationResult, DraState, ResourceClaim, Resour
 from kresched.model.objects import Pod
 from kresched.sched.dra.claims import ClaimLookupError, pod_claims
 from kresched.sched.dra.extended import delegated, special_claim
-from kresched.sched.framework import NodeInfo, Snapshot
+from kresched.sched.framework import Snapshot
 from kresched.sched.layered import Layered
+from kresched.sched.node_info import NodeInfo
 
 if TYPE_CHECKING:
     from kresched.model.cluster import ClusterState
