@@ -13,6 +13,7 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from typing import Any
 
 from kresched.model.objects import Pod
 from kresched.plan.candidates import node_refusal
@@ -22,6 +23,9 @@ from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import importance_key
 
 __all__ = ["EvictablePods"]
+
+#: `EvictablePods.quick`: no bound kept yet.
+_UNKNOWN: Any = object()
 
 
 class EvictablePods:
@@ -41,7 +45,7 @@ class EvictablePods:
         #: of every pod, before calling `candidates`.)
         self.by_node: dict[int, tuple[NodeInfo, list[int], list[Pod], PdbView | None, dict[int, list[Pod]]]] = {}
         #: Per NodeInfo (by identity): (it, `Suffixes` of its evictable pods).
-        self._suffixes: dict[int, tuple[NodeInfo, Suffixes]] = {}
+        self._suffixes: dict[int, tuple[NodeInfo, Suffixes, dict[tuple[int, int, int, int], tuple | None]]] = {}
         #: Per NodeInfo (by identity) and tier: (it, its budgets, the positions of the eligible
         #: pods among its evictable ones, those pods, `eligible` per candidate count).
         self._eligible_memo: dict[tuple[int, int], tuple[NodeInfo, tuple[int, ...], list[int], list[Pod],
@@ -70,14 +74,22 @@ class EvictablePods:
         ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key) \
             if node_refusal(info.node) is None else []  # (`protected_reason`; a lost node: none)
         hit = self.by_node[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
-        self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.max_grace_seconds))
+        self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.max_grace_seconds), {})
         return hit
 
     def quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple | None:
         """`quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
         node's `Suffixes`."""
-        sfx = self._suffixes[id(info)][1]  # (`candidates` ranked `info`: `rank`)
-        return quickbound_to(pod, info, sfx, len(sfx.all.count) - 1 - len(cands), tier)
+        _, sfx, kept = self._suffixes[id(info)]  # (`candidates` ranked `info`: `rank`)
+        cut = len(sfx.all.count) - 1 - len(cands)
+        # All it reads of the pod is its cpu and memory requests: kept per those, the candidates and
+        # the tier, with the node's ranking (the next pods of a workload ask the same of every node).
+        req = pod.requests
+        key = (req.milli_cpu, req.memory, cut, tier)
+        found = kept.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = kept[key] = quickbound_to(pod, info, sfx, cut, tier)
+        return found
 
     def eligible(self, info: NodeInfo, cands: list[Pod], tier: int) -> list[Pod]:
         """The candidates `tier` may evict: tiers 1–2 none whose eviction the PDBs refuse, tier 1

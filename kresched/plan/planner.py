@@ -81,7 +81,7 @@ from kresched.plan.gang_breaks import lowest_running_gang_priority, scheduler_ch
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
-from kresched.plan.search import NodeSearch
+from kresched.plan.search import NodeSearch, OptionFinder
 from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.extended import CLASS_PREFIX
@@ -103,6 +103,7 @@ from kresched.sched.runner import (
     Diagnosis,
     FilterMemo,
     fit_error_message,
+    node_local,
     processed_nodes,
     resources_only,
     run_pre_filter,
@@ -175,6 +176,9 @@ class Planner:
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
         self.search = NodeSearch(self.work, self.evictable, self._nominated, options.max_grace_seconds, prune)
+        #: `_kept_option`'s: (shape, tier, node) → (NodeInfo, budgets, eligible pods' ids, option or reason).
+        self._options_kept: dict[tuple[bytes, int, str], tuple[NodeInfo, tuple[int, ...], tuple[int, ...],
+                                                              NodeOption | str]] = {}
         #: The lowest priority of a running gang member (`plan.gang_breaks`), found when first needed.
         self._gang_floor: tuple[int | None] | None = None
 
@@ -340,11 +344,15 @@ class Planner:
                 continue
             candidates.append((info, cands))
         tier_reasons: dict[str, Reason] = {}
+        option: OptionFinder = self._option
+        if self.memoize and shaped and not vetting and not unfiltered and node_local(self.plugins, cycle,
+                                                                                      self.static.names):
+            option = self._kept_option(fit_shape(pod))
         for tier in (1, 2, 3):
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
-            options = self.search.tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, self._option,
+            options = self.search.tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, option,
                                                prune=shaped)
             if options and vetting:
                 options, error, skipped = self._vetted(pod, cycle, tier, options, nominated, tier_reasons)
@@ -466,6 +474,33 @@ class Planner:
         if tier < 3 and any(v.pdb.violation for v in victims_or_status):
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
+
+    def _kept_option(self, shape: bytes) -> OptionFinder:
+        """`_option` for a pod of `shape` (`fit_shape`) whose every filter reads the node alone
+        (`node_local`): a node's option, or why it has none, kept per shape and tier while its
+        NodeInfo, the budgets of its PDBs and its eligible pods are the same and nothing nominated
+        there holds room — what `_option` answers then (its victims and their PDB checks read
+        nothing else). The next pods of a workload that needs evictions search the nodes again,
+        but select victims only where something changed."""
+        kept = self._options_kept
+        if len(kept) > 100_000:  # a bound on memory, never on what is answered
+            kept.clear()
+
+        def option(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
+                   nominated: Sequence[Pod]) -> NodeOption | str:
+            if nominated:
+                return self._option(pod, cycle, info, eligible, tier, nominated)
+            key = (shape, tier, info.name)
+            budgets = self.evictable.budget_state(info)
+            ids = tuple(map(id, eligible))
+            hit = kept.get(key)
+            if hit is not None and hit[0] is info and hit[1] == budgets and hit[2] == ids:
+                return hit[3]
+            found = self._option(pod, cycle, info, eligible, tier, nominated)
+            kept[key] = (info, budgets, ids, found)
+            return found
+
+        return option
 
     def _vetted(self, pod: Pod, cycle: CycleState, tier: int, options: list[NodeOption],
                 nominated: dict[str, list[Pod]], reasons: dict[str, Reason]
