@@ -61,6 +61,7 @@ from kresched.sched.dra.inuse import (
     allocated_claims,
     allocator_for,
     claims_signature,
+    pools_stamp,
 )
 from kresched.sched.framework import (
     SUCCESS,
@@ -212,8 +213,7 @@ class DynamicResources:
             if pool_keys is None:
                 pool_keys = state.pool_keys[name] = tuple([(p.driver, p.name)
                                                            for p in state.allocator.pools_for(node).pools])
-            versions = state.versions  # `pools_stamp`, inline: every node of every filter pass
-            stamp = tuple([versions.get(k, 0) for k in pool_keys])
+            stamp = pools_stamp(state.versions, pool_keys)
             hit = state.memo.get(key)
             if hit is not None and hit[0] == stamp:
                 allocation = hit[1]

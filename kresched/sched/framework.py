@@ -39,6 +39,7 @@ __all__ = [
     "Status",
     "default_normalize_score",
     "go_div",
+    "recent",
     "regrouped",
     "zone_key",
 ]
@@ -210,13 +211,7 @@ class ClusterFacts:
     def image_scores(self, key: object) -> dict[str, tuple[object, int]]:
         """Where ImageLocality keeps, per pod image set (`key`), each node's score (by name, with
         the node status it read), for the 64 most recently used sets."""
-        scores = self._image_scores.pop(key, None)
-        if scores is None:
-            scores = {}
-            if len(self._image_scores) >= 64:
-                del self._image_scores[next(iter(self._image_scores))]  # the least recently used
-        self._image_scores[key] = scores
-        return scores
+        return recent(self._image_scores, key, 64, dict)
 
     def image_sizes(self, node: Node) -> dict[str, int]:
         """The images `node` reports, name → size in bytes (a later entry's size wins for a name
@@ -230,6 +225,21 @@ class ClusterFacts:
                 sizes[n] = image.size_bytes
         self._image_sizes[node.metadata.name] = (node, sizes)
         return sizes
+
+
+def recent(cache: dict[Any, Any], key: Any, limit: int, make: Callable[[], Any]) -> Any:
+    """`cache[key]` (made by `make` where missing), now the most recently used of at most `limit`
+    entries: a memo kept per shape for the shapes a run met last (the bound keeps memory flat)."""
+    found = cache.pop(key, _MISSING)
+    if found is _MISSING:
+        found = make()
+        if len(cache) >= limit:
+            del cache[next(iter(cache))]  # the least recently used
+    cache[key] = found
+    return found
+
+
+_MISSING: Any = object()
 
 
 def _zone_interleaved(infos: list[NodeInfo]) -> tuple[str, ...]:

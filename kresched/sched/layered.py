@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from math import isqrt
 from typing import Any, TypeVar
 
-__all__ = ["Layered"]
+__all__ = ["Draft", "Layered"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -84,42 +84,23 @@ class Layered(Mapping[K, V]):
     def changed(self, set_to: Mapping[K, V] | Iterable[tuple[K, V]] = (), gone: Iterable[K] = ()) -> Layered[K, V]:
         """This mapping with the keys of `set_to` set (in its order) and then those of `gone` taken
         away (absent ones ignored); self when nothing changes."""
-        pairs = set_to.items() if isinstance(set_to, Mapping) else set_to
-        top = dict(self._top)
-        moved = self._moved
-        n = self._len
+        d = self.draft()
         touched = False
-        for k, v in pairs:
-            was = top.get(k, _MISS)
-            if was is _GONE:  # a key of the base taken away, back: last, as in a dict
-                del top[k]
-                moved = moved | {k}
-                n += 1
-            elif was is _MISS and k not in self._base:
-                n += 1
-            top[k] = v
+        for k, v in set_to.items() if isinstance(set_to, Mapping) else set_to:
+            d[k] = v
             touched = True
         for k in gone:
-            if self._has(k, top):
-                n -= 1
-                if k in self._base:
-                    top[k] = _GONE
-                else:
-                    del top[k]
+            if k in d:
+                del d[k]
                 touched = True
-        if not touched:
-            return self
-        out = Layered.__new__(Layered)
-        out._base, out._top, out._moved, out._len = self._base, top, moved, n
-        if len(top) > 32 + isqrt(len(self._base)):
-            out._base, out._top, out._moved = out._folded(), {}, _NONE
-        return out
+        return d.done() if touched else self
 
-    def _has(self, key: K, top: dict[K, Any]) -> bool:
-        v = top.get(key, _MISS)
-        if v is _MISS:
-            return key in self._base
-        return v is not _GONE
+    def draft(self) -> Draft[K, V]:
+        """A copy to change as a dict is changed (`d[k] = v`, `del d[k]`, `pop`), then made a
+        `Layered` again (`done`): it holds only what changed, as this one does."""
+        d: Draft[K, V] = Draft.__new__(Draft)
+        d._base, d._top, d._moved, d._len = self._base, dict(self._top), self._moved, self._len
+        return d
 
     def _folded(self) -> dict[K, V]:
         """Base and changes as one dict."""
@@ -145,3 +126,47 @@ class Layered(Mapping[K, V]):
 
     def __repr__(self) -> str:
         return f"Layered({self._folded()!r})"
+
+
+class Draft(Layered[K, V]):
+    """A `Layered` being changed (`Layered.draft`): set and take away keys, then `done`."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: K, value: V) -> None:
+        top = self._top
+        was = top.get(key, _MISS)
+        if was is _GONE:  # a key of the base taken away, back: last, as in a dict
+            del top[key]
+            self._moved = self._moved | {key}
+            self._len += 1
+        elif was is _MISS and key not in self._base:
+            self._len += 1
+        top[key] = value
+
+    def __delitem__(self, key: K) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._len -= 1
+        if key in self._base:
+            self._top[key] = _GONE
+        else:
+            del self._top[key]
+
+    def pop(self, key: K, default: Any = _MISS) -> Any:
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        if default is _MISS:
+            raise KeyError(key)
+        return default
+
+    def done(self) -> Layered[K, V]:
+        """The changed mapping (folded into a new base once its changes pass about the square root
+        of its base). The draft is not to be changed after."""
+        out: Layered[K, V] = Layered.__new__(Layered)
+        out._base, out._top, out._moved, out._len = self._base, self._top, self._moved, self._len
+        if len(out._top) > 32 + isqrt(len(out._base)):
+            out._base, out._top, out._moved = out._folded(), {}, _NONE
+        return out

@@ -121,30 +121,20 @@ class NodeInfo:
     def remove_pods(self, pods: Sequence[Pod]) -> None:
         """`remove_pod` of each of `pods`, in order, in one pass over the node's pods (the same
         NodeInfo after); ValueError, and nothing removed, if one is not here."""
-        keys = [p.key for p in pods]
+        want: dict[str, int] = {}  # key → how many pods of that key to take off (one, unless given twice)
+        for p in pods:
+            want[p.key] = want.get(p.key, 0) + 1
         kept: list[Pod] = []
         gone: list[Pod] = []
-        want = set(keys)
-        if len(want) == len(keys):  # each key once (always, but for a caller's mistake)
-            for p in self.pods:
-                k = p.key
-                if k in want:
-                    want.discard(k)
-                    gone.append(p)
-                else:
-                    kept.append(p)
-        else:
-            counts = Counter(keys)
-            for p in self.pods:
-                k = p.key
-                if counts.get(k):
-                    counts[k] -= 1
-                    gone.append(p)
-                else:
-                    kept.append(p)
+        for p in self.pods:
+            n = want.get(p.key)
+            if n:
+                want[p.key] = n - 1
+                gone.append(p)
+            else:
+                kept.append(p)
         if len(gone) != len(pods):
-            found = {p.key for p in gone}
-            missing = next((k for k in keys if k not in found), keys[0])
+            missing = next(k for k, n in want.items() if n > 0)
             raise ValueError(f"pod {missing} is not on node {self.name}")
         self.pods = kept
         vp = self._volume_pods

@@ -13,7 +13,8 @@ count, and any node at all when the global minimum moved).
 Resumable: pods whose filters after the node-static ones are node-local (NodeResourcesFit,
 NodePorts, DynamicResources where every device is a node's own) or have `resume_state` and
 `changed_domains` (InterPodAffinity, PodTopologySpread); not volume filters. The walks are kept
-per `walk_key` — everything those PreFilters read of the pod — for the most recently used shapes.
+per `walk_key` — everything those PreFilters read of the pod — for the most recently used keys
+(`WALKS_KEPT`).
 Pure.
 """
 
@@ -28,34 +29,26 @@ from kresched.model.objects import Pod
 from kresched.sched.framework import ClusterFacts, CycleState, FilterPlugin, Snapshot
 from kresched.sched.static import NODE_STATIC_PLUGINS
 
-__all__ = ["PrefixWalks", "affected_positions", "kept_states", "walk_key"]
+__all__ = ["WALKS_KEPT", "Walked", "affected_positions", "kept_states", "walk_key"]
 
 #: Filters (not node-static) whose verdict on a node is a function of its NodeInfo and the pod.
 NODE_LOCAL = frozenset({"NodeResourcesFit", "NodePorts"})
 
 
-class PrefixWalks:
-    """Per `walk_key`: the last search (`runner._Walk`) and the states its filters read
-    (`kept_states`), for the `limit` most recently used keys (each walk holds the NodeInfos it
-    visited: the bound keeps memory flat however many shapes a queue has)."""
+class Walked:
+    """The last search of a walk key (`runner._Walk`; None before the first) and the states its
+    filters read (`kept_states`)."""
 
-    __slots__ = ("_limit", "_walks")
+    __slots__ = ("states", "walk")
 
-    def __init__(self, limit: int = 64) -> None:
-        self._limit = limit
-        self._walks: dict[bytes, tuple[Any, dict[str, Any]]] = {}
+    def __init__(self) -> None:
+        self.walk: Any = None
+        self.states: dict[str, Any] = {}
 
-    def get(self, key: bytes) -> tuple[Any, dict[str, Any]] | None:
-        found = self._walks.pop(key, None)
-        if found is not None:
-            self._walks[key] = found
-        return found
 
-    def put(self, key: bytes, walk: Any, states: dict[str, Any]) -> None:
-        self._walks.pop(key, None)
-        if len(self._walks) >= self._limit:
-            del self._walks[next(iter(self._walks))]  # the least recently used
-        self._walks[key] = (walk, states)
+#: How many walk keys keep their last search (each holds the NodeInfos it visited: the bound keeps
+#: memory flat however many shapes a queue has).
+WALKS_KEPT = 64
 
 
 def walk_key(pod: Pod, full_key: bytes) -> bytes:

@@ -18,9 +18,9 @@ from typing import Any
 import msgspec
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status, recent
 from kresched.sched.node_info import NodeInfo
-from kresched.sched.resume import PrefixWalks, affected_positions, kept_states, walk_key
+from kresched.sched.resume import WALKS_KEPT, Walked, affected_positions, kept_states, walk_key
 from kresched.sched.score import num_feasible_nodes_to_find
 from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters
 
@@ -286,8 +286,8 @@ class FilterMemo:
         self.full: dict[bytes, Verdicts] = {}
         self.prefix: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
         self.tail: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
-        #: The searches of the others, where they can be resumed (`sched.resume`).
-        self.walks = PrefixWalks()
+        #: The searches of the others, where they can be resumed (`sched.resume`), per walk key.
+        self.walks: dict[bytes, Walked] = {}
 
 
 def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
@@ -502,11 +502,10 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         start = _resume(verdicts.walk, snapshot, infos, held, limit, status, diag)
     elif kept is not None:
         assert memo is not None
-        wkey = walk_key(pod, full_key)
-        found = memo.walks.get(wkey)
-        also = affected_positions(plugins, found[1], kept, snapshot) if found is not None else None
-        if found is not None and also is not None:
-            start = _resume(found[0], snapshot, infos, held, limit, status, diag, also)
+        slot = recent(memo.walks, walk_key(pod, full_key), WALKS_KEPT, Walked)
+        also = affected_positions(plugins, slot.states, kept, snapshot) if slot.walk is not None else None
+        if also is not None:
+            start = _resume(slot.walk, snapshot, infos, held, limit, status, diag, also)
     if start >= 0:
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
             name = info.name
@@ -532,8 +531,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             {j for n in held if (j := positions.get(n, cut)) < cut}, limit, len(infos), diag.sampled, diag)
         if verdicts is not None:
             verdicts.walk = walk
-        elif kept is not None and memo is not None:
-            memo.walks.put(wkey, walk, kept)
+        elif kept is not None:
+            slot.walk, slot.states = walk, kept
     diag.feasible_set = frozenset(diag.feasible)
     return diag, cycle
 

@@ -22,7 +22,7 @@ from operator import add, mul
 import msgspec
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, ScorePlugin, Snapshot
+from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, ScorePlugin, Snapshot, recent
 from kresched.sched.node_info import NodeInfo
 
 __all__ = [
@@ -226,14 +226,7 @@ class ScoreMemos:
         self._memos: dict[bytes, ScoreMemo] = {}
 
     def for_pod(self, pod: Pod) -> ScoreMemo:
-        key = score_shape(pod)
-        memo = self._memos.pop(key, None)
-        if memo is None:
-            memo = ScoreMemo()
-            if len(self._memos) >= self._limit:
-                del self._memos[next(iter(self._memos))]  # the least recently used
-        self._memos[key] = memo
-        return memo
+        return recent(self._memos, score_shape(pod), self._limit, ScoreMemo)
 
 
 def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, pod: Pod,

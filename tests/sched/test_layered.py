@@ -46,3 +46,25 @@ def test_no_change_is_the_same_mapping():
     layered = Layered({"a": 1})
     assert layered.changed() is layered
     assert layered.changed(gone=["absent"]) is layered
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(KEYS, st.integers()),
+       st.lists(st.tuples(st.sampled_from(("set", "del", "pop")), KEYS, st.integers()), max_size=80))
+def test_a_draft_changes_as_a_dict_does_and_leaves_its_origin_as_it_was(base, ops):
+    origin = Layered(base).changed(gone=[k for k in base if k % 3 == 0])
+    expected, before = dict(origin.items()), list(origin.items())
+    draft = origin.draft()
+    for op, k, v in ops:
+        if op == "set":
+            draft[k] = v
+            expected[k] = v
+        elif op == "pop":
+            assert draft.pop(k, "absent") == expected.pop(k, "absent")
+        elif k in expected:
+            del draft[k]
+            del expected[k]
+    done = draft.done()
+    assert list(done.items()) == list(expected.items())
+    assert len(done) == len(expected)
+    assert list(origin.items()) == before

@@ -28,7 +28,7 @@ from typing import Any
 
 from kresched.model.dra import AllocationResult, ResourceClaim, quantity_value
 from kresched.sched.dra.pools import DeviceID
-from kresched.sched.layered import Layered
+from kresched.sched.layered import Draft, Layered
 
 __all__ = ["AllocatedState"]
 
@@ -120,47 +120,46 @@ class AllocatedState:
         pairs = list(allocations)
         replaced = [key for key, _ in pairs if key in self._by_claim]
         base = self.without(replaced) if replaced else self
-        dedicated = _Edits(base.dedicated)
-        shared_holders = _Edits(base.shared_holders)
-        admin_holders = _Edits(base.admin_holders)
+        dedicated = _draft(base.dedicated)
+        shared_holders = _draft(base.shared_holders)
+        admin_holders = _draft(base.admin_holders)
         shared_ids = set(base.shared_ids)
         capacity = {k: dict(v) for k, v in base.capacity.items()}
-        by_claim: dict[str, _Contribution] = {}
+        by_claim = _draft(base._by_claim)
         for key, allocation in pairs:
             c = _contribution(allocation, self.consumable_capacity)
             by_claim[key] = c
             for d in c.dedicated:
-                dedicated.set(d, (*dedicated.get(d), key))
+                dedicated[d] = (*dedicated.get(d, ()), key)
             for s in c.shared:
                 shared_ids.add(s)
-                shared_holders.set(s[:3], (*shared_holders.get(s[:3]), key))
+                shared_holders[s[:3]] = (*shared_holders.get(s[:3], ()), key)
             for d, amounts in c.capacity:
                 total = capacity.setdefault(d, {})
                 for name, value in amounts:
                     total[name] = total.get(name, Fraction(0)) + value
             for d in c.admin:
-                admin_holders.set(d, (*admin_holders.get(d), key))
+                admin_holders[d] = (*admin_holders.get(d, ()), key)
         return AllocatedState(dedicated.done(), frozenset(shared_ids), capacity, shared_holders.done(),
-                              admin_holders.done(), self.consumable_capacity,
-                              _layered(base._by_claim).changed(by_claim))
+                              admin_holders.done(), self.consumable_capacity, by_claim.done())
 
     def without(self, claim_keys: Iterable[str]) -> AllocatedState:
         """This state with the given claims deallocated; unknown keys are ignored."""
         gone = {k for k in claim_keys if k in self._by_claim}
         if not gone:
             return self
-        dedicated = _Edits(self.dedicated)
-        shared_holders = _Edits(self.shared_holders)
-        admin_holders = _Edits(self.admin_holders)
+        dedicated = _draft(self.dedicated)
+        shared_holders = _draft(self.shared_holders)
+        admin_holders = _draft(self.admin_holders)
         shared_ids = set(self.shared_ids)
         capacity = {k: dict(v) for k, v in self.capacity.items()}
         for key in gone:
             c = self._by_claim[key]
             for d in c.dedicated:
-                dedicated.drop_holder(d, key)
+                _drop_holder(dedicated, d, key)
             for s in c.shared:
                 shared_ids.discard(s)
-                shared_holders.drop_holder(s[:3], key)
+                _drop_holder(shared_holders, s[:3], key)
             for d, amounts in c.capacity:
                 total = capacity.get(d)
                 if total is None:
@@ -172,48 +171,27 @@ class AllocatedState:
                 if all(v == 0 for v in total.values()):
                     del capacity[d]
             for d in c.admin:
-                admin_holders.drop_holder(d, key)
+                _drop_holder(admin_holders, d, key)
         return AllocatedState(dedicated.done(), frozenset(shared_ids), capacity, shared_holders.done(),
                               admin_holders.done(), self.consumable_capacity,
                               _layered(self._by_claim).changed(gone=gone))
 
 
 def _layered(m: Mapping[Any, Any]) -> Layered[Any, Any]:
+    """`m` as a `Layered` (a state built from plain dicts, as upstream's tests give it, has them)."""
     return m if isinstance(m, Layered) else Layered(m)
 
 
-class _Edits:
-    """Changes to a device → claim keys map, read through (`get`) and made a new `Layered` of it
-    (`done`): a state derived from another copies only what changed."""
+def _draft(m: Mapping[Any, Any]) -> Draft[Any, Any]:
+    """A draft of `m`: a derived state holds only what changed (the maps are as large as the claims)."""
+    return _layered(m).draft()
 
-    __slots__ = ("base", "gone", "sets")
 
-    def __init__(self, base: Mapping[DeviceID, tuple[str, ...]]) -> None:
-        self.base = base
-        self.sets: dict[DeviceID, tuple[str, ...]] = {}
-        self.gone: set[DeviceID] = set()
-
-    def get(self, device_id: DeviceID) -> tuple[str, ...]:
-        if device_id in self.sets:
-            return self.sets[device_id]
-        if device_id in self.gone:
-            return ()
-        return self.base.get(device_id, ())
-
-    def set(self, device_id: DeviceID, holders: tuple[str, ...]) -> None:
-        self.sets[device_id] = holders
-        self.gone.discard(device_id)
-
-    def drop_holder(self, device_id: DeviceID, key: str) -> None:
-        """`key` no longer holds the device; the device goes once nothing does."""
-        rest = list(self.get(device_id))
-        if key in rest:
-            rest.remove(key)
-        if rest:
-            self.set(device_id, tuple(rest))
-        else:
-            self.sets.pop(device_id, None)
-            self.gone.add(device_id)
-
-    def done(self) -> Layered[DeviceID, tuple[str, ...]]:
-        return _layered(self.base).changed(self.sets, self.gone)
+def _drop_holder(holders: Draft[DeviceID, tuple[str, ...]], device_id: DeviceID, key: str) -> None:
+    rest = list(holders.get(device_id, ()))
+    if key in rest:
+        rest.remove(key)
+    if rest:
+        holders[device_id] = tuple(rest)
+    else:
+        holders.pop(device_id, None)

@@ -16,7 +16,7 @@ a preemption simulation that removes victims from a cloned NodeInfo does not fre
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -101,34 +101,34 @@ class AllocatedClaims:
         gone, came = self._changed(old, new)
         if not gone and not came:
             return self
-        claims, reservers = self.claims, self.reservers
-        freed: list[str] = []  # claims deallocated (taken away), in order
-        kept: dict[str, frozenset[str]] = {}  # claims still reserved by others: their reservers now
-
-        def reserved_by(key: str) -> frozenset[str]:
-            return kept[key] if key in kept else reservers.get(key, frozenset())
-
+        claims = self.claims.draft()
+        reservers = self.reservers.draft()
+        freed: list[str] = []
         for p in gone:
             for pc in _claims_or_none(p, self.dra):
                 key = pc.claim.key
-                if key not in claims or key in freed:
+                if key not in claims:
                     continue
-                left = reserved_by(key) - {p.key}
-                if left or (not pc.is_new and not reservers.get(key)):
+                left = reservers.get(key, frozenset()) - {p.key}
+                if left or (not pc.is_new and not self.reservers.get(key)):
                     # Still reserved by another pod; or allocated without ever being reserved
                     # (nothing deallocates it when a pod goes).
-                    kept[key] = left
+                    reservers[key] = left
                     continue
                 freed.append(key)
-                kept.pop(key, None)
+                del claims[key]
+                reservers.pop(key, None)
             for key in _extended_claim_keys(p):  # the scheduler's claim for its extended resources: the pod's own
-                if key in claims and key not in freed:
+                if key in claims:
                     freed.append(key)
-                    kept.pop(key, None)
+                    del claims[key]
+                    reservers.pop(key, None)
         versions = self.versions
         if freed:
-            versions = versions.changed(_touched(claims[k] for k in freed))
-        out = AllocatedClaims(self.dra, claims.changed(gone=freed), reservers.changed(kept, gone=freed), versions)
+            versions = versions.draft()
+            _touch(versions, (self.claims[k] for k in freed))
+            versions = versions.done()
+        out = AllocatedClaims(self.dra, claims.done(), reservers.done(), versions)
         if self._state is not None:  # carried over, not gathered again from every claim
             out._state = self._state.without(freed) if freed else self._state
         for p in came:
@@ -161,16 +161,14 @@ class AllocatedClaims:
         """Reserve (and where needed allocate, on `info`'s node) the claims of `pod`, placed there."""
         found = _claims_or_none(pod, self.dra)
         todo: list[ResourceClaim] = []
-        reserved: dict[str, frozenset[str]] = {}
+        reservers = self.reservers.draft()
         for pc in found:
             key = pc.claim.key
             if key in self.claims:
-                held = reserved[key] if key in reserved else self.reservers.get(key, frozenset())
-                reserved[key] = held | {pod.key}
+                reservers[key] = reservers.get(key, frozenset()) | {pod.key}
             else:
                 todo.append(pc.claim if pc.claim.status.allocation is None else with_allocation(pc.claim, None))
-        if reserved:
-            self.reservers = self.reservers.changed(reserved)
+        self.reservers = reservers.done()
         extended = delegated(pod, self.dra, info.node)
         if extended:  # allocated with the pod's claims, last (what PreBind creates as a claim of its own)
             special = special_claim(pod, self.dra, extended)
@@ -189,11 +187,12 @@ class AllocatedClaims:
                 result = None
         if result is None:
             return  # it passed the filter, so this cannot happen; nothing to record if it does
-        allocated = {claim.key: with_allocation(claim, allocation, (_pod_ref(pod),))
-                     for claim, allocation in zip(todo, result.claim_results, strict=True)}
-        self.claims = self.claims.changed(allocated)
-        self.reservers = self.reservers.changed({key: frozenset({pod.key}) for key in allocated})
-        self.versions = self.versions.changed(_touched(self.claims[c.key] for c in todo))
+        claims, reservers, versions = self.claims.draft(), self.reservers.draft(), self.versions.draft()
+        for claim, allocation in zip(todo, result.claim_results, strict=True):
+            claims[claim.key] = with_allocation(claim, allocation, (_pod_ref(pod),))
+            reservers[claim.key] = frozenset({pod.key})
+        _touch(versions, (claims[c.key] for c in todo))
+        self.claims, self.reservers, self.versions = claims.done(), reservers.done(), versions.done()
         self._state = self.allocated_state().with_results(
             (claim.key, allocation) for claim, allocation in zip(todo, result.claim_results, strict=True))
 
@@ -231,12 +230,12 @@ def pools_stamp(versions: dict[tuple[str, str], int], pool_keys: tuple[tuple[str
 _changes = itertools.count(1)
 
 
-def _touched(claims: Any) -> Iterator[tuple[tuple[str, str], int]]:
-    """A new number for each pool of the claims' allocations, in order (`AllocatedClaims.versions`)."""
+def _touch(versions: MutableMapping[tuple[str, str], int], claims: Any) -> None:
+    """Give the pools of the claims' allocations a new number."""
     for c in claims:
         if c.status.allocation is not None:
             for r in c.status.allocation.devices.results:
-                yield (r.driver, r.pool), next(_changes)
+                versions[(r.driver, r.pool)] = next(_changes)
 
 
 def allocator_for(dra: DraState, allocated: Any) -> Any:
