@@ -58,6 +58,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Collection, Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
@@ -98,6 +99,7 @@ from kresched.sched.preemption import (
     select_victims_on_node,
 )
 from kresched.sched.profile import Profile
+from kresched.sched.resume import cluster_shape
 from kresched.sched.runner import (
     SCHEDULER_ERROR_NOTE,
     Diagnosis,
@@ -118,6 +120,13 @@ __all__ = ["Planner", "plan_pod"]
 def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()) -> Plan:
     """The plan for one pod (`Planner.plan`)."""
     return Planner(state, options).plan(pod)
+
+
+class Cluster(NamedTuple):
+    """The working cluster as it stands (its snapshot, the ledger's version): one object while
+    nothing is committed (`Planner._now`), what `Planner._hopeless` entries hold for."""
+    snapshot: Snapshot
+    budgets: int
 
 
 class _Engine:
@@ -176,9 +185,13 @@ class Planner:
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
         self.search = NodeSearch(self.work, self.evictable, self._nominated, options.max_grace_seconds, prune)
-        #: `_kept_option`'s: (shape, tier, node) → (NodeInfo, budgets, eligible pods' ids, option or reason).
+        #: `_kept`'s: (shape, tier, node) → (NodeInfo, budgets, eligible pods' ids, option or reason).
         self._options_kept: dict[tuple[bytes, int, str], tuple[NodeInfo, tuple[int, ...], tuple[int, ...],
                                                               NodeOption | str]] = {}
+        #: Per `cluster_shape` of a pod no eviction helps: the cluster it was planned on, and what its
+        #: plan said (message, runners-up).
+        self._hopeless: dict[bytes, tuple[Cluster, str, tuple[RunnerUp, ...]]] = {}
+        self._cluster: Cluster | None = None
         #: The lowest priority of a running gang member (`plan.gang_breaks`), found when first needed.
         self._gang_floor: tuple[int | None] | None = None
 
@@ -320,6 +333,17 @@ class Planner:
         shaped = exts is None or not (vetting or exts.filters_for(pod))
         if self.memoize and not unfiltered and shaped and resources_only(self.plugins, cycle, self.static.names):
             return self._plan_indexed(pod, priority, taint, notes, commit, diag, cycle, nominated)
+        # The replicas of a workload no eviction helps are planned on the same cluster one after
+        # another (nothing is committed between them): what the first one's search found holds for
+        # the next ones while the cluster is the same — where all their filters read of them is
+        # equal (`cluster_shape`) and neither is nominated (each pod's nominated pods are the others).
+        hopeless = None
+        if self.memoize and shaped and not vetting and not pod.status.nominated_node_name:
+            hopeless = cluster_shape(pod, cycle, self.plugins, self.static.names)
+            hit = self._hopeless.get(hopeless) if hopeless is not None else None
+            if hit is not None and hit[0] is self._now():
+                return Plan(pod, priority, "infeasible", None, None, taint, message=hit[1], runners_up=hit[2],
+                            notes=notes)
         if unfiltered:
             potential = list(snap.node_infos)
         else:
@@ -345,9 +369,8 @@ class Planner:
             candidates.append((info, cands))
         tier_reasons: dict[str, Reason] = {}
         option: OptionFinder = self._option
-        if self.memoize and shaped and not vetting and not unfiltered and node_local(self.plugins, cycle,
-                                                                                      self.static.names):
-            option = self._kept_option(fit_shape(pod))
+        if self.memoize and shaped and not vetting and not unfiltered:
+            option = self._kept(pod, cycle, self.plugins, self._option)
         for tier in (1, 2, 3):
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
@@ -379,8 +402,13 @@ class Planner:
             if plan is not None:
                 return plan
         reasons = {**infeasible, **tier_reasons}
-        return self._infeasible(pod, priority, taint, heapq.nsmallest(10, reasons.items()), len(reasons), notes, diag,
+        plan = self._infeasible(pod, priority, taint, heapq.nsmallest(10, reasons.items()), len(reasons), notes, diag,
                                 cycle, nominated)
+        if hopeless is not None:
+            if len(self._hopeless) > 1_000:  # a bound on memory, never on what is answered
+                self._hopeless.clear()
+            self._hopeless[hopeless] = (self._now(), plan.message, plan.runners_up)
+        return plan
 
     def _plan_devices(self, pod: Pod, priority: int, taint: bool, notes: tuple[str, ...], commit: bool,
                       diag: Diagnosis, nominated: dict[str, list[Pod]]) -> Plan | None:
@@ -402,18 +430,26 @@ class Planner:
             cands = self.evictable.candidates(info, priority)
             if cands and not holders.isdisjoint(p.key for p in cands):
                 candidates.append((info, cands))
+
+        def freed(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
+                  held: Sequence[Pod]) -> NodeOption | str:
+            sel = select_victims_on_node(dynamic, cycle.clone(), pod, info.clone(), eligible,
+                                         self.work.ledger.split_violating, held)
+            if not sel.status.is_success:
+                return _status_text(sel.status)
+            victims = self._victims(info, sel.victims)
+            if tier < 3 and any(v.pdb.violation for v in victims):
+                return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
+            return NodeOption(info.name, tier, victims, option_key(victims, info))
+
+        find = self._kept(pod, cycle, freeing, freed, b"freeing devices") if self.memoize else freed
         for tier in (1, 2, 3):
             options = []
             for info, cands in candidates:
-                eligible = self.evictable.eligible(info, cands, tier)
-                sel = select_victims_on_node(dynamic, cycle.clone(), pod, info.clone(), eligible,
-                                             self.work.ledger.split_violating, nominated.get(info.name, ()))
-                if not sel.status.is_success:
-                    continue
-                victims = self._victims(info, sel.victims)
-                if tier < 3 and any(v.pdb.violation for v in victims):
-                    continue
-                options.append(NodeOption(info.name, tier, victims, option_key(victims, info)))
+                opt = find(pod, cycle, info, self.evictable.eligible(info, cands, tier), tier,
+                           nominated.get(info.name, ()))
+                if isinstance(opt, NodeOption):
+                    options.append(opt)
             if options:
                 return self._decide(pod, priority, taint, tier, options, [], (*notes, DEVICE_NOTE), commit,
                                     nominated, frees_devices=True)
@@ -475,32 +511,46 @@ class Planner:
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
-    def _kept_option(self, shape: bytes) -> OptionFinder:
-        """`_option` for a pod of `shape` (`fit_shape`) whose every filter reads the node alone
-        (`node_local`): a node's option, or why it has none, kept per shape and tier while its
-        NodeInfo, the budgets of its PDBs and its eligible pods are the same and nothing nominated
-        there holds room — what `_option` answers then (its victims and their PDB checks read
-        nothing else). The next pods of a workload that needs evictions search the nodes again,
-        but select victims only where something changed."""
+    def _kept(self, pod: Pod, cycle: CycleState, plugins: Sequence[FilterPlugin], find: OptionFinder,
+              tag: bytes = b"") -> OptionFinder:
+        """`find` (a node's option for `pod` after `plugins`' PreFilter, `cycle`), with its answers kept
+        per node for the next pods of its shape where every filter reads the node
+        alone (`node_local`); else `find` itself. `tag` tells apart finders that answer differently."""
+        if not node_local(plugins, cycle, self.static.names):
+            return find
+        shape = tag + fit_shape(pod)
         kept = self._options_kept
         if len(kept) > 100_000:  # a bound on memory, never on what is answered
             kept.clear()
 
         def option(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
                    nominated: Sequence[Pod]) -> NodeOption | str:
+            """A node's option, or why it has none, kept per shape and tier while its NodeInfo, the
+            budgets of its PDBs and its eligible pods are the same and nothing nominated there holds
+            room — what `find` answers then (its victims and their PDB checks read nothing else). The
+            next pods of a workload search the nodes again, but select victims only where something
+            changed."""
             if nominated:
-                return self._option(pod, cycle, info, eligible, tier, nominated)
+                return find(pod, cycle, info, eligible, tier, nominated)
             key = (shape, tier, info.name)
             budgets = self.evictable.budget_state(info)
             ids = tuple(map(id, eligible))
             hit = kept.get(key)
             if hit is not None and hit[0] is info and hit[1] == budgets and hit[2] == ids:
                 return hit[3]
-            found = self._option(pod, cycle, info, eligible, tier, nominated)
+            found = find(pod, cycle, info, eligible, tier, nominated)
             kept[key] = (info, budgets, ids, found)
             return found
 
         return option
+
+    def _now(self) -> Cluster:
+        """The working cluster as it stands: the same object until a plan is committed or given up."""
+        work = self.work
+        cluster = self._cluster
+        if cluster is None or cluster.snapshot is not work.snapshot or cluster.budgets != work.ledger.version:
+            cluster = self._cluster = Cluster(work.snapshot, work.ledger.version)
+        return cluster
 
     def _vetted(self, pod: Pod, cycle: CycleState, tier: int, options: list[NodeOption],
                 nominated: dict[str, list[Pod]], reasons: dict[str, Reason]

@@ -27,9 +27,9 @@ import msgspec
 
 from kresched.model.objects import Pod
 from kresched.sched.framework import ClusterFacts, CycleState, FilterPlugin, Snapshot
-from kresched.sched.static import NODE_STATIC_PLUGINS
+from kresched.sched.static import NODE_STATIC_PLUGINS, fit_shape
 
-__all__ = ["WALKS_KEPT", "Walked", "affected_positions", "kept_states", "walk_key"]
+__all__ = ["WALKS_KEPT", "Walked", "affected_positions", "cluster_shape", "kept_states", "walk_key"]
 
 #: Filters (not node-static) whose verdict on a node is a function of its NodeInfo and the pod.
 NODE_LOCAL = frozenset({"NodeResourcesFit", "NodePorts"})
@@ -54,12 +54,46 @@ WALKS_KEPT = 64
 def walk_key(pod: Pod, full_key: bytes) -> bytes:
     """`full_key` (`runner.verdict_keys`) with what the PreFilters of pod affinity and spreading read
     of the pod: its namespace, labels, owners (default spreading's selector), pod (anti-)affinity and
-    spread constraints. Pods with equal keys get equal filter states from equal clusters."""
+    spread constraints (and its host ports, NodePorts'). Pods with equal keys get equal filter states
+    from equal clusters."""
+    return full_key + _cluster_reads(pod)
+
+
+def _cluster_reads(pod: Pod) -> bytes:
     aff = pod.spec.affinity
-    return full_key + msgspec.json.encode((
+    return msgspec.json.encode((
         pod.metadata.namespace, pod.metadata.labels, pod.metadata.owner_references,
         aff.pod_affinity if aff is not None else None, aff.pod_anti_affinity if aff is not None else None,
-        pod.spec.topology_spread_constraints))
+        pod.spec.topology_spread_constraints, pod.host_ports))
+
+
+#: The filters (not node-static, not node-local) whose state `cluster_shape` covers.
+_CLUSTER_READING = frozenset({"InterPodAffinity", "PodTopologySpread"})
+
+
+def cluster_shape(pod: Pod, cycle: CycleState, plugins: Sequence[FilterPlugin],
+                  static: frozenset[str] = NODE_STATIC_PLUGINS) -> bytes | None:
+    """Everything the filters of `pod` (after its PreFilter, `cycle`) read of it, with its priorities
+    and preemption policy (`fit_shape`, what choosing victims reads too), where each filter that did
+    not return Skip is node-static, node-local (`NODE_LOCAL`, a DynamicResources whose verdict is
+    node-local: then the specs of its claims, not their names) or pod affinity or spreading: pods of
+    equal shapes get equal filter states, verdicts and victims from one cluster. None where another
+    filter runs (the volume filters read the pod's claims by name)."""
+    active: list[str] = []
+    claims: bytes | None = None
+    for pl in plugins:
+        name = pl.name
+        if name in cycle.skip or name in static:
+            continue
+        if name == "DynamicResources":
+            dra = cycle.read(name)
+            if not getattr(dra, "node_local", False):
+                return None
+            claims = dra.verdict_key
+        elif name not in NODE_LOCAL and name not in _CLUSTER_READING:
+            return None
+        active.append(name)
+    return fit_shape(pod) + msgspec.json.encode((active, claims)) + _cluster_reads(pod)
 
 
 def kept_states(plugins: Sequence[FilterPlugin], cycle: CycleState) -> dict[str, Any] | None:

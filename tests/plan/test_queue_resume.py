@@ -94,3 +94,28 @@ def test_a_queue_of_pods_reading_the_cluster_plans_the_same_with_searches_resume
     plain = plan_queue(Planner(state, PlanOptions(), memoize=False, rotate=rotate), pods, *gang_lookups(state))
     for a, b in zip(cached, plain, strict=True):
         assert decision(a) == decision(b), a.pod.key
+
+
+def test_replicas_no_eviction_helps_are_answered_alike_until_the_cluster_changes():
+    # Zone z1 holds a pod of app web that nothing may evict for the replicas (a higher priority):
+    # their anti-affinity to web rules out every node of the zone their selector asks for. Two of
+    # them are planned on the same cluster; then a pod of higher priority still evicts web (bare:
+    # nothing recreates it), and the third replica is placed by evicting a pod of lower priority.
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi", labels={ZONE: f"z{2 - i % 2}"}) for i in range(1, 5)]
+    web = make_pod("web", node="n1", cpu="3", priority=1000, labels={"app": "web"}, owner=None)
+    filler = make_pod("filler", node="n3", cpu="4", priority=0, labels={"app": "filler"})
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("web", ZONE)]}}
+    replicas = [make_pod(f"r-{k}", cpu="3", priority=500, labels={"app": "r"}, affinity=anti,
+                         node_selector={ZONE: "z1"}, owner="ReplicaSet/r") for k in range(3)]
+    mover = make_pod("mover", cpu="2", priority=2000, labels={"app": "mover"},
+                     node_selector={"kubernetes.io/hostname": "n1"})
+    state = make_state(nodes, [web, filler, *replicas, mover])
+    order = [*replicas[:2], mover, replicas[2]]
+    for memoize in (True, False):
+        planner = Planner(state, PlanOptions(), memoize=memoize)
+        plans = [planner.plan(p, commit=True) for p in order]
+        assert [(p.outcome, p.node) for p in plans] == [("infeasible", None), ("infeasible", None),
+                                                        ("evict", "n1"), ("evict", "n3")]
+        assert [v.pod.name for v in plans[3].victims] == ["filler"]
+        assert plans[0].message == plans[1].message and "anti-affinity" in plans[0].message
+        assert plans[1].runners_up == plans[0].runners_up and plans[1].pod.name == "r-1"
