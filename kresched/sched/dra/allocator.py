@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import msgspec
+
 from kresched.model.dra import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
@@ -207,15 +209,27 @@ class Allocator:
 
     def selector_failure(self, device: Device, driver: str,
                          selectors: Sequence[Any]) -> tuple[int, str, str] | bool | None:
-        """Evaluate selectors on a device, cached per run: True if all match, False if one does not,
-        or (index, "compile"|"runtime", detail) for a CEL error."""
-        key = (id(device), tuple(s.cel.expression if s.cel is not None else None for s in selectors))
-        hit = self.index.selector_results.get(key)
-        if hit is not None:
-            return hit[0]
-        outcome = self._evaluate(device, driver, selectors)
-        self.index.selector_results[key] = (outcome, device)
+        """Evaluate selectors on a device, cached per run for every device alike (`signature`): True
+        if all match, False if one does not, or (index, "compile"|"runtime", detail) for a CEL error."""
+        key = (self.signature(driver, device), tuple(s.cel.expression if s.cel is not None else None
+                                                     for s in selectors))
+        results = self.index.selector_results
+        outcome = results.get(key)
+        if outcome is None:
+            outcome = results[key] = self._evaluate(device, driver, selectors)
         return outcome
+
+    def signature(self, driver: str, device: Device) -> bytes:
+        """All a selector reads of a device (`DeviceView`: its driver, attributes, capacity and whether
+        it allows multiple allocations; not its name): devices with equal signatures — a model's GPUs
+        on every node, but for their index — get the same outcome of every selector."""
+        kept = self.index.signatures
+        hit = kept.get(id(device))
+        if hit is not None and hit[0] is device:
+            return hit[1]
+        sig = msgspec.json.encode((driver, device.attributes, device.capacity, device.allow_multiple_allocations))
+        kept[id(device)] = (device, sig)
+        return sig
 
     def _evaluate(self, device: Device, driver: str, selectors: Sequence[Any]) -> Any:
         from_cel = self._cel_error

@@ -140,9 +140,11 @@ class SliceIndex:
                 self.on_node.setdefault(spec.node_name, []).append(s)
             self.by_pool.setdefault((spec.driver, spec.pool.name), []).append(s)
         self._nodes: dict[Any, tuple[Any, NodePools]] = {}
-        #: Shared by the pods of a run, keyed by object identity (the value keeps the object alive):
-        #: a device's outcome for a list of selector expressions, and the view CEL reads of it.
-        self.selector_results: dict[tuple[int, tuple[str | None, ...]], tuple[Any, Device]] = {}
+        #: Shared by the pods of a run: the outcome of a list of selector expressions per what CEL reads
+        #: of a device (`Allocator.signature`); keyed by object identity (the value keeps the object
+        #: alive), each device's signature and the view CEL reads of it.
+        self.selector_results: dict[tuple[bytes, tuple[str | None, ...]], Any] = {}
+        self.signatures: dict[int, tuple[Device, bytes]] = {}
         self.views: dict[int, Any] = {}
 
     def pools_for(self, node_name: str, labels: dict[str, str]) -> NodePools:
