@@ -300,6 +300,9 @@ class CSINode(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, t
 
 # -- the lookups of one run -------------------------------------------------------------------------
 
+#: `StorageState.derived` key (with a class name) of `bindable`'s index.
+_BINDABLE = "bindable"
+
 @dataclass(frozen=True, slots=True)
 class StorageState:
     """The storage objects of one run, indexed as the scheduler's listers serve them.
@@ -349,6 +352,25 @@ class StorageState:
 
     def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
         return self.pvc_by_key.get(f"{namespace}/{name}")
+
+    def bindable(self, claim: PersistentVolumeClaim) -> list[PersistentVolume]:
+        """The PVs of the claim's class (`pvs_by_class`, in its order) that are not bound to another
+        claim: those without a claimRef and those whose claimRef names this claim (`FindMatchingVolume`
+        skips every other one). A class of thousands of Bound volumes leaves a few; indexed on first use."""
+        index = self.derived.get((_BINDABLE, claim.storage_class))
+        if index is None:
+            free: list[tuple[int, PersistentVolume]] = []
+            by_claim: dict[tuple[str, str], list[tuple[int, PersistentVolume]]] = {}
+            for i, pv in enumerate(self.pvs_by_class.get(claim.storage_class, ())):
+                ref = pv.spec.claim_ref
+                if ref is None:
+                    free.append((i, pv))
+                else:
+                    by_claim.setdefault((ref.namespace, ref.name), []).append((i, pv))
+            index = self.derived[(_BINDABLE, claim.storage_class)] = (free, by_claim)
+        free, by_claim = index
+        named = by_claim.get((claim.namespace, claim.name))
+        return [pv for _, pv in (sorted([*free, *named]) if named else free)]
 
     def pv(self, name: str) -> PersistentVolume | None:
         return self.pv_by_name.get(name)

@@ -151,7 +151,7 @@ class VolumeBinding:
             return PreFilterResult(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (UNBOUND_IMMEDIATE,),
                                           details=tuple(f"claim {c.name} is not bound" for c in immediate)))
         # The node-independent half of FindMatchingVolume, once per pod instead of once per node.
-        candidates = {c.key: matching_candidates(c, storage.pvs_by_class.get(c.storage_class, ()))
+        candidates = {c.key: matching_candidates(c, storage.bindable(c))
                       for c in delay if ANN_SELECTED_NODE not in c.metadata.annotations}
         cycle.write(NAME, _State(storage, tuple(bound), tuple(delay), candidates))
         return PreFilterResult()

@@ -90,7 +90,7 @@ def matching_candidates(claim: PersistentVolumeClaim, volumes: Sequence[Persiste
 def find_matching_volume(claim: PersistentVolumeClaim, candidates: Sequence[PersistentVolume], node: Node,
                          excluded: Collection[str]) -> PersistentVolume | None:
     """`FindMatchingVolume` on the scheduler's path (a node, delayed binding, VolumeAttributesClass
-    GA), over `candidates` = `matching_candidates(claim, <the class's volumes>)`: a volume
+    GA), over `candidates` = `matching_candidates(claim, storage.bindable(claim))`: a volume
     pre-bound to the claim wins if its node affinity fits the node (else nothing); otherwise the
     smallest candidate whose node affinity fits. `excluded`: names already chosen for other claims
     of the pod."""

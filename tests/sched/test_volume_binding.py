@@ -198,3 +198,18 @@ def test_a_volume_binding_failure_is_not_helped_by_preemption() -> None:
     snap = Snapshot.from_state(state)
     diag, _ = find_nodes_that_fit(default_plugins(), high, snap)
     assert diag.node_to_status["node-2"].code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
+def test_the_volumes_a_claim_may_bind_are_its_class_but_those_bound_to_other_claims_in_name_order() -> None:
+    # FindMatchingVolume skips a volume whose claimRef names another claim; one pre-bound to this
+    # claim (by name; a stale UID is left to the match itself) stays a candidate, in its place.
+    claim = make_pvc("data", storage_class="fast")
+    pvs = [make_pv("pv-a", storage_class="fast", claim="default/other"),
+           make_pv("pv-b", storage_class="fast"),
+           make_pv("pv-c", storage_class="fast", claim="default/data", claim_uid="stale"),
+           make_pv("pv-d", storage_class="fast"),
+           make_pv("pv-e", storage_class="slow"),
+           make_pv("pv-f", storage_class="fast", claim="other/data")]
+    storage = make_state(storage=[*reversed(pvs), claim]).storage
+    assert [pv.name for pv in storage.bindable(claim)] == ["pv-b", "pv-c", "pv-d"]
+    assert [pv.name for pv in storage.bindable(make_pvc("new", storage_class="fast"))] == ["pv-b", "pv-d"]
