@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from operator import add, mul
+from operator import mul
 
 import msgspec
 
@@ -109,7 +109,7 @@ class ScoreTable:
     __slots__ = ("_columns", "_rows", "names", "totals")
 
     def __init__(self, names: list[str], totals: list[int],
-                 columns: list[tuple[str, int, list[int], list[int]]]) -> None:
+                 columns: list[tuple[str, int, Sequence[int], list[int]]]) -> None:
         self.names = names
         self.totals = totals
         self._columns = columns
@@ -184,7 +184,7 @@ class ScoreMemo:
         self._facts: object = None
 
     def raw(self, plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
-            snapshot: Snapshot) -> list[list[int]]:
+            snapshot: Snapshot) -> list[Sequence[int]]:
         """Per plugin of `plugins` (node-local ones), its raw scores of `nodes`."""
         if snapshot.facts is not self._facts:  # another cluster's snapshot: start over
             self._rows.clear()
@@ -198,7 +198,7 @@ class ScoreMemo:
                     info = nodes[j]
                     rows[j] = row = tuple([pl.score(cycle, pod, info) for pl in plugins])
                     cache[info.name] = (info, row)
-        return [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in plugins]
+        return list(zip(*rows, strict=True)) if rows else [() for _ in plugins]
 
 
 def score_shape(pod: Pod) -> bytes:
@@ -248,13 +248,13 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
             cycle.skip_score.add(pl.name)
             continue
         active.append((pl, weight))
-    raws: dict[str, list[int]] = {}
+    raws: dict[str, Sequence[int]] = {}
     if memo is not None:
         local = [pl for pl, _ in active if getattr(pl, "node_local", False)]
         if local:
             raws = dict(zip([pl.name for pl in local], memo.raw(local, cycle, pod, nodes, snapshot), strict=True))
-    columns: list[tuple[str, int, list[int], list[int]]] = []
-    totals = [0] * len(nodes)
+    columns: list[tuple[str, int, Sequence[int], list[int]]] = []
+    weighted: list[list[int]] = []
     for pl, weight in active:
         raw = raws.get(pl.name)
         if raw is None:
@@ -269,8 +269,9 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
         if len(normalized) != len(nodes):
             raise AssertionError(f"plugin {pl.name} scored {len(normalized)} of {len(nodes)} nodes")
         columns.append((pl.name, weight, raw, normalized))
-        # Element-wise totals + normalized × weight, in C (the lists are as long as `nodes`).
-        totals = list(map(add, totals, normalized if weight == 1 else map(mul, normalized, repeat(weight))))
+        weighted.append(normalized if weight == 1 else list(map(mul, normalized, repeat(weight))))
+    # Each node's total of normalized × weight, in C (the columns are as long as `nodes`).
+    totals = list(map(sum, zip(*weighted, strict=True))) if weighted else [0] * len(nodes)
     return ScoreTable([info.name for info in nodes], totals, columns)
 
 
