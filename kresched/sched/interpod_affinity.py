@@ -59,7 +59,7 @@ Deliberate differences:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar
 
 from kresched.model.objects import Pod
@@ -151,12 +151,13 @@ class _State:
     def update_with_pod(self, pod: Pod, node_labels: Mapping[str, str], delta: int) -> None:
         """`preFilterState.updateWithPod`: account for `pod` appearing (+1) or going (-1) on a
         node with `node_labels`."""
-        for t in required_anti_affinity_terms(pod):
-            if t.matches(self.pod, self.namespace_labels):
-                _bump(self.existing_anti_affinity_counts, node_labels, t.topology_key, delta)
-                if t.topology_key not in self.existing_keys:
-                    self.existing_keys = (*self.existing_keys, t.topology_key)
-        if _matches_all(self.affinity_terms, pod):
+        if pod.spec.affinity is not None:  # (most pods have none: their terms are not looked up)
+            for t in required_anti_affinity_terms(pod):
+                if t.matches(self.pod, self.namespace_labels):
+                    _bump(self.existing_anti_affinity_counts, node_labels, t.topology_key, delta)
+                    if t.topology_key not in self.existing_keys:
+                        self.existing_keys = (*self.existing_keys, t.topology_key)
+        if self.affinity_terms and _matches_all(self.affinity_terms, pod):
             for t in self.affinity_terms:
                 _bump(self.affinity_counts, node_labels, t.topology_key, delta)
         for t in self.anti_affinity_terms:
@@ -254,6 +255,14 @@ class InterPodAffinity:
         state: _State | None = cycle.read(_STATE_KEY)
         if state is not None:
             state.update_with_pod(pod_to_remove, node_info.node.metadata.labels, -1)
+
+    def remove_pods(self, cycle: CycleState, pod: Pod, pods: Sequence[Pod], node_info: NodeInfo) -> None:
+        """`remove_pod` of each of `pods`, in order (victim selection takes a node's pods off at once)."""
+        state: _State | None = cycle.read(_STATE_KEY)
+        if state is not None:
+            labels = node_info.node.metadata.labels
+            for p in pods:
+                state.update_with_pod(p, labels, -1)
 
     # -- Score (scoring.go) ------------------------------------------------------------------------
 

@@ -142,8 +142,22 @@ class NodeInfo:
             ids = {id(p) for p in gone}
             self._volume_pods = tuple([v for v in vp if id(v) not in ids])
         self._by_namespace = None
+        # `_account(p, -1)` of each, the sums every pod has kept in locals (as `__init__` does).
+        cpu = mem = eph = nz_cpu = nz_mem = 0
         for p in gone:
-            self._account(p, -1)
+            r = p.requests
+            cpu += r.milli_cpu
+            mem += r.memory
+            eph += r.ephemeral_storage
+            nz_cpu += p.nonzero_milli_cpu
+            nz_mem += p.nonzero_memory
+            if r.scalar or p.spec.affinity is not None or (self._used_ports is not None and p.host_ports):
+                self._account(p, -1, sums=False)
+        self.requested_milli_cpu -= cpu
+        self.requested_memory -= mem
+        self.requested_ephemeral_storage -= eph
+        self.nonzero_milli_cpu -= nz_cpu
+        self.nonzero_memory -= nz_mem
 
     def take_back(self, pod: Pod) -> None:
         """`remove_pod` of `pod` just added (`add_pod`: the last pod here), without a search: the
@@ -159,13 +173,16 @@ class NodeInfo:
         self._by_namespace = None
         self._account(pod, -1)
 
-    def _account(self, pod: Pod, sign: int) -> None:
+    def _account(self, pod: Pod, sign: int, sums: bool = True) -> None:
+        """Count `pod` in (+1) or out (−1); without `sums`, all but its cpu, memory and ephemeral
+        storage (and their non-zero counterparts), which the caller adds up."""
         r = pod.requests
-        self.requested_milli_cpu += sign * r.milli_cpu
-        self.requested_memory += sign * r.memory
-        self.requested_ephemeral_storage += sign * r.ephemeral_storage
-        self.nonzero_milli_cpu += sign * pod.nonzero_milli_cpu
-        self.nonzero_memory += sign * pod.nonzero_memory
+        if sums:
+            self.requested_milli_cpu += sign * r.milli_cpu
+            self.requested_memory += sign * r.memory
+            self.requested_ephemeral_storage += sign * r.ephemeral_storage
+            self.nonzero_milli_cpu += sign * pod.nonzero_milli_cpu
+            self.nonzero_memory += sign * pod.nonzero_memory
         for k, v in r.scalar.items():
             self.requested_scalar[k] = self.requested_scalar.get(k, 0) + sign * v
         used = self._used_ports

@@ -317,6 +317,14 @@ class PodTopologySpread:
         if state is not None:
             state.update_with_pod(pod_to_remove, node_info.node, -1)
 
+    def remove_pods(self, cycle: CycleState, pod: Pod, pods: Sequence[Pod], node_info: NodeInfo) -> None:
+        """`remove_pod` of each of `pods`, in order (victim selection takes a node's pods off at once)."""
+        state: _State | None = cycle.read(_STATE_KEY)
+        if state is not None:
+            node = node_info.node
+            for p in pods:
+                state.update_with_pod(p, node, -1)
+
     # -- Score (scoring.go) ------------------------------------------------------------------------
 
     # -- Score (scoring.go: `kresched.sched.pod_topology_spread_score`) -----------------------------
