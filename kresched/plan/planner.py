@@ -56,6 +56,7 @@ mirror or critical pods.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import NamedTuple
@@ -87,6 +88,7 @@ from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.extended import CLASS_PREFIX
 from kresched.sched.dra.inuse import cluster_snapshot
+from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
 from kresched.sched.node_info import NodeInfo
@@ -368,9 +370,12 @@ class Planner:
                 continue
             candidates.append((info, cands))
         tier_reasons: dict[str, Reason] = {}
-        option: OptionFinder = self._option
+        # What each node's victim selection found for this pod, per its eligible pods: tiers that leave
+        # a node the same eligible pods share it, and kresched's device freeing reads it (`_plan_devices`).
+        selected: dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status] = {}
+        option = self._selecting(selected)
         if self.memoize and shaped and not vetting and not unfiltered:
-            option = self._kept(pod, cycle, self.plugins, self._option)
+            option = self._kept(pod, cycle, self.plugins, option)
         for tier in (1, 2, 3):
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
@@ -398,7 +403,7 @@ class Planner:
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
                                     nominated)
         if asks_for_devices(pod, snap.dra):
-            plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated)
+            plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated, selected)
             if plan is not None:
                 return plan
         reasons = {**infeasible, **tier_reasons}
@@ -411,10 +416,14 @@ class Planner:
         return plan
 
     def _plan_devices(self, pod: Pod, priority: int, taint: bool, notes: tuple[str, ...], commit: bool,
-                      diag: Diagnosis, nominated: dict[str, list[Pod]]) -> Plan | None:
+                      diag: Diagnosis, nominated: dict[str, list[Pod]],
+                      selected: dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status]) -> Plan | None:
         """Where the scheduler's own preemption cannot help a pod with ResourceClaims: the tiers
         again, on the nodes it failed as Unschedulable or DynamicResources rejected, where some
-        pod that may be evicted holds devices, with victims' devices freed (`plan.devices`)."""
+        pod that may be evicted holds devices, with victims' devices freed (`plan.devices`).
+        `selected`: what the tiers' victim selection found on a node for the same eligible pods —
+        where a filter before DynamicResources failed it with every one of them gone, freeing their
+        devices changes nothing before that filter, which fails it alike."""
         snap = self.work.snapshot
         freeing = freeing_plugins(self.plugins)
         cycle, st, _ = run_pre_filter(freeing, pod, snap)
@@ -431,8 +440,13 @@ class Planner:
             if cands and not holders.isdisjoint(p.key for p in cands):
                 candidates.append((info, cands))
 
+        ahead = set(itertools.takewhile(lambda name: name != DRA, (pl.name for pl in dynamic)))
+
         def freed(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
                   held: Sequence[Pod]) -> NodeOption | str:
+            before = None if held else selected.get((info.name, tuple(map(id, eligible))))
+            if isinstance(before, Status) and before.plugin in ahead:
+                return _status_text(before)
             sel = select_victims_on_node(dynamic, cycle.clone(), pod, info.clone(), eligible,
                                          self.work.ledger.split_violating, held)
             if not sel.status.is_success:
@@ -504,12 +518,28 @@ class Planner:
     def _option(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
                 nominated: Sequence[Pod]) -> NodeOption | str:
         """The node's option in `tier`, or why it has none."""
-        victims_or_status = self._select_victims(pod, cycle, info, eligible, nominated)
+        return self._tiered(info, tier, self._select_victims(pod, cycle, info, eligible, nominated))
+
+    def _tiered(self, info: NodeInfo, tier: int, victims_or_status: tuple[Victim, ...] | Status) -> NodeOption | str:
+        """The node's option in `tier` with these victims, or why it has none."""
         if isinstance(victims_or_status, Status):
             return _status_text(victims_or_status)
         if tier < 3 and any(v.pdb.violation for v in victims_or_status):
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
+
+    def _selecting(self, selected: dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status]) -> OptionFinder:
+        """`_option` for one pod's tiers, the victims of a node selected once per eligible pods there
+        (`selected`): the cluster is the same through them, and nominated pods too."""
+        def option(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
+                   nominated: Sequence[Pod]) -> NodeOption | str:
+            key = (info.name, tuple(map(id, eligible)))
+            found = selected.get(key)
+            if found is None:
+                found = selected[key] = self._select_victims(pod, cycle, info, eligible, nominated)
+            return self._tiered(info, tier, found)
+
+        return option
 
     def _kept(self, pod: Pod, cycle: CycleState, plugins: Sequence[FilterPlugin], find: OptionFinder,
               tag: bytes = b"") -> OptionFinder:

@@ -4,6 +4,9 @@ where the scheduler's gives up."""
 
 from __future__ import annotations
 
+import msgspec
+
+from kresched.model.specs import ResourceRequirements
 from kresched.plan.devices import DEVICE_NOTE
 from kresched.plan.drain import plan_drain
 from kresched.plan.explain import explain_pod
@@ -80,6 +83,28 @@ def test_where_the_scheduler_gives_up_kresched_evicts_the_lower_priority_pod_tha
     assert [v.pod.name for v in plan.victims] == ["a1"]  # one victim; node-a by name; a1 started with a0
     assert DEVICE_NOTE in plan.notes
     assert f"claim default/trainer-gpu would get {GPU}/node-a/gpu-1" in plan.notes
+
+
+def test_where_the_device_holders_also_fill_the_cpu_kresched_still_evicts_one_to_free_its_device() -> None:
+    # The nodes are full on cpu too: the scheduler's preemption, taking the holders off, makes room
+    # for the cpu but not the devices (their claims stay allocated) — DynamicResources fails the
+    # node after every eligible pod is gone. Freeing the devices, one holder makes room for both.
+    users = []
+    for n in "ab":
+        for i in (0, 1):
+            pod, claim = gpu_user(f"{n}{i}", f"node-{n}", f"gpu-{i}")
+            users.append((msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, containers=(
+                msgspec.structs.replace(pod.spec.containers[0], resources=ResourceRequirements(
+                    requests={"cpu": "1900m"})),))), claim))
+    trainer, claim = pending_trainer()
+    state = state_with([*(p for p, _ in users), trainer], [*(c for _, c in users), claim])
+    e = explain_pod(state, state.pod(trainer.key))
+    assert e.scheduler_message.startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert plan.outcome == "evict"
+    assert plan.frees_devices
+    assert [v.pod.name for v in plan.victims] == ["a1"]
+    assert DEVICE_NOTE in plan.notes
 
 
 def test_a_pod_on_a_claim_another_pod_still_shares_frees_nothing() -> None:
