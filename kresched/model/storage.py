@@ -303,6 +303,7 @@ class CSINode(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, t
 #: `StorageState.derived` key (with a class name) of `bindable`'s index.
 _BINDABLE = "bindable"
 
+
 @dataclass(frozen=True, slots=True)
 class StorageState:
     """The storage objects of one run, indexed as the scheduler's listers serve them.

@@ -449,12 +449,7 @@ class Planner:
                 return _status_text(before)
             sel = select_victims_on_node(dynamic, cycle.clone(), pod, info.clone(), eligible,
                                          self.work.ledger.split_violating, held)
-            if not sel.status.is_success:
-                return _status_text(sel.status)
-            victims = self._victims(info, sel.victims)
-            if tier < 3 and any(v.pdb.violation for v in victims):
-                return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
-            return NodeOption(info.name, tier, victims, option_key(victims, info))
+            return self._tiered(info, tier, self._victims(info, sel.victims) if sel.status.is_success else sel.status)
 
         find = self._kept(pod, cycle, freeing, freed, b"freeing devices") if self.memoize else freed
         for tier in (1, 2, 3):
