@@ -187,12 +187,12 @@ class Planner:
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
         self.search = NodeSearch(self.work, self.evictable, self._nominated, options.max_grace_seconds, prune)
-        #: `_kept`'s: (shape, tier, node) → (NodeInfo, budgets, eligible pods' ids, option or reason).
-        self._options_kept: dict[tuple[bytes, int, str], tuple[NodeInfo, tuple[int, ...], tuple[int, ...],
-                                                              NodeOption | str]] = {}
-        #: Per `cluster_shape` of a pod no eviction helps: the cluster it was planned on, and what its
-        #: plan said (message, runners-up).
-        self._hopeless: dict[bytes, tuple[Cluster, str, tuple[RunnerUp, ...]]] = {}
+        #: `_kept`'s: (profile, shape, tier, node) → (NodeInfo, budgets, eligible pods' ids, option or reason).
+        self._options_kept: dict[tuple[str, bytes, int, str], tuple[NodeInfo, tuple[int, ...], tuple[int, ...],
+                                                                   NodeOption | str]] = {}
+        #: Per profile and `cluster_shape` of a pod no eviction helps: the cluster it was planned on, and
+        #: what its plan said (message, runners-up).
+        self._hopeless: dict[tuple[str, bytes], tuple[Cluster, str, tuple[RunnerUp, ...]]] = {}
         self._cluster: Cluster | None = None
         #: The lowest priority of a running gang member (`plan.gang_breaks`), found when first needed.
         self._gang_floor: tuple[int | None] | None = None
@@ -341,7 +341,8 @@ class Planner:
         # equal (`cluster_shape`) and neither is nominated (each pod's nominated pods are the others).
         hopeless = None
         if self.memoize and shaped and not vetting and not pod.status.nominated_node_name:
-            hopeless = cluster_shape(pod, cycle, self.plugins, self.static.names)
+            shape = cluster_shape(pod, cycle, self.plugins, self.static.names)
+            hopeless = None if shape is None else (self.engine.profile.name, shape)  # (a profile's filters' args)
             hit = self._hopeless.get(hopeless) if hopeless is not None else None
             if hit is not None and hit[0] is self._now():
                 return Plan(pod, priority, "infeasible", None, None, taint, message=hit[1], runners_up=hit[2],
@@ -543,7 +544,7 @@ class Planner:
         alone (`node_local`); else `find` itself. `tag` tells apart finders that answer differently."""
         if not node_local(plugins, cycle, self.static.names):
             return find
-        shape = tag + fit_shape(pod)
+        profile, shape = self.engine.profile.name, tag + fit_shape(pod)  # (a profile's filters' args)
         kept = self._options_kept
         if len(kept) > 100_000:  # a bound on memory, never on what is answered
             kept.clear()
@@ -557,7 +558,7 @@ class Planner:
             changed."""
             if nominated:
                 return find(pod, cycle, info, eligible, tier, nominated)
-            key = (shape, tier, info.name)
+            key = (profile, shape, tier, info.name)
             budgets = self.evictable.budget_state(info)
             ids = tuple(map(id, eligible))
             hit = kept.get(key)

@@ -86,3 +86,28 @@ def test_a_victims_replacement_of_another_scheduler_is_not_placed() -> None:
     simulated = plan_pod(state, state.pod("kube-system/crit"), PlanOptions(profiles=Profiles.default().with_fallback()))
     assert simulated.victims[0].pending_reason is not None
     assert simulated.victims[0].pending_reason.startswith("0/2 nodes are available")
+
+
+def test_replicas_of_two_profiles_are_not_answered_by_each_others_plans() -> None:
+    """Two pods alike but for their schedulerName, each profile's NodeAffinity adding a node of its
+    own: on `a` nothing may be evicted for them, on `b` the filler may. The same filters run for
+    both, and read the same of the pods: what one pod's search found says nothing of the other's."""
+    def profile(name: str, node: str) -> str:
+        return (f"- schedulerName: {name}\n  pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                "      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n"
+                "          nodeSelectorTerms:\n          - matchExpressions:\n"
+                f"            - {{key: kubernetes.io/hostname, operator: In, values: [{node}]}}\n")
+    two = HEAD + "profiles:\n" + profile("to-a", "a") + profile("to-b", "b")
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "other"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    state = make_state([make_node("a", cpu="4"), make_node("b", cpu="4")], [
+        make_pod("keeper", node="a", cpu="4", priority=1000),
+        make_pod("filler", node="b", cpu="4", priority=0),
+        *(make_pod(name, cpu="1", priority=100, affinity=anti, spec={"schedulerName": f"to-{node}"})
+          for name, node in (("p1", "a"), ("p2", "b"))),
+    ])
+    for memoize in (True, False):
+        planner = Planner(state, _opts(two), memoize=memoize)
+        plans = [planner.plan(state.pod(f"default/{name}"), commit=True) for name in ("p1", "p2")]
+        assert [(p.outcome, p.node, p.profile) for p in plans] == [("infeasible", None, "to-a"),
+                                                                   ("evict", "b", "to-b")]
