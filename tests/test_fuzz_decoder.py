@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kresched.errors import InputError
@@ -68,6 +68,8 @@ def test_arbitrary_bytes_load_or_fail_with_one_line(data: bytes) -> None:
 
 @FUZZ
 @given(documents, st.booleans())
+@example({"kind": "Pod", "metadata": {"name": "\n", "namespace": "ns"}}, False)  # found by this test
+@example({"kind": "Pod", "metadata": {"name": "web", "namespace": "a\nb"}, "spec": {"containers": 1}}, False)
 def test_kubernetes_shaped_json_loads_or_fails_with_one_line(doc: Any, compress: bool) -> None:
     data = json.dumps(doc).encode()
     load(gzip.compress(data) if compress else data)
