@@ -124,6 +124,10 @@ def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()
     return Planner(state, options).plan(pod)
 
 
+#: One pod's victim selections: (node, its eligible pods' ids) → the victims, or why there are none.
+Selected = dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status]
+
+
 class Cluster(NamedTuple):
     """The working cluster as it stands (its snapshot, the ledger's version): one object while
     nothing is committed (`Planner._now`), what `Planner._hopeless` entries hold for."""
@@ -373,7 +377,7 @@ class Planner:
         tier_reasons: dict[str, Reason] = {}
         # What each node's victim selection found for this pod, per its eligible pods: tiers that leave
         # a node the same eligible pods share it, and kresched's device freeing reads it (`_plan_devices`).
-        selected: dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status] = {}
+        selected: Selected = {}
         option = self._selecting(selected)
         if self.memoize and shaped and not vetting and not unfiltered:
             option = self._kept(pod, cycle, self.plugins, option)
@@ -418,7 +422,7 @@ class Planner:
 
     def _plan_devices(self, pod: Pod, priority: int, taint: bool, notes: tuple[str, ...], commit: bool,
                       diag: Diagnosis, nominated: dict[str, list[Pod]],
-                      selected: dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status]) -> Plan | None:
+                      selected: Selected) -> Plan | None:
         """Where the scheduler's own preemption cannot help a pod with ResourceClaims: the tiers
         again, on the nodes it failed as Unschedulable or DynamicResources rejected, where some
         pod that may be evicted holds devices, with victims' devices freed (`plan.devices`).
@@ -524,7 +528,7 @@ class Planner:
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
-    def _selecting(self, selected: dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status]) -> OptionFinder:
+    def _selecting(self, selected: Selected) -> OptionFinder:
         """`_option` for one pod's tiers, the victims of a node selected once per eligible pods there
         (`selected`): the cluster is the same through them, and nominated pods too."""
         def option(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,

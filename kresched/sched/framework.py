@@ -1,9 +1,9 @@
 """The scheduling framework kresched's filter plugins plug into, after kube-scheduler's
 `pkg/scheduler/framework` (interface.go, types.go, cycle_state.go).
 
-Owns: `Status` and its codes, `NodeInfo` (a node with the pods on it and their summed requests),
-`Snapshot` (all NodeInfos of one run, plus the cluster-wide lists the affinity plugins need, and
-plugins' indexes — `Snapshot.index` — derived once per `with_node_info` lineage),
+Owns: `Status` and its codes, `Snapshot` (all NodeInfos of one run — `kresched.sched.node_info`'s —
+plus the cluster-wide lists the affinity plugins need, and plugins' indexes — `Snapshot.index` —
+derived once per `with_node_info` lineage),
 `CycleState` (per-pod PreFilter and PreScore results, cloned for preemption simulations),
 `FilterPlugin` and `ScorePlugin`, the interfaces each plugin module implements, and the score
 arithmetic they share (`MAX_NODE_SCORE`, `default_normalize_score`, `go_div`). Pure: no I/O, no clock.
@@ -31,7 +31,6 @@ __all__ = [
     "CycleState",
     "FilterPlugin",
     "InsufficientResource",
-    "NodeInfo",
     "PreFilterResult",
     "ScorePlugin",
     "Snapshot",

@@ -535,11 +535,11 @@ def _describe(kind: str, obj: Buffer | dict[str, Any], index: int | None) -> str
         where = f"item {index}, without a name" if index is not None else "without a name"
         return f"{kind} ({where})"
     if namespace and isinstance(namespace, str):
-        return f"{kind} {shown_name(namespace)}/{shown_name(name)}"
-    return f"{kind} {shown_name(name)}"
+        return f"{kind} {_shown_name(namespace)}/{_shown_name(name)}"
+    return f"{kind} {_shown_name(name)}"
 
 
-def shown_name(name: str) -> str:
+def _shown_name(name: str) -> str:
     """A name as a one-line message shows it: as it is, or quoted with escapes (as Go's `%q` shows
     it) where it holds a line break, a control character or another character that prints nothing —
     a file can hold any string, and an error is one line."""
@@ -682,7 +682,7 @@ def _stored(out: Objects, origin: str, list_version: str = "") -> Objects:
         try:
             check_stored_pod_spec(pod.spec)
         except ValueError as exc:
-            ns, name = shown_name(pod.metadata.namespace), shown_name(pod.metadata.name)
+            ns, name = _shown_name(pod.metadata.namespace), _shown_name(pod.metadata.name)
             raise InputError(f"{origin}: Pod {f'{ns}/{name}' if ns else name}: {exc}") from None
     return out
 

@@ -170,7 +170,11 @@ def decision(plan: Plan) -> tuple:
 @given(queues(), st.booleans())
 def test_a_queue_plans_the_same_with_every_cache_on_as_with_them_off(queue: tuple[ClusterState, list[Pod]],
                                                                      rotate: bool) -> None:
-    state, pods = queue
+    assert_same_with_caches_off(*queue, rotate)
+
+
+def assert_same_with_caches_off(state: ClusterState, pods: list[Pod], rotate: bool) -> None:
+    """The queue `pods` plans as a planner that keeps nothing plans it, pod by pod (`decision`)."""
     cached = plan_queue(Planner(state, PlanOptions(), rotate=rotate), pods, *gang_lookups(state))
     plain = plan_queue(Planner(state, PlanOptions(), memoize=False, rotate=rotate), pods, *gang_lookups(state))
     for a, b in zip(cached, plain, strict=True):

@@ -17,12 +17,11 @@ from hypothesis import strategies as st
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
-from kresched.plan.gang import plan_queue
 from kresched.plan.planner import Planner
 from kresched.plan.plans import PlanOptions
-from kresched.plan.queue import gang_lookups, pending_pods_to_plan
+from kresched.plan.queue import pending_pods_to_plan
 from tests.builders import make_node, make_pod, make_state
-from tests.plan.test_queue_cache import decision
+from tests.plan.test_queue_cache import assert_same_with_caches_off
 
 PROFILE = settings(derandomize=True, database=None, deadline=None, max_examples=40,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -89,11 +88,7 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
 @given(queues(), st.booleans())
 def test_a_queue_of_pods_reading_the_cluster_plans_the_same_with_searches_resumed(
         queue: tuple[ClusterState, list[Pod]], rotate: bool) -> None:
-    state, pods = queue
-    cached = plan_queue(Planner(state, PlanOptions(), rotate=rotate), pods, *gang_lookups(state))
-    plain = plan_queue(Planner(state, PlanOptions(), memoize=False, rotate=rotate), pods, *gang_lookups(state))
-    for a, b in zip(cached, plain, strict=True):
-        assert decision(a) == decision(b), a.pod.key
+    assert_same_with_caches_off(*queue, rotate)
 
 
 def test_replicas_no_eviction_helps_are_answered_alike_until_the_cluster_changes():
