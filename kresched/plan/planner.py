@@ -97,6 +97,7 @@ from kresched.sched.preemption import (
     importance_key,
     post_filter_error,
     preemption_message,
+    removal_monotone,
     select_victims_by_resources,
     select_victims_on_node,
 )
@@ -123,6 +124,11 @@ def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()
     """The plan for one pod (`Planner.plan`)."""
     return Planner(state, options).plan(pod)
 
+
+#: The order tiers are searched in (the first with an option wins); where taking pods off can only
+#: help, tier 3 before tier 2 (`Planner._plan`).
+_TIERS = (1, 2, 3)
+_TIERS_MONOTONE = (1, 3, 2)
 
 #: One pod's victim selections: (node, its eligible pods' ids) → the victims, or why there are none.
 Selected = dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status]
@@ -381,7 +387,12 @@ class Planner:
         option = self._selecting(selected)
         if self.memoize and shaped and not vetting and not unfiltered:
             option = self._kept(pod, cycle, self.plugins, option)
-        for tier in (1, 2, 3):
+        # Where taking pods off can only help the pod (`removal_monotone`), a tier-3 search that finds
+        # nothing settles that no tier has an option: it runs before tier 2 (the order only saves the
+        # searches of pods no eviction helps; the tier that wins, and each tier's answer, are the same).
+        monotone = shaped and not vetting and removal_monotone(pod, self.plugins)
+        held: tuple[list[NodeOption], dict[str, Reason]] | None = None  # tier 3's, while tier 2 is searched
+        for tier in _TIERS_MONOTONE if monotone else _TIERS:
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
@@ -403,10 +414,19 @@ class Planner:
                     return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
                                 message=f"{error}; a scheduler extender failed: the scheduler fails the pod with this "
                                         "error and retries it, and kresched plans no eviction for it")
+            if monotone and tier == 3:
+                if not options:
+                    break  # nor in tiers 1 and 2; the reasons are tier 3's, as after a search of all three
+                held = (options, tier_reasons)
+                continue
             if options:
                 return self._decide(pod, priority, taint, tier, options,
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
                                     nominated)
+        if held is not None:  # tier 2 has no option either: tier 3's
+            options, tier_reasons = held
+            return self._decide(pod, priority, taint, 3, options,
+                                heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit, nominated)
         if asks_for_devices(pod, snap.dra):
             plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated, selected)
             if plan is not None:
@@ -507,11 +527,20 @@ class Planner:
         something is nominated to) and the nodes it pops, not every node."""
         shape = fit_shape(pod)
         statuses = diag.node_to_status
-        for tier in (1, 2, 3):
+        monotone = removal_monotone(pod, self.plugins)
+        held = None  # tier 3's options, while tier 2 is searched (as `_plan`)
+        for tier in _TIERS_MONOTONE if monotone else _TIERS:
             index = self.search.synced_index(self._indexes, shape, tier, pod, priority, statuses, nominated)
             options, out = self.search.indexed(index, pod, cycle, tier, nominated, self._option)
-            if options:
+            if monotone and tier == 3:
+                if not options:
+                    break
+                held = (options, out)
+            elif options:
                 return self._decide(pod, priority, taint, tier, options, out(5), notes, commit, nominated)
+        if held is not None:
+            options, out = held
+            return self._decide(pod, priority, taint, 3, options, out(5), notes, commit, nominated)
         return self._infeasible(pod, priority, taint, out(10), len(index.entries), notes, diag, cycle, nominated)
 
     # -- victims on one node -------------------------------------------------------------------

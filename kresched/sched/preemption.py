@@ -47,6 +47,7 @@ __all__ = [
     "more_important",
     "pod_eligible_to_preempt_others",
     "potential_nodes",
+    "removal_monotone",
     "preemption_message",
     "select_candidates",
     "select_victims_on_node",
@@ -227,6 +228,35 @@ def select_victims_by_resources(
     if bad and good:
         victims.sort(key=importance_key)
     return VictimSelection(tuple(victims), num_violating, SUCCESS)
+
+
+#: The filters under which taking pods off a node never fails a pod there that passed before: the
+#: node-static ones (they read no pod on the node), those that count what the node's pods use
+#: (resources, host ports, volumes, a ReadWriteOncePod volume's user), those whose removal changes
+#: nothing (DynamicResources and VolumeBinding have no RemovePod), and PodTopologySpread (a
+#: removal lowers its node's domain's count by as much as, or more than, the least-filled domain's,
+#: so the skew never grows). Not InterPodAffinity for a pod with required pod affinity (the pods it
+#: must be near may be the ones taken off); its anti-affinity, either way, only gains.
+_REMOVAL_MONOTONE = frozenset({
+    "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+    "DynamicResources",
+})
+
+
+def removal_monotone(pod: Pod, plugins: Sequence[FilterPlugin]) -> bool:
+    """Whether `pod` fitting on a node after some of its pods are taken off means it fits after any
+    more are: so where every pod a tier may evict, taken off, leaves no room, no smaller set of them
+    does (a later tier's eligible pods include an earlier one's, `plan.planner`'s tier order)."""
+    for pl in plugins:
+        if pl.name == "InterPodAffinity":
+            aff = pod.spec.affinity
+            if aff is not None and aff.pod_affinity is not None \
+                    and aff.pod_affinity.required_during_scheduling_ignored_during_execution:
+                return False
+        elif pl.name not in _REMOVAL_MONOTONE:
+            return False
+    return True
 
 
 def potential_nodes(diag: Diagnosis, snapshot: Snapshot) -> list[NodeInfo]:
