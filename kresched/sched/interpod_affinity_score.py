@@ -105,7 +105,15 @@ def _add_incoming_terms(scores: ScoreMap, terms: Sequence[WeightedTerm], snapsho
     """The incoming pod's preferred terms against every existing pod (`processExistingPod`'s first
     two `processTerms`), namespace by namespace, matching pods counted per node."""
     by_name = snapshot.by_name
-    for ns, groups in snapshot.pods_by_namespace().items():
+    by_namespace = snapshot.pods_by_namespace()
+    namespaces: Iterable[str] = by_namespace
+    # Matched with nil namespace labels, a term's namespace selector selects every namespace or
+    # none: where none does, only the namespaces the terms name are looked at (in the same order).
+    if not any(t.selects_namespace("", NO_LABELS) for _, t in terms):  # ("": no namespace's name)
+        named = frozenset().union(*(t.namespaces for _, t in terms))
+        namespaces = [ns for ns in by_namespace if ns in named]
+    for ns in namespaces:
+        groups = by_namespace[ns]
         here = [(w, t) for w, t in terms if t.selects_namespace(ns, NO_LABELS)]
         if not here:
             continue
