@@ -79,17 +79,27 @@ class EvictablePods:
 
     def quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple | None:
         """`quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
-        node's `Suffixes`."""
-        _, sfx, kept = self._suffixes[id(info)]  # (`candidates` ranked `info`: `rank`)
-        cut = len(sfx.all.count) - 1 - len(cands)
-        # All it reads of the pod is its cpu and memory requests: kept per those, the candidates and
-        # the tier, with the node's ranking (the next pods of a workload ask the same of every node).
+        node's `Suffixes` (`quick_all` of one node)."""
+        return self.quick_all(pod, [(info, cands)], tier)[0]
+
+    def quick_all(self, pod: Pod, candidates: list[tuple[NodeInfo, list[Pod]]], tier: int) -> list[tuple | None]:
+        """`quickbound_to` of each (node, its candidates for some priority) of `candidates` in `tier`,
+        from the node's `Suffixes`; in one pass (a tier's search asks it of every candidate node).
+        All it reads of the pod is its cpu and memory requests: kept per those, the candidates and
+        the tier, with the node's ranking (the next pods of a workload ask the same of every node)."""
+        suffixes, unknown = self._suffixes, _UNKNOWN  # (`candidates` ranked each node: `rank`)
         req = pod.requests
-        key = (req.milli_cpu, req.memory, cut, tier)
-        found = kept.get(key, _UNKNOWN)
-        if found is _UNKNOWN:
-            found = kept[key] = quickbound_to(pod, info, sfx, cut, tier)
-        return found
+        cpu, memory = req.milli_cpu, req.memory
+        out: list[tuple | None] = []
+        for info, cands in candidates:
+            _, sfx, kept = suffixes[id(info)]
+            cut = len(sfx.all.count) - 1 - len(cands)
+            key = (cpu, memory, cut, tier)
+            found = kept.get(key, unknown)
+            if found is unknown:
+                found = kept[key] = quickbound_to(pod, info, sfx, cut, tier)
+            out.append(found)
+        return out
 
     def eligible(self, info: NodeInfo, cands: list[Pod], tier: int) -> list[Pod]:
         """The candidates `tier` may evict: tiers 1–2 none whose eviction the PDBs refuse, tier 1

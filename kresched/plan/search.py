@@ -72,10 +72,11 @@ class NodeSearch:
         best option, so both the chosen node and its runner-up (which `decided_by` names) are what
         a search of every node would find. (`indexed` is the same search over a `TierIndex`.)"""
         heap: list[tuple[tuple, int, NodeInfo, list[Pod], int]] = []
-        for i, (info, cands) in enumerate(candidates):
-            quick = self.evictable.quick(pod, info, cands, tier)
+        short = why_not_enough(tier, self.max_grace_seconds)
+        bounds = self.evictable.quick_all(pod, candidates, tier)
+        for i, ((info, cands), quick) in enumerate(zip(candidates, bounds, strict=True)):
             if quick is None:
-                infeasible[info.name] = why_not_enough(tier, self.max_grace_seconds)
+                infeasible[info.name] = short
             else:
                 heap.append((quick, i, info, cands, QUICK))
         heapq.heapify(heap)
