@@ -292,19 +292,29 @@ class PodTopologySpread:
 
     def changed_domains(self, before: _State | None, after: _State | None) -> set[tuple[str, str]] | None:
         """The topology pairs where Filter's verdict may differ between two states of pods with the
-        same constraints (`sched.resume`): where a count differs (the message names it); None
-        (every node) where a constraint's global minimum moved."""
+        same constraints (`sched.resume`): where a domain fails in either state, unless it fails in
+        both with the same numbers (its count, the global minimum, whether the pod matches: what
+        the message names). A domain that passes in both passes alike, wherever the minimum moved;
+        one that neither state counts has no matching pod, so it passes in both unless the pod
+        alone would skew it (then None: every node)."""
         if before is None or after is None:
             return set() if before is after else None
         if len(before.constraints) != len(after.constraints):
             return None
         out: set[tuple[str, str]] = set()
         for i, c in enumerate(after.constraints):
-            if before.min_match_num(i) != after.min_match_num(i):
-                return None
             a, b = before.counts[i], after.counts[i]
-            if a != b:
-                out.update((c.topology_key, v) for v in a.keys() | b.keys() if a.get(v, 0) != b.get(v, 0))
+            low_a, low_b = before.min_match_num(i), after.min_match_num(i)
+            own_a, own_b = before.self_match[i], after.self_match[i]
+            if low_a == low_b and own_a == own_b and a == b:
+                continue
+            if own_a - low_a > c.max_skew or own_b - low_b > c.max_skew:
+                return None  # an uncounted domain may fail
+            for v in a.keys() | b.keys():
+                n_a, n_b = a.get(v, 0), b.get(v, 0)
+                fails_a, fails_b = n_a + own_a - low_a > c.max_skew, n_b + own_b - low_b > c.max_skew
+                if (fails_a or fails_b) and (fails_a, n_a, low_a, own_a) != (fails_b, n_b, low_b, own_b):
+                    out.add((c.topology_key, v))
         return out
 
     def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:

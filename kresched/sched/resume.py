@@ -7,8 +7,8 @@ their PreFilter's counts per topology domain — and the next pod of its workloa
 counts changed only in the domains where the pods placed, evicted or moved since then run. Its
 search starts where the last one stopped as well, filtering again the nodes whose NodeInfo changed
 and the nodes of every domain whose counts differ in what the filter reads of them
-(`changed_domains`: for pod affinity whether a domain holds a matching pod, for spreading its
-count, and any node at all when the global minimum moved).
+(`changed_domains`: for pod affinity whether a domain holds a matching pod, for spreading the
+domains that fail with either count or global minimum).
 
 Resumable: pods whose filters after the node-static ones are node-local (NodeResourcesFit,
 NodePorts, DynamicResources where every device is a node's own) or have `resume_state` and

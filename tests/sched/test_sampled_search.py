@@ -53,6 +53,11 @@ def test_a_search_started_where_the_last_one_of_its_shape_stopped_finds_what_a_f
         "requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}})
         for cpu in ("1", "3")]
+    # And web pods spread over the zones (their PodTopologySpread filter reads every zone's count of
+    # web pods: a change in one zone moves its count, or the global minimum every zone's skew).
+    shapes += [make_pod(f"pending-{cpu}-spread-{skew}", cpu=cpu, priority=100, labels={"app": "web"}, spread=[
+        {"maxSkew": skew, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"app": "web"}}}]) for cpu, skew in (("500m", 1), ("1", 1), ("1", 2))]
     state = make_state(nodes, [*pods, *shapes])
     snap = Snapshot.from_state(state)
     plugins = default_plugins()
@@ -67,7 +72,8 @@ def test_a_search_started_where_the_last_one_of_its_shape_stopped_finds_what_a_f
             if info.pods and data.draw(st.booleans()):
                 info.remove_pod(info.pods[0])
             else:
-                info.add_pod(make_pod(f"s{step}-{k}", node=name, cpu=data.draw(st.sampled_from(("250m", "1")))))
+                info.add_pod(make_pod(f"s{step}-{k}", node=name, cpu=data.draw(st.sampled_from(("250m", "1"))),
+                                      labels=data.draw(st.sampled_from(({}, {"app": "web"})))))
             snap = snap.with_node_info(info)
         # Now and then a pod nominated to a node holds room there (priority above the pending pods').
         nominated = {name: [make_pod(f"nom-{step}-{name}", cpu="1", priority=1000, nominated_node=name)]
