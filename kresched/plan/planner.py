@@ -91,13 +91,14 @@ from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
+from kresched.sched.interpod_affinity_terms import NO_LABELS, AffinityTerm
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import (
     full_scheduler_message,
     importance_key,
     post_filter_error,
     preemption_message,
-    removal_monotone,
+    removal_hazards,
     select_victims_by_resources,
     select_victims_on_node,
 )
@@ -387,12 +388,14 @@ class Planner:
         option = self._selecting(selected)
         if self.memoize and shaped and not vetting and not unfiltered:
             option = self._kept(pod, cycle, self.plugins, option)
-        # Where taking pods off can only help the pod (`removal_monotone`), a tier-3 search that finds
-        # nothing settles that no tier has an option: it runs before tier 2 (the order only saves the
-        # searches of pods no eviction helps; the tier that wins, and each tier's answer, are the same).
-        monotone = shaped and not vetting and removal_monotone(pod, self.plugins)
+        # Where taking more pods off can fail the pod only through pods its required affinity matches
+        # (`removal_hazards`), tier 3 is searched before tier 2: when it finds nothing and tier 2 could
+        # not have evicted less but none such (`_settled`), no tier has an option, and tier 2's search
+        # is spared (the order only saves the searches of pods no eviction helps; the tier that wins,
+        # and each tier's answer, are the same).
+        hazards = removal_hazards(pod, self.plugins) if shaped and not vetting else None
         held: tuple[list[NodeOption], dict[str, Reason]] | None = None  # tier 3's, while tier 2 is searched
-        for tier in _TIERS_MONOTONE if monotone else _TIERS:
+        for tier in _TIERS if hazards is None else _TIERS_MONOTONE:
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
@@ -414,8 +417,8 @@ class Planner:
                     return Plan(pod, priority, "infeasible", taint=taint, notes=notes,
                                 message=f"{error}; a scheduler extender failed: the scheduler fails the pod with this "
                                         "error and retries it, and kresched plans no eviction for it")
-            if monotone and tier == 3:
-                if not options:
+            if hazards is not None and tier == 3:
+                if not options and self._settled(candidates, hazards):
                     break  # nor in tiers 1 and 2; the reasons are tier 3's, as after a search of all three
                 held = (options, tier_reasons)
                 continue
@@ -423,12 +426,14 @@ class Planner:
                 return self._decide(pod, priority, taint, tier, options,
                                     heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
                                     nominated)
-        if held is not None:  # tier 2 has no option either: tier 3's
+        if held is not None:  # tier 2 has no option either: tier 3's, and its reasons
             options, tier_reasons = held
-            return self._decide(pod, priority, taint, 3, options,
-                                heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit, nominated)
+            if options:
+                return self._decide(pod, priority, taint, 3, options,
+                                    heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
+                                    nominated)
         if asks_for_devices(pod, snap.dra):
-            plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated, selected)
+            plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated, selected, hazards)
             if plan is not None:
                 return plan
         reasons = {**infeasible, **tier_reasons}
@@ -442,13 +447,14 @@ class Planner:
 
     def _plan_devices(self, pod: Pod, priority: int, taint: bool, notes: tuple[str, ...], commit: bool,
                       diag: Diagnosis, nominated: dict[str, list[Pod]],
-                      selected: Selected) -> Plan | None:
+                      selected: Selected, hazards: tuple[AffinityTerm, ...] | None) -> Plan | None:
         """Where the scheduler's own preemption cannot help a pod with ResourceClaims: the tiers
         again, on the nodes it failed as Unschedulable or DynamicResources rejected, where some
         pod that may be evicted holds devices, with victims' devices freed (`plan.devices`).
         `selected`: what the tiers' victim selection found on a node for the same eligible pods —
         where a filter before DynamicResources failed it with every one of them gone, freeing their
-        devices changes nothing before that filter, which fails it alike."""
+        devices changes nothing before that filter, which fails it alike. `hazards`: as `_plan`'s
+        (freeing more devices never fails a pod), the tiers in the order it searches them."""
         snap = self.work.snapshot
         freeing = freeing_plugins(self.plugins)
         cycle, st, _ = run_pre_filter(freeing, pod, snap)
@@ -477,16 +483,24 @@ class Planner:
             return self._tiered(info, tier, self._victims(info, sel.victims) if sel.status.is_success else sel.status)
 
         find = self._kept(pod, cycle, freeing, freed, b"freeing devices") if self.memoize else freed
-        for tier in (1, 2, 3):
+        held: list[NodeOption] = []  # tier 3's options, while tier 2 is searched (as `_plan`)
+        for tier in _TIERS if hazards is None else _TIERS_MONOTONE:
             options = []
             for info, cands in candidates:
                 opt = find(pod, cycle, info, self.evictable.eligible(info, cands, tier), tier,
                            nominated.get(info.name, ()))
                 if isinstance(opt, NodeOption):
                     options.append(opt)
-            if options:
+            if hazards is not None and tier == 3:
+                if not options and self._settled(candidates, hazards):
+                    return None
+                held = options
+            elif options:
                 return self._decide(pod, priority, taint, tier, options, [], (*notes, DEVICE_NOTE), commit,
                                     nominated, frees_devices=True)
+        if held:
+            return self._decide(pod, priority, taint, 3, held, [], (*notes, DEVICE_NOTE), commit, nominated,
+                                frees_devices=True)
         return None
 
     def _scheduler_breaks(self, pod: Pod, plan: Plan, snapshot: Snapshot) -> Plan:
@@ -527,7 +541,7 @@ class Planner:
         something is nominated to) and the nodes it pops, not every node."""
         shape = fit_shape(pod)
         statuses = diag.node_to_status
-        monotone = removal_monotone(pod, self.plugins)
+        monotone = removal_hazards(pod, self.plugins) == ()  # (no pod affinity: it is not `resources_only`)
         held = None  # tier 3's options, while tier 2 is searched (as `_plan`)
         for tier in _TIERS_MONOTONE if monotone else _TIERS:
             index = self.search.synced_index(self._indexes, shape, tier, pod, priority, statuses, nominated)
@@ -542,6 +556,20 @@ class Planner:
             options, out = held
             return self._decide(pod, priority, taint, 3, options, out(5), notes, commit, nominated)
         return self._infeasible(pod, priority, taint, out(10), len(index.entries), notes, diag, cycle, nominated)
+
+    def _settled(self, candidates: list[tuple[NodeInfo, list[Pod]]], hazards: Sequence[AffinityTerm]) -> bool:
+        """Whether no candidate node may have a tier-2 option where tier 3 has none: tier 2 evicts a
+        subset of tier 3's pods, so only where tier 3 also takes off a pod one of the pod's required
+        affinity terms (`hazards`) matches could it (tier 3 may leave it nothing to be near)."""
+        if not hazards:
+            return True
+        labels = self.work.snapshot.namespace_labels
+        for info, cands in candidates:
+            kept = set(map(id, self.evictable.eligible(info, cands, 2)))
+            for p in cands:
+                if id(p) not in kept and any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards):
+                    return False
+        return True
 
     # -- victims on one node -------------------------------------------------------------------
     def _option(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,

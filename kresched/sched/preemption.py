@@ -19,6 +19,7 @@ from operator import attrgetter
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.model.selectors import label_selector_matches
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
+from kresched.sched.interpod_affinity_terms import AffinityTerm, required_terms
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_resources_fit import fits_usage, rejection
 from kresched.sched.runner import (
@@ -47,7 +48,7 @@ __all__ = [
     "more_important",
     "pod_eligible_to_preempt_others",
     "potential_nodes",
-    "removal_monotone",
+    "removal_hazards",
     "preemption_message",
     "select_candidates",
     "select_victims_on_node",
@@ -235,28 +236,27 @@ def select_victims_by_resources(
 #: (resources, host ports, volumes, a ReadWriteOncePod volume's user), those whose removal changes
 #: nothing (DynamicResources and VolumeBinding have no RemovePod), and PodTopologySpread (a
 #: removal lowers its node's domain's count by as much as, or more than, the least-filled domain's,
-#: so the skew never grows). Not InterPodAffinity for a pod with required pod affinity (the pods it
-#: must be near may be the ones taken off); its anti-affinity, either way, only gains.
+#: so the skew never grows). InterPodAffinity too but for the pod's required pod affinity (the pods
+#: it must be near may be the ones taken off); its anti-affinity only gains.
 _REMOVAL_MONOTONE = frozenset({
     "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
     "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-    "DynamicResources",
+    "DynamicResources", "InterPodAffinity",
 })
 
 
-def removal_monotone(pod: Pod, plugins: Sequence[FilterPlugin]) -> bool:
-    """Whether `pod` fitting on a node after some of its pods are taken off means it fits after any
-    more are: so where every pod a tier may evict, taken off, leaves no room, no smaller set of them
-    does (a later tier's eligible pods include an earlier one's, `plan.planner`'s tier order)."""
-    for pl in plugins:
-        if pl.name == "InterPodAffinity":
-            aff = pod.spec.affinity
-            if aff is not None and aff.pod_affinity is not None \
-                    and aff.pod_affinity.required_during_scheduling_ignored_during_execution:
-                return False
-        elif pl.name not in _REMOVAL_MONOTONE:
-            return False
-    return True
+def removal_hazards(pod: Pod, plugins: Sequence[FilterPlugin]) -> tuple[AffinityTerm, ...] | None:
+    """What may fail `pod` on a node because more of its pods were taken off: None where a filter
+    kresched does not know may; else the pod's required pod-affinity terms — taking off pods none of
+    them matches never fails it where taking off fewer did not (empty: taking off any pods can
+    only help). So where every pod a tier may evict, taken off, leaves no room, no smaller set does,
+    but for pods these terms match (a later tier's eligible pods include an earlier one's,
+    `plan.planner`'s tier order)."""
+    if not all(pl.name in _REMOVAL_MONOTONE for pl in plugins):
+        return None
+    if not any(pl.name == "InterPodAffinity" for pl in plugins):
+        return ()
+    return required_terms(pod)[0]
 
 
 def potential_nodes(diag: Diagnosis, snapshot: Snapshot) -> list[NodeInfo]:

@@ -1,6 +1,7 @@
-"""The order the planner searches its tiers in: where taking pods off a node can only help the pod
-(`preemption.removal_monotone`), tier 3 runs before tier 2 — a tier-3 search that finds nothing
-settles that no tier has an option — and the plans are those of the tiers searched one by one."""
+"""The order the planner searches its tiers in: where taking more pods off a node can fail the pod
+only through pods its required affinity matches (`preemption.removal_hazards`), tier 3 runs before
+tier 2 — a tier-3 search that finds nothing settles that no tier has an option, unless tier 3 also
+took off such a pod — and the plans are those of the tiers searched one by one."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from kresched.plan.choice import why_not_enough
 from kresched.plan.planner import Planner
 from kresched.plan.plans import PlanOptions
 from kresched.render.plan import plan_dict
-from kresched.sched.preemption import removal_monotone
+from kresched.sched.preemption import removal_hazards
 from kresched.sched.runner import default_plugins
 from tests.builders import make_node, make_pdb, make_pod, make_state
 from tests.plan.test_properties import OPTIONS, PROFILE, clusters
@@ -30,21 +31,23 @@ def _affinity(kind: str, app: str) -> dict[str, Any]:
     return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
-def test_a_pod_taking_pods_off_can_only_help_is_monotone_one_with_required_pod_affinity_is_not() -> None:
+def test_taking_pods_off_can_fail_a_pod_only_through_its_required_pod_affinity() -> None:
     plugins = default_plugins()
-    assert removal_monotone(make_pod("p", cpu="1"), plugins)
-    assert removal_monotone(make_pod("p", affinity=_affinity("podAntiAffinity", "db")), plugins)
-    assert removal_monotone(make_pod("p", spread=[{"maxSkew": 1, "topologyKey": HOST,
-                                                   "whenUnsatisfiable": "DoNotSchedule",
-                                                   "labelSelector": {"matchLabels": {"app": "web"}}}]), plugins)
-    assert not removal_monotone(make_pod("p", affinity=_affinity("podAffinity", "db")), plugins)
+    assert removal_hazards(make_pod("p", cpu="1"), plugins) == ()
+    assert removal_hazards(make_pod("p", affinity=_affinity("podAntiAffinity", "db")), plugins) == ()
+    assert removal_hazards(make_pod("p", spread=[{"maxSkew": 1, "topologyKey": HOST,
+                                                  "whenUnsatisfiable": "DoNotSchedule",
+                                                  "labelSelector": {"matchLabels": {"app": "web"}}}]), plugins) == ()
+    (term,) = removal_hazards(make_pod("p", affinity=_affinity("podAffinity", "db")), plugins) or ()
+    assert term.matches(make_pod("db", labels={"app": "db"}), {})
+    assert not term.matches(make_pod("web", labels={"app": "web"}), {})
 
 
 def test_a_filter_kresched_does_not_know_is_never_taken_for_monotone() -> None:
     class Custom:
         name = "SomeoneElsesFilter"
 
-    assert not removal_monotone(make_pod("p", cpu="1"), [*default_plugins(), Custom()])  # type: ignore[list-item]
+    assert removal_hazards(make_pod("p", cpu="1"), [*default_plugins(), Custom()]) is None  # type: ignore[list-item]
 
 
 def test_a_pod_that_must_be_near_a_pod_only_tier_3_may_evict_is_planned_in_tier_2() -> None:
@@ -60,6 +63,19 @@ def test_a_pod_that_must_be_near_a_pod_only_tier_3_may_evict_is_planned_in_tier_
                        [make_pdb("db", selector={"app": "db"}, disruptions_allowed=0)])
     plan = Planner(state, PlanOptions(max_grace_seconds=30)).plan(pending)
     assert (plan.outcome, plan.node, plan.tier, [v.pod.name for v in plan.victims]) == ("evict", "a", 2, ["web"])
+
+
+def test_a_pod_no_tier_helps_that_tier_2_was_searched_for_names_its_nodes_in_tier_3s_words() -> None:
+    """The db pod it must be near is one only tier 3 may evict, so tier 2 is searched after tier 3
+    found nothing: it finds nothing either, and node a is out in the most permissive tier's words."""
+    db = make_pod("db", node="a", cpu="100m", labels={"app": "db"}, priority=0)
+    web = make_pod("web", node="a", cpu="1800m", labels={"app": "web"}, priority=1000)
+    pending = make_pod("pending", cpu="1", priority=100, affinity=_affinity("podAffinity", "db"))
+    state = make_state([make_node("a", cpu="2")], [db, web, pending],
+                       [make_pdb("db", selector={"app": "db"}, disruptions_allowed=0)])
+    plan = Planner(state, PlanOptions()).plan(pending)
+    assert plan.outcome == "infeasible"
+    assert [(r.node, r.reason) for r in plan.runners_up] == [("a", why_not_enough(3, 30))]
 
 
 @pytest.mark.parametrize("affinity", [None, _affinity("podAntiAffinity", "db")],
@@ -112,7 +128,7 @@ def test_searching_tier_3_before_tier_2_changes_no_plan(cluster: tuple[ClusterSt
     state = ClusterState.build(state.nodes, [*state.pods, *copies[1:]], state.pdbs, state.priority_classes,
                                state.namespaces)
     reordered = Planner(state, options)
-    with mock.patch.object(planner_module, "removal_monotone", return_value=False):
+    with mock.patch.object(planner_module, "removal_hazards", return_value=None):
         in_order = Planner(state, options)
         expected = [plan_dict(in_order.plan(p, commit=True)) for p in copies]
     assert [plan_dict(reordered.plan(p, commit=True)) for p in copies] == expected

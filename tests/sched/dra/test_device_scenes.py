@@ -4,6 +4,8 @@ where the scheduler's gives up."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from kresched.model.specs import ResourceRequirements
@@ -17,6 +19,7 @@ from tests.builders import (
     make_claim_template,
     make_device_class,
     make_node,
+    make_pdb,
     make_pod,
     make_slice,
     make_state,
@@ -27,13 +30,13 @@ NODES = [make_node("node-a"), make_node("node-b")]
 NOT_HELPFUL = "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 
 
-def gpu_user(name: str, node: str, device: str, *, priority: int = 0, shared: str | None = None):
+def gpu_user(name: str, node: str, device: str, *, priority: int = 0, shared: str | None = None, **extra: Any):
     """A running pod on `node` whose generated claim holds `device` there (or, `shared`, a claim it
-    shares, which the caller makes)."""
+    shares, which the caller makes); `extra`: more of `make_pod`'s arguments."""
     if shared is not None:
-        return make_pod(name, node=node, priority=priority, cpu="100m", claims={"gpu": shared}), None
+        return make_pod(name, node=node, priority=priority, cpu="100m", claims={"gpu": shared}, **extra), None
     pod = make_pod(name, node=node, priority=priority, cpu="100m", claim_templates={"gpu": "one-gpu"},
-                   generated={"gpu": f"{name}-gpu"})
+                   generated={"gpu": f"{name}-gpu"}, **extra)
     claim = make_claim(f"{name}-gpu", owner_pod=pod, allocated=[(GPU, node, device)], node=node, reserved_for=[pod])
     return pod, claim
 
@@ -45,10 +48,10 @@ def pending_trainer(priority: int = 1000, count: int = 1):
                            requests=[{"name": "gpu", "exactly": {"deviceClassName": GPU, "count": count}}])
 
 
-def state_with(pods, claims, *, slices=None):
+def state_with(pods, claims, *, slices=None, pdbs=()):
     dra = [make_device_class(), make_claim_template("one-gpu"), *(slices or [make_slice("node-a", 2),
                                                                           make_slice("node-b", 2)]), *claims]
-    return make_state(NODES, pods, dra=dra)
+    return make_state(NODES, pods, list(pdbs), dra=dra)
 
 
 def test_a_pod_lands_where_a_device_of_its_class_is_free() -> None:
@@ -217,3 +220,24 @@ def test_a_device_an_earlier_plan_freed_is_free_for_a_later_pod_however_many_pla
     assert (plans[0].outcome, plans[0].node, [v.pod.name for v in plans[0].victims]) == ("evict", "node-a", ["holder"])
     assert all(p.outcome == "fits" for p in plans[1:-1])
     assert (plans[-1].outcome, plans[-1].node) == ("fits", "node-a")
+
+
+def test_freeing_a_device_only_tier_3_may_take_is_planned_in_tier_3() -> None:
+    # Every holder is under a PDB that allows no disruption: tiers 1 and 2 may evict none of them.
+    users = [gpu_user(f"{n}{i}", f"node-{n}", f"gpu-{i}", labels={"app": "held"}) for n in "ab" for i in (0, 1)]
+    trainer, claim = pending_trainer()
+    state = state_with([*(p for p, _ in users), trainer], [*(c for _, c in users), claim],
+                       pdbs=[make_pdb("held", selector={"app": "held"}, disruptions_allowed=0)])
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert (plan.outcome, plan.tier, plan.frees_devices, len(plan.victims)) == ("evict", 3, True, 1)
+
+
+def test_freeing_a_device_tier_2_may_take_wins_over_tier_3() -> None:
+    # node-a's holders stop too slowly for tier 1; node-b's are under a PDB: only tier 3 takes them.
+    slow = [gpu_user(f"a{i}", "node-a", f"gpu-{i}", grace=60) for i in (0, 1)]
+    held = [gpu_user(f"b{i}", "node-b", f"gpu-{i}", labels={"app": "held"}) for i in (0, 1)]
+    trainer, claim = pending_trainer()
+    state = state_with([*(p for p, _ in slow + held), trainer], [*(c for _, c in slow + held), claim],
+                       pdbs=[make_pdb("held", selector={"app": "held"}, disruptions_allowed=0)])
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert (plan.outcome, plan.node, plan.tier, plan.frees_devices) == ("evict", "node-a", 2, True)
