@@ -438,7 +438,7 @@ class Planner:
                 return plan
         reasons = {**infeasible, **tier_reasons}
         plan = self._infeasible(pod, priority, taint, heapq.nsmallest(10, reasons.items()), len(reasons), notes, diag,
-                                cycle, nominated)
+                                cycle, nominated, selected)
         if hopeless is not None:
             if len(self._hopeless) > 1_000:  # a bound on memory, never on what is answered
                 self._hopeless.clear()
@@ -735,14 +735,22 @@ class Planner:
 
     def _infeasible(self, pod: Pod, priority: int, taint: bool, out: list[tuple[str, Reason]], count: int,
                     notes: tuple[str, ...], diag: Diagnosis, cycle: CycleState,
-                    nominated: dict[str, list[Pod]]) -> Plan:
-        """No tier has an option: `out`, the first nodes by name and why none helps, of `count`."""
+                    nominated: dict[str, list[Pod]], selected: Selected | None = None) -> Plan:
+        """No tier has an option: `out`, the first nodes by name and why none helps, of `count`.
+        `selected`: the tiers' victim selections, where the scheduler's preemption message reads a
+        node's failure with every lower-priority pod gone (tier 3's, where they are its candidates)."""
         # No node was feasible, so the search visited every node: the scheduler's own message,
         # with what its PostFilter (preemption) adds.
         post_filters = self.engine.profile.post_filters
         stopped = post_filter_error(diag, post_filters)
+        known = None
+        if selected:
+            def known(info: NodeInfo, lower: list[Pod]) -> Status | None:
+                found = selected.get((info.name, tuple(map(id, sorted(lower, key=importance_key)))))
+                return found if isinstance(found, Status) else None
+
         pmsg = None if stopped is not None or "DefaultPreemption" not in post_filters else \
-            preemption_message(self.plugins, pod, self.work.snapshot, diag, cycle, nominated)[0]
+            preemption_message(self.plugins, pod, self.work.snapshot, diag, cycle, nominated, known)[0]
         if pmsg is None and stopped is None and self.placer.extenders is not None:  # its preempt extenders vet
             from kresched.sched.extender import scheduler_preemption
 

@@ -275,12 +275,15 @@ def preemption_message(
     diag: Diagnosis,
     cycle: CycleState,
     nominated: dict[str, list[Pod]] | None = None,
+    known: Callable[[NodeInfo, list[Pod]], Status | None] | None = None,
 ) -> tuple[str | None, dict[str, Status]]:
     """What DefaultPreemption's PostFilter reports after `preemption: `, and each evaluated node's
     preemption status. None as message when the scheduler would find a candidate and preempt.
 
     Whether a node is a candidate does not depend on which victims the reprieve keeps (removing
     every lower-priority pod either lets the pod fit or not), so this checks that once per node.
+    `known(node, its lower-priority pods)`: where the caller already filtered the node with those
+    pods taken off (`select_victims_on_node`), the failure it found; None where it did not.
     """
     ok, msg = pod_eligible_to_preempt_others(pod, snapshot, diag.status_of(pod.status.nominated_node_name)
                                              if pod.status.nominated_node_name else None)
@@ -293,9 +296,11 @@ def preemption_message(
         if not lower:
             statuses[info.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
             continue
-        work, state = info.clone(), cycle.clone()
-        remove_pods(plugins, state, pod, lower, work)
-        st = run_filters_with_nominated(plugins, state, pod, work, nominated.get(info.name, ()))
+        st = known(info, lower) if known is not None else None
+        if st is None:
+            work, state = info.clone(), cycle.clone()
+            remove_pods(plugins, state, pod, lower, work)
+            st = run_filters_with_nominated(plugins, state, pod, work, nominated.get(info.name, ()))
         if st.is_success:
             return None, statuses
         statuses[info.name] = st
