@@ -83,7 +83,7 @@ from kresched.plan.gang_breaks import lowest_running_gang_priority, scheduler_ch
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
-from kresched.plan.search import NodeSearch, OptionFinder
+from kresched.plan.search import NodeSearch, OptionFinder, tier_order
 from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.extended import CLASS_PREFIX
@@ -91,7 +91,7 @@ from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
-from kresched.sched.interpod_affinity_terms import NO_LABELS, AffinityTerm
+from kresched.sched.interpod_affinity_terms import AffinityTerm
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import (
     full_scheduler_message,
@@ -125,11 +125,6 @@ def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()
     """The plan for one pod (`Planner.plan`)."""
     return Planner(state, options).plan(pod)
 
-
-#: The order tiers are searched in (the first with an option wins); where taking pods off can only
-#: help, tier 3 before tier 2 (`Planner._plan`).
-_TIERS = (1, 2, 3)
-_TIERS_MONOTONE = (1, 3, 2)
 
 #: One pod's victim selections: (node, its eligible pods' ids) → the victims, or why there are none.
 Selected = dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status]
@@ -390,12 +385,12 @@ class Planner:
             option = self._kept(pod, cycle, self.plugins, option)
         # Where taking more pods off can fail the pod only through pods its required affinity matches
         # (`removal_hazards`), tier 3 is searched before tier 2: when it finds nothing and tier 2 could
-        # not have evicted less but none such (`_settled`), no tier has an option, and tier 2's search
+        # not have evicted less but none such (`NodeSearch.settled`), no tier has an option, and tier 2's search
         # is spared (the order only saves the searches of pods no eviction helps; the tier that wins,
         # and each tier's answer, are the same).
         hazards = removal_hazards(pod, self.plugins) if shaped and not vetting else None
         held: tuple[list[NodeOption], dict[str, Reason]] | None = None  # tier 3's, while tier 2 is searched
-        for tier in _TIERS if hazards is None else _TIERS_MONOTONE:
+        for tier in tier_order(hazards):
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
@@ -418,7 +413,7 @@ class Planner:
                                 message=f"{error}; a scheduler extender failed: the scheduler fails the pod with this "
                                         "error and retries it, and kresched plans no eviction for it")
             if hazards is not None and tier == 3:
-                if not options and self._settled(candidates, hazards):
+                if not options and self.search.settled(candidates, hazards):
                     break  # nor in tiers 1 and 2; the reasons are tier 3's, as after a search of all three
                 held = (options, tier_reasons)
                 continue
@@ -484,7 +479,7 @@ class Planner:
 
         find = self._kept(pod, cycle, freeing, freed, b"freeing devices") if self.memoize else freed
         held: list[NodeOption] = []  # tier 3's options, while tier 2 is searched (as `_plan`)
-        for tier in _TIERS if hazards is None else _TIERS_MONOTONE:
+        for tier in tier_order(hazards):
             options = []
             for info, cands in candidates:
                 opt = find(pod, cycle, info, self.evictable.eligible(info, cands, tier), tier,
@@ -492,7 +487,7 @@ class Planner:
                 if isinstance(opt, NodeOption):
                     options.append(opt)
             if hazards is not None and tier == 3:
-                if not options and self._settled(candidates, hazards):
+                if not options and self.search.settled(candidates, hazards):
                     return None
                 held = options
             elif options:
@@ -541,9 +536,10 @@ class Planner:
         something is nominated to) and the nodes it pops, not every node."""
         shape = fit_shape(pod)
         statuses = diag.node_to_status
-        monotone = removal_hazards(pod, self.plugins) == ()  # (no pod affinity: it is not `resources_only`)
+        hazards = removal_hazards(pod, self.plugins)  # (no required pod affinity: it is `resources_only`)
+        monotone = hazards == ()
         held = None  # tier 3's options, while tier 2 is searched (as `_plan`)
-        for tier in _TIERS_MONOTONE if monotone else _TIERS:
+        for tier in tier_order(hazards):
             index = self.search.synced_index(self._indexes, shape, tier, pod, priority, statuses, nominated)
             options, out = self.search.indexed(index, pod, cycle, tier, nominated, self._option)
             if monotone and tier == 3:
@@ -556,20 +552,6 @@ class Planner:
             options, out = held
             return self._decide(pod, priority, taint, 3, options, out(5), notes, commit, nominated)
         return self._infeasible(pod, priority, taint, out(10), len(index.entries), notes, diag, cycle, nominated)
-
-    def _settled(self, candidates: list[tuple[NodeInfo, list[Pod]]], hazards: Sequence[AffinityTerm]) -> bool:
-        """Whether no candidate node may have a tier-2 option where tier 3 has none: tier 2 evicts a
-        subset of tier 3's pods, so only where tier 3 also takes off a pod one of the pod's required
-        affinity terms (`hazards`) matches could it (tier 3 may leave it nothing to be near)."""
-        if not hazards:
-            return True
-        labels = self.work.snapshot.namespace_labels
-        for info, cands in candidates:
-            kept = set(map(id, self.evictable.eligible(info, cands, 2)))
-            for p in cands:
-                if id(p) not in kept and any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards):
-                    return False
-        return True
 
     # -- victims on one node -------------------------------------------------------------------
     def _option(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,

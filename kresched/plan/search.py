@@ -3,7 +3,9 @@ the runner-up, and which need not be simulated at all.
 
 Owns `NodeSearch`: a tier's search over the candidate nodes of one pod (`tier_options`), and the
 same search over a `choice.TierIndex` kept per (pod shape, tier) across the pods of a run
-(`synced_index`, `indexed`), so that a pod costs what changed since the last pod of its shape.
+(`synced_index`, `indexed`), so that a pod costs what changed since the last pod of its shape;
+and the order the tiers are searched in (`tier_order`), with when a tier 3 that found nothing
+settles that tier 2 has nothing either (`settled`).
 The bounds and the rule they bound are `kresched.plan.choice`'s; which pods a tier may evict is
 `kresched.plan.evictable`'s; a node's option (its victims) comes from the planner (`option`). It
 never changes the working cluster or the ledger, and never decides which option wins.
@@ -34,9 +36,22 @@ from kresched.plan.choice import (
 from kresched.plan.evictable import EvictablePods
 from kresched.plan.plans import NodeOption
 from kresched.sched.framework import Code, CycleState, Status
+from kresched.sched.interpod_affinity_terms import NO_LABELS, AffinityTerm
 from kresched.sched.node_info import NodeInfo
 
 __all__ = ["NodeSearch", "OptionFinder"]
+
+#: The order a pod's tiers are searched in (the first with an option wins).
+_TIERS = (1, 2, 3)
+#: Where taking more pods off a node fails the pod only through known pods (`removal_hazards`):
+#: tier 3 before tier 2, whose search a tier 3 with no option may settle (`NodeSearch.settled`).
+_TIERS_SETTLING = (1, 3, 2)
+
+
+def tier_order(hazards: Sequence[AffinityTerm] | None) -> tuple[int, ...]:
+    """The tiers in the order a pod with these `preemption.removal_hazards` has them searched."""
+    return _TIERS if hazards is None else _TIERS_SETTLING
+
 
 #: A node's option in a tier, or why it has none: `(pod, cycle, info, eligible, tier, nominated there)`.
 OptionFinder = Callable[[Pod, CycleState, NodeInfo, list[Pod], int, Sequence[Pod]], NodeOption | str]
@@ -104,6 +119,20 @@ class NodeSearch:
             options.append(opt)
             top = sorted([*top, opt.key])[:2]
         return options
+
+    def settled(self, candidates: list[tuple[NodeInfo, list[Pod]]], hazards: Sequence[AffinityTerm]) -> bool:
+        """Whether no candidate node may have a tier-2 option where tier 3 has none: tier 2 evicts a
+        subset of tier 3's pods, so only where tier 3 also takes off a pod one of the pod's required
+        affinity terms (`hazards`) matches could it (tier 3 may leave it nothing to be near)."""
+        if not hazards:
+            return True
+        labels = self.work.snapshot.namespace_labels
+        for info, cands in candidates:
+            kept = set(map(id, self.evictable.eligible(info, cands, 2)))
+            for p in cands:
+                if id(p) not in kept and any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards):
+                    return False
+        return True
 
     def synced_index(self, indexes: dict[tuple[bytes, int], TierIndex], shape: bytes, tier: int, pod: Pod,
                      priority: int, statuses: dict[str, Status], nominated: dict[str, list[Pod]]) -> TierIndex:
