@@ -384,10 +384,10 @@ class Planner:
         if self.memoize and shaped and not vetting and not unfiltered:
             option = self._kept(pod, cycle, self.plugins, option)
         # Where taking more pods off can fail the pod only through pods its required affinity matches
-        # (`removal_hazards`), tier 3 is searched before tier 2: when it finds nothing and tier 2 could
-        # not have evicted less but none such (`NodeSearch.settled`), no tier has an option, and tier 2's search
-        # is spared (the order only saves the searches of pods no eviction helps; the tier that wins,
-        # and each tier's answer, are the same).
+        # (`removal_hazards`), tier 3 is searched before tier 2: when it finds nothing and took off no
+        # such pod beyond tier 2's (`NodeSearch.settled`), no tier has an option and tier 2's search is
+        # spared (the order only saves the searches of pods no eviction helps; the tier that wins, and
+        # each tier's answer, are the same).
         hazards = removal_hazards(pod, self.plugins) if shaped and not vetting else None
         held: tuple[list[NodeOption], dict[str, Reason]] | None = None  # tier 3's, while tier 2 is searched
         for tier in tier_order(hazards):
@@ -536,10 +536,9 @@ class Planner:
         something is nominated to) and the nodes it pops, not every node."""
         shape = fit_shape(pod)
         statuses = diag.node_to_status
-        hazards = removal_hazards(pod, self.plugins)  # (no required pod affinity: it is `resources_only`)
-        monotone = hazards == ()
+        monotone = removal_hazards(pod, self.plugins) == ()  # (no required pod affinity: `resources_only`)
         held = None  # tier 3's options, while tier 2 is searched (as `_plan`)
-        for tier in tier_order(hazards):
+        for tier in tier_order(() if monotone else None):
             index = self.search.synced_index(self._indexes, shape, tier, pod, priority, statuses, nominated)
             options, out = self.search.indexed(index, pod, cycle, tier, nominated, self._option)
             if monotone and tier == 3:

@@ -250,8 +250,8 @@ def removal_hazards(pod: Pod, plugins: Sequence[FilterPlugin]) -> tuple[Affinity
     kresched does not know may; else the pod's required pod-affinity terms — taking off pods none of
     them matches never fails it where taking off fewer did not (empty: taking off any pods can
     only help). So where every pod a tier may evict, taken off, leaves no room, no smaller set does,
-    but for pods these terms match (a later tier's eligible pods include an earlier one's,
-    `plan.planner`'s tier order)."""
+    but for pods these terms match (a later tier's eligible pods include an earlier one's:
+    `plan.search.tier_order`)."""
     if not all(pl.name in _REMOVAL_MONOTONE for pl in plugins):
         return None
     if not any(pl.name == "InterPodAffinity" for pl in plugins):
