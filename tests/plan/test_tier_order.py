@@ -65,6 +65,19 @@ def test_a_pod_that_must_be_near_a_pod_only_tier_3_may_evict_is_planned_in_tier_
     assert (plan.outcome, plan.node, plan.tier, [v.pod.name for v in plan.victims]) == ("evict", "a", 2, ["web"])
 
 
+def test_a_pod_that_must_be_near_a_pod_tier_1_keeps_is_planned_in_tier_1() -> None:
+    """The db pod's grace period is over the limit, so tier 1 leaves it and evicts the web pod; tier 3
+    (and tier 2) take both off and strand the pod. Tier 3's "nothing", looked at first, settles
+    nothing here."""
+    db = make_pod("db", node="a", cpu="100m", labels={"app": "db"}, priority=0, grace=60)
+    web = make_pod("web", node="a", cpu="1800m", labels={"app": "web"}, priority=0, grace=5)
+    pending = make_pod("pending", cpu="1", priority=100, labels={"app": "api"},
+                       affinity=_affinity("podAffinity", "db"))
+    state = make_state([make_node("a", cpu="2")], [db, web, pending])
+    plan = Planner(state, PlanOptions(max_grace_seconds=30)).plan(pending)
+    assert (plan.outcome, plan.node, plan.tier, [v.pod.name for v in plan.victims]) == ("evict", "a", 1, ["web"])
+
+
 def test_a_pod_no_tier_helps_that_tier_2_was_searched_for_names_its_nodes_in_tier_3s_words() -> None:
     """The db pod it must be near is one only tier 3 may evict, so tier 2 is searched after tier 3
     found nothing: it finds nothing either, and node a is out in the most permissive tier's words."""
