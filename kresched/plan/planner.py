@@ -126,8 +126,13 @@ def plan_pod(state: ClusterState, pod: Pod, options: PlanOptions = PlanOptions()
     return Planner(state, options).plan(pod)
 
 
-#: One pod's victim selections: (node, its eligible pods' ids) → the victims, or why there are none.
+#: One pod's victim selections: `_selection_key` → the victims, or why there are none.
 Selected = dict[tuple[str, tuple[int, ...]], tuple[Victim, ...] | Status]
+
+
+def _selection_key(node: str, pods: Sequence[Pod]) -> tuple[str, tuple[int, ...]]:
+    """A `Selected` key: the node and the pods taken off it, in order (a tier's: most important first)."""
+    return node, tuple(map(id, pods))
 
 
 class Cluster(NamedTuple):
@@ -383,11 +388,10 @@ class Planner:
         option = self._selecting(selected)
         if self.memoize and shaped and not vetting and not unfiltered:
             option = self._kept(pod, cycle, self.plugins, option)
-        # Where taking more pods off can fail the pod only through pods its required affinity matches
+        # Where taking more pods off fails the pod only through pods its required affinity matches
         # (`removal_hazards`), tier 3 is searched before tier 2: when it finds nothing and took off no
-        # such pod beyond tier 2's (`NodeSearch.settled`), no tier has an option and tier 2's search is
-        # spared (the order only saves the searches of pods no eviction helps; the tier that wins, and
-        # each tier's answer, are the same).
+        # such pod beyond tier 2's (`NodeSearch.settled`), tier 2's search is spared (the tier that
+        # wins, and each tier's answer, are the same).
         hazards = removal_hazards(pod, self.plugins) if shaped and not vetting else None
         held: tuple[list[NodeOption], dict[str, Reason]] | None = None  # tier 3's, while tier 2 is searched
         for tier in tier_order(hazards):
@@ -470,7 +474,7 @@ class Planner:
 
         def freed(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
                   held: Sequence[Pod]) -> NodeOption | str:
-            before = None if held else selected.get((info.name, tuple(map(id, eligible))))
+            before = None if held else selected.get(_selection_key(info.name, eligible))
             if isinstance(before, Status) and before.plugin in ahead:
                 return _status_text(before)
             sel = select_victims_on_node(dynamic, cycle.clone(), pod, info.clone(), eligible,
@@ -571,7 +575,7 @@ class Planner:
         (`selected`): the cluster is the same through them, and nominated pods too."""
         def option(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
                    nominated: Sequence[Pod]) -> NodeOption | str:
-            key = (info.name, tuple(map(id, eligible)))
+            key = _selection_key(info.name, eligible)
             found = selected.get(key)
             if found is None:
                 found = selected[key] = self._select_victims(pod, cycle, info, eligible, nominated)
@@ -718,8 +722,7 @@ class Planner:
                     notes: tuple[str, ...], diag: Diagnosis, cycle: CycleState,
                     nominated: dict[str, list[Pod]], selected: Selected | None = None) -> Plan:
         """No tier has an option: `out`, the first nodes by name and why none helps, of `count`.
-        `selected`: the tiers' victim selections, where the scheduler's preemption message reads a
-        node's failure with every lower-priority pod gone (tier 3's, where they are its candidates)."""
+        `selected`: the tiers' victim selections, which the scheduler's preemption message reads."""
         # No node was feasible, so the search visited every node: the scheduler's own message,
         # with what its PostFilter (preemption) adds.
         post_filters = self.engine.profile.post_filters
@@ -727,7 +730,7 @@ class Planner:
         known = None
         if selected:
             def known(info: NodeInfo, lower: list[Pod]) -> Status | None:
-                found = selected.get((info.name, tuple(map(id, sorted(lower, key=importance_key)))))
+                found = selected.get(_selection_key(info.name, sorted(lower, key=importance_key)))
                 return found if isinstance(found, Status) else None
 
         pmsg = None if stopped is not None or "DefaultPreemption" not in post_filters else \
