@@ -37,7 +37,7 @@ from typing import Protocol
 
 from kresched.model.gangs import PodGroup
 from kresched.model.objects import Pod, PodDisruptionBudget
-from kresched.sched.framework import SUCCESS, Code, Snapshot, Status
+from kresched.sched.framework import SUCCESS, Code, Snapshot, Status, StatusCode
 from kresched.sched.gang_scheduling import PodGroupState, permit
 from kresched.sched.pod_group_preemption import (
     NOT_REGISTERED,
@@ -135,7 +135,7 @@ class AlgorithmResult:
     the group's status, and the snapshot with the placed members assumed."""
 
     members: tuple[MemberResult, ...]
-    code: Code
+    code: StatusCode
     reasons: tuple[str, ...]
     snapshot: Snapshot
     #: WorkloadAwarePreemption off and some member would preempt per pod: the result is not the scheduler's.
@@ -226,7 +226,7 @@ class CycleResult:
 
     algorithm: AlgorithmResult
     #: The group's final status: code and message (the algorithm's, with preemption's reason appended).
-    code: Code
+    code: StatusCode
     message: str
     #: What workload-aware preemption did (None: it did not run).
     preemption: Preemption | None
@@ -325,7 +325,7 @@ def _permit_reasons(st: Status) -> tuple[str, ...]:
     return (*st.reasons, PERMIT_WAIT_NOTE) if st.code == Code.WAIT else st.reasons
 
 
-def _condition(code: Code, message: str) -> PodGroupCondition:
+def _condition(code: StatusCode, message: str) -> PodGroupCondition:
     if code == Code.SUCCESS:
         return PodGroupCondition("True", "Scheduled", message)
     if code == Code.ERROR:
