@@ -49,7 +49,7 @@ Deliberate differences:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter, is_
 from typing import ClassVar
 
@@ -69,6 +69,7 @@ from kresched.sched.framework import (
 )
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import (
+    HOSTNAME_LABEL,
     SYSTEM_DEFAULT_CONSTRAINTS,
     SpreadConstraint,
     build_constraints,
@@ -104,13 +105,18 @@ _NO_DOMAIN_MIN = 2**31 - 1  # upstream's math.MaxInt32: the minimum when no doma
 class _State:
     """Upstream's `preFilterState`; `clone()` copies the counts, shares the constraints."""
 
-    __slots__ = ("constraints", "counts", "domains_at_count", "eligible", "min_match", "namespace",
-                 "self_match", "topology_keys")
+    __slots__ = ("constraints", "counts", "domains_at_count", "eligible", "keys", "min_match", "namespace",
+                 "self_match", "topology_keys", "verdicts")
 
     def __init__(self, pod: Pod, constraints: tuple[SpreadConstraint, ...], counts: list[dict[str, int]],
                  eligible: Callable[[SpreadConstraint, Node], bool]) -> None:
         self.constraints = constraints
         self.topology_keys = frozenset(c.topology_key for c in constraints)
+        #: Each constraint's key, in order, where no key is a node's own (hostname): then Filter's
+        #: verdict on a node is a function of the node's values of these keys, kept in `verdicts`
+        #: until a count changes. None: every node is its own domain, nothing to share.
+        self.keys = None if HOSTNAME_LABEL in self.topology_keys else tuple(c.topology_key for c in constraints)
+        self.verdicts: dict[tuple[str | None, ...], Status] = {}
         self.namespace = pod.metadata.namespace
         self.eligible = eligible
         #: 1 where the incoming pod matches the constraint's own selector (`selfMatchNum`).
@@ -131,6 +137,8 @@ class _State:
         c = _State.__new__(_State)
         c.constraints = self.constraints
         c.topology_keys = self.topology_keys
+        c.keys = self.keys
+        c.verdicts = {}
         c.namespace = self.namespace
         c.eligible = self.eligible
         c.self_match = self.self_match
@@ -161,9 +169,12 @@ class _State:
             if value not in per_value:  # not reachable from a consistent snapshot; stay exact anyway
                 per_value[value] = 0
                 self._move(i, None, 0)
+                self.verdicts.clear()
             old = per_value[value]
             per_value[value] = old + delta
             self._move(i, old, old + delta)
+            if self.verdicts:
+                self.verdicts.clear()
 
     def _move(self, i: int, old: int | None, cur: int) -> None:
         """One domain's count went from `old` (None: a new domain) to `cur`, |cur − old| ≤ 1."""
@@ -271,19 +282,13 @@ class PodTopologySpread:
         if state is None:
             return Status(Code.ERROR, (f"reading {_STATE_KEY!r} from cycle state: not found",))
         labels = node_info.node.metadata.labels
-        for i, c in enumerate(state.constraints):
-            value = labels.get(c.topology_key)
-            if value is None:
-                return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH,
-                                    details=(f"node has no {c.topology_key} label",))
-            minimum = state.min_match_num(i)
-            matching = state.counts[i].get(value, 0)
-            skew = matching + state.self_match[i] - minimum
-            if skew > c.max_skew:
-                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, details=(
-                    f"{c.topology_key}={value}: skew {skew} > maxSkew {c.max_skew} "
-                    f"({matching} matching pods there, global minimum {minimum})",))
-        return SUCCESS
+        if state.keys is None:
+            return _verdict(state, labels)
+        values = tuple([labels.get(k) for k in state.keys])
+        st = state.verdicts.get(values)
+        if st is None:
+            st = state.verdicts[values] = _verdict(state, labels)
+        return st
 
     def resume_state(self, cycle: CycleState) -> _State | None:
         """What Filter reads besides the node (`sched.resume`): a copy of the PreFilter state."""
@@ -365,3 +370,20 @@ class PodTopologySpread:
         if state is None:
             return
         normalize_scores(state, scores)
+
+
+def _verdict(state: _State, labels: Mapping[str, str]) -> Status:
+    """Filter's verdict on a node with these labels."""
+    for i, c in enumerate(state.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH,
+                                details=(f"node has no {c.topology_key} label",))
+        minimum = state.min_match_num(i)
+        matching = state.counts[i].get(value, 0)
+        skew = matching + state.self_match[i] - minimum
+        if skew > c.max_skew:
+            return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, details=(
+                f"{c.topology_key}={value}: skew {skew} > maxSkew {c.max_skew} "
+                f"({matching} matching pods there, global minimum {minimum})",))
+    return SUCCESS

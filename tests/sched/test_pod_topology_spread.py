@@ -245,6 +245,8 @@ def _after_change(pod: Pod, pods: list[Pod], node: str, add: Pod | None = None, 
         return SKIP, SKIP
     changed = snapshot.by_name[node].clone()
     state = cycle.clone()
+    for info in snapshot.node_infos:  # what the state keeps of the verdicts must follow the change
+        plugin.filter(state, pod, info)
     if remove is not None:
         changed.remove_pod(remove)
         plugin.remove_pod(state, pod, remove, changed)
@@ -294,6 +296,7 @@ def test_clone_keeps_the_original_state() -> None:
     snapshot = Snapshot.from_state(make_state(NODES, PODS))
     plugin, cycle = PodTopologySpread(), CycleState()
     plugin.pre_filter(cycle, pod, snapshot)
+    assert _short(plugin, cycle, pod, snapshot.by_name["n1"]) == OK
     clone = cycle.clone()
     plugin.remove_pod(clone, pod, PODS[2], snapshot.by_name["n3"])
     assert _short(plugin, clone, pod, snapshot.by_name["n1"]) == SKEW
