@@ -108,21 +108,9 @@ class NodeVolumeLimits:
         limits = csi_node.limits() if csi_node is not None else {}
         if not limits:
             return SUCCESS
-        attached: dict[str, str] = {}
-        cache = storage.derived
-        for existing in node_info.pods_with_volumes():
-            # Planning filters the same running pods over and over; what they attach depends only
-            # on the pod, the storage objects and whether the node has a CSINode.
-            key = (NAME, id(existing), has_csi_node)
-            hit = cache.get(key)
-            if hit is None or hit[0] is not existing:
-                hit = (existing, attachable_volumes(existing, storage, csi_node, new_pod=False))
-                cache[key] = hit
-            attached.update(hit[1])
-        attached_count: dict[str, int] = {}
-        for unique, driver in attached.items():
+        attached, attached_count = _attached(node_info, storage, csi_node)
+        for unique in attached:
             new.pop(unique, None)
-            attached_count[driver] = attached_count.get(driver, 0) + 1
         new_count: dict[str, int] = {}
         for driver in new.values():
             new_count[driver] = new_count.get(driver, 0) + 1
@@ -138,6 +126,34 @@ class NodeVolumeLimits:
 
     def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
         return None
+
+
+def _attached(node_info: NodeInfo, storage: StorageState, csi_node: CSINode | None
+              ) -> tuple[dict[str, str], dict[str, int]]:
+    """What the pods on the node attach (`attachable_volumes` of each) and how many volumes per
+    driver. What a running pod attaches depends only on the pod, the storage objects and whether
+    the node has a CSINode: kept per pod, and per node while its pods with volumes are the same
+    (`NodeInfo.pods_with_volumes` is a new tuple whenever one is added or taken off, in place or
+    not): every pod with claims filters the nodes it visits, most of them unchanged."""
+    cache = storage.derived
+    has_csi_node = csi_node is not None
+    volume_pods = node_info.pods_with_volumes()
+    node_key = (NAME, node_info.name, has_csi_node)
+    hit = cache.get(node_key)
+    if hit is not None and hit[0] is volume_pods:
+        return hit[1], hit[2]
+    attached: dict[str, str] = {}
+    for existing in volume_pods:
+        key = (NAME, id(existing), has_csi_node)
+        found = cache.get(key)
+        if found is None or found[0] is not existing:
+            found = cache[key] = (existing, attachable_volumes(existing, storage, csi_node, new_pod=False))
+        attached.update(found[1])
+    count: dict[str, int] = {}
+    for driver in attached.values():
+        count[driver] = count.get(driver, 0) + 1
+    cache[node_key] = (volume_pods, attached, count)
+    return attached, count
 
 
 def attachable_volumes(pod: Pod, storage: StorageState, csi_node: CSINode | None, new_pod: bool) -> dict[str, str]:

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import Code, Snapshot
+from kresched.sched.framework import Code, CycleState, Snapshot
+from kresched.sched.node_info import NodeInfo
 from kresched.sched.node_volume_limits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, NodeVolumeLimits
 from kresched.sched.preemption import preemption_message
 from kresched.sched.runner import default_plugins, find_nodes_that_fit, fit_error_message
@@ -168,3 +169,27 @@ def test_one_pod_is_counted_for_each_node_as_that_node_attaches_it() -> None:
     diag, _ = find_nodes_that_fit(default_plugins(), INLINE, Snapshot.from_state(state))
     assert diag.feasible == ["host0"]
     assert diag.node_to_status["host1"].reasons == (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,)
+
+
+def test_a_node_is_counted_again_once_a_pod_with_volumes_is_taken_off_or_put_back() -> None:
+    """Victim selection takes a node's pods off a copy of its NodeInfo and puts them back one by
+    one, filtering in between: each filter counts the attachments of the pods there at that moment,
+    though what a node attaches is kept between filters and pods."""
+    state = make_state([make_node("host1")], [RUNNING, TWO_VOL], storage=[*STORAGE, make_csinode("host1", {EBS: 3})])
+    snap = Snapshot.from_state(state)
+    plugin = NodeVolumeLimits()
+
+    def verdict(pod: Pod, info: NodeInfo) -> Outcome:
+        cycle = CycleState()
+        assert plugin.pre_filter(cycle, pod, snap).status.is_success
+        st = plugin.filter(cycle, pod, info)
+        return None if st.is_success else (st.code, st.reasons)
+
+    info = snap.by_name["host1"].clone()
+    assert verdict(ONE_VOL, info) == EXCEEDED
+    assert verdict(_pod("shares", "csi-ebs-3"), info) is None
+    info.remove_pod(TWO_VOL)
+    assert verdict(ONE_VOL, info) is None
+    info.add_pod(TWO_VOL)
+    assert verdict(ONE_VOL, info) == EXCEEDED
+    assert verdict(ONE_VOL, snap.by_name["host1"]) == EXCEEDED
