@@ -39,18 +39,24 @@ class ImageLocality:
         # Upstream has no PreScore; what Score reads of the cluster and the pod is kept here: the
         # cluster's facts, how many containers, per image its normalized name and spread
         # (`nodes with it / all nodes`), and the nodes holding any of them (elsewhere it is 0).
+        # The spreads and holders of a list of images read only the nodes: kept per list (the pods
+        # of a workload ask the same, and an image on every node has thousands of holders).
         cluster = snapshot.cluster
         containers = (*pod.spec.init_containers, *pod.spec.containers)
         references = [c.image for c in containers]
         references += [v.image.reference for v in pod.spec.volumes if v.image is not None]
-        images = []
-        holders: set[str] = set()
-        for reference in references:
-            name = normalized_image_name(reference)
-            have = cluster.image_holders(name)
-            holders.update(have)
-            images.append((name, float(len(have)) / float(cluster.num_nodes) if cluster.num_nodes else 0.0))
-        cycle.write(_STATE_KEY, (cluster, len(containers), tuple(images), holders))
+        names = tuple([normalized_image_name(r) for r in references])
+        kept = cluster.memo("ImageLocality/images")
+        found = kept.get(names)
+        if found is None:
+            images = []
+            holders: set[str] = set()
+            for name in names:
+                have = cluster.image_holders(name)
+                holders.update(have)
+                images.append((name, float(len(have)) / float(cluster.num_nodes) if cluster.num_nodes else 0.0))
+            found = kept[names] = (tuple(images), frozenset(holders))
+        cycle.write(_STATE_KEY, (cluster, len(containers), *found))
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:

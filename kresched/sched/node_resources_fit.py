@@ -132,6 +132,7 @@ class NodeResourcesFit:
                     and (mem <= 0 or mem <= alloc.memory - node_info.requested_memory) \
                     and (eph <= 0 or eph <= alloc.ephemeral_storage - node_info.requested_ephemeral_storage):
                 return SUCCESS
+            return _rejection(_short(request, *_usage(node_info)))  # (`fits_usage` is the test above)
         usage = _usage(node_info)
         if request.scalar and (self.ignored_resources or self.ignored_resource_groups):
             request = without_ignored(request, self.ignored_resources, self.ignored_resource_groups)
