@@ -127,12 +127,21 @@ class NodeResourcesFit:
         if not request.scalar:  # `fits_usage` inline, for the pod without extended resources (most)
             alloc = node_info.node.allocatable
             cpu, mem, eph = request.milli_cpu, request.memory, request.ephemeral_storage
-            if len(node_info.pods) < alloc.allowed_pods \
-                    and (cpu <= 0 or cpu <= alloc.milli_cpu - node_info.requested_milli_cpu) \
-                    and (mem <= 0 or mem <= alloc.memory - node_info.requested_memory) \
-                    and (eph <= 0 or eph <= alloc.ephemeral_storage - node_info.requested_ephemeral_storage):
+            pods = len(node_info.pods) >= alloc.allowed_pods
+            short_cpu = cpu > 0 and alloc.milli_cpu - node_info.requested_milli_cpu < cpu
+            short_mem = mem > 0 and alloc.memory - node_info.requested_memory < mem
+            short_eph = eph > 0 and alloc.ephemeral_storage - node_info.requested_ephemeral_storage < eph
+            if not (pods or short_cpu or short_mem or short_eph):
                 return SUCCESS
-            return _rejection(_short(request, *_usage(node_info)))  # (`fits_usage` is the test above)
+            # What `_rejection` of `_short` depends on: which resources are short, and whether a
+            # request alone exceeds the node's allocatable (most of the nodes a pod is filtered on
+            # are short of something).
+            key = (pods, short_cpu, short_mem, short_eph, (short_cpu and cpu > alloc.milli_cpu)
+                   or (short_mem and mem > alloc.memory) or (short_eph and eph > alloc.ephemeral_storage))
+            st = _SHORT_REJECTIONS.get(key)
+            if st is None:
+                st = _SHORT_REJECTIONS[key] = _rejection(_short(request, *_usage(node_info)))
+            return st
         usage = _usage(node_info)
         if request.scalar and (self.ignored_resources or self.ignored_resource_groups):
             request = without_ignored(request, self.ignored_resources, self.ignored_resource_groups)
@@ -256,6 +265,9 @@ def _short(request: Resources, allocatable: Resources, pods: int, milli_cpu: int
 
 #: `_rejection`'s Status objects, per (resources short, unresolvable).
 _REJECTIONS: dict[tuple[tuple[str, ...], bool], Status] = {}
+#: The same for a request without extended resources, per (pods, cpu, memory, ephemeral storage
+#: short, unresolvable) (`NodeResourcesFit.filter`).
+_SHORT_REJECTIONS: dict[tuple[bool, bool, bool, bool, bool], Status] = {}
 
 
 def _rejection(short: list[tuple[str, int, int, int]]) -> Status:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kresched.model.objects import Pod
 from kresched.sched.framework import SUCCESS, Code, CycleState, InsufficientResource, PreFilterResult, Snapshot, Status
@@ -18,6 +20,7 @@ from kresched.sched.node_resources_fit import (
     NAME,
     NodeResourcesFit,
     fits_request,
+    rejection,
 )
 from kresched.sched.node_unschedulable import NodeUnschedulable
 from kresched.sched.runner import find_nodes_that_fit, fit_error_message
@@ -168,3 +171,22 @@ def test_the_six_filters_give_the_schedulers_message() -> None:
         "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 2 Insufficient memory."
     )
+
+
+_CPU = st.integers(0, 6)
+_GIB = st.integers(0, 10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(node_cpu=_CPU, node_mem=_GIB, node_pods=st.integers(0, 3), used=st.lists(st.tuples(_CPU, _GIB), max_size=3),
+       cpu=_CPU, mem=_GIB, eph=st.sampled_from([None, "50Gi", "150Gi"]))
+def test_the_short_rejection_of_a_pod_without_extended_resources_is_the_general_one(
+        node_cpu: int, node_mem: int, node_pods: int, used: list[tuple[int, int]], cpu: int, mem: int,
+        eph: str | None) -> None:
+    """Where a pod requests no extended resource, the filter names what is short from its own
+    comparisons (and keeps one Status per answer): the same Status as the general rule's."""
+    running = [_running(f"r{i}", cpu=str(c), memory=f"{m}Gi") for i, (c, m) in enumerate(used)]
+    info = NodeInfo(make_node("node-a", cpu=node_cpu, memory=f"{node_mem}Gi", pods=node_pods), running)
+    pod = make_pod(cpu=str(cpu), memory=f"{mem}Gi", extra_requests={"ephemeral-storage": eph} if eph else None)
+    assert not pod.requests.scalar
+    assert NodeResourcesFit().filter(CycleState(), pod, info) == rejection(pod.requests, info)
