@@ -185,7 +185,8 @@ def test_the_short_rejection_of_a_pod_without_extended_resources_is_the_general_
         eph: str | None) -> None:
     """Where a pod requests no extended resource, the filter names what is short from its own
     comparisons (and keeps one Status per answer): the same Status as the general rule's."""
-    running = [_running(f"r{i}", cpu=str(c), memory=f"{m}Gi") for i, (c, m) in enumerate(used)]
+    running = [_running(f"r{i}", cpu=str(c), memory=f"{m}Gi", extra_requests={"ephemeral-storage": "60Gi"})
+               for i, (c, m) in enumerate(used)]
     info = NodeInfo(make_node("node-a", cpu=node_cpu, memory=f"{node_mem}Gi", pods=node_pods), running)
     pod = make_pod(cpu=str(cpu), memory=f"{mem}Gi", extra_requests={"ephemeral-storage": eph} if eph else None)
     assert not pod.requests.scalar
