@@ -24,7 +24,7 @@ from kresched.sched.preemption import importance_key
 
 __all__ = ["EvictablePods"]
 
-#: `EvictablePods.quick`: no bound kept yet.
+#: `EvictablePods.quick_all`: no bound kept yet.
 _UNKNOWN: Any = object()
 
 
@@ -76,11 +76,6 @@ class EvictablePods:
         hit = self.by_node[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
         self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.max_grace_seconds), {})
         return hit
-
-    def quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], tier: int) -> tuple | None:
-        """`quickbound_to` of `cands` (`info`'s candidates for some priority) in `tier`, from the
-        node's `Suffixes` (`quick_all` of one node)."""
-        return self.quick_all(pod, [(info, cands)], tier)[0]
 
     def quick_all(self, pod: Pod, candidates: list[tuple[NodeInfo, list[Pod]]], tier: int) -> list[tuple | None]:
         """`quickbound_to` of each (node, its candidates for some priority) of `candidates` in `tier`,

@@ -378,7 +378,7 @@ def _sorted_quickbound(pod: Pod, info: Any, cands: list[Pod], tier: int, max_gra
 @given(clusters(), OPTIONS)
 def test_the_quick_bound_from_a_nodes_suffix_sums_is_the_one_of_its_sorted_candidates(
         cluster: tuple[ClusterState, Pod], options: PlanOptions) -> None:
-    """`EvictablePods.quick` (the node's evictable pods summed up once for all priorities) gives the
+    """`EvictablePods.quick_all` (the node's evictable pods summed up once for all priorities) gives the
     bound the tier's candidates give sorted and summed up, and says None exactly where they cannot
     make room at all, for every priority and tier."""
     state, pending = cluster
@@ -389,8 +389,8 @@ def test_the_quick_bound_from_a_nodes_suffix_sums_is_the_one_of_its_sorted_candi
             if not cands:
                 continue
             for tier in (1, 2, 3):
-                assert planner.evictable.quick(pending, info, cands, tier) == \
-                    _sorted_quickbound(pending, info, cands, tier, options.max_grace_seconds)
+                assert planner.evictable.quick_all(pending, [(info, cands)], tier) == \
+                    [_sorted_quickbound(pending, info, cands, tier, options.max_grace_seconds)]
 
 
 @PROFILE
