@@ -169,7 +169,6 @@ class _State:
             if value not in per_value:  # not reachable from a consistent snapshot; stay exact anyway
                 per_value[value] = 0
                 self._move(i, None, 0)
-                self.verdicts.clear()
             old = per_value[value]
             per_value[value] = old + delta
             self._move(i, old, old + delta)
