@@ -92,7 +92,8 @@ class Entry:
         self.cands = cands
         self.quick: tuple | None = None
         self.result: NodeOption | str | None = None
-        #: The refined bound and the tier's eligible pods, while no option is found yet.
+        #: The refined bound and the tier's eligible pods, while no option is found yet, and the
+        #: refined bound a kept option was found at (where it waits in the heap).
         self.refined: tuple[tuple, list[Pod]] | None = None
         self.budgets: tuple[int, ...] = ()
         self.key: tuple | None = None

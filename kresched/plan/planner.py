@@ -111,7 +111,6 @@ from kresched.sched.runner import (
     fit_error_message,
     node_local,
     processed_nodes,
-    resources_only,
     run_pre_filter,
     scheduler_error,
 )
@@ -344,7 +343,7 @@ class Planner:
         exts = self.placer.extenders
         vetting = exts is not None and bool(exts.preempters_for(pod))
         shaped = exts is None or not (vetting or exts.filters_for(pod))
-        if self.memoize and not unfiltered and shaped and resources_only(self.plugins, cycle, self.static.names):
+        if self.memoize and not unfiltered and shaped and node_local(self.plugins, cycle, self.static.names):
             return self._plan_indexed(pod, priority, taint, notes, commit, diag, cycle, nominated)
         # The replicas of a workload no eviction helps are planned on the same cluster one after
         # another (nothing is committed between them): what the first one's search found holds for
@@ -533,18 +532,23 @@ class Planner:
     # -- the same search, kept across pods of one shape ---------------------------------------------
     def _plan_indexed(self, pod: Pod, priority: int, taint: bool, notes: tuple[str, ...], commit: bool,
                       diag: Diagnosis, cycle: CycleState, nominated: dict[str, list[Pod]]) -> Plan:
-        """The tiers for a pod whose only pod-dependent filter is NodeResourcesFit (`resources_only`),
-        over a `TierIndex` per (shape, tier): the search `NodeSearch.tier_options` makes, with what it
-        knows of each node kept for the next pod of the shape, so a pod costs what changed since the
-        last one (nodes whose NodeInfo `apply_plan` replaced, nodes under a PDB whose budget it spent, nodes
-        something is nominated to) and the nodes it pops, not every node."""
+        """The tiers for a pod whose every filter reads the node alone (`node_local`: NodeResourcesFit
+        the only pod-dependent one, or DynamicResources too where every device is on a node's own
+        slice), over a `TierIndex` per (shape, tier): the search `NodeSearch.tier_options` makes, with
+        what it knows of each node kept for the next pod of the shape, so a pod costs what changed
+        since the last one (nodes whose NodeInfo `apply_plan` replaced, nodes under a PDB whose budget
+        it spent, nodes something is nominated to) and the nodes it pops, not every node. Then, as
+        `_plan`, freeing devices (`_plan_devices`) for a pod with claims no tier helps."""
         shape = fit_shape(pod)
         statuses = diag.node_to_status
-        monotone = removal_hazards(pod, self.plugins) == ()  # (no required pod affinity: `resources_only`)
+        hazards = removal_hazards(pod, self.plugins)
+        monotone = hazards == ()  # (no required pod affinity: `node_local`)
+        selected: Selected = {}  # as `_plan`'s, for `_plan_devices` and `_infeasible`
+        option = self._selecting(selected)
         held = None  # tier 3's options, while tier 2 is searched (as `_plan`)
         for tier in tier_order(() if monotone else None):
             index = self.search.synced_index(self._indexes, shape, tier, pod, priority, statuses, nominated)
-            options, out = self.search.indexed(index, pod, cycle, tier, nominated, self._option)
+            options, out = self.search.indexed(index, pod, cycle, tier, nominated, option)
             if monotone and tier == 3:
                 if not options:
                     break
@@ -554,7 +558,12 @@ class Planner:
         if held is not None:
             options, out = held
             return self._decide(pod, priority, taint, 3, options, out(5), notes, commit, nominated)
-        return self._infeasible(pod, priority, taint, out(10), len(index.entries), notes, diag, cycle, nominated)
+        if asks_for_devices(pod, self.work.snapshot.dra):
+            plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated, selected, hazards)
+            if plan is not None:
+                return plan
+        return self._infeasible(pod, priority, taint, out(10), len(index.entries), notes, diag, cycle, nominated,
+                                selected)
 
     # -- victims on one node -------------------------------------------------------------------
     def _option(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,

@@ -189,13 +189,13 @@ class NodeSearch:
             if (entry.result is not None or entry.refined is not None) and entry.budgets \
                     and entry.budgets != self.evictable.budget_state(info):
                 entry.result = entry.refined = None  # budgets only go down: it never holds again
-            if entry.result is not None and not held:
-                key = entry.result.key if isinstance(entry.result, NodeOption) else None
+            if entry.result is not None and not held:  # a kept option waits at its refined bound
+                key = entry.refined[0] if entry.refined is not None else None
             elif entry.refined is not None and not held:
                 key = entry.refined[0]
             else:
                 key = entry.quick if entry.quick is not None else self._first_key(entry, pod, tier)
-        if key != entry.key or entry.stamp == 0:
+        if key is not entry.key or entry.stamp == 0:  # (by identity: a kept bound may equal the quick one)
             entry.key, entry.stamp = key, next(self.stamps)
             if key is not None:
                 heapq.heappush(index.heap, (key, name, entry.stamp))
@@ -230,7 +230,7 @@ class NodeSearch:
                     back.append((lb, name, stamp))
                     assert isinstance(entry.result, NodeOption)
                     options.append(entry.result)
-                    top = sorted([*top, lb])[:2]
+                    top = sorted([*top, entry.result.key])[:2]
                     continue
                 if entry.key is not entry.quick:  # a kept refined bound: its turn to be selected
                     assert entry.refined is not None
@@ -268,9 +268,10 @@ class NodeSearch:
             held = nominated.get(name, ())
             opt = option(pod, cycle, entry.info, eligible, tier, held)
             if not held:
-                self._keep(index, name, entry, opt)
-                if isinstance(opt, NodeOption):
-                    back.append((opt.key, name, entry.stamp))
+                found = isinstance(opt, NodeOption)
+                self._keep(index, name, entry, opt, (lb, eligible) if found else None)
+                if found:
+                    back.append((lb, name, entry.stamp))
             if isinstance(opt, str):
                 why[name] = opt
                 continue
@@ -309,14 +310,17 @@ class NodeSearch:
 
     def _keep(self, index: TierIndex, name: str, entry: Entry, result: NodeOption | str | None,
               refined: tuple[tuple, list[Pod]] | None = None) -> None:
-        """Keep what the search found of a node — its option or why it has none, or else its
-        refined bound and eligible pods — valid while its NodeInfo and budgets are the same."""
+        """Keep what the search found of a node — its option (with the refined bound it was found
+        at), why it has none, or its refined bound alone — and its eligible pods, valid while its
+        NodeInfo and budgets are the same. Its heap key is the refined bound (none where it has no
+        option): a search takes a kept option where `tier_options` would find it, so both return
+        the same options."""
         entry.result, entry.refined = result, refined
         entry.budgets = budgets = self.evictable.budget_state(entry.info)
         if budgets:
             for key in self.evictable.pdb_keys(entry.info):
                 index.budget_users.setdefault(key, set()).add(name)
-        entry.key = result.key if isinstance(result, NodeOption) else refined[0] if refined is not None else None
+        entry.key = refined[0] if refined is not None else None
         entry.stamp = next(self.stamps)
 
     def _first_key(self, entry: Entry, pod: Pod, tier: int) -> tuple | None:

@@ -14,8 +14,8 @@ given up is rolled back, and planned again the most constrained first, so the ca
 NodeInfos they saw before) are planned twice as `plan --all-pending` plans them
 (`plan.gang.plan_queue`), with `Planner(memoize=False)` (nothing kept across pods) and with the
 planner as every command runs it, and each plan must be the same: outcome, node, tier, victims
-and where their replacements land, the tied candidates, the message, the runner-up that
-decided, the notes, the gang's verdict.
+and where their replacements land, the tied candidates, the message, the runners-up (the
+other options a tier found and the nodes that are out, with why), the notes, the gang's verdict.
 
 Runs derandomized (the same examples every run), so CI is deterministic.
 """
@@ -160,9 +160,9 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
 
 
 def decision(plan: Plan) -> tuple:
-    """What a plan says, as every output shows it, and the runner-up that decided it."""
-    runner = next(((r.node, r.tier, str(r.reason), r.victims) for r in plan.runners_up if r.tier is not None), None)
-    return (plan_dict(plan), plan.decided_by, runner, plan.notes,
+    """What a plan says, as every output shows it, and its runners-up as the text shows them."""
+    runners = tuple((r.node, r.tier, str(r.reason), r.victims) for r in plan.runners_up)
+    return (plan_dict(plan), plan.decided_by, runners, plan.notes,
             [(v.pending_reason, v.held_by) for v in plan.victims], [p.key for p in plan.node_pods_before])
 
 
@@ -198,3 +198,33 @@ def test_a_gang_given_up_leaves_what_the_caches_kept_as_it_was_before_the_gang()
     assert [(p.pod.name, p.outcome) for p in cached] == [
         ("first", "evict"), ("train-0", "infeasible"), ("train-1", "infeasible"), ("z-last", "evict")]
     assert [decision(p) for p in cached] == [decision(p) for p in plain]
+
+
+@st.composite
+def tied_queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
+    """Full nodes whose evictable pods tie on priority and differ in start time, and a queue of
+    pods of one shape that needs evictions: many options tie but for the victims' start, so what
+    the tier index keeps of each node (an option found for an earlier pod) meets the bounds a
+    search of every node meets."""
+    nodes, pods = [], []
+    for i in range(draw(st.integers(4, 9))):
+        name = f"n{i}"
+        nodes.append(make_node(name, cpu="4", memory="8Gi"))
+        used = 0
+        for j in range(draw(st.integers(1, 4))):
+            cpu = draw(st.sampled_from((500, 1000, 1500, 2000)))
+            if used + cpu > 4000:
+                break
+            used += cpu
+            pods.append(make_pod(f"{name}-r{j}", node=name, cpu=f"{cpu}m", priority=draw(st.sampled_from((0, 0, 100))),
+                                 grace=5, start_time=f"2026-01-0{draw(st.integers(1, 4))}T00:00:00Z"))
+    queue = [make_pod(f"q-{k}", cpu=draw(st.sampled_from(("500m", "1"))), priority=1000, start_time=None)
+             for k in range(draw(st.integers(2, 6)))]
+    state = make_state(nodes, [*pods, *queue])
+    return state, pending_pods_to_plan(state, all_pending=True)
+
+
+@PROFILE
+@given(tied_queues())
+def test_kept_options_show_the_runners_up_a_search_of_every_node_shows(queue: tuple[ClusterState, list[Pod]]) -> None:
+    assert_same_with_caches_off(*queue, False)
