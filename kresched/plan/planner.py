@@ -20,7 +20,8 @@ The procedure, for a pending pod P of effective priority p:
    tier 1 — only pods whose eviction violates no PDB and whose grace period ≤ max_grace;
    tier 2 — only pods whose eviction violates no PDB; tier 3 — any candidate.
 5. On each node the minimal victim set comes from `SelectVictimsOnNode`'s reprieve procedure
-   (`sched.preemption.select_victims_on_node`) with all filters.
+   (`sched.preemption.select_victims_on_node`) with all filters — on running totals where that
+   gives the same (`sched.preemption.select_victims`).
 6. The node is chosen by `option_key`: kube-scheduler's `pickOneNodeForPreemption`, with seed
    000's criteria where upstream has none or leaves a tie. In this order:
    1. fewest PDB violations (upstream);
@@ -99,7 +100,7 @@ from kresched.sched.preemption import (
     post_filter_error,
     preemption_message,
     removal_hazards,
-    select_victims_by_resources,
+    select_victims,
     select_victims_on_node,
 )
 from kresched.sched.profile import Profile
@@ -663,14 +664,8 @@ class Planner:
         violations wins (the first one on a tie); both are minimal."""
         ledger = self.work.ledger
         best: tuple[Victim, ...] | None = None
-        resources_only = not nominated and all(pl.name in cycle.skip for pl in self.dynamic
-                                               if pl.name != "NodeResourcesFit")
         for split in (ledger.split_violating, self._split_spenders_first):
-            if resources_only:
-                sel = select_victims_by_resources(pod, info, eligible, split, ordered=True)
-            else:
-                sel = select_victims_on_node(self.dynamic, cycle.clone(), pod, info.clone(), eligible, split,
-                                             nominated)
+            sel = select_victims(self.dynamic, cycle, pod, info, eligible, split, nominated)
             if not sel.status.is_success:
                 return sel.status
             victims = self._victims(info, sel.victims)

@@ -28,6 +28,7 @@ from kresched.sched.runner import (
     add_pod,
     fit_error_message,
     remove_pods,
+    run_filters,
     run_filters_with_nominated,
     take_back,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "removal_hazards",
     "preemption_message",
     "select_candidates",
+    "select_victims",
     "select_victims_on_node",
     "select_victims_by_resources",
 ]
@@ -229,6 +231,34 @@ def select_victims_by_resources(
     if bad and good:
         victims.sort(key=importance_key)
     return VictimSelection(tuple(victims), num_violating, SUCCESS)
+
+
+def select_victims(
+    plugins: Sequence[FilterPlugin],
+    cycle: CycleState,
+    pod: Pod,
+    node_info: NodeInfo,
+    potential: Sequence[Pod],
+    violating: Callable[[Sequence[Pod]], tuple[list[Pod], list[Pod]]],
+    nominated: Sequence[Pod] = (),
+) -> VictimSelection:
+    """`select_victims_on_node` of `potential` (most important first) after PreFilter (`cycle`;
+    `plugins` those after the node-static ones), on clones of `cycle` and `node_info` — or on running
+    totals where that gives the same: nothing nominated to the node holds room, and NodeResourcesFit
+    is the only filter left that reads the node's pods, but for DynamicResources, the last filter,
+    which reads the node and the devices allocated when PreFilter ran (it has no RemovePod), so its
+    verdict is the same whichever pods are taken off: where the pod fits with every one of them
+    gone, that verdict is the answer where it fails."""
+    active = [pl for pl in plugins if pl.name not in cycle.skip]
+    devices = active[-1:] if active and active[-1].name == "DynamicResources" else []
+    if nominated or any(pl.name != "NodeResourcesFit" for pl in active[:len(active) - len(devices)]):
+        return select_victims_on_node(plugins, cycle.clone(), pod, node_info.clone(), potential, violating, nominated)
+    sel = select_victims_by_resources(pod, node_info, potential, violating, ordered=True)
+    if devices and sel.status.is_success:
+        st = run_filters(devices, cycle, pod, node_info)
+        if not st.is_success:
+            return VictimSelection((), 0, st)
+    return sel
 
 
 #: The filters under which taking pods off a node never fails a pod there that passed before: the
