@@ -38,7 +38,6 @@ __all__ = [
     "node_local",
     "processed_nodes",
     "reasons_histogram",
-    "resources_only",
     "run_filters",
     "run_filters_with_nominated",
     "add_pod",
@@ -342,22 +341,15 @@ class _Walk:
         self.diag = diag
 
 
-def resources_only(plugins: Sequence[FilterPlugin], cycle: CycleState, static: frozenset[str] = NODE_STATIC_PLUGINS
-                   ) -> bool:
-    """After PreFilter: NodeResourcesFit is the only filter whose verdict depends on the pods on a
-    node (every other pod-dependent plugin returned Skip), and the node-static ones (`static`:
-    those a `StaticFilters` runs first) come before it. Then a node's verdict for this pod is a
-    function of that NodeInfo alone, and is NodeResourcesFit's where the node-static ones pass."""
-    return all(pl.name in cycle.skip for pl in plugins
-               if pl.name not in static and pl.name != "NodeResourcesFit")
-
-
 def node_local(plugins: Sequence[FilterPlugin], cycle: CycleState, static: frozenset[str] = NODE_STATIC_PLUGINS
                ) -> bool:
-    """`resources_only`, or the one other pod-dependent filter left is DynamicResources where its
-    verdict on a node is a function of that NodeInfo (`DraCycle.node_local`: every device is on
-    one node's own slice, so only pods placed on or taken off that node change what is allocated
-    there): a node's status may then be kept while its NodeInfo is the same object."""
+    """After PreFilter: NodeResourcesFit is the only filter whose verdict depends on the pods on a
+    node (every other pod-dependent plugin returned Skip) but for DynamicResources where its verdict
+    on a node is a function of that NodeInfo (`DraCycle.node_local`: every device is on one node's
+    own slice, so only pods placed on or taken off that node change what is allocated there), and
+    the node-static ones (`static`: those a `StaticFilters` runs first) come before it. Then a node's
+    verdict for this pod is a function of that NodeInfo alone: its status may be kept while its
+    NodeInfo is the same object."""
     for pl in plugins:
         name = pl.name
         if name in static or name == "NodeResourcesFit" or name in cycle.skip:

@@ -25,11 +25,12 @@ NODE_STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintTolerati
 
 
 def fit_shape(pod: Pod) -> bytes:
-    """What a node's verdict (and planning option) depends on for a pod whose only pod-dependent
-    filter is NodeResourcesFit (`runner.resources_only`): its priorities, preemption policy and
-    requests, and what the node-static filters read. Labels, namespace, ports, affinity to pods and
-    spreading are left out on purpose: for such a pod the plugins that read them returned Skip.
-    Pods of different workloads with equal requests share it — and the memos keyed by it."""
+    """What a node's verdict (and planning option) depends on for a pod whose filters read the node
+    alone (`runner.node_local`): its priorities, preemption policy and requests, what the
+    node-static filters read, and its namespace and claims where it has any. Labels, ports,
+    affinity to pods and spreading are left out on purpose: for such a pod the plugins that read
+    them returned Skip. Pods of different workloads with equal requests share it — and the memos
+    keyed by it."""
     spec = pod.spec
     r = pod.requests
     aff = spec.affinity

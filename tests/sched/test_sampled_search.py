@@ -46,7 +46,7 @@ def test_a_search_started_where_the_last_one_of_its_shape_stopped_finds_what_a_f
             for i in range(n_nodes) if data.draw(st.booleans())]
     # ("3": fits nowhere, so every node fails and the message counts their reasons.)
     shapes = [make_pod(f"pending-{cpu}", cpu=cpu, priority=100) for cpu in ("500m", "1", "2", "3")]
-    # Pods of the same shapes that keep off nodes with a web pod: not `resources_only` (their
+    # Pods of the same shapes that keep off nodes with a web pod: not `node_local` (their
     # InterPodAffinity filter depends on other pods), so only the memo's NodeResourcesFit verdicts
     # are theirs, and the rest of their filters run where those pass.
     shapes += [make_pod(f"pending-{cpu}-apart", cpu=cpu, priority=100, affinity={"podAntiAffinity": {
