@@ -189,10 +189,9 @@ class NodeSearch:
             if (entry.result is not None or entry.refined is not None) and entry.budgets \
                     and entry.budgets != self.evictable.budget_state(info):
                 entry.result = entry.refined = None  # budgets only go down: it never holds again
-            if entry.result is not None and not held:  # a kept option waits at its refined bound
+            if not held and (entry.result is not None or entry.refined is not None):
+                # A kept option or refined bound waits at its refined bound; a kept reason is out.
                 key = entry.refined[0] if entry.refined is not None else None
-            elif entry.refined is not None and not held:
-                key = entry.refined[0]
             else:
                 key = entry.quick if entry.quick is not None else self._first_key(entry, pod, tier)
         if key is not entry.key or entry.stamp == 0:  # (by identity: a kept bound may equal the quick one)
