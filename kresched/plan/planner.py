@@ -385,7 +385,7 @@ class Planner:
         # What each node's victim selection found for this pod, per its eligible pods: tiers that leave
         # a node the same eligible pods share it, and kresched's device freeing reads it (`_plan_devices`).
         selected: Selected = {}
-        option = self._selecting(selected)
+        option = self._selecting(selected, None if unfiltered else diag.node_to_status)
         if self.memoize and shaped and not vetting and not unfiltered:
             option = self._kept(pod, cycle, self.plugins, option)
         # Where taking more pods off fails the pod only through pods its required affinity matches
@@ -580,15 +580,16 @@ class Planner:
             return f"tier {tier}: the victims would overspend a PodDisruptionBudget"
         return NodeOption(info.name, tier, victims_or_status, option_key(victims_or_status, info))
 
-    def _selecting(self, selected: Selected) -> OptionFinder:
+    def _selecting(self, selected: Selected, statuses: dict[str, Status] | None = None) -> OptionFinder:
         """`_option` for one pod's tiers, the victims of a node selected once per eligible pods there
-        (`selected`): the cluster is the same through them, and nominated pods too."""
+        (`selected`): the cluster is the same through them, and nominated pods too (and `statuses`)."""
         def option(pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod], tier: int,
                    nominated: Sequence[Pod]) -> NodeOption | str:
             key = _selection_key(info.name, eligible)
             found = selected.get(key)
             if found is None:
-                found = selected[key] = self._select_victims(pod, cycle, info, eligible, nominated)
+                found = selected[key] = self._select_victims(pod, cycle, info, eligible, nominated,
+                                                             statuses.get(info.name) if statuses else None)
             return self._tiered(info, tier, found)
 
         return option
@@ -651,9 +652,8 @@ class Planner:
     def _memo_for(self, pod: Pod, engine: _Engine | None = None) -> FilterMemo | None:
         return (self._filter_memo if engine is None else engine.filter_memo) if self.memoize else None
 
-
     def _select_victims(self, pod: Pod, cycle: CycleState, info: NodeInfo, eligible: list[Pod],
-                        nominated: Sequence[Pod]) -> tuple[Victim, ...] | Status:
+                        nominated: Sequence[Pod], failed: Status | None = None) -> tuple[Victim, ...] | Status:
         """The minimal victims among `eligible` on one node, most important first, each with what
         its eviction does to its PDB (budgets spent in that order); or why none can make room.
 
@@ -665,7 +665,7 @@ class Planner:
         ledger = self.work.ledger
         best: tuple[Victim, ...] | None = None
         for split in (ledger.split_violating, self._split_spenders_first):
-            sel = select_victims(self.dynamic, cycle, pod, info, eligible, split, nominated)
+            sel = select_victims(self.dynamic, cycle, pod, info, eligible, split, nominated, failed)
             if not sel.status.is_success:
                 return sel.status
             victims = self._victims(info, sel.victims)

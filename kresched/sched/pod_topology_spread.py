@@ -153,18 +153,22 @@ class _State:
             return 0
         return self.min_match[i]
 
-    def update_with_pod(self, pod: Pod, node: Node, delta: int) -> None:
-        """`updateWithPod`: account for `pod` appearing (+1) or going (-1) on `node`."""
+    def counted_for(self, pod: Pod, node: Node) -> list[int]:
+        """The constraints whose counts `pod` on `node` is in (`updateWithPod`'s conditions)."""
         if pod.metadata.namespace != self.namespace or pod.metadata.deletion_timestamp is not None:
-            return
+            return []
         labels = node.metadata.labels
         if not all(k in labels for k in self.topology_keys):
-            return
+            return []
         pod_labels = pod.metadata.labels
-        for i, c in enumerate(self.constraints):
-            if not c.counts_existing or not c.selector(pod_labels) or not self.eligible(c, node):
-                continue
-            value = labels[c.topology_key]
+        return [i for i, c in enumerate(self.constraints)
+                if c.counts_existing and c.selector(pod_labels) and self.eligible(c, node)]
+
+    def update_with_pod(self, pod: Pod, node: Node, delta: int) -> None:
+        """`updateWithPod`: account for `pod` appearing (+1) or going (-1) on `node`."""
+        for i in self.counted_for(pod, node):
+            c = self.constraints[i]
+            value = node.metadata.labels[c.topology_key]
             per_value = self.counts[i]
             if value not in per_value:  # not reachable from a consistent snapshot; stay exact anyway
                 per_value[value] = 0
@@ -339,7 +343,12 @@ class PodTopologySpread:
             for p in pods:
                 state.update_with_pod(p, node, -1)
 
-    # -- Score (scoring.go) ------------------------------------------------------------------------
+    def removal_changes_nothing(self, cycle: CycleState, pods: Sequence[Pod], node_info: NodeInfo) -> bool:
+        """Whether taking `pods` off `node_info` leaves every count Filter reads as it is (none of them
+        is counted there): then its verdict on every node stays (`preemption.select_victims`)."""
+        state: _State | None = cycle.read(_STATE_KEY)
+        node = node_info.node
+        return state is None or not any(state.counted_for(p, node) for p in pods)
 
     # -- Score (scoring.go: `kresched.sched.pod_topology_spread_score`) -----------------------------
 

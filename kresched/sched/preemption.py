@@ -241,6 +241,7 @@ def select_victims(
     potential: Sequence[Pod],
     violating: Callable[[Sequence[Pod]], tuple[list[Pod], list[Pod]]],
     nominated: Sequence[Pod] = (),
+    failed: Status | None = None,
 ) -> VictimSelection:
     """`select_victims_on_node` of `potential` (most important first) after PreFilter (`cycle`;
     `plugins` those after the node-static ones), on clones of `cycle` and `node_info` — or on running
@@ -248,8 +249,15 @@ def select_victims(
     is the only filter left that reads the node's pods, but for DynamicResources, the last filter,
     which reads the node and the devices allocated when PreFilter ran (it has no RemovePod), so its
     verdict is the same whichever pods are taken off: where the pod fits with every one of them
-    gone, that verdict is the answer where it fails."""
+    gone, that verdict is the answer where it fails.
+
+    `failed`: the node's filter status for the pod with nothing taken off (nothing nominated
+    there), if it was Unschedulable: where taking `potential` off leaves it (`_removal_keeps`),
+    it is the answer, found without a clone."""
     active = [pl for pl in plugins if pl.name not in cycle.skip]
+    if failed is not None and potential and not nominated and _removal_keeps(active, cycle, potential, node_info,
+                                                                              failed):
+        return VictimSelection((), 0, failed)
     devices = active[-1:] if active and active[-1].name == "DynamicResources" else []
     if nominated or any(pl.name != "NodeResourcesFit" for pl in active[:len(active) - len(devices)]):
         return select_victims_on_node(plugins, cycle.clone(), pod, node_info.clone(), potential, violating, nominated)
@@ -259,6 +267,23 @@ def select_victims(
         if not st.is_success:
             return VictimSelection((), 0, st)
     return sel
+
+
+def _removal_keeps(active: Sequence[FilterPlugin], cycle: CycleState, potential: Sequence[Pod], node_info: NodeInfo,
+                   failed: Status) -> bool:
+    """Whether the filters fail the pod on `node_info` with `potential` taken off as they did with
+    nothing taken off (`failed`, Unschedulable): every filter before the one that failed it only
+    gains from removals (`_REMOVAL_MONOTONE`; not pod affinity, whose pods to be near may go), and
+    that one reads nothing the removals change (`removal_changes_nothing`), so it fails alike."""
+    if failed.code != Code.UNSCHEDULABLE:
+        return False
+    for pl in active:
+        if pl.name == failed.plugin:
+            keeps = getattr(pl, "removal_changes_nothing", None)
+            return keeps is not None and keeps(cycle, potential, node_info)
+        if pl.name not in _REMOVAL_MONOTONE or pl.name == "InterPodAffinity":
+            return False
+    return False
 
 
 #: The filters under which taking pods off a node never fails a pod there that passed before: the

@@ -1,0 +1,67 @@
+"""A node spreading fails with nothing taken off: victim selection answers from its filter status
+where taking the candidates off changes no count (hypothesis).
+
+Where PodTopologySpread failed a pod on a node (Unschedulable) and the filters before it only
+gain from removals, taking off pods that none of its constraints counts there leaves it failing
+alike: `select_victims` then answers with the node's filter status (`failed`) instead of removing
+every candidate from a clone and filtering again. Here generated zones of nodes whose pods the
+pending pod's zone or hostname constraint counts or not (another app, another namespace, a pod
+terminating): on every node, the victims — or the reason when there are none — are the same
+with that status given as without it.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kresched.plan.planner import Planner
+from kresched.plan.plans import PlanOptions
+from kresched.sched.framework import Code
+from kresched.sched.preemption import select_victims
+from kresched.sched.runner import find_nodes_that_fit
+from tests.builders import make_node, make_pod, make_state
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+@st.composite
+def scenes(draw: st.DrawFn) -> tuple:
+    nodes, pods = [], []
+    for i in range(draw(st.integers(2, 5))):
+        name = f"n{i}"
+        nodes.append(make_node(name, cpu="4", memory="8Gi", labels={ZONE: draw(st.sampled_from("abc"))}))
+        for j in range(draw(st.integers(0, 4))):
+            pods.append(make_pod(
+                f"{name}-p{j}", draw(st.sampled_from(("default", "other"))), node=name,
+                cpu=draw(st.sampled_from(("250m", "500m", "1"))), labels={"app": draw(st.sampled_from(("web", "db")))},
+                priority=draw(st.sampled_from((0, 100, 5000))),
+                deletion_timestamp="2026-01-01T00:00:00Z" if draw(st.integers(0, 9)) == 0 else None))
+    key = draw(st.sampled_from((ZONE, "kubernetes.io/hostname")))
+    spread = [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    pending = make_pod("p", cpu=draw(st.sampled_from(("500m", "1", "3"))), labels={"app": "web"}, priority=1000,
+                       spread=spread, start_time=None)
+    return make_state(nodes, [*pods, pending]), pending
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=200,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(scenes())
+def test_victims_where_spreading_failed_are_those_found_by_taking_every_candidate_off(scene: tuple) -> None:
+    state, pod = scene
+    planner = Planner(state, PlanOptions())
+    snap = planner.work.snapshot
+    diag, cycle = find_nodes_that_fit(planner.plugins, pod, snap)
+    split = planner.work.ledger.split_violating
+    for info in snap.node_infos:
+        failed = diag.node_to_status.get(info.name)
+        if failed is None or failed.code != Code.UNSCHEDULABLE:
+            continue
+        eligible = planner.evictable.eligible(info, planner.evictable.candidates(info, pod.priority), 3)
+        got = select_victims(planner.dynamic, cycle, pod, info, eligible, split, (), failed)
+        want = select_victims(planner.dynamic, cycle, pod, info, eligible, split)
+        st_, want_st = got.status, want.status
+        assert (st_.code, st_.reasons, st_.details, st_.plugin) == \
+            (want_st.code, want_st.reasons, want_st.details, want_st.plugin), info.name
+        assert [p.key for p in got.victims] == [p.key for p in want.victims], info.name
