@@ -50,12 +50,15 @@ class ImageLocality:
         found = kept.get(names)
         if found is None:
             images = []
-            holders: set[str] = set()
+            held = []
             for name in names:
                 have = cluster.image_holders(name)
-                holders.update(have)
+                held.append(have)
                 images.append((name, float(len(have)) / float(cluster.num_nodes) if cluster.num_nodes else 0.0))
-            found = kept[names] = (tuple(images), frozenset(holders))
+            # An image on every node has them all as holders (a base or sidecar image often is):
+            # then that set is the union, not copied.
+            every = next((h for h in held if len(h) == cluster.num_nodes), None)
+            found = kept[names] = (tuple(images), every if every is not None else frozenset().union(*held))
         cycle.write(_STATE_KEY, (cluster, len(containers), *found))
         return SUCCESS
 

@@ -74,7 +74,13 @@ from kresched.sched.framework import (
     unschedulable,
 )
 from kresched.sched.interpod_affinity_existing import EXISTING_ANTI_INDEX, ExistingAntiAffinityIndex
-from kresched.sched.interpod_affinity_score import ScoreState, normalize_scores, pre_score_state, score_node
+from kresched.sched.interpod_affinity_score import (
+    ScoreState,
+    normalize_scores,
+    pre_score_state,
+    score_node,
+    score_nodes,
+)
 from kresched.sched.interpod_affinity_terms import (
     NO_LABELS,
     AffinityTerm,
@@ -284,6 +290,13 @@ class InterPodAffinity:
         if state is None:  # upstream: an Error status; the framework never scores a skipped plugin
             return 0
         return score_node(state, node_info.node.metadata.labels)
+
+    def score_all(self, cycle: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """`score` of each of `nodes` (the framework scores the feasible nodes in one call)."""
+        state: ScoreState | None = cycle.read(_PRESCORE_KEY)
+        if state is None:
+            return [0] * len(nodes)
+        return score_nodes(state, [info.node.metadata.labels for info in nodes])
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         """`NormalizeScore` (`normalize_scores`)."""

@@ -39,6 +39,7 @@ wrapped on overflow (it would take more than 10^16 matching pods).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from operator import add
 
 from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches
@@ -61,7 +62,7 @@ from kresched.sched.interpod_affinity_terms import (
 )
 from kresched.sched.node_info import NodeInfo
 
-__all__ = ["ScoreState", "normalize_scores", "pre_score_state", "score_node"]
+__all__ = ["ScoreState", "normalize_scores", "pre_score_state", "score_node", "score_nodes"]
 
 
 class ScoreState:
@@ -179,12 +180,17 @@ def pre_score_state(pod: Pod, snapshot: Snapshot, hard_pod_affinity_weight: int,
 def score_node(state: ScoreState, labels: Mapping[str, str]) -> int:
     """`Score`: the sum of the map's values at the node's labels (positive for affinity,
     negative for anti-affinity)."""
-    total = 0
+    return score_nodes(state, (labels,))[0]
+
+
+def score_nodes(state: ScoreState, labels: Sequence[Mapping[str, str]]) -> list[int]:
+    """`score_node` of each of the nodes with these `labels`: a topology key at a time, for all of
+    them (integer sums: the order they are added in does not matter)."""
+    totals = [0] * len(labels)
     for key, values in state.topology_score.items():
-        value = labels.get(key)
-        if value is not None:
-            total += values.get(value, 0)
-    return total
+        get = values.get  # (a node without the key: `lab.get` gives None, never a value of the map)
+        totals = list(map(add, totals, [get(lab.get(key), 0) for lab in labels]))
+    return totals
 
 
 def normalize_scores(state: ScoreState, scores: list[int]) -> None:
