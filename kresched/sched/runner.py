@@ -444,11 +444,21 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     memo_get = verdicts.get if verdicts is not None else None
     feasible, failed = diag.feasible, diag.node_to_status
 
+    # A plugin's status object → it with the plugin named: plugins hand out the same rejection for
+    # many nodes (kept per reasons, or per domain), named once here (the object is held, so its id
+    # is not reused).
+    named: dict[int, tuple[Status, Status]] = {}
+
     def first_failing(info: NodeInfo, plugs: list[FilterPlugin]) -> Status:
         for pl in plugs:
             st = pl.filter(cycle, pod, info)
             if st.code:  # not Code.SUCCESS
-                return st if st.plugin == pl.name else st.with_plugin(pl.name)
+                if st.plugin == pl.name:
+                    return st
+                hit = named.get(id(st))
+                if hit is None or hit[0] is not st or hit[1].plugin != pl.name:
+                    hit = named[id(st)] = (st, st.with_plugin(pl.name))
+                return hit[1]
         return SUCCESS
 
     def ending(info: NodeInfo, plugs: list[FilterPlugin]) -> Status:

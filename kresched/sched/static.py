@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import msgspec
 
 from kresched.model.objects import Node, Pod
-from kresched.sched.framework import CycleState, FilterPlugin, Status
+from kresched.sched.framework import SUCCESS, CycleState, FilterPlugin, Status
 from kresched.sched.node_info import NodeInfo
 
 __all__ = ["NODE_STATIC_PLUGINS", "StaticFilters", "fit_shape"]
@@ -87,7 +87,7 @@ class StaticFilters:
         hit = self._memo.get(key)
         if hit is not None and hit[0] is info.node:
             return hit[1]
-        st = Status()
+        st = SUCCESS
         for pl in self.plugins:
             if pl.name in cycle.skip:
                 continue
