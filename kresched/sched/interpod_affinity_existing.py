@@ -59,6 +59,11 @@ _SignedTerm = tuple[_Signature, AffinityTerm, "int | None"]
 _Entries = dict[tuple["int | None", str], dict[str, int]]
 
 
+def _term_namespaces(term: AffinityTerm) -> Iterable[str | None]:
+    """The keys of `ExistingTermsIndex.by_namespace` a term is listed under (None: any namespace)."""
+    return (None,) if term.namespace_selector is not None else term.namespaces
+
+
 class ExistingTermsIndex:
     """The existing pods' scoring terms of a whole snapshot, grouped by signature: for each
     distinct term, a representative `AffinityTerm` and, per (weight, topology key), the multiplicity
@@ -82,7 +87,7 @@ class ExistingTermsIndex:
         if by_namespace is None:
             by_namespace = {}
             for sig, (term, _) in groups.items():
-                for ns in (None,) if term.namespace_selector is not None else term.namespaces:
+                for ns in _term_namespaces(term):
                     by_namespace.setdefault(ns, []).append(sig)
         self.by_namespace = by_namespace
 
@@ -126,13 +131,14 @@ class ExistingTermsIndex:
         groups = dict(self.groups)
         copied_groups: set[_Signature] = set()
         copied_values: set[tuple[_Signature, int | None, str]] = set()
-        reshaped = False  # a term appeared or went: by_namespace is rebuilt
+        appeared: list[_Signature] = []  # terms new to the index, in the order added to `groups`
+        gone: list[tuple[_Signature, AffinityTerm]] = []  # (a term appears only with what new adds)
         for (sig, w, key, value), d in changed.items():
             group = groups.get(sig)
             if group is None:
                 group = groups[sig] = (terms[sig], {})
                 copied_groups.add(sig)
-                reshaped = True
+                appeared.append(sig)
             elif sig not in copied_groups:
                 group = groups[sig] = (group[0], dict(group[1]))
                 copied_groups.add(sig)
@@ -153,8 +159,21 @@ class ExistingTermsIndex:
                     del entries[(w, key)]
                     if not entries:
                         del groups[sig]
-                        reshaped = True
-        return type(self)(groups, None if reshaped else self.by_namespace)
+                        gone.append((sig, group[0]))
+        by_namespace = self.by_namespace
+        if appeared or gone:  # as `__init__` builds it from `groups`, in their order
+            by_namespace = dict(by_namespace)
+            for sig, term in gone:
+                for ns in _term_namespaces(term):
+                    left = [s for s in by_namespace[ns] if s != sig]
+                    if left:
+                        by_namespace[ns] = left
+                    else:
+                        del by_namespace[ns]
+            for sig in appeared:
+                for ns in _term_namespaces(groups[sig][0]):
+                    by_namespace[ns] = [*by_namespace.get(ns, ()), sig]
+        return type(self)(groups, by_namespace)
 
     def add_to(self, scores: ScoreMap, pod: Pod, ns_labels: Mapping[str, str], hard_weight: int) -> None:
         """`_add_existing_terms` over the whole snapshot, one match per distinct term."""

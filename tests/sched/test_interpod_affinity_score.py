@@ -35,7 +35,12 @@ from kresched.sched import interpod_affinity as ipa
 from kresched.sched import interpod_affinity_score as ipa_score
 from kresched.sched.framework import MAX_NODE_SCORE, SUCCESS, Code, CycleState, Snapshot
 from kresched.sched.interpod_affinity import NAME, InterPodAffinity
-from kresched.sched.interpod_affinity_existing import EXISTING_ANTI_INDEX, ExistingAntiAffinityIndex
+from kresched.sched.interpod_affinity_existing import (
+    EXISTING_ANTI_INDEX,
+    EXISTING_TERMS_INDEX,
+    ExistingAntiAffinityIndex,
+    ExistingTermsIndex,
+)
 from kresched.sched.interpod_affinity_terms import int32
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.score import prioritize_nodes
@@ -653,6 +658,9 @@ def test_the_index_carried_through_simulations_scores_as_a_fresh_walk(
         chain.append(snapshot)
     rnd.shuffle(chain)
     for snap in chain:
+        # The namespaces' lists of terms, carried down, are those built from the index's terms, in order.
+        carried = snap.index(EXISTING_TERMS_INDEX, ExistingTermsIndex.build)
+        assert carried.by_namespace == ExistingTermsIndex(carried.groups).by_namespace
         fresh = Snapshot(list(snap.node_infos), dict(snap.by_name), dict(snap.namespace_labels))
         for pod in probes:
             got = _score_map(pod, snap, hard)
