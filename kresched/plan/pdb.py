@@ -27,8 +27,8 @@ catches up) is not modelled.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections import ChainMap, defaultdict
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 
@@ -310,7 +310,7 @@ class PdbLedger:
         g = self.gang(pod)
         return g is not None and self.remaining[g] <= 0
 
-    def check(self, pod: Pod, remaining: dict[str, int] | None = None) -> PdbCheck:
+    def check(self, pod: Pod, remaining: Mapping[str, int] | None = None) -> PdbCheck:
         """The eviction API's decision for `pod` with the budgets `remaining` (default: current),
         and what it does to the pod's gang."""
         remaining = self.remaining if remaining is None else remaining
@@ -322,7 +322,7 @@ class PdbLedger:
         return replace(out, gang=g, stops_gang=remaining[g] <= 0, gang_running=len(gang.running),
                        gang_min_count=gang.min_count)
 
-    def _check_pdb(self, pod: Pod, remaining: dict[str, int]) -> PdbCheck:
+    def _check_pdb(self, pod: Pod, remaining: Mapping[str, int]) -> PdbCheck:
         key, kind = self.kind(pod)
         if key is None:
             return PdbCheck()
@@ -345,7 +345,9 @@ class PdbLedger:
         """Checks for evicting `pods` one after another, each spending from what the earlier left."""
         pods = list(pods)
         self.gang_members(pods)  # a gang met first here has its budget in `remaining` before the copy
-        remaining = dict(self.remaining)
+        # What these pods spend, over the budgets left (a cluster has thousands of PDBs, a node's
+        # victims a few: the budgets are read through, not copied).
+        remaining: MutableMapping[str, int] = ChainMap({}, self.remaining)
         out = []
         for pod in pods:
             c = self.check(pod, remaining)
