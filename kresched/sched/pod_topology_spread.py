@@ -206,9 +206,8 @@ def _domains(pod: Pod, constraints: tuple[SpreadConstraint, ...], eligible: Call
     objects as the cluster's. Do not change the answer."""
     facts = snapshot.cluster
     infos = snapshot.node_infos
-    same_nodes = len(infos) == len(facts.nodes) and all(map(is_, map(_NODE, infos), facts.nodes))
     key: bytes | None = None
-    if same_nodes:
+    if snapshot.index(_SAME_NODES, _SameNodes.build).same:
         aff = pod.spec.affinity
         key = msgspec.json.encode((
             [(c.topology_key, c.honor_node_affinity, c.honor_node_taints) for c in constraints],
@@ -235,6 +234,27 @@ def _domains(pod: Pod, constraints: tuple[SpreadConstraint, ...], eligible: Call
 
 
 _DOMAINS_MEMO = "PodTopologySpread/domains"
+#: `Snapshot.index` key of `_SameNodes`.
+_SAME_NODES = "PodTopologySpread/same-nodes"
+
+
+class _SameNodes:
+    """Whether a snapshot's nodes are the very objects its cluster facts were gathered from (then
+    `_domains` may keep its answer per pod key): found once per lineage, carried down simulations,
+    which replace NodeInfos and keep their nodes (one that brings another node object makes it False)."""
+
+    __slots__ = ("same",)
+
+    def __init__(self, same: bool) -> None:
+        self.same = same
+
+    @classmethod
+    def build(cls, snapshot: Snapshot) -> _SameNodes:
+        facts, infos = snapshot.cluster, snapshot.node_infos
+        return cls(len(infos) == len(facts.nodes) and all(map(is_, map(_NODE, infos), facts.nodes)))
+
+    def replaced(self, old: NodeInfo, new: NodeInfo) -> _SameNodes:
+        return self if new.node is old.node or not self.same else _SameNodes(False)
 _NODE = attrgetter("node")
 
 

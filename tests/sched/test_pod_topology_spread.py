@@ -233,6 +233,21 @@ def test_a_snapshot_derived_with_with_node_info_counts_like_a_fresh_one() -> Non
     assert _filter_all(pod, derived) == _filter_all(pod, rebuilt) != _filter_all(pod, snapshot)
 
 
+def test_a_node_relabelled_in_a_simulation_is_counted_in_its_new_zone() -> None:
+    # The domains of a pod key are kept while the snapshot's nodes are the cluster's own objects; a
+    # simulation that brings another node object (n3 moved to zone a) is walked afresh, then and after.
+    pods = _web("n1", "n3")
+    snapshot = Snapshot.from_state(make_state(NODES, pods))
+    pod = _incoming(_spread(ZONE))
+    before = _filter_all(pod, snapshot)  # keeps the domains of this pod's key
+    moved = snapshot.by_name["n3"].clone()
+    moved.node = make_node("n3", labels={ZONE: "a"})
+    derived = snapshot.with_node_info(moved)
+    later = derived.with_node_info(derived.by_name["n4"].clone())
+    rebuilt = Snapshot(derived.node_infos, derived.by_name, derived.namespace_labels)
+    assert _filter_all(pod, derived) == _filter_all(pod, later) == _filter_all(pod, rebuilt) != before
+
+
 # -- add_pod / remove_pod against a fresh PreFilter ---------------------------------------------
 
 def _after_change(pod: Pod, pods: list[Pod], node: str, add: Pod | None = None, remove: Pod | None = None
