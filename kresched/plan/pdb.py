@@ -344,9 +344,9 @@ class PdbLedger:
     def check_all(self, pods: Iterable[Pod]) -> list[PdbCheck]:
         """Checks for evicting `pods` one after another, each spending from what the earlier left."""
         pods = list(pods)
-        self.gang_members(pods)  # a gang met first here has its budget in `remaining` before the copy
+        self.gang_members(pods)  # a gang met first here has its budget in `remaining` before any is read
         # What these pods spend, over the budgets left (a cluster has thousands of PDBs, a node's
-        # victims a few: the budgets are read through, not copied).
+        # victims a few: the budgets are read through, not copied; nothing else writes them meanwhile).
         remaining: MutableMapping[str, int] = ChainMap({}, self.remaining)
         out = []
         for pod in pods:

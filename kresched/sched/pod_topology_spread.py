@@ -255,6 +255,8 @@ class _SameNodes:
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> _SameNodes:
         return self if new.node is old.node or not self.same else _SameNodes(False)
+
+
 _NODE = attrgetter("node")
 
 

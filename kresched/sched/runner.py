@@ -456,7 +456,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 if st.plugin == pl.name:
                     return st
                 hit = named.get(id(st))
-                if hit is None or hit[0] is not st or hit[1].plugin != pl.name:
+                if hit is None or hit[1].plugin != pl.name:
                     hit = named[id(st)] = (st, st.with_plugin(pl.name))
                 return hit[1]
         return SUCCESS
