@@ -474,29 +474,37 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             tail[info.name] = (info, st)
         return st
 
+    # The node-static verdicts of the pod's signature, read here before asking `static` (a node
+    # costs a lookup, not a call).
+    fixed = static.memo_for(pod) if static is not None else {}
+    error = Code.ERROR
+
     def status(info: NodeInfo, others: list[Pod] | None) -> Status:
         """The node's status, but for a memo hit (which the loop below reads itself)."""
         if others:
             return run_filters_with_nominated(plugins, cycle, pod, info, others)
         if static is None:
             return run_filters(plugins, cycle, pod, info)
+        name = info.name
         if prefix is not None:
-            hit = prefix.get(info.name)
+            hit = prefix.get(name)
             if hit is not None and hit[0] is info:
                 st = hit[1]
             else:
-                st = static.status(cycle, pod, info)
+                hit = fixed.get(name)
+                st = hit[1] if hit is not None and hit[0] is info.node else static.status(cycle, pod, info)
                 if not st.code:
                     st = first_failing(info, fit)
-                if st.code != Code.ERROR:
-                    prefix[info.name] = (info, st)
+                if st.code != error:
+                    prefix[name] = (info, st)
             return st if st.code else ending(info, rest)
-        st = static.status(cycle, pod, info)
+        hit = fixed.get(name)
+        st = hit[1] if hit is not None and hit[0] is info.node else static.status(cycle, pod, info)
         if not st.code:
             st = ending(info, head)
         # An error names the pod's own objects (a claim, its request): never another pod's answer.
-        if verdicts is not None and st.code != Code.ERROR:
-            verdicts[info.name] = (info, st)
+        if verdicts is not None and st.code != error:
+            verdicts[name] = (info, st)
         return st
 
     walked = sample and names is None and verdicts is not None and not start

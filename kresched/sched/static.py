@@ -63,29 +63,40 @@ class StaticFilters:
             self.plugins.append(p)
         #: Their names: what callers leave out when they run the other filters.
         self.names = frozenset(p.name for p in self.plugins)
-        self._memo: dict[tuple[bytes, str], tuple[Node, Status]] = {}
-        #: The last pod asked about and its signature (filtering asks about one pod, node after node).
-        self._last: tuple[Pod | None, bytes] = (None, b"")
+        #: Per signature: node name → (the Node it was found for, the verdict).
+        self._memo: dict[bytes, dict[str, tuple[Node, Status]]] = {}
+        #: The last pod asked about, its signature and its memo (filtering asks about one pod, node
+        #: after node).
+        self._last: tuple[Pod | None, bytes, dict[str, tuple[Node, Status]]] = (None, b"", {})
+
+    def _of(self, pod: Pod) -> tuple[Pod | None, bytes, dict[str, tuple[Node, Status]]]:
+        last = self._last
+        if last[0] is not pod:
+            sig = _signature(pod)
+            memo = self._memo.get(sig)
+            if memo is None:
+                memo = self._memo[sig] = {}
+            last = self._last = (pod, sig, memo)
+        return last
 
     def signature(self, pod: Pod) -> bytes:
         """Everything the node-static plugins read of `pod`: pods with equal signatures get the
         same verdict on a node."""
-        last, sig = self._last
-        if last is not pod:
-            sig = _signature(pod)
-            self._last = (pod, sig)
-        return sig
+        return self._of(pod)[1]
+
+    def memo_for(self, pod: Pod) -> dict[str, tuple[Node, Status]]:
+        """The verdicts found for pods of `pod`'s signature: node name → (the Node, the verdict),
+        valid while the node's object is that Node (`status` reads it so; a caller filtering many
+        nodes may read it first and call `status` on a miss)."""
+        return self._of(pod)[2]
 
     def status(self, cycle: CycleState, pod: Pod, info: NodeInfo) -> Status:
         """What the static plugins say about `info` (first failure, or SUCCESS), from the memo when
         the same pod shape met the same node object before."""
-        last, sig = self._last
-        if last is not pod:
-            sig = _signature(pod)
-            self._last = (pod, sig)
-        key = (sig, info.name)
-        hit = self._memo.get(key)
-        if hit is not None and hit[0] is info.node:
+        memo = self._of(pod)[2]
+        node = info.node
+        hit = memo.get(info.name)
+        if hit is not None and hit[0] is node:
             return hit[1]
         st = SUCCESS
         for pl in self.plugins:
@@ -95,5 +106,5 @@ class StaticFilters:
             if not st.is_success:
                 st = st.with_plugin(pl.name)
                 break
-        self._memo[key] = (info.node, st)
+        memo[info.name] = (node, st)
         return st
