@@ -193,18 +193,7 @@ def select_victims_by_resources(
         return VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
     req = pod.requests
     alloc = node_info.node.allocatable
-    n = len(node_info.pods) - len(victims_in)
-    cpu = node_info.requested_milli_cpu
-    mem = node_info.requested_memory
-    eph = node_info.requested_ephemeral_storage
-    scalar = dict(node_info.requested_scalar)
-    for v in victims_in:
-        r = v.requests
-        cpu -= r.milli_cpu
-        mem -= r.memory
-        eph -= r.ephemeral_storage
-        for k, x in r.scalar.items():
-            scalar[k] = scalar.get(k, 0) - x
+    n, cpu, mem, eph, scalar = _usage_without(node_info, victims_in)
     if not fits_usage(req, alloc, n, cpu, mem, eph, scalar):
         # Rare: build the real status (its reasons feed messages) the slow way.
         info = node_info.clone()
@@ -252,12 +241,13 @@ def select_victims(
     gone, that verdict is the answer where it fails.
 
     `failed`: the node's filter status for the pod with nothing taken off (nothing nominated
-    there), if it was Unschedulable: where taking `potential` off leaves it (`_removal_keeps`),
-    it is the answer, found without a clone."""
+    there), if it was Unschedulable: where taking `potential` off leaves the pod failing in a way
+    told without taking them off (`_removal_keeps`), that is the answer, found without a clone."""
     active = [pl for pl in plugins if pl.name not in cycle.skip]
-    if failed is not None and potential and not nominated and _removal_keeps(active, cycle, potential, node_info,
-                                                                              failed):
-        return VictimSelection((), 0, failed)
+    if failed is not None and potential and not nominated:
+        known = _removal_keeps(active, cycle, pod, potential, node_info, failed)
+        if known is not None:
+            return VictimSelection((), 0, known)
     devices = active[-1:] if active and active[-1].name == "DynamicResources" else []
     if nominated or any(pl.name != "NodeResourcesFit" for pl in active[:len(active) - len(devices)]):
         return select_victims_on_node(plugins, cycle.clone(), pod, node_info.clone(), potential, violating, nominated)
@@ -269,21 +259,54 @@ def select_victims(
     return sel
 
 
-def _removal_keeps(active: Sequence[FilterPlugin], cycle: CycleState, potential: Sequence[Pod], node_info: NodeInfo,
-                   failed: Status) -> bool:
-    """Whether the filters fail the pod on `node_info` with `potential` taken off as they did with
-    nothing taken off (`failed`, Unschedulable): every filter before the one that failed it only
-    gains from removals (`_REMOVAL_MONOTONE`; not pod affinity, whose pods to be near may go), and
-    that one reads nothing the removals change (`removal_changes_nothing`), so it fails alike."""
+def _removal_keeps(active: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, potential: Sequence[Pod],
+                   node_info: NodeInfo, failed: Status) -> Status | None:
+    """The filters' status for the pod on `node_info` with `potential` taken off, where it can be
+    told without taking them off (None where it cannot); `failed` (Unschedulable) is their status
+    with nothing taken off. Every filter before the one that failed it only gains from removals
+    (`_REMOVAL_MONOTONE`; not pod affinity, whose pods to be near may go), so it passes them again;
+    then either that one reads nothing the removals change (`removal_changes_nothing`): it fails
+    alike, `failed` is the answer; or it is NodeResourcesFit, whose verdict with them off the
+    running totals tell (`fits_usage`, for a pod without extended resources, as its Filter reads
+    them): where they make room, and the filter after it reads nothing the removals change and
+    fails the pod now, it fails it alike then — its status is the answer."""
     if failed.code != Code.UNSCHEDULABLE:
-        return False
-    for pl in active:
-        if pl.name == failed.plugin:
-            keeps = getattr(pl, "removal_changes_nothing", None)
-            return keeps is not None and keeps(cycle, potential, node_info)
-        if pl.name not in _REMOVAL_MONOTONE or pl.name == "InterPodAffinity":
-            return False
-    return False
+        return None
+    at = next((i for i, pl in enumerate(active) if pl.name == failed.plugin), None)
+    if at is None or any(pl.name not in _REMOVAL_MONOTONE or pl.name == "InterPodAffinity" for pl in active[:at]):
+        return None
+    pl = active[at]
+    keeps = getattr(pl, "removal_changes_nothing", None)
+    if keeps is not None:
+        return failed if keeps(cycle, potential, node_info) else None
+    if pl.name != "NodeResourcesFit" or at + 1 == len(active) or pod.requests.scalar:
+        return None
+    after = active[at + 1]
+    keeps = getattr(after, "removal_changes_nothing", None)
+    if keeps is None or not fits_usage(pod.requests, node_info.node.allocatable,
+                                       *_usage_without(node_info, potential)):
+        return None
+    if not keeps(cycle, potential, node_info):
+        return None
+    st = after.filter(cycle, pod, node_info)
+    return st.with_plugin(after.name) if st.code and st.code != Code.ERROR else None
+
+
+def _usage_without(node_info: NodeInfo, pods: Sequence[Pod]) -> tuple[int, int, int, int, dict[str, int]]:
+    """What `fits_usage` reads of `node_info` (its pod count and requests) with `pods` taken off."""
+    n = len(node_info.pods) - len(pods)
+    cpu = node_info.requested_milli_cpu
+    mem = node_info.requested_memory
+    eph = node_info.requested_ephemeral_storage
+    scalar = dict(node_info.requested_scalar)
+    for v in pods:
+        r = v.requests
+        cpu -= r.milli_cpu
+        mem -= r.memory
+        eph -= r.ephemeral_storage
+        for k, x in r.scalar.items():
+            scalar[k] = scalar.get(k, 0) - x
+    return n, cpu, mem, eph, scalar
 
 
 #: The filters under which taking pods off a node never fails a pod there that passed before: the

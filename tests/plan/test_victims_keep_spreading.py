@@ -1,10 +1,12 @@
-"""A node spreading fails with nothing taken off: victim selection answers from its filter status
-where taking the candidates off changes no count (hypothesis).
+"""A node spreading fails, with nothing taken off or with the room made: victim selection answers
+from the filter statuses where taking the candidates off changes no count (hypothesis).
 
 Where PodTopologySpread failed a pod on a node (Unschedulable) and the filters before it only
 gain from removals, taking off pods that none of its constraints counts there leaves it failing
 alike: `select_victims` then answers with the node's filter status (`failed`) instead of removing
-every candidate from a clone and filtering again. Here generated zones of nodes whose pods the
+every candidate from a clone and filtering again. Where NodeResourcesFit failed it and the
+candidates taken off make room (running totals), spreading, the next filter, decides the same way:
+its status now is the answer. Here generated zones of nodes whose pods the
 pending pod's zone or hostname constraint counts or not (another app, another namespace, a pod
 terminating): on every node, the victims — or the reason when there are none — are the same
 with that status given as without it.
@@ -34,7 +36,8 @@ def scenes(draw: st.DrawFn) -> tuple:
         for j in range(draw(st.integers(0, 4))):
             pods.append(make_pod(
                 f"{name}-p{j}", draw(st.sampled_from(("default", "other"))), node=name,
-                cpu=draw(st.sampled_from(("250m", "500m", "1"))), labels={"app": draw(st.sampled_from(("web", "db")))},
+                cpu=draw(st.sampled_from(("250m", "500m", "1", "2"))),
+                labels={"app": draw(st.sampled_from(("web", "db", "db")))},
                 priority=draw(st.sampled_from((0, 100, 5000))),
                 deletion_timestamp="2026-01-01T00:00:00Z" if draw(st.integers(0, 9)) == 0 else None))
     key = draw(st.sampled_from((ZONE, "kubernetes.io/hostname")))
