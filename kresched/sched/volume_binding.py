@@ -35,6 +35,7 @@ PersistentVolumeClaims. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -98,9 +99,17 @@ class _State:
     #: Per delayed-binding claim (by key), the volumes of its class it could bind to on some node.
     candidates: dict[str, list[PersistentVolume]] = field(default_factory=dict)
     pod_volumes_by_node: dict[str, PodVolumes] = field(default_factory=dict)
+    #: Where every claim is left to its class's provisioner (delayed binding, no volume to match,
+    #: no node selected), the node labels Filter reads: the keys of the classes' allowedTopologies
+    #: (None: Filter reads more of the node).
+    topology_keys: tuple[str, ...] | None = None
+    #: Filter's verdicts then, per the node's values of `topology_keys` (the same on every node with
+    #: those values: a cache, shared by clones).
+    by_topology: dict[tuple[str | None, ...], tuple[Status, PodVolumes]] = field(default_factory=dict)
 
     def clone(self) -> _State:
-        return _State(self.storage, self.bound, self.delay, self.candidates, dict(self.pod_volumes_by_node))
+        return _State(self.storage, self.bound, self.delay, self.candidates, dict(self.pod_volumes_by_node),
+                      self.topology_keys, self.by_topology)
 
 
 def _unresolvable(msg: str) -> PreFilterResult:
@@ -153,16 +162,27 @@ class VolumeBinding:
         # The node-independent half of FindMatchingVolume, once per pod instead of once per node.
         candidates = {c.key: matching_candidates(c, storage.bindable(c))
                       for c in delay if ANN_SELECTED_NODE not in c.metadata.annotations}
-        cycle.write(NAME, _State(storage, tuple(bound), tuple(delay), candidates))
+        provisioned = not bound and len(candidates) == len(delay) and not any(candidates.values())
+        cycle.write(NAME, _State(storage, tuple(bound), tuple(delay), candidates,
+                                 topology_keys=_topology_keys(delay, storage) if provisioned else None))
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         state: _State | None = cycle.read(NAME)
         if state is None:
             return SUCCESS
-        reasons, details, volumes = _find_pod_volumes(state, node_info)
-        if reasons:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, tuple(reasons), NAME, details=tuple(details))
+        keys = state.topology_keys
+        if keys is None:
+            st, volumes = _verdict(*_find_pod_volumes(state, node_info))
+        else:
+            labels = node_info.node.metadata.labels
+            values = tuple([labels.get(k) for k in keys])
+            hit = state.by_topology.get(values)
+            if hit is None:
+                hit = state.by_topology[values] = _verdict(*_find_pod_volumes(state, node_info))
+            st, volumes = hit
+        if st.code:
+            return st
         state.pod_volumes_by_node[node_info.name] = volumes
         return SUCCESS
 
@@ -201,6 +221,27 @@ def local_pv_node_names(pv: PersistentVolume) -> set[str]:
                 nodes = set(req.values) if nodes is None else nodes & set(req.values)
         out |= nodes or set()
     return out
+
+
+def _verdict(reasons: list[str], details: list[str], volumes: PodVolumes) -> tuple[Status, PodVolumes]:
+    """Filter's status from `_find_pod_volumes`' answer, with what binding would do."""
+    if reasons:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, tuple(reasons), NAME, details=tuple(details)), volumes
+    return SUCCESS, volumes
+
+
+def _topology_keys(claims: Sequence[PersistentVolumeClaim], storage: StorageState) -> tuple[str, ...]:
+    """The node labels `_check_provisions` reads for `claims`: the keys of their classes'
+    allowedTopologies."""
+    keys: dict[str, None] = {}
+    for pvc in claims:
+        sc = storage.storage_class(pvc.storage_class)
+        if sc is None:
+            continue
+        for term in sc.allowed_topologies or ():
+            for req in term.match_label_expressions or ():
+                keys[req.key] = None
+    return tuple(keys)
 
 
 def _find_pod_volumes(state: _State, node_info: NodeInfo) -> tuple[list[str], list[str], PodVolumes]:
