@@ -72,6 +72,8 @@ class _State(NamedTuple):
     found on the first node of each kind."""
     storage: StorageState
     new: dict[bool, dict[str, str] | Status]
+    #: `new`'s volumes counted per driver (`_per_driver`), per whether the node has a CSINode.
+    counts: dict[bool, list[tuple[str, int]]]
 
 
 class NodeVolumeLimits:
@@ -82,7 +84,7 @@ class NodeVolumeLimits:
         if not storage.has_claims:
             return _SKIP
         if pod.claim_names or any(_in_tree_plugin(v) for v in pod.spec.volumes):
-            cycle.write(NAME, _State(storage, {}))
+            cycle.write(NAME, _State(storage, {}, {}))
             return PreFilterResult()
         return _SKIP
 
@@ -102,19 +104,19 @@ class NodeVolumeLimits:
             state.new[has_csi_node] = found
         if isinstance(found, Status):
             return found
-        if not found:
+        if not found or csi_node is None:
             return SUCCESS
-        new = dict(found)
-        limits = csi_node.limits() if csi_node is not None else {}
+        limits = _limits(csi_node, storage)
         if not limits:
             return SUCCESS
         attached, attached_count = _attached(node_info, storage, csi_node)
-        for unique in attached:
-            new.pop(unique, None)
-        new_count: dict[str, int] = {}
-        for driver in new.values():
-            new_count[driver] = new_count.get(driver, 0) + 1
-        for driver, count in sorted(new_count.items()):
+        if attached.keys().isdisjoint(found):  # (the pod's volumes are new here: counted once per pod)
+            new_count = state.counts.get(has_csi_node)
+            if new_count is None:
+                new_count = state.counts[has_csi_node] = _per_driver(found)
+        else:
+            new_count = _per_driver({u: d for u, d in found.items() if u not in attached})
+        for driver, count in new_count:
             limit = limits.get(driver)
             if limit is not None and attached_count.get(driver, 0) + count > limit:
                 return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,), NAME, details=(
@@ -126,6 +128,23 @@ class NodeVolumeLimits:
 
     def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
         return None
+
+
+def _per_driver(volumes: dict[str, str]) -> list[tuple[str, int]]:
+    """How many of `volumes` (unique name → driver) each driver attaches, by driver name."""
+    count: dict[str, int] = {}
+    for driver in volumes.values():
+        count[driver] = count.get(driver, 0) + 1
+    return sorted(count.items())
+
+
+def _limits(csi_node: CSINode, storage: StorageState) -> dict[str, int]:
+    """`csi_node.limits()`, kept per CSINode object (every node a pod with volumes visits asks)."""
+    key = (NAME, "limits", csi_node.name)
+    hit = storage.derived.get(key)
+    if hit is None or hit[0] is not csi_node:
+        hit = storage.derived[key] = (csi_node, csi_node.limits())
+    return hit[1]
 
 
 def _attached(node_info: NodeInfo, storage: StorageState, csi_node: CSINode | None
