@@ -111,3 +111,18 @@ def test_replicas_of_two_profiles_are_not_answered_by_each_others_plans() -> Non
         plans = [planner.plan(state.pod(f"default/{name}"), commit=True) for name in ("p1", "p2")]
         assert [(p.outcome, p.node, p.profile) for p in plans] == [("infeasible", None, "to-a"),
                                                                    ("evict", "b", "to-b")]
+
+
+def test_victims_are_selected_without_the_resources_the_profile_ignores() -> None:
+    """NodeResourcesFit's `ignoredResources`: no node has example.com/foo, which the pod asks for;
+    the filter does not check it, so the scheduler makes room for the cpu alone — and so does
+    victim selection (its running totals read the request the filter reads)."""
+    state = make_state([make_node("a", cpu="2")], [
+        make_pod("low", node="a", cpu="2"),
+        make_pod("p", cpu="1", priority=100, extra_requests={"example.com/foo": "1"}),
+    ])
+    pod = state.pod("default/p")
+    ignoring = HEAD + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {ignoredResources: [example.com/foo]}\n"
+    assert plan_pod(state, pod).outcome == "infeasible"
+    plan = plan_pod(state, pod, _opts(ignoring))
+    assert (plan.outcome, plan.node, [v.pod.name for v in plan.victims]) == ("evict", "a", ["low"])
