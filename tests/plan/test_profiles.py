@@ -122,7 +122,8 @@ def test_victims_are_selected_without_the_resources_the_profile_ignores() -> Non
         make_pod("p", cpu="1", priority=100, extra_requests={"example.com/foo": "1"}),
     ])
     pod = state.pod("default/p")
-    ignoring = HEAD + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {ignoredResources: [example.com/foo]}\n"
+    ignoring = HEAD + ("profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n"
+                       "    args: {ignoredResources: [example.com/foo]}\n")
     assert plan_pod(state, pod).outcome == "infeasible"
     plan = plan_pod(state, pod, _opts(ignoring))
     assert (plan.outcome, plan.node, [v.pod.name for v in plan.victims]) == ("evict", "a", ["low"])
