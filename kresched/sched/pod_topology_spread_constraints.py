@@ -135,7 +135,21 @@ def build_default_constraints(pod: Pod, cluster: ClusterFacts,
     chosen = [c for c in defaults if c.when_unsatisfiable == when]
     if not chosen:
         return ()
-    selector = default_selector(pod, cluster)
+    # All the default selector reads of the pod: the pods of a workload share the constraints.
+    owner = pod.controller
+    memo = cluster.memo("PodTopologySpread/default-constraints")
+    reads = (when, msgspec.json.encode((pod.metadata.namespace, pod.metadata.labels,
+                                        (owner.api_version, owner.kind, owner.name) if owner is not None else None)))
+    hit = memo.get(reads)
+    if hit is not None and hit[0] is defaults:
+        return hit[1]
+    out = _default_constraints(chosen, default_selector(pod, cluster))
+    memo[reads] = (defaults, out)
+    return out
+
+
+def _default_constraints(chosen: list[TopologySpreadConstraint], selector: LabelSelector
+                         ) -> tuple[SpreadConstraint, ...]:
     if not selector.match_labels and not selector.match_expressions:
         return ()
     match = compile_label_selector(selector)

@@ -30,7 +30,7 @@ from kresched.model.specs import LabelSelector, LabelSelectorRequirement, Topolo
 from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, Snapshot
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread import NAME, PodTopologySpread
-from kresched.sched.pod_topology_spread_constraints import default_selector
+from kresched.sched.pod_topology_spread_constraints import build_default_constraints, default_selector
 from kresched.sched.pod_topology_spread_score import ScoreGainBound, go_log, go_round
 from kresched.sched.score import prioritize_nodes
 from kresched.sources.decode import Objects
@@ -843,3 +843,27 @@ def test_the_gain_bound_of_an_even_spread_is_zero_and_of_a_crowded_zone_is_not()
     snap = _snapshot(nodes, crowded)
     # a holds 9 matching pods, b and c 1 each: leaving a, 8 − 1 = 7 more than the least, × log(3 + 2).
     assert ScoreGainBound(crowded[0], snap).gain(snap.by_name["a1"], crowded[0]) == int(7 * go_log(5.0)) + 1
+
+
+def test_pods_of_other_workloads_get_their_own_default_constraints_from_one_cluster() -> None:
+    """The default constraints are kept per what the default selector reads of a pod (its namespace,
+    labels and controller): asked about pods of one cluster in turn, each gets its own."""
+    svc = _service({"app": "web"}, ns="a", name="web")
+    rs = _controller(ReplicaSet, "rs", {"matchLabels": {"tier": "front"}}, ns="a")
+    ss = _controller(StatefulSet, "ss", {"matchLabels": {"tier": "db"}}, ns="a")
+    cluster = _snapshot([_hz("n")], [], [svc, rs, ss]).cluster
+    web = {"app": "web", "tier": "front"}
+
+    def selector(ns: str, labels: dict[str, str], owner: tuple[str, str, str] | None) -> dict[str, str]:
+        got = build_default_constraints(_pod("p", ns=ns, label_values=labels, owner=owner), cluster)
+        if not got:
+            return {}
+        assert len({c.selector_key for c in got}) == 1  # (zone and hostname: one selector)
+        return _as_set(msgspec.json.decode(got[0].selector_key, type=LabelSelector))
+
+    for _ in range(2):  # the second time from what is kept
+        assert selector("a", web, ("apps/v1", "ReplicaSet", "rs")) == {"app": "web", "tier": "front"}
+        assert selector("a", web, ("apps/v1", "StatefulSet", "ss")) == {"app": "web", "tier": "db"}
+        assert selector("a", web, None) == {"app": "web"}
+        assert selector("a", {"tier": "front"}, ("apps/v1", "ReplicaSet", "rs")) == {"tier": "front"}
+        assert selector("b", web, ("apps/v1", "ReplicaSet", "rs")) == {}
