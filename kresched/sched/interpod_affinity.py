@@ -59,7 +59,7 @@ Deliberate differences:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import ClassVar
 
 from kresched.model.objects import Pod
@@ -157,18 +157,28 @@ class _State:
     def update_with_pod(self, pod: Pod, node_labels: Mapping[str, str], delta: int) -> None:
         """`preFilterState.updateWithPod`: account for `pod` appearing (+1) or going (-1) on a
         node with `node_labels`."""
+        for counts, key in self._counted_in(pod):
+            _bump(counts, node_labels, key, delta)
+            if counts is self.existing_anti_affinity_counts and key not in self.existing_keys:
+                self.existing_keys = (*self.existing_keys, key)
+
+    def counted(self, pod: Pod, node_labels: Mapping[str, str]) -> bool:
+        """Whether `pod`, on a node with `node_labels`, is in any count (`update_with_pod` changes one)."""
+        return any(key in node_labels for _, key in self._counted_in(pod))
+
+    def _counted_in(self, pod: Pod) -> Iterator[tuple[Counts, str]]:
+        """The counts `pod` is in, each with the topology key it is counted under (`updateWithPod`'s
+        conditions; a node without that label counts it nowhere)."""
         if pod.spec.affinity is not None:  # (most pods have none: their terms are not looked up)
             for t in required_anti_affinity_terms(pod):
                 if t.matches(self.pod, self.namespace_labels):
-                    _bump(self.existing_anti_affinity_counts, node_labels, t.topology_key, delta)
-                    if t.topology_key not in self.existing_keys:
-                        self.existing_keys = (*self.existing_keys, t.topology_key)
+                    yield self.existing_anti_affinity_counts, t.topology_key
         if self.affinity_terms and _matches_all(self.affinity_terms, pod):
             for t in self.affinity_terms:
-                _bump(self.affinity_counts, node_labels, t.topology_key, delta)
+                yield self.affinity_counts, t.topology_key
         for t in self.anti_affinity_terms:
             if t.matches(pod, NO_LABELS):
-                _bump(self.anti_affinity_counts, node_labels, t.topology_key, delta)
+                yield self.anti_affinity_counts, t.topology_key
 
 
 class InterPodAffinity:
@@ -269,6 +279,15 @@ class InterPodAffinity:
             labels = node_info.node.metadata.labels
             for p in pods:
                 state.update_with_pod(p, labels, -1)
+
+    def removal_changes_nothing(self, cycle: CycleState, pods: Sequence[Pod], node_info: NodeInfo) -> bool:
+        """Whether taking `pods` off `node_info` leaves every count Filter reads as it is (none of them
+        is counted there): then its verdict on every node stays (`preemption.select_victims`)."""
+        state: _State | None = cycle.read(_STATE_KEY)
+        if state is None:
+            return True
+        labels = node_info.node.metadata.labels
+        return not any(state.counted(p, labels) for p in pods)
 
     # -- Score (scoring.go) ------------------------------------------------------------------------
 

@@ -235,10 +235,10 @@ def select_victims(
     """`select_victims_on_node` of `potential` (most important first) after PreFilter (`cycle`;
     `plugins` those after the node-static ones), on clones of `cycle` and `node_info` — or on running
     totals where that gives the same: nothing nominated to the node holds room, and NodeResourcesFit
-    is the only filter left that reads the node's pods, but for DynamicResources, the last filter,
-    which reads the node and the devices allocated when PreFilter ran (it has no RemovePod), so its
-    verdict is the same whichever pods are taken off: where the pod fits with every one of them
-    gone, that verdict is the answer where it fails.
+    is the only filter whose verdict taking some of `potential` off changes (`_resources_decide`),
+    but for DynamicResources, the last filter, which reads the node and the devices allocated when
+    PreFilter ran (it has no RemovePod), so its verdict is the same whichever pods are taken off:
+    where the pod fits with every one of them gone, that verdict is the answer where it fails.
 
     `failed`: the node's filter status for the pod with nothing taken off (nothing nominated
     there), if it was Unschedulable: where taking `potential` off leaves the pod failing in a way
@@ -249,7 +249,7 @@ def select_victims(
         if known is not None:
             return VictimSelection((), 0, known)
     devices = active[-1:] if active and active[-1].name == "DynamicResources" else []
-    if nominated or any(pl.name != "NodeResourcesFit" for pl in active[:len(active) - len(devices)]):
+    if nominated or not _resources_decide(active[:len(active) - len(devices)], cycle, pod, potential, node_info):
         return select_victims_on_node(plugins, cycle.clone(), pod, node_info.clone(), potential, violating, nominated)
     sel = select_victims_by_resources(pod, node_info, potential, violating, ordered=True)
     if devices and sel.status.is_success:
@@ -268,8 +268,8 @@ def _removal_keeps(active: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, 
     then either that one reads nothing the removals change (`removal_changes_nothing`): it fails
     alike, `failed` is the answer; or it is NodeResourcesFit, whose verdict with them off the
     running totals tell (`fits_usage`, for a pod without extended resources, as its Filter reads
-    them): where they make room, and the filter after it reads nothing the removals change and
-    fails the pod now, it fails it alike then — its status is the answer."""
+    them): where they make room, and the filters after it read nothing the removals change, the
+    first of them that fails the pod now fails it alike then — its status is the answer."""
     if failed.code != Code.UNSCHEDULABLE:
         return None
     at = next((i for i, pl in enumerate(active) if pl.name == failed.plugin), None)
@@ -279,17 +279,32 @@ def _removal_keeps(active: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, 
     keeps = getattr(pl, "removal_changes_nothing", None)
     if keeps is not None:
         return failed if keeps(cycle, potential, node_info) else None
-    if pl.name != "NodeResourcesFit" or at + 1 == len(active) or pod.requests.scalar:
+    if pl.name != "NodeResourcesFit" or pod.requests.scalar or \
+            not fits_usage(pod.requests, node_info.node.allocatable, *_usage_without(node_info, potential)):
         return None
-    after = active[at + 1]
-    keeps = getattr(after, "removal_changes_nothing", None)
-    if keeps is None or not fits_usage(pod.requests, node_info.node.allocatable,
-                                       *_usage_without(node_info, potential)):
-        return None
-    if not keeps(cycle, potential, node_info):
-        return None
-    st = after.filter(cycle, pod, node_info)
-    return st.with_plugin(after.name) if st.code and st.code != Code.ERROR else None
+    for after in active[at + 1:]:
+        keeps = getattr(after, "removal_changes_nothing", None)
+        if keeps is None or not keeps(cycle, potential, node_info):
+            return None
+        st = after.filter(cycle, pod, node_info)
+        if st.code:
+            return st.with_plugin(after.name) if st.code != Code.ERROR else None
+    return None
+
+
+def _resources_decide(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, potential: Sequence[Pod],
+                      node_info: NodeInfo) -> bool:
+    """Whether NodeResourcesFit alone of `plugins` tells which of `potential` must go from
+    `node_info`: each other one reads nothing taking any of them off (or putting them back)
+    changes (`removal_changes_nothing`) and passes the pod there now, so it passes it with any of
+    them off."""
+    for pl in plugins:
+        if pl.name == "NodeResourcesFit":
+            continue
+        keeps = getattr(pl, "removal_changes_nothing", None)
+        if keeps is None or not keeps(cycle, potential, node_info) or pl.filter(cycle, pod, node_info).code:
+            return False
+    return True
 
 
 def _usage_without(node_info: NodeInfo, pods: Sequence[Pod]) -> tuple[int, int, int, int, dict[str, int]]:
