@@ -404,6 +404,12 @@ class Node(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults
     def name(self) -> str:
         return self.metadata.name
 
+    @cached_property
+    def prefer_no_schedule_taints(self) -> tuple[Taint, ...]:
+        """Its PreferNoSchedule taints: all TaintToleration's Score reads of it (most nodes have none,
+        tainted GPU nodes' taints are NoSchedule)."""
+        return tuple(t for t in self.spec.taints if t.effect == "PreferNoSchedule")
+
     @property
     def labels(self) -> dict[str, str]:
         return self.metadata.labels

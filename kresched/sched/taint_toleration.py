@@ -94,19 +94,18 @@ class TaintToleration:
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """How many PreferNoSchedule taints of the node the pod does not tolerate."""
-        taints = node_info.node.spec.taints
+        taints = node_info.node.prefer_no_schedule_taints
         if not taints:
             return 0
         tolerations = cycle.read(_PRESCORE_KEY)
         if tolerations is None:
             tolerations = pod.spec.tolerations
-        return sum(1 for t in taints
-                   if t.effect == "PreferNoSchedule" and not tolerations_tolerate_taint(tolerations, t))
+        return sum(1 for t in taints if not tolerations_tolerate_taint(tolerations, t))
 
     def score_all(self, cycle: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
-        """`score` of each of `nodes` (most nodes have no taint: 0)."""
+        """`score` of each of `nodes` (most nodes have no PreferNoSchedule taint: 0)."""
         score = self.score
-        return [score(cycle, pod, info) if info.node.spec.taints else 0 for info in nodes]
+        return [score(cycle, pod, info) if info.node.prefer_no_schedule_taints else 0 for info in nodes]
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
