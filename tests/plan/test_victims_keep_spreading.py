@@ -8,13 +8,13 @@ every candidate from a clone and filtering again. Where NodeResourcesFit failed 
 candidates taken off make room (running totals), spreading, the next filter, decides the same way:
 its status now is the answer. Here generated zones of nodes whose pods the
 pending pod's zone or hostname constraint counts or not (another app, another namespace, a pod
-terminating): on every node, the victims — or the reason when there are none — are the same
-with that status given as without it.
+terminating): on every node, the victims — or the reason when there are none — are those of
+the procedure on clones (`select_victims_on_node`), with that status given or not.
 
 And with pod (anti-)affinity besides: where neither spreading nor pod affinity counts any
 candidate, only the resources decide which go (running totals), and where the pod then fails,
-the first of them that fails it now is the answer — every node's victims, or reason, are those
-of the procedure on clones (`select_victims_on_node`).
+the first of them that fails it now is the answer — every node's victims, or reason, are the
+procedure's there too.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kresched.model.cluster import ClusterState
+from kresched.model.objects import Pod
 from kresched.plan.planner import Planner
 from kresched.plan.plans import PlanOptions
 from kresched.sched.framework import Code
@@ -57,7 +59,13 @@ def scenes(draw: st.DrawFn) -> tuple:
           suppress_health_check=[HealthCheck.too_slow])
 @given(scenes())
 def test_victims_where_spreading_failed_are_those_found_by_taking_every_candidate_off(scene: tuple) -> None:
-    state, pod = scene
+    _as_the_procedure(*scene)
+
+
+def _as_the_procedure(state: ClusterState, pod: Pod) -> None:
+    """On every node the filters failed Unschedulable: `select_victims` — given its filter status or
+    not, answering from it, from running totals where only the resources change, or by the
+    procedure — finds the victims, or the reason, `select_victims_on_node` finds on clones."""
     planner = Planner(state, PlanOptions())
     snap = planner.work.snapshot
     diag, cycle = find_nodes_that_fit(planner.plugins, pod, snap)
@@ -67,12 +75,13 @@ def test_victims_where_spreading_failed_are_those_found_by_taking_every_candidat
         if failed is None or failed.code != Code.UNSCHEDULABLE:
             continue
         eligible = planner.evictable.eligible(info, planner.evictable.candidates(info, pod.priority), 3)
-        got = select_victims(planner.dynamic, cycle, pod, info, eligible, split, (), failed)
-        want = select_victims(planner.dynamic, cycle, pod, info, eligible, split)
-        st_, want_st = got.status, want.status
-        assert (st_.code, st_.reasons, st_.details, st_.plugin) == \
-            (want_st.code, want_st.reasons, want_st.details, want_st.plugin), info.name
-        assert [p.key for p in got.victims] == [p.key for p in want.victims], info.name
+        want = select_victims_on_node(planner.dynamic, cycle.clone(), pod, info.clone(), eligible, split)
+        for given_status in (failed, None):
+            got = select_victims(planner.dynamic, cycle, pod, info, eligible, split, (), given_status)
+            assert (got.status.code, got.status.reasons, got.status.details, got.status.plugin) == \
+                (want.status.code, want.status.reasons, want.status.details, want.status.plugin), info.name
+            assert [p.key for p in got.victims] == [p.key for p in want.victims], info.name
+            assert got.num_violating == want.num_violating, info.name
 
 
 def _term(app: str, key: str) -> dict:
@@ -115,25 +124,4 @@ def affinity_scenes(draw: st.DrawFn) -> tuple:
           suppress_health_check=[HealthCheck.too_slow])
 @given(affinity_scenes())
 def test_victims_told_without_a_clone_are_those_of_the_procedure(scene: tuple) -> None:
-    """Every node the filters failed Unschedulable: `select_victims` — with its filter status or
-    without, answering from it, from running totals where only the resources change, or by the
-    procedure — finds the victims, or the reason, `select_victims_on_node` finds on clones."""
-    state, pod = scene
-    planner = Planner(state, PlanOptions())
-    snap = planner.work.snapshot
-    diag, cycle = find_nodes_that_fit(planner.plugins, pod, snap)
-    split = planner.work.ledger.split_violating
-    for info in snap.node_infos:
-        failed = diag.node_to_status.get(info.name)
-        if failed is None or failed.code != Code.UNSCHEDULABLE:
-            continue
-        eligible = planner.evictable.eligible(info, planner.evictable.candidates(info, pod.priority), 3)
-        if not eligible:
-            continue
-        want = select_victims_on_node(planner.dynamic, cycle.clone(), pod, info.clone(), eligible, split)
-        for given_status in (failed, None):
-            got = select_victims(planner.dynamic, cycle, pod, info, eligible, split, (), given_status)
-            assert (got.status.code, got.status.reasons, got.status.details, got.status.plugin) == \
-                (want.status.code, want.status.reasons, want.status.details, want.status.plugin), info.name
-            assert [p.key for p in got.victims] == [p.key for p in want.victims], info.name
-            assert got.num_violating == want.num_violating, info.name
+    _as_the_procedure(*scene)
