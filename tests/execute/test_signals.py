@@ -59,7 +59,7 @@ def waiting_run(fake_api: FakeApiServer, fake_kubeconfig: Path) -> Iterator[subp
 
 
 def finish(proc: subprocess.Popen[bytes]) -> tuple[int, list[dict], str]:
-    out, err = proc.communicate(timeout=10)
+    out, err = proc.communicate(timeout=60)  # (a bound on a hang, generous on a loaded machine)
     lines = [msgspec.json.decode(line) for line in out.splitlines() if line.startswith(b"{")]
     return proc.returncode, lines, err.decode()
 
