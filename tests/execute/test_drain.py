@@ -431,7 +431,7 @@ def test_an_interrupted_drain_starts_no_new_eviction_and_leaves_the_node_cordone
                  or proc.poll() is not None)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signum)
-        out, err = proc.communicate(timeout=15)
+        out, err = proc.communicate(timeout=60)  # (a bound on a hang, generous on a loaded machine)
     finally:
         if proc.poll() is None:
             proc.kill()
