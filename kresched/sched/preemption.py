@@ -295,16 +295,18 @@ def _removal_keeps(active: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, 
 def _resources_decide(plugins: Sequence[FilterPlugin], cycle: CycleState, pod: Pod, potential: Sequence[Pod],
                       node_info: NodeInfo) -> bool:
     """Whether NodeResourcesFit alone of `plugins` tells which of `potential` must go from
-    `node_info`: each other one reads nothing taking any of them off (or putting them back)
-    changes (`removal_changes_nothing`) and passes the pod there now, so it passes it with any of
-    them off."""
+    `node_info`: it is one of them (a profile may disable it), and each other one reads nothing
+    taking any of them off (or putting them back) changes (`removal_changes_nothing`) and passes the
+    pod there now, so it passes it with any of them off."""
+    fit = False
     for pl in plugins:
         if pl.name == "NodeResourcesFit":
+            fit = True
             continue
         keeps = getattr(pl, "removal_changes_nothing", None)
         if keeps is None or not keeps(cycle, potential, node_info) or pl.filter(cycle, pod, node_info).code:
             return False
-    return True
+    return fit
 
 
 def _usage_without(node_info: NodeInfo, pods: Sequence[Pod]) -> tuple[int, int, int, int, dict[str, int]]:
