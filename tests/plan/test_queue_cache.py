@@ -70,6 +70,8 @@ def shapes(draw: st.DrawFn) -> dict[str, Any]:
     """What the pods of one group of the queue share."""
     return {
         "cpu": draw(st.sampled_from(("500m", "1", "2", "250m"))),
+        # Shapes with the same CPU and another memory request (the verdicts kept per request).
+        "memory": draw(st.sampled_from((None, None, "3Gi", "6Gi"))),
         "priority": draw(st.sampled_from((500, 2000, 50))),
         "claim": draw(st.sampled_from((None, "any", "any", "any", "model-A", "model-B"))),
         "anti": draw(st.sampled_from((False, False, False, True))),
@@ -93,20 +95,23 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
         claims.append(make_slice(name, [make_device(f"gpu-{k}", attributes={"model": m})
                                         for k, m in enumerate(models)]))
         free = list(devices_by_node[name])
-        used = 0
+        used = used_memory = 0
         for j in range(draw(st.integers(0, 4))):
             cpu = draw(st.sampled_from((500, 1000, 1500)))
-            if used + cpu > 4000:
+            memory = draw(st.sampled_from((0, 0, 2, 4)))  # Gi
+            if used + cpu > 4000 or used_memory + memory > 8:
                 continue
             used += cpu
+            used_memory += memory
             app = draw(st.sampled_from(APPS))
             pname = f"{name}-r{j}"
             holds = bool(free) and draw(st.booleans())
             anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}]}} \
                 if draw(st.sampled_from((False, False, False, True))) else None
-            pod = make_pod(pname, node=name, cpu=f"{cpu}m", priority=draw(st.sampled_from((0, 100, 1000))),
-                           labels={"app": app, ZONE: f"z{i % 2}"}, affinity=anti, grace=draw(st.sampled_from((5, 30))),
+            pod = make_pod(pname, node=name, cpu=f"{cpu}m", memory=f"{memory}Gi" if memory else None,
+                           priority=draw(st.sampled_from((0, 100, 1000))), labels={"app": app, ZONE: f"z{i % 2}"},
+                           affinity=anti, grace=draw(st.sampled_from((5, 30))),
                            claim_templates={"gpu": "any"} if holds else None,
                            generated={"gpu": f"{pname}-gpu"} if holds else None,
                            start_time=f"2026-01-0{1 + j}T00:00:00Z")
@@ -142,8 +147,8 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
             member = gang_member(shape["gang"]) if shape["gang"] else {}
             if shape["gang"]:
                 members[shape["gang"]] = members.get(shape["gang"], 0) + 1
-            pod = make_pod(name, cpu=shape["cpu"], priority=shape["priority"], labels={"app": app},
-                           affinity=affinity or None, spread=spread, volumes=volumes,
+            pod = make_pod(name, cpu=shape["cpu"], memory=shape["memory"], priority=shape["priority"],
+                           labels={"app": app}, affinity=affinity or None, spread=spread, volumes=volumes,
                            node_selector={ZONE: shape["zone"]} if shape["zone"] else None,
                            claim_templates={"gpu": template} if template else None,
                            generated={"gpu": f"{name}-gpu"} if template else None,
