@@ -280,16 +280,17 @@ class FilterMemo:
     ran for a pod read of it (`verdict_keys`) — the statuses a later pod with the same key reuses
     while a node's NodeInfo is the same object (simulations replace a NodeInfo, never change it):
     `full` for pods whose every status is a function of the NodeInfo alone (`node_local`),
-    `prefix` for the node-static filters' and NodeResourcesFit's part of the others', and `tail`
+    `fit` for NodeResourcesFit's (per the pod's requests: the pods of many shapes ask for the same
+    resources), where the node-static filters pass and it is the first of the others, and `tail`
     for DynamicResources' part of theirs where its verdict on a node is a function of the NodeInfo
     (`DraCycle.node_local`; per the specs of the claims to allocate: its last filter, run where
     the others pass)."""
 
-    __slots__ = ("full", "prefix", "tail", "walks")
+    __slots__ = ("fit", "full", "tail", "walks")
 
     def __init__(self) -> None:
         self.full: dict[bytes, Verdicts] = {}
-        self.prefix: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
+        self.fit: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
         self.tail: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
         #: The searches of the others, where they can be resumed (`sched.resume`), per walk key.
         self.walks: dict[bytes, Walked] = {}
@@ -305,16 +306,16 @@ def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
 
 def verdict_keys(pod: Pod, cycle: CycleState, active: Sequence[FilterPlugin], static: StaticFilters
                  ) -> tuple[bytes, bytes]:
-    """(the full key, the prefix key) of `pod` after PreFilter: what the node-static filters read
-    (`StaticFilters.signature`), its requests (NodeResourcesFit), and for the full key the filters
-    that did not return Skip, with what DynamicResources found (`DraCycle.verdict_key`: the specs
-    of the claims to allocate, not their names). Not its name, labels, namespace or priority: no
-    filter whose statuses are kept reads them."""
+    """(the full key, the fit key) of `pod` after PreFilter: its requests (all NodeResourcesFit
+    reads of it: the fit key), and for the full key what the node-static filters read
+    (`StaticFilters.signature`), the filters that did not return Skip, and what DynamicResources
+    found (`DraCycle.verdict_key`: the specs of the claims to allocate, not their names). Not its
+    name, labels, namespace or priority: no filter whose statuses are kept reads them."""
     r = pod.requests
-    prefix = msgspec.json.encode((static.signature(pod), r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar))
+    fit = msgspec.json.encode((r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar))
     dra = cycle.read("DynamicResources")
     full = msgspec.json.encode(([pl.name for pl in active], getattr(dra, "verdict_key", None)))
-    return prefix + full, prefix
+    return static.signature(pod) + fit + full, fit
 
 
 class _Walk:
@@ -414,19 +415,19 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 return diag, cycle
     dynamic = [pl for pl in plugins if pl.name not in static.names] if static is not None else plugins
     active = [pl for pl in dynamic if pl.name not in cycle.skip]  # `run_filters` without the skipped
-    # For a pod not `node_local` whose first filter after the node-static ones is NodeResourcesFit,
-    # the memo still holds what those filters say of a node (`prefix`: all they read of the pod is
-    # in its prefix key): where they fail it, that is its status; only where they pass do the other
-    # filters (`rest`) run.
+    # For a pod whose first filter after the node-static ones is NodeResourcesFit, the memo holds
+    # what it says of a node for the pod's requests (`fitted`: all it reads of the pod is in its
+    # fit key): where the node-static filters pass and it fails, that is the node's status; only
+    # where it passes do the other filters (`rest`) run.
     verdicts: Verdicts | None = None
-    prefix: dict[str, tuple[NodeInfo, Status]] | None = None
+    fitted: dict[str, tuple[NodeInfo, Status]] | None = None
     tail: dict[str, tuple[NodeInfo, Status]] | None = None
     fit: list[FilterPlugin] = []
     rest: list[FilterPlugin] = []
     last: list[FilterPlugin] = []
     head = active  # the filters after the node-static ones, but a `last` whose verdicts `tail` keeps
     if memo is not None and static is not None:
-        full_key, prefix_key = verdict_keys(pod, cycle, active, static)
+        full_key, fit_key = verdict_keys(pod, cycle, active, static)
         dra = cycle.read("DynamicResources") if active and active[-1].name == "DynamicResources" else None
         if dra is not None and dra.node_local:
             tail = memo.tail.setdefault(dra.verdict_key, {})
@@ -435,8 +436,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             verdicts = memo.full.get(full_key)
             if verdicts is None:
                 verdicts = memo.full[full_key] = Verdicts()
-        elif active and active[0].name == "NodeResourcesFit":
-            prefix = memo.prefix.setdefault(prefix_key, {})
+        if active and active[0].name == "NodeResourcesFit":
+            fitted = memo.fit.setdefault(fit_key, {})
             fit, rest = head[:1], head[1:]
     # Only nominated pods at least as important as this one hold room against it.
     held = {n: others for n, ps in nominated.items()
@@ -486,21 +487,21 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         if static is None:
             return run_filters(plugins, cycle, pod, info)
         name = info.name
-        if prefix is not None:
-            hit = prefix.get(name)
+        hit = fixed.get(name)
+        st = hit[1] if hit is not None and hit[0] is info.node else static.status(cycle, pod, info)
+        if st.code:
+            pass
+        elif fitted is not None:
+            hit = fitted.get(name)
             if hit is not None and hit[0] is info:
                 st = hit[1]
             else:
-                hit = fixed.get(name)
-                st = hit[1] if hit is not None and hit[0] is info.node else static.status(cycle, pod, info)
-                if not st.code:
-                    st = first_failing(info, fit)
+                st = first_failing(info, fit)
                 if st.code != error:
-                    prefix[name] = (info, st)
-            return st if st.code else ending(info, rest)
-        hit = fixed.get(name)
-        st = hit[1] if hit is not None and hit[0] is info.node else static.status(cycle, pod, info)
-        if not st.code:
+                    fitted[name] = (info, st)
+            if not st.code:
+                st = ending(info, rest)
+        else:
             st = ending(info, head)
         # An error names the pod's own objects (a claim, its request): never another pod's answer.
         if verdicts is not None and st.code != error:
@@ -510,7 +511,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     walked = sample and names is None and verdicts is not None and not start
     # A pod whose filters read the cluster too: its shape's last search, and what changed since.
     kept: dict[str, Any] | None = None
-    if prefix is not None and sample and names is None and not start:
+    if verdicts is None and fitted is not None and sample and names is None and not start:
         kept = kept_states(plugins, cycle)
     start = 0
     if walked:
