@@ -87,9 +87,11 @@ class TaintToleration:
 
     # -- Score ------------------------------------------------------------------------------------
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
-        """The pod's tolerations that can tolerate PreferNoSchedule (that effect, or any effect)."""
+        """The pod's tolerations that can tolerate PreferNoSchedule (that effect, or any effect),
+        and the names of the snapshot's nodes with such a taint (`nodes` are the snapshot's)."""
         cycle.write(_PRESCORE_KEY, tuple(t for t in pod.spec.tolerations
                                         if not t.effect or t.effect == "PreferNoSchedule"))
+        cycle.write(_TAINTED_KEY, snapshot.index(_TAINTED_KEY, _PreferTainted.build).names)
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -103,7 +105,11 @@ class TaintToleration:
         return sum(1 for t in taints if not tolerations_tolerate_taint(tolerations, t))
 
     def score_all(self, cycle: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
-        """`score` of each of `nodes` (most nodes have no PreferNoSchedule taint: 0)."""
+        """`score` of each of `nodes` (most nodes have no PreferNoSchedule taint: 0; where no node
+        of the snapshot has one, every score is 0, found without reading the nodes)."""
+        tainted = cycle.read(_TAINTED_KEY)
+        if tainted is not None and not tainted:
+            return [0] * len(nodes)
         score = self.score
         return [score(cycle, pod, info) if info.node.prefer_no_schedule_taints else 0 for info in nodes]
 
@@ -112,6 +118,30 @@ class TaintToleration:
 
 
 _PRESCORE_KEY = f"PreScore{NAME}"
+#: CycleState key, and `Snapshot.index` key, of the names of the nodes with a PreferNoSchedule taint.
+_TAINTED_KEY = f"{NAME}/prefer-no-schedule"
+
+
+class _PreferTainted:
+    """`Snapshot.index`: the names of the nodes with a PreferNoSchedule taint (a simulation that
+    changes a node, a cordon, replaces its Node)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+
+    @classmethod
+    def build(cls, snap: Snapshot) -> _PreferTainted:
+        return cls(frozenset([i.name for i in snap.node_infos if i.node.prefer_no_schedule_taints]))
+
+    def replaced(self, old: NodeInfo, new: NodeInfo) -> _PreferTainted:
+        if old.node is new.node:
+            return self
+        has = bool(new.node.prefer_no_schedule_taints)
+        if has == (new.name in self.names):
+            return self
+        return _PreferTainted(self.names | {new.name} if has else self.names - {new.name})
 
 
 def tolerates(toleration: Toleration, taint: Taint) -> bool:

@@ -223,6 +223,28 @@ def test_taint_toleration_a_toleration_without_effect_tolerates_prefer_no_schedu
     assert _scores(TaintToleration(), pod, nodes) == [100, 0]
 
 
+def test_taint_toleration_scores_the_nodes_of_a_snapshot_derived_with_another_node_object() -> None:
+    # A simulation that changes a node (a cordon) replaces its Node: the scores of the derived
+    # snapshot read the new one — a taint added where no node had one, and taken away again.
+    plain = [_tainted("nodeA"), _tainted("nodeB")]
+    infos = [NodeInfo(n) for n in plain]
+    root = Snapshot(infos, {i.name: i for i in infos})
+    plugin, pod = TaintToleration(), make_pod("pod1")
+
+    def scores(snapshot: Snapshot) -> list[int]:
+        cycle = CycleState()
+        assert plugin.pre_score(cycle, pod, snapshot.node_infos, snapshot).is_success
+        out = plugin.score_all(cycle, pod, snapshot.node_infos)
+        plugin.normalize_score(cycle, pod, out)
+        return out
+
+    assert scores(root) == [100, 100]
+    tainted = root.with_node_info(NodeInfo(_tainted("nodeB", _pns("cpu-type", "arm64"))))
+    assert scores(tainted) == [100, 0]
+    assert scores(tainted.with_node_info(NodeInfo(_tainted("nodeB")))) == [100, 100]
+    assert scores(root) == [100, 100]
+
+
 # -- NodeAffinity -----------------------------------------------------------------------------------
 
 _LABEL1 = {"foo": "bar"}
