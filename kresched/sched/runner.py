@@ -489,20 +489,19 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         name = info.name
         hit = fixed.get(name)
         st = hit[1] if hit is not None and hit[0] is info.node else static.status(cycle, pod, info)
-        if st.code:
-            pass
-        elif fitted is not None:
-            hit = fitted.get(name)
-            if hit is not None and hit[0] is info:
-                st = hit[1]
+        if not st.code:
+            if fitted is None:
+                st = ending(info, head)
             else:
-                st = first_failing(info, fit)
-                if st.code != error:
-                    fitted[name] = (info, st)
-            if not st.code:
-                st = ending(info, rest)
-        else:
-            st = ending(info, head)
+                hit = fitted.get(name)
+                if hit is not None and hit[0] is info:
+                    st = hit[1]
+                else:
+                    st = first_failing(info, fit)
+                    if st.code != error:
+                        fitted[name] = (info, st)
+                if not st.code:
+                    st = ending(info, rest)
         # An error names the pod's own objects (a claim, its request): never another pod's answer.
         if verdicts is not None and st.code != error:
             verdicts[name] = (info, st)
