@@ -521,7 +521,10 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         slot = recent(memo.walks, walk_key(pod, full_key), WALKS_KEPT, Walked)
         also = affected_positions(plugins, slot.states, kept, snapshot) if slot.walk is not None else None
         if also is not None:
-            start = _resume(slot.walk, snapshot, infos, held, limit, status, diag, also)
+            # A node the walk found failing at a node-static filter or NodeResourcesFit (the
+            # filters before any that reads the cluster) fails alike while it is the same NodeInfo.
+            start = _resume(slot.walk, snapshot, infos, held, limit, status, diag, also,
+                            static.names | {"NodeResourcesFit"} if static is not None else frozenset())
     if start >= 0:
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
             name = info.name
@@ -564,11 +567,13 @@ def processed_nodes(diag: Diagnosis) -> int:
 
 def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held: dict[str, list[Pod]], limit: int,
             status: Callable[[NodeInfo, list[Pod] | None], Status], diag: Diagnosis,
-            also: set[int] | frozenset[int] = frozenset()) -> int:
+            also: set[int] | frozenset[int] = frozenset(), local: frozenset[str] = frozenset()) -> int:
     """Start a sampled search where the last one of the pod's shape (`walk`, on this cluster)
     left off: only the nodes it visited whose NodeInfo is not the same object now, those
     filtered with nominated pods (then or now), and those at the positions `also` (where the
-    filters' cluster-wide state changed, `sched.resume`) are filtered again. Fills `diag` and returns -1
+    filters' cluster-wide state changed, `sched.resume`) are filtered again — but those of `also`
+    the walk found failing at a plugin of `local`, filters that come before any that reads the
+    cluster and read the NodeInfo alone. Fills `diag` and returns -1
     when that settles it; else the position to search on from (0: from the first node, when
     there is nothing to start from), with `diag` holding what comes before it."""
     positions = snapshot.cluster.order_positions
@@ -579,7 +584,10 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     cut = len(visited)
     again = _replaced_at(infos, visited)
     again |= walk.held
-    again.update(j for j in also if j < cut)
+    if also:
+        failed_then = walk.failed
+        again.update(j for j in also if j < cut and (
+            (st := failed_then.get(visited[j].name)) is None or st.plugin not in local))
     for name in held:
         j = positions.get(name, cut)
         if j < cut:
