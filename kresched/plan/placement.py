@@ -153,7 +153,7 @@ class Placer:
         memo = self.score_memos.for_pod(pod) if self.score_memos is not None else None
         if podless:
             infos, memo = [NodeInfo(i.node) for i in infos], None
-        table = score_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo)
+        table = score_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo, list(feasible))
         if self.extenders is None:
             return select_host(table, sampled)
         from kresched.sched.extender import extender_scores

@@ -70,6 +70,7 @@ from kresched.sched.framework import (
     PreFilterResult,
     Snapshot,
     Status,
+    node_labels,
     unresolvable,
     unschedulable,
 )
@@ -79,7 +80,7 @@ from kresched.sched.interpod_affinity_score import (
     normalize_scores,
     pre_score_state,
     score_node,
-    score_nodes,
+    score_prescored,
 )
 from kresched.sched.interpod_affinity_terms import (
     NO_LABELS,
@@ -294,10 +295,10 @@ class InterPodAffinity:
     # -- Score (scoring.go: `kresched.sched.interpod_affinity_score`) ----------------------------------
 
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
-        """`PreScore` (`pre_score_state`): the topology score map over the whole snapshot (`nodes`
-        is not used, as upstream); Skip as upstream."""
+        """`PreScore` (`pre_score_state`): the topology score map over the whole snapshot (as upstream,
+        whatever `nodes`; their labels are read here for Score); Skip as upstream."""
         state = pre_score_state(pod, snapshot, self.hard_pod_affinity_weight,
-                                self.ignore_preferred_terms_of_existing_pods)
+                                self.ignore_preferred_terms_of_existing_pods, node_labels(cycle, nodes, snapshot))
         if state is None:
             return Status(Code.SKIP)
         cycle.write(_PRESCORE_KEY, state)
@@ -315,7 +316,7 @@ class InterPodAffinity:
         state: ScoreState | None = cycle.read(_PRESCORE_KEY)
         if state is None:
             return [0] * len(nodes)
-        return score_nodes(state, [info.node.metadata.labels for info in nodes])
+        return score_prescored(state, nodes)
 
     def normalize_score(self, cycle: CycleState, pod: Pod, scores: list[int]) -> None:
         """`NormalizeScore` (`normalize_scores`)."""

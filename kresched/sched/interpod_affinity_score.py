@@ -38,13 +38,14 @@ wrapped on overflow (it would take more than 10^16 matching pods).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from operator import add
 
 from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches
 from kresched.model.specs import PodAffinityTerm
-from kresched.sched.framework import MAX_NODE_SCORE, Snapshot
+from kresched.sched.framework import MAX_NODE_SCORE, NodeLabels, Snapshot
 from kresched.sched.interpod_affinity_existing import (
     EXISTING_TERMS_INDEX,
     ExistingTermsIndex,
@@ -62,17 +63,19 @@ from kresched.sched.interpod_affinity_terms import (
 )
 from kresched.sched.node_info import NodeInfo
 
-__all__ = ["ScoreState", "normalize_scores", "pre_score_state", "score_node", "score_nodes"]
+__all__ = ["ScoreState", "normalize_scores", "pre_score_state", "score_node", "score_nodes", "score_prescored"]
 
 
 class ScoreState:
     """Upstream's `preScoreState` (only what Score and NormalizeScore read). Never changed after
     PreScore, so `clone()` shares it, as upstream's does."""
 
-    __slots__ = ("topology_score",)
+    __slots__ = ("topology_score", "view")
 
-    def __init__(self, topology_score: ScoreMap) -> None:
+    def __init__(self, topology_score: ScoreMap, view: NodeLabels | None = None) -> None:
         self.topology_score = topology_score
+        #: The nodes PreScore was given, their labels read from the snapshot's columns (`score_prescored`).
+        self.view = view
 
     def clone(self) -> ScoreState:
         return self
@@ -105,7 +108,6 @@ def _score_incoming_term(pod: Pod, term: PodAffinityTerm, namespace_labels: Mapp
 def _add_incoming_terms(scores: ScoreMap, terms: Sequence[WeightedTerm], snapshot: Snapshot) -> None:
     """The incoming pod's preferred terms against every existing pod (`processExistingPod`'s first
     two `processTerms`), namespace by namespace, matching pods counted per node."""
-    by_name = snapshot.by_name
     by_namespace = snapshot.pods_by_namespace()
     namespaces: Iterable[str] = by_namespace
     # Matched with nil namespace labels, a term's namespace selector selects every namespace or
@@ -115,15 +117,14 @@ def _add_incoming_terms(scores: ScoreMap, terms: Sequence[WeightedTerm], snapsho
         namespaces = [ns for ns in by_namespace if ns in named]
     for ns in namespaces:
         groups = by_namespace[ns]
-        here = [(w, t) for w, t in terms if t.selects_namespace(ns, NO_LABELS)]
+        # Each term with its key's label column: a node's value is one lookup.
+        here = [(w, t, snapshot.label_column(t.topology_key).get) for w, t in terms
+                if t.selects_namespace(ns, NO_LABELS)]
         if not here:
             continue
         for name, pods in groups.items():
-            labels = by_name[name].node.metadata.labels
-            if not labels:
-                continue
-            for w, t in here:
-                value = labels.get(t.topology_key)
+            for w, t, value_at in here:
+                value = value_at(name)
                 if value is None:
                     continue
                 n = count_matching(pods, (t.selector,))
@@ -155,9 +156,10 @@ def _add_existing_terms(scores: ScoreMap, pod: Pod, ns_labels: Mapping[str, str]
 
 
 def pre_score_state(pod: Pod, snapshot: Snapshot, hard_pod_affinity_weight: int,
-                    ignore_preferred_terms_of_existing_pods: bool) -> ScoreState | None:
+                    ignore_preferred_terms_of_existing_pods: bool,
+                    view: NodeLabels | None = None) -> ScoreState | None:
     """`PreScore`: the topology score map over the whole snapshot; None (Skip) as upstream (see the
-    module docstring)."""
+    module docstring). `view`: the labels of the nodes to score, kept for Score."""
     preferred, preferred_anti = preferred_terms(pod)
     has_constraints = bool(preferred or preferred_anti)
     if ignore_preferred_terms_of_existing_pods and not has_constraints:
@@ -174,7 +176,7 @@ def pre_score_state(pod: Pod, snapshot: Snapshot, hard_pod_affinity_weight: int,
     index.add_to(topology_score, pod, ns_labels, int32(hard_pod_affinity_weight))
     if not topology_score:
         return None
-    return ScoreState(topology_score)
+    return ScoreState(topology_score, view)
 
 
 def score_node(state: ScoreState, labels: Mapping[str, str]) -> int:
@@ -186,10 +188,23 @@ def score_node(state: ScoreState, labels: Mapping[str, str]) -> int:
 def score_nodes(state: ScoreState, labels: Sequence[Mapping[str, str]]) -> list[int]:
     """`score_node` of each of the nodes with these `labels`: a topology key at a time, for all of
     them (integer sums: the order they are added in does not matter)."""
-    totals = [0] * len(labels)
-    for key, values in state.topology_score.items():
-        get = values.get  # (a node without the key: `lab.get` gives None, never a value of the map)
-        totals = list(map(add, totals, [get(lab.get(key), 0) for lab in labels]))
+    return _summed(state, lambda key: [lab.get(key) for lab in labels], len(labels))
+
+
+def score_prescored(state: ScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
+    """`score_nodes` of `nodes`, their labels read as PreScore's `view` holds them when they are its nodes."""
+    view = state.view
+    if view is None or view.nodes is not nodes:
+        return score_nodes(state, [info.node.metadata.labels for info in nodes])
+    return _summed(state, view.values, len(nodes))
+
+
+def _summed(state: ScoreState, values: Callable[[str], list[str | None]], n: int) -> list[int]:
+    """Per node, the sum of the map's values at its value of each key (`values`: a key's column)."""
+    totals = [0] * n
+    for key, scores in state.topology_score.items():
+        # (a node without the key has None, never a value of the map)
+        totals = list(map(add, totals, map(scores.get, values(key), repeat(0))))
     return totals
 
 

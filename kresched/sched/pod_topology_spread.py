@@ -64,6 +64,7 @@ from kresched.sched.framework import (
     PreFilterResult,
     Snapshot,
     Status,
+    node_labels,
     unresolvable,
     unschedulable,
 )
@@ -377,7 +378,8 @@ class PodTopologySpread:
     def pre_score(self, cycle: CycleState, pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot) -> Status:
         """`PreScore` (`pre_score_state`); Skip when there is nothing to score."""
         cycle.write(_PRESCORE_KEY, None)
-        state = pre_score_state(pod, nodes, snapshot, self.default_constraints, self.system_defaulted)
+        state = pre_score_state(pod, nodes, snapshot, self.default_constraints, self.system_defaulted,
+                                node_labels(cycle, nodes, snapshot))
         if state is None:
             return Status(Code.SKIP)
         cycle.write(_PRESCORE_KEY, state)

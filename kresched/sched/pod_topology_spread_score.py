@@ -35,11 +35,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
-from operator import add, attrgetter, is_not
+from operator import add
 
 from kresched.model.objects import Pod
 from kresched.model.specs import TopologySpreadConstraint
-from kresched.sched.framework import MAX_NODE_SCORE, Snapshot, go_div, regrouped
+from kresched.sched.framework import MAX_NODE_SCORE, NodeLabels, Snapshot, go_div, regrouped
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import (
     HOSTNAME_LABEL,
@@ -55,7 +55,8 @@ __all__ = ["ScoreGainBound", "ScoreState", "go_log", "go_round", "normalize_scor
 
 
 def pre_score_state(pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot,
-                    defaults: tuple[TopologySpreadConstraint, ...], system: bool) -> ScoreState | None:
+                    defaults: tuple[TopologySpreadConstraint, ...], system: bool,
+                    view: NodeLabels | None = None) -> ScoreState | None:
     """`PreScore`: the constraints, the ignored nodes, the domain counts and weights; None (Skip)
     when the snapshot has no node, or the pod has no ScheduleAnyway constraint (for a pod without
     constraints: when its default selector is empty)."""
@@ -65,45 +66,46 @@ def pre_score_state(pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot,
     if not constraints:
         return None
     everywhere: _AllNodeDomains = snapshot.index(_ALL_NODE_DOMAINS, _AllNodeDomains.build)
-    domains = _ScoreDomains(constraints, require_all, nodes, everywhere.get(constraints, require_all, snapshot))
-    return _score_state(pod, constraints, require_all, domains, snapshot)
+    if view is None or view.nodes is not nodes:
+        view = NodeLabels(nodes, snapshot.by_name, snapshot)
+    domains = _ScoreDomains(constraints, require_all, view, everywhere.get(constraints, require_all, snapshot))
+    return _score_state(pod, constraints, require_all, domains, snapshot, view)
 
 
 def score_nodes(state: ScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
     """`Score` of each of `nodes`: Σ over the constraints whose topology key the node has of
     `matching pods in its domain × weight + (maxSkew − 1)`, rounded; 0 for an ignored node."""
-    ignored, by_name, namespace = state.ignored, state.by_name, state.namespace
-    labels = [info.node.metadata.labels for info in nodes]
+    ignored, namespace = state.ignored, state.namespace
+    view = state.view if state.view is not None and state.view.nodes is nodes else NodeLabels(nodes, state.by_name)
     if len(state.constraints) == 2 and state.is_host[0] != state.is_host[1]:
-        out = _score_pair(state, nodes, labels)
+        out = _score_pair(state, view)
         if ignored:
-            out = [0 if info.name in ignored else n for info, n in zip(nodes, out, strict=True)]
+            out = [0 if name in ignored else n for name, n in zip(view.names, out, strict=True)]
         return out
     # A constraint at a time, each node's terms added in the constraints' order (the same
     # float sums as upstream's loop, which leaves out the term of a key the node lacks: here
     # it is 0.0, and t + 0.0 is t).
     totals: list[float] | None = None
     at: dict[str, int] | None = None
-    own: list[int] = []  # positions of NodeInfos not the snapshot's: they are counted here
     for i, c in enumerate(state.constraints):
         key, weight, skew = c.topology_key, state.weights[i], float(c.max_skew - 1)
+        values = view.values(key)
         if state.is_host[i]:
             if at is None:
-                names = [info.name for info in nodes]
-                at = {name: j for j, name in enumerate(names)}
-                own = list(compress(range(len(nodes)), map(is_not, nodes, map(by_name.get, names))))
+                at = dict(zip(view.names, range(len(nodes)), strict=True))
             # A node without matching pods: 0.0 × weight + skew, which is skew.
-            terms = [0.0 if key not in lab else skew for lab in labels]
+            terms = [0.0 if v is None else skew for v in values]
+            by_name = state.by_name
             for name, n in state.host_counts[i].items():
                 j = at.get(name)
-                if j is not None and key in labels[j] and nodes[j] is by_name.get(name):
+                if j is not None and values[j] is not None and nodes[j] is by_name.get(name):
                     terms[j] = float(n) * weight + skew
-            for j in own:
-                if key in labels[j]:
+            for j in view.own:  # NodeInfos not the snapshot's: their pods are counted here
+                if values[j] is not None:
                     terms[j] = float(_count_matching(nodes[j], c, namespace)) * weight + skew
         else:  # a few domains: each one's term once (a domain without a count: 0.0 × weight + skew)
             term = {v: float(n) * weight + skew for v, n in state.counts[i].items()}
-            terms = [0.0 if (v := lab.get(key)) is None else term.get(v, skew) for lab in labels]
+            terms = [0.0 if v is None else term.get(v, skew) for v in values]
         totals = terms if totals is None else list(map(add, totals, terms))
     if totals is None:
         totals = [0.0] * len(nodes)
@@ -112,7 +114,7 @@ def score_nodes(state: ScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
     else:
         out = [go_round(t) for t in totals]
     if ignored:
-        out = [0 if info.name in ignored else n for info, n in zip(nodes, out, strict=True)]
+        out = [0 if name in ignored else n for name, n in zip(view.names, out, strict=True)]
     return out
 
 
@@ -134,7 +136,7 @@ def normalize_scores(state: ScoreState, scores: list[int]) -> None:
                      for s, skip in zip(scores, ignored, strict=True)]
 
 
-def _score_pair(state: ScoreState, nodes: Sequence[NodeInfo], labels: list[Mapping[str, str]]) -> list[int]:
+def _score_pair(state: ScoreState, view: NodeLabels) -> list[int]:
     """`score_nodes` (but for ignored nodes) for one hostname constraint and one other, as the system
     defaults are: the same float sums, rounded alike. A node's total is one of a few — by whether it
     has the hostname key and which domain of the other key it is in — but where it has matching
@@ -142,33 +144,30 @@ def _score_pair(state: ScoreState, nodes: Sequence[NodeInfo], labels: list[Mappi
     (The two terms are added in either order: IEEE addition is commutative.)"""
     h = 0 if state.is_host[0] else 1
     ch, cz = state.constraints[h], state.constraints[1 - h]
-    hk, zk = ch.topology_key, cz.topology_key
     wh, wz = state.weights[h], state.weights[1 - h]
     sh, sz = float(ch.max_skew - 1), float(cz.max_skew - 1)
     rnd: Callable[[float], int] = _half_up if ch.max_skew >= 1 and cz.max_skew >= 1 else go_round
     term = {v: float(n) * wz + sz for v, n in state.counts[1 - h].items()}
-    term[None] = 0.0  # (a node without the key: `lab.get` gives None)
+    term[None] = 0.0  # (a node without the key: its value is None)
     # Per domain, the total of a node with and without the hostname key and no matching pods.
     with_host = {v: rnd(sh + t) for v, t in term.items()}
     without = {v: rnd(0.0 + t) for v, t in term.items()}
     other_with, other_without = rnd(sh + sz), rnd(0.0 + sz)  # a domain without a count
-    out = [with_host.get(lab.get(zk), other_with) if hk in lab else without.get(lab.get(zk), other_without)
-           for lab in labels]
-    by_name = state.by_name
-    own = list(compress(range(len(nodes)), map(is_not, nodes, map(by_name.get, map(_NAME, nodes)))))
+    zones, hosts = view.values(cz.topology_key), view.values(ch.topology_key)
+    out = [without.get(z, other_without) if hv is None else with_host.get(z, other_with)
+           for z, hv in zip(zones, hosts, strict=True)]
+    by_name, nodes = state.by_name, view.nodes
     counted = state.host_counts[h]
     if counted:
-        at = {info.name: j for j, info in enumerate(nodes)}
+        at = dict(zip(view.names, range(len(nodes)), strict=True))
         for name, n in counted.items():
             j = at.get(name)
-            if j is not None and hk in labels[j] and nodes[j] is by_name.get(name):
-                v = labels[j].get(zk)
-                out[j] = rnd(float(n) * wh + sh + term.get(v, sz))
-    for j in own:
-        if hk in labels[j]:
-            v = labels[j].get(zk)
+            if j is not None and hosts[j] is not None and nodes[j] is by_name.get(name):
+                out[j] = rnd(float(n) * wh + sh + term.get(zones[j], sz))
+    for j in view.own:
+        if hosts[j] is not None:
             n = _count_matching(nodes[j], ch, state.namespace)
-            out[j] = rnd(float(n) * wh + sh + term.get(v, sz))
+            out[j] = rnd(float(n) * wh + sh + term.get(zones[j], sz))
     return out
 
 
@@ -177,19 +176,16 @@ def _half_up(t: float) -> int:
     return int(t) + (t - int(t) >= 0.5)
 
 
-_NAME = attrgetter("name")
-
-
 class ScoreState:
     """Upstream's `preScoreState`. Read-only once written, so `clone()` shares it (as upstream)."""
 
     __slots__ = ("by_name", "constraints", "counts", "host_counts", "ignored", "ignored_at", "is_host", "namespace",
-                 "weights")
+                 "view", "weights")
 
     def __init__(self, namespace: str, constraints: tuple[SpreadConstraint, ...], is_host: tuple[bool, ...],
                  counts: list[dict[str, int]], weights: tuple[float, ...], ignored: frozenset[str],
                  ignored_at: tuple[bool, ...], by_name: Mapping[str, NodeInfo],
-                 host_counts: list[dict[str, int]]) -> None:
+                 host_counts: list[dict[str, int]], view: NodeLabels | None = None) -> None:
         self.namespace = namespace
         self.constraints = constraints
         #: Per constraint: is its key `kubernetes.io/hostname` (counted per node in `score`)?
@@ -209,6 +205,8 @@ class ScoreState:
         #: Per hostname constraint: node name → matching pods on it (`countPodsMatchSelector`;
         #: shared with `_MatchCounts`: do not change it).
         self.host_counts = host_counts
+        #: The scored nodes' labels PreScore read (`score` reads them again for those nodes).
+        self.view = view
 
     def clone(self) -> ScoreState:
         return self
@@ -236,19 +234,19 @@ class _ScoreDomains:
 
     __slots__ = ("ignored", "ignored_at", "is_host", "keys", "scored", "values")
 
-    def __init__(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, nodes: Sequence[NodeInfo],
+    def __init__(self, constraints: tuple[SpreadConstraint, ...], require_all: bool, view: NodeLabels,
                  everywhere: _ScoreDomains | None = None) -> None:
         self.keys = keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
         self.is_host = is_host = tuple(c.topology_key == HOSTNAME_LABEL for c in constraints)
-        labels: list[Mapping[str, str]] | None = None
+        kept: list[bool] | None = None  # per node, not ignored (None: none is)
         if require_all:
-            labels = [info.node.metadata.labels for info in nodes]
-            self.ignored_at = tuple([not all(k in lab for k in keys) for lab in labels])
-            self.ignored = frozenset(info.name for info, skip in zip(nodes, self.ignored_at, strict=True) if skip)
+            columns = [view.values(k) for k in keys]
+            self.ignored_at = tuple([None in vs for vs in zip(*columns, strict=True)])
+            self.ignored = frozenset(compress(view.names, self.ignored_at))
             if self.ignored:
-                labels = [lab for lab, skip in zip(labels, self.ignored_at, strict=True) if not skip]
+                kept = [not skip for skip in self.ignored_at]
         else:
-            self.ignored_at = (False,) * len(nodes)
+            self.ignored_at = (False,) * len(view.nodes)
             self.ignored = frozenset()
         # Each topology value of the nodes not ignored, counting 0, in the order first met.
         self.values: list[dict[str, int]] = []
@@ -256,17 +254,18 @@ class _ScoreDomains:
             values: dict[str, int] = {}
             if not is_host[i]:
                 every = len(everywhere.values[i]) if everywhere is not None else -1
-                for lab in labels if labels is not None else (info.node.metadata.labels for info in nodes):
-                    values.setdefault(lab.get(c.topology_key, ""), 0)
+                column = view.values(c.topology_key)
+                for v in compress(column, kept) if kept is not None else column:
+                    values.setdefault("" if v is None else v, 0)
                     if len(values) == every:
                         break
             self.values.append(values)
         #: How many nodes are not ignored.
-        self.scored = len(labels) if labels is not None else len(nodes)
+        self.scored = len(view.nodes) - len(self.ignored) if kept is not None else len(view.nodes)
 
 
 def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_all: bool, domains: _ScoreDomains,
-                 snapshot: Snapshot) -> ScoreState:
+                 snapshot: Snapshot, view: NodeLabels | None = None) -> ScoreState:
     """PreScore's counts over `domains` (the scored nodes' walk): every node of the cluster adds its
     matching pods to its domain, if that domain is one of the scored nodes'. Nodes without a pod of
     the namespace add nothing, so only they are walked. For hostname constraints, the counts per
@@ -302,7 +301,7 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
                 if value in there:
                     there[value] += n
     return ScoreState(pod.metadata.namespace, constraints, is_host, counts, weights, domains.ignored,
-                       domains.ignored_at, snapshot.by_name, host_counts)
+                       domains.ignored_at, snapshot.by_name, host_counts, view)
 
 
 #: `Snapshot.index` key of `_MatchCounts`.
@@ -427,7 +426,8 @@ class _AllNodeDomains:
         key = (tuple(c.topology_key for c in constraints), require_all)
         found = self.by_keys.get(key)
         if found is None:
-            found = self.by_keys[key] = _ScoreDomains(constraints, require_all, snapshot.node_infos)
+            found = self.by_keys[key] = _ScoreDomains(constraints, require_all,
+                                                      NodeLabels(snapshot.node_infos, snapshot.by_name))
         return found
 
 

@@ -22,7 +22,16 @@ from operator import mul
 import msgspec
 
 from kresched.model.objects import Pod
-from kresched.sched.framework import MAX_NODE_SCORE, Code, CycleState, ScorePlugin, Snapshot, recent
+from kresched.sched.framework import (
+    MAX_NODE_SCORE,
+    NODE_LABELS,
+    Code,
+    CycleState,
+    NodeLabels,
+    ScorePlugin,
+    Snapshot,
+    recent,
+)
 from kresched.sched.node_info import NodeInfo
 
 __all__ = [
@@ -184,14 +193,17 @@ class ScoreMemo:
         self._facts: object = None
 
     def raw(self, plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
-            snapshot: Snapshot) -> list[Sequence[int]]:
-        """Per plugin of `plugins` (node-local ones), its raw scores of `nodes`."""
+            snapshot: Snapshot, names: list[str] | None = None) -> list[Sequence[int]]:
+        """Per plugin of `plugins` (node-local ones), its raw scores of `nodes` (`names`: theirs)."""
         if snapshot.facts is not self._facts:  # another cluster's snapshot: start over
             self._rows.clear()
             self._facts = snapshot.facts
         cache = self._rows.setdefault(tuple(pl.name for pl in plugins), {})
         get = cache.get
-        rows = [hit[1] if (hit := get(info.name)) is not None and hit[0] is info else None for info in nodes]
+        if names is None:
+            names = [info.name for info in nodes]
+        rows = [hit[1] if (hit := get(name)) is not None and hit[0] is info else None
+                for name, info in zip(names, nodes, strict=True)]
         if None in rows:  # nodes new to the memo (or replaced since)
             for j, row in enumerate(rows):
                 if row is None:
@@ -239,8 +251,13 @@ def prioritize_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleSta
 
 
 def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, pod: Pod,
-                nodes: list[NodeInfo], snapshot: Snapshot, memo: ScoreMemo | None = None) -> ScoreTable:
-    """`prioritize_nodes` as a `ScoreTable` (the totals now, the per-node rows when asked for)."""
+                nodes: list[NodeInfo], snapshot: Snapshot, memo: ScoreMemo | None = None,
+                names: list[str] | None = None) -> ScoreTable:
+    """`prioritize_nodes` as a `ScoreTable` (the totals now, the per-node rows when asked for).
+    `names`: the nodes' names, when the caller has them."""
+    view = NodeLabels(nodes, snapshot.by_name, snapshot, names)
+    names = view.names
+    cycle.write(NODE_LABELS, view)  # (the scorers that read labels share it)
     active: list[tuple[ScorePlugin, int]] = []
     for pl, weight in plugins:
         st = pl.pre_score(cycle, pod, nodes, snapshot)
@@ -252,7 +269,8 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
     if memo is not None:
         local = [pl for pl, _ in active if getattr(pl, "node_local", False)]
         if local:
-            raws = dict(zip([pl.name for pl in local], memo.raw(local, cycle, pod, nodes, snapshot), strict=True))
+            raws = dict(zip([pl.name for pl in local], memo.raw(local, cycle, pod, nodes, snapshot, names),
+                            strict=True))
     columns: list[tuple[str, int, Sequence[int], list[int]]] = []
     weighted: list[list[int]] = []
     for pl, weight in active:
@@ -272,7 +290,7 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
         weighted.append(normalized if weight == 1 else list(map(mul, normalized, repeat(weight))))
     # Each node's total of normalized × weight, in C (the columns are as long as `nodes`).
     totals = list(map(sum, zip(*weighted, strict=True))) if weighted else [0] * len(nodes)
-    return ScoreTable([info.name for info in nodes], totals, columns)
+    return ScoreTable(names, totals, columns)
 
 
 def select_host(scores: Sequence[NodeScore] | ScoreTable, sampled: bool = False) -> Selection:

@@ -794,6 +794,24 @@ def test_hostname_counts_come_from_the_node_info_scored_with_a_zone_constraint_t
     assert scores == [81, 100, 63, 63]
 
 
+def test_labels_come_from_the_node_info_scored() -> None:
+    # Score reads the labels of the Node of the NodeInfo it is given, also when that NodeInfo is
+    # not the snapshot's and its Node has other labels (here node-c has lost its zone label, and
+    # node-e, unknown to the snapshot, is in z2): scoring all the nodes at once (PreScore reads
+    # their labels from the snapshot's columns) gives each node what scoring it alone gives.
+    pod = _pod("p", "foo", spread=[_FOO_ON_NODE, _sc(2, ZONE, ANYWAY, FOO)])
+    nodes = [_hz(name, zone, ZONE)
+             for name, zone in (("node-a", "z1"), ("node-b", "z1"), ("node-c", "z2"), ("node-d", "z2"))]
+    snap = _snapshot(nodes, _SPREAD_2103)
+    moved = NodeInfo(_hz("node-c"), snap.by_name["node-c"].pods)
+    infos = [moved if i.name == "node-c" else i for i in snap.node_infos] + [NodeInfo(_hz("node-e", "z2", ZONE))]
+    plugin, cycle = PodTopologySpread(), CycleState()
+    assert plugin.pre_score(cycle, pod, infos, snap).is_success
+    together = plugin.score_all(cycle, pod, infos)
+    assert together == [plugin.score(cycle, pod, i) for i in infos]
+    assert together[2] == 0 and together[4] > 0, together  # ignored: it lacks a key of the pod's own constraints
+
+
 # -- ScoreGainBound: what moving a pod could gain on its spreading, without scoring every node ------
 
 @settings(max_examples=300, deadline=None)

@@ -169,3 +169,35 @@ def test_a_node_infos_groups_carried_through_adds_and_removes_are_a_fresh_groupi
         assert found(changed) == found(NodeInfo(_node("n0"), list(changed.pods)))
         assert found(info) == before
         info = changed
+
+
+_ZONE = "topology.kubernetes.io/zone"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.lists(st.tuples(st.integers(0, 3), st.sampled_from([None, "a", "b"]), st.booleans()),
+                                   max_size=8),
+       st.sets(st.integers(0, 8)))
+def test_label_columns_derived_down_a_chain_are_the_nodes_labels(
+        n_nodes: int, ops: list[tuple[int, str | None, bool]], asked_early: set[int]) -> None:
+    # Each step replaces a node: by a Node with another zone label (or none), or only by another
+    # NodeInfo of the same Node (a pod placed). Every snapshot's columns, whichever snapshots
+    # asked first, are its own nodes' labels, and asking never changes an ancestor's answer.
+    def labelled(name: str, zone: str | None) -> Node:
+        labels = {"kubernetes.io/hostname": name, **({_ZONE: zone} if zone is not None else {})}
+        return msgspec.convert({"metadata": {"name": name, "labels": labels}}, Node)
+
+    infos = [NodeInfo(labelled(f"n{i}", "a")) for i in range(n_nodes)]
+    chain = [Snapshot(infos, {i.name: i for i in infos})]
+    for k, (i, zone, relabel) in enumerate(ops):
+        old = chain[-1].by_name[f"n{i % n_nodes}"]
+        node = labelled(old.name, zone) if relabel else old.node
+        chain.append(chain[-1].with_node_info(NodeInfo(node, [make_pod(f"p{k}", "a", node=old.name)])))
+        if k in asked_early:
+            chain[-1].label_column(_ZONE)
+    seen = [dict(s.label_column(_ZONE)) for s in chain]
+    for snap, column in zip(chain, seen, strict=True):
+        want = {i.name: v for i in snap.node_infos if (v := i.node.metadata.labels.get(_ZONE)) is not None}
+        assert column == want
+        assert snap.label_column("kubernetes.io/hostname") == {i.name: i.name for i in snap.node_infos}
+    assert [dict(s.label_column(_ZONE)) for s in chain] == seen
