@@ -304,6 +304,16 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
                        domains.ignored_at, snapshot.by_name, host_counts, view)
 
 
+def _recounted(per_node: dict[str, int], name: str, n: int) -> dict[str, int]:
+    """`per_node` with `name`'s count `n` (0: none), a changed count last (a copy: the old one is
+    shared)."""
+    out = per_node.copy()
+    out.pop(name, None)
+    if n:
+        out[name] = n
+    return out
+
+
 #: `Snapshot.index` key of `_MatchCounts`.
 _MATCH_COUNTS = "PodTopologySpread/match-counts"
 
@@ -363,9 +373,7 @@ class _MatchCounts:
             if namespace in before:  # the namespace's pods on the node changed at this step
                 n = _matching(before[namespace], sel)
                 if per_node.get(name, 0) != n:
-                    per_node = {k: v for k, v in per_node.items() if k != name}
-                    if n:
-                        per_node[name] = n
+                    per_node = _recounted(per_node, name, n)
             kept[key] = (sel, per_node)
             child = parent
 
@@ -383,9 +391,7 @@ class _MatchCounts:
             for key, (sel, per_node) in kept.items():
                 n = _matching(pods, sel)
                 if per_node.get(new.name, 0) != n:
-                    per_node = {k: v for k, v in per_node.items() if k != new.name}
-                    if n:
-                        per_node[new.name] = n
+                    per_node = _recounted(per_node, new.name, n)
                 fresh[key] = (sel, per_node)
             by_namespace[ns] = fresh
         if self.depth >= _LINKED:
