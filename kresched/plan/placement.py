@@ -151,9 +151,10 @@ class Placer:
             return Selection(feasible[0], (feasible[0],), None, sampled)
         infos = [snapshot.by_name[n] for n in feasible]
         memo = self.score_memos.for_pod(pod) if self.score_memos is not None else None
+        names: list[str] | None = list(feasible)  # (the snapshot's NodeInfos of those names)
         if podless:
-            infos, memo = [NodeInfo(i.node) for i in infos], None
-        table = score_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo, list(feasible))
+            infos, memo, names = [NodeInfo(i.node) for i in infos], None, None
+        table = score_nodes(self.score_plugins, cycle, pod, infos, snapshot, memo, names)
         if self.extenders is None:
             return select_host(table, sampled)
         from kresched.sched.extender import extender_scores

@@ -425,31 +425,55 @@ class NodeLabels:
     """Some nodes' values of the labels a scorer reads (PreScore's, then Score's, for the nodes
     scored): a column per key aligned with `nodes` (None where a node lacks the key), from the
     snapshot's `label_column` — one lookup a node — but for NodeInfos not the snapshot's (`own`),
-    read from their Node; without a snapshot, from every node's Node."""
+    read from their Node; without a snapshot, from every node's Node.
 
-    __slots__ = ("_columns", "_snapshot", "names", "nodes", "own")
+    `names`, when given, are the nodes' names and the nodes the snapshot's NodeInfos of those
+    names (none is `own`). `memo` (the caller's, kept across pods: `ScoreMemo.labels`) keeps the
+    last columns found for the same names: the replicas of a workload score the same nodes, on
+    snapshots whose labels are the same (the snapshot's column is the same object)."""
+
+    __slots__ = ("_columns", "_memo", "_snapshot", "names", "nodes", "own")
 
     def __init__(self, nodes: Sequence[NodeInfo], by_name: Mapping[str, NodeInfo],
-                 snapshot: Snapshot | None = None, names: list[str] | None = None) -> None:
+                 snapshot: Snapshot | None = None, names: list[str] | None = None,
+                 memo: dict[str, Any] | None = None) -> None:
         self.nodes = nodes
-        #: Their names (`names`, when the caller has them: the same, in the same order).
-        self.names = names = [info.name for info in nodes] if names is None else names
-        #: Positions of the NodeInfos that are not the snapshot's of their name.
-        self.own = list(compress(range(len(nodes)), map(is_not, nodes, map(by_name.get, names))))
+        if names is None:
+            self.names = names = [info.name for info in nodes]
+            #: Positions of the NodeInfos that are not the snapshot's of their name.
+            self.own = list(compress(range(len(nodes)), map(is_not, nodes, map(by_name.get, names))))
+        else:
+            self.names, self.own = names, []
         self._snapshot = snapshot
         self._columns: dict[str, list[str | None]] = {}
+        self._memo = memo if memo is not None and snapshot is not None and not self.own else None
+        if self._memo is not None and self._memo.get(_NAMES) != names:  # (a list compared in C)
+            self._memo.clear()
+            self._memo[_NAMES] = names
 
     def values(self, key: str) -> list[str | None]:
+        """The column of `key` (shared: do not change it)."""
         col = self._columns.get(key)
         if col is None:
             if self._snapshot is None:
                 col = [info.node.metadata.labels.get(key) for info in self.nodes]
             else:
-                col = list(map(self._snapshot.label_column(key).get, self.names))
-                for j in self.own:
-                    col[j] = self.nodes[j].node.metadata.labels.get(key)
+                column = self._snapshot.label_column(key)
+                hit = self._memo.get(key) if self._memo is not None else None
+                if hit is not None and hit[0] is column:
+                    col = hit[1]
+                else:
+                    col = list(map(column.get, self.names))
+                    for j in self.own:
+                        col[j] = self.nodes[j].node.metadata.labels.get(key)
+                    if self._memo is not None:
+                        self._memo[key] = (column, col)
             self._columns[key] = col
         return col
+
+
+#: `NodeLabels`' memo key of the names its columns are of (label keys are never empty).
+_NAMES = ""
 
 
 #: CycleState key of the `NodeLabels` of the nodes being scored (every scorer reads the one view).

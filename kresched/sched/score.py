@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import mul
+from typing import Any
 
 import msgspec
 
@@ -185,12 +186,14 @@ class ScoreMemo:
     place: they replace it). Replicas simulated one after another then score only the nodes that
     changed. Holds the NodeInfos it saw: keep it no longer than the simulations that use it."""
 
-    __slots__ = ("_facts", "_rows")
+    __slots__ = ("_facts", "_rows", "labels")
 
     def __init__(self) -> None:
         #: Per list of plugins (by name): node name → (NodeInfo, each plugin's raw score).
         self._rows: dict[tuple[str, ...], dict[str, tuple[NodeInfo, tuple[int, ...]]]] = {}
         self._facts: object = None
+        #: The last label columns of the nodes scored (`NodeLabels`' memo).
+        self.labels: dict[str, Any] = {}
 
     def raw(self, plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
             snapshot: Snapshot, names: list[str] | None = None) -> list[Sequence[int]]:
@@ -254,8 +257,8 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
                 nodes: list[NodeInfo], snapshot: Snapshot, memo: ScoreMemo | None = None,
                 names: list[str] | None = None) -> ScoreTable:
     """`prioritize_nodes` as a `ScoreTable` (the totals now, the per-node rows when asked for).
-    `names`: the nodes' names, when the caller has them."""
-    view = NodeLabels(nodes, snapshot.by_name, snapshot, names)
+    `names`: the nodes' names, when they are the snapshot's NodeInfos of those names."""
+    view = NodeLabels(nodes, snapshot.by_name, snapshot, names, memo.labels if memo is not None else None)
     names = view.names
     cycle.write(NODE_LABELS, view)  # (the scorers that read labels share it)
     active: list[tuple[ScorePlugin, int]] = []

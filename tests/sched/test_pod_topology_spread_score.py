@@ -32,7 +32,7 @@ from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread import NAME, PodTopologySpread
 from kresched.sched.pod_topology_spread_constraints import build_default_constraints, default_selector
 from kresched.sched.pod_topology_spread_score import ScoreGainBound, go_log, go_round
-from kresched.sched.score import prioritize_nodes
+from kresched.sched.score import ScoreMemo, prioritize_nodes, score_nodes
 from kresched.sources.decode import Objects
 from kresched.sources.snapshot import build_state
 from tests.builders import make_pod
@@ -809,7 +809,27 @@ def test_labels_come_from_the_node_info_scored() -> None:
     assert plugin.pre_score(cycle, pod, infos, snap).is_success
     together = plugin.score_all(cycle, pod, infos)
     assert together == [plugin.score(cycle, pod, i) for i in infos]
-    assert together[2] == 0 and together[4] > 0, together  # ignored: it lacks a key of the pod's own constraints
+    assert together[2] == 0  # ignored: it lacks a key of the pod's own constraints
+    assert together[4] > 0
+
+
+def test_a_score_memo_kept_across_snapshots_reads_each_snapshots_labels() -> None:
+    # The replicas of a workload share a score memo, which keeps the label columns of the nodes
+    # last scored. Scored again on a snapshot where node-d moved to zone z1, the same nodes score
+    # as without the memo: the columns kept were another snapshot's.
+    pod = _pod("p", "foo", spread=[_FOO_ON_NODE, _sc(2, ZONE, ANYWAY, FOO)])
+    nodes = [_hz(name, zone, ZONE)
+             for name, zone in (("node-a", "z1"), ("node-b", "z1"), ("node-c", "z2"), ("node-d", "z2"))]
+    first = _snapshot(nodes, _SPREAD_2103)
+    moved = first.with_node_info(NodeInfo(_hz("node-d", "z1", ZONE), first.by_name["node-d"].pods))
+    plugins = [(PodTopologySpread(), 2)]
+    memo = ScoreMemo()
+    for snap, skip in ((first, 0), (first, 1), (moved, 0), (first, 0)):  # (skip: fewer nodes scored)
+        infos = list(snap.node_infos)[skip:]
+        kept = score_nodes(plugins, CycleState(), pod, infos, snap, memo, [i.name for i in infos])
+        fresh = score_nodes(plugins, CycleState(), pod, infos, snap)
+        assert kept.totals == fresh.totals
+    assert kept.totals != score_nodes(plugins, CycleState(), pod, list(moved.node_infos), moved).totals
 
 
 # -- ScoreGainBound: what moving a pod could gain on its spreading, without scoring every node ------
