@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import mul
+from itertools import compress, repeat
+from operator import is_not, mul
 from typing import Any
 
 import msgspec
@@ -186,34 +186,61 @@ class ScoreMemo:
     place: they replace it). Replicas simulated one after another then score only the nodes that
     changed. Holds the NodeInfos it saw: keep it no longer than the simulations that use it."""
 
-    __slots__ = ("_facts", "_rows", "labels")
+    __slots__ = ("_facts", "_last", "_rows", "labels")
 
     def __init__(self) -> None:
         #: Per list of plugins (by name): node name → (NodeInfo, each plugin's raw score).
         self._rows: dict[tuple[str, ...], dict[str, tuple[NodeInfo, tuple[int, ...]]]] = {}
+        #: Per list of plugins: the names and NodeInfos last scored, and each plugin's raw scores.
+        self._last: dict[tuple[str, ...], tuple[list[str], list[NodeInfo], list[list[int]]]] = {}
         self._facts: object = None
         #: The last label columns of the nodes scored (`NodeLabels`' memo).
         self.labels: dict[str, Any] = {}
 
     def raw(self, plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
             snapshot: Snapshot, names: list[str] | None = None) -> list[Sequence[int]]:
-        """Per plugin of `plugins` (node-local ones), its raw scores of `nodes` (`names`: theirs)."""
+        """Per plugin of `plugins` (node-local ones), its raw scores of `nodes` (`names`: theirs).
+        Where the same nodes were scored last, only the NodeInfos that are not the same objects
+        are looked up (the replicas of a workload score the same nodes but the one the last one
+        took)."""
         if snapshot.facts is not self._facts:  # another cluster's snapshot: start over
             self._rows.clear()
+            self._last.clear()
             self._facts = snapshot.facts
-        cache = self._rows.setdefault(tuple(pl.name for pl in plugins), {})
+        if not nodes:
+            return [() for _ in plugins]
+        key = tuple(pl.name for pl in plugins)
+        cache = self._rows.setdefault(key, {})
         get = cache.get
         if names is None:
             names = [info.name for info in nodes]
-        rows = [hit[1] if (hit := get(name)) is not None and hit[0] is info else None
-                for name, info in zip(names, nodes, strict=True)]
-        if None in rows:  # nodes new to the memo (or replaced since)
-            for j, row in enumerate(rows):
-                if row is None:
-                    info = nodes[j]
-                    rows[j] = row = tuple([pl.score(cycle, pod, info) for pl in plugins])
-                    cache[info.name] = (info, row)
-        return list(zip(*rows, strict=True)) if rows else [() for _ in plugins]
+        last = self._last.get(key)
+        if last is not None and last[0] == names:  # (lists compared in C)
+            then = last[1]
+            columns = [list(c) for c in last[2]]
+            for j in compress(range(len(nodes)), map(is_not, nodes, then)):
+                info = nodes[j]
+                hit = get(names[j])
+                row = hit[1] if hit is not None and hit[0] is info else self._scored(plugins, cycle, pod, info, cache)
+                for column, value in zip(columns, row, strict=True):
+                    column[j] = value
+        else:
+            rows = [hit[1] if (hit := get(name)) is not None and hit[0] is info else None
+                    for name, info in zip(names, nodes, strict=True)]
+            if None in rows:  # nodes new to the memo (or replaced since)
+                for j, row in enumerate(rows):
+                    if row is None:
+                        rows[j] = self._scored(plugins, cycle, pod, nodes[j], cache)
+            columns = [list(c) for c in zip(*rows, strict=True)]
+        self._last[key] = (names, list(nodes), columns)  # (the columns are never changed: copied above)
+        return columns
+
+    @staticmethod
+    def _scored(plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, info: NodeInfo,
+                cache: dict[str, tuple[NodeInfo, tuple[int, ...]]]) -> tuple[int, ...]:
+        row = tuple([pl.score(cycle, pod, info) for pl in plugins])
+        cache[info.name] = (info, row)
+        return row
 
 
 def score_shape(pod: Pod) -> bytes:
