@@ -311,7 +311,7 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
                 [pl.score(cycle, pod, info) for info in nodes]
         normalized = list(raw)
         pl.normalize_score(cycle, pod, normalized)
-        if normalized and (min(normalized) < 0 or max(normalized) > MAX_NODE_SCORE):
+        if not _NORMALIZED.issuperset(normalized) and (min(normalized) < 0 or max(normalized) > MAX_NODE_SCORE):
             bad = next(s for s in normalized if not 0 <= s <= MAX_NODE_SCORE)
             raise AssertionError(f"plugin {pl.name} returned the normalized score {bad}, outside 0..{MAX_NODE_SCORE}")
         if len(normalized) != len(nodes):
@@ -321,6 +321,11 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
     # Each node's total of normalized × weight, in C (the columns are as long as `nodes`).
     totals = list(map(sum, zip(*weighted, strict=True))) if weighted else [0] * len(nodes)
     return ScoreTable(names, totals, columns)
+
+
+#: The integer scores a plugin may give once normalized (`MinNodeScore`..`MaxNodeScore`): a column
+#: of them is checked in one pass in C (min and max are two, and compare object by object).
+_NORMALIZED = frozenset(range(MAX_NODE_SCORE + 1))
 
 
 def select_host(scores: Sequence[NodeScore] | ScoreTable, sampled: bool = False) -> Selection:
