@@ -261,7 +261,7 @@ class _ScoreDomains:
                         break
             self.values.append(values)
         #: How many nodes are not ignored.
-        self.scored = len(view.nodes) - len(self.ignored) if kept is not None else len(view.nodes)
+        self.scored = kept.count(True) if kept is not None else len(view.nodes)
 
 
 def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_all: bool, domains: _ScoreDomains,
