@@ -198,7 +198,7 @@ class ScoreMemo:
         self.labels: dict[str, Any] = {}
 
     def raw(self, plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
-            snapshot: Snapshot, names: list[str] | None = None) -> list[Sequence[int]]:
+            snapshot: Snapshot, names: list[str]) -> list[Sequence[int]]:
         """Per plugin of `plugins` (node-local ones), its raw scores of `nodes` (`names`: theirs).
         Where the same nodes were scored last, only the NodeInfos that are not the same objects
         are looked up (the replicas of a workload score the same nodes but the one the last one
@@ -212,8 +212,6 @@ class ScoreMemo:
         key = tuple(pl.name for pl in plugins)
         cache = self._rows.setdefault(key, {})
         get = cache.get
-        if names is None:
-            names = [info.name for info in nodes]
         last = self._last.get(key)
         if last is not None and last[0] == names:  # (lists compared in C)
             then = last[1]
