@@ -23,6 +23,7 @@ from kresched.model.dra import DraState
 from kresched.model.objects import Node, Pod
 from kresched.model.specs import LabelSelector
 from kresched.model.storage import StorageState
+from kresched.sched.layered import Layered
 from kresched.sched.node_info import NodeInfo
 
 __all__ = [
@@ -348,7 +349,7 @@ class Snapshot:
         use; do not change it."""
         return self.index(LABEL_COLUMNS, _LabelColumns.build).column(self, key)
 
-    def pods_by_namespace(self) -> dict[str, dict[str, tuple[Pod, ...]]]:
+    def pods_by_namespace(self) -> Mapping[str, dict[str, tuple[Pod, ...]]]:
         """Each namespace's pods, grouped by node (node name → its pods of the namespace; the
         NodeInfo is `by_name[name]`); built once, on first use.
 
@@ -535,11 +536,13 @@ PODS_BY_NAMESPACE = "kresched/pods-by-namespace"
 class _PodsByNamespace:
     """`Snapshot.pods_by_namespace` as a `SnapshotIndex`: carried down simulations like the plugins'.
     Per namespace, node name → its pods of the namespace, in the order nodes were added (a node
-    whose pods of the namespace changed goes last)."""
+    whose pods of the namespace changed goes last). The namespaces are a `Layered` mapping: a
+    placement changes one or two of a cluster's thousands, and copying them all was most of what
+    carrying the index cost."""
 
     __slots__ = ("groups",)
 
-    def __init__(self, groups: dict[str, dict[str, tuple[Pod, ...]]]) -> None:
+    def __init__(self, groups: Layered[str, dict[str, tuple[Pod, ...]]]) -> None:
         self.groups = groups
 
     @classmethod
@@ -548,30 +551,26 @@ class _PodsByNamespace:
         for info in snap.node_infos:
             for ns, pods in info.namespace_groups().items():
                 groups.setdefault(ns, {})[info.name] = pods
-        return cls(groups)
+        return cls(Layered(groups))
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> _PodsByNamespace:
-        return _PodsByNamespace(_regroup(self.groups, old, new))
-
-
-def _regroup(index: dict[str, dict[str, tuple[Pod, ...]]], old: NodeInfo, info: NodeInfo
-             ) -> dict[str, dict[str, tuple[Pod, ...]]]:
-    """`pods_by_namespace` after `info` replaced `old`: only the namespaces whose pods on the node
-    changed are re-grouped (each a dict copy, not a walk over its nodes)."""
-    changed, _, after = regrouped(old, info)
-    if not changed:
-        return index
-    index = dict(index)
-    for ns in changed:
-        entries = dict(index.get(ns, ()))
-        entries.pop(info.name, None)
-        if ns in after:
-            entries[info.name] = after[ns]
-        if entries:
-            index[ns] = entries
-        else:
-            index.pop(ns, None)
-    return index
+        changed, _, after = regrouped(old, new)
+        if not changed:
+            return self
+        # Only the namespaces whose pods on the node changed are re-grouped (each a dict copy, not a
+        # walk over its nodes).
+        index = self.groups.draft()
+        name = new.name
+        for ns in changed:
+            entries = dict(index.get(ns, ()))
+            entries.pop(name, None)
+            if ns in after:
+                entries[name] = after[ns]
+            if entries:
+                index[ns] = entries
+            else:
+                index.pop(ns, None)
+        return _PodsByNamespace(index.done())
 
 
 def regrouped(old: NodeInfo, new: NodeInfo

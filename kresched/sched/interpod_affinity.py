@@ -376,11 +376,10 @@ def _incoming_counts(affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[Af
     by_name = snapshot.by_name
     terms = (*affinity, *anti_affinity)
     if any(t.selects_all_namespaces for t in terms):
-        namespaces: Iterable[str] = index.keys()
+        namespaces: Iterable[tuple[str, dict[str, tuple[Pod, ...]] | None]] = index.items()
     else:
-        namespaces = sorted(set().union(*(t.namespaces for t in terms)))
-    for ns in namespaces:
-        groups = index.get(ns)
+        namespaces = [(ns, index.get(ns)) for ns in sorted(set().union(*(t.namespaces for t in terms)))]
+    for ns, groups in namespaces:
         if not groups:
             continue
         aff = affinity if affinity and all(t.selects_namespace(ns, NO_LABELS) for t in affinity) else ()

@@ -109,14 +109,16 @@ def _add_incoming_terms(scores: ScoreMap, terms: Sequence[WeightedTerm], snapsho
     """The incoming pod's preferred terms against every existing pod (`processExistingPod`'s first
     two `processTerms`), namespace by namespace, matching pods counted per node."""
     by_namespace = snapshot.pods_by_namespace()
-    namespaces: Iterable[str] = by_namespace
+    namespaces: Iterable[tuple[str, dict[str, tuple[Pod, ...]]]]
     # Matched with nil namespace labels, a term's namespace selector selects every namespace or
-    # none: where none does, only the namespaces the terms name are looked at (in the same order).
-    if not any(t.selects_namespace("", NO_LABELS) for _, t in terms):  # ("": no namespace's name)
+    # none: where none does, only the namespaces the terms name are looked at, not the cluster's
+    # thousands (the sums are of integers: the order they are added in does not matter).
+    if any(t.selects_namespace("", NO_LABELS) for _, t in terms):  # ("": no namespace's name)
+        namespaces = by_namespace.items()
+    else:
         named = frozenset().union(*(t.namespaces for _, t in terms))
-        namespaces = [ns for ns in by_namespace if ns in named]
-    for ns in namespaces:
-        groups = by_namespace[ns]
+        namespaces = [(ns, groups) for ns in sorted(named) if (groups := by_namespace.get(ns))]
+    for ns, groups in namespaces:
         # Each term with its key's label column: a node's value is one lookup.
         here = [(w, t, snapshot.label_column(t.topology_key).get) for w, t in terms
                 if t.selects_namespace(ns, NO_LABELS)]
