@@ -337,8 +337,8 @@ class _Walk:
         self.limit = limit
         self.total = total
         self.sampled = sampled
-        #: The search's Diagnosis, whose `node_to_status` `failed` copies: its `reason_counts`, once
-        #: counted, count `failed` too (until `_resume` changes it).
+        #: The search's Diagnosis, whose `node_to_status` is `failed` (and `feasible` the walk's, and
+        #: neither is changed after): its `reason_counts`, once counted, count `failed` too.
         self.diag = diag
 
 
@@ -513,9 +513,11 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     if verdicts is None and fitted is not None and sample and names is None and not start:
         kept = kept_states(plugins, cycle)
     start = 0
+    then: _Walk | None = None  # the walk a search resumed from
     if walked:
         assert verdicts is not None
-        start = _resume(verdicts.walk, snapshot, infos, held, limit, status, diag)
+        then = verdicts.walk
+        start = _resume(then, snapshot, infos, held, limit, status, diag)
     elif kept is not None:
         assert memo is not None
         slot = recent(memo.walks, walk_key(pod, full_key), WALKS_KEPT, Walked)
@@ -523,7 +525,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         if also is not None:
             # A node the walk found failing at a node-static filter or NodeResourcesFit (the
             # filters before any that reads the cluster) fails alike while it is the same NodeInfo.
-            start = _resume(slot.walk, snapshot, infos, held, limit, status, diag, also,
+            then = slot.walk
+            start = _resume(then, snapshot, infos, held, limit, status, diag, also,
                             static.names | {"NodeResourcesFit"} if static is not None else frozenset())
     if start >= 0:
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
@@ -540,19 +543,26 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 failed[name] = st
                 if st.code == Code.ERROR and diag.filter_error is None:
                     diag.filter_error = st
+    if not diag.feasible_set:
+        diag.feasible_set = frozenset(diag.feasible)
     if walked or kept is not None:
+        feasible, failed = diag.feasible, diag.node_to_status  # (a settled resume handed over the walk's)
         cut = len(feasible) + len(failed)
         positions = snapshot.cluster.order_positions
         # Positions are the search order's only when every node of the cluster is in the snapshot;
-        # a search that met an error is not one to resume (the error is the pod's own).
+        # a search that met an error is not one to resume (the error is the pod's own). The walk
+        # holds the Diagnosis' lists, not copies: neither is changed after (a caller only reads a
+        # Diagnosis; `_resume` copies what it changes); the NodeInfos visited are its own list.
+        # (`_resume` brought the walk's NodeInfos up to date: where it settled the search at the
+        # walk's cut, they are the ones visited.)
+        visited = then.infos if then is not None and start < 0 and len(then.infos) == cut else infos[:cut]
         walk = None if len(positions) != len(infos) or diag.filter_error is not None else _Walk(
-            snapshot.facts, infos[:cut], list(feasible), dict(failed),
+            snapshot.facts, visited, feasible, failed,
             {j for n in held if (j := positions.get(n, cut)) < cut}, limit, len(infos), diag.sampled, diag)
         if verdicts is not None:
             verdicts.walk = walk
         elif kept is not None:
             slot.walk, slot.states = walk, kept
-    diag.feasible_set = frozenset(diag.feasible)
     return diag, cycle
 
 
@@ -592,11 +602,13 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
         j = positions.get(name, cut)
         if j < cut:
             again.add(j)
+    # The walk's statuses and their reason lists' counts (when the walk's were counted) are its
+    # Diagnosis' too, which a caller may hold: copied before the first change (`changed`).
     failed = walk.failed
+    counts = walk.diag.reason_counts
+    changed = False
     lost: set[str] = set()  # feasible then, not now
     gained: list[str] = []  # the other way round
-    # The reason lists' counts, kept in step with `failed` when the walk's were counted.
-    counts = dict(walk.diag.reason_counts) if walk.diag.reason_counts is not None else None
     errored = walk.diag.filter_error is not None
     for j in again:
         info = infos[j]
@@ -604,8 +616,14 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
         st = status(info, held.get(name))
         errored = errored or st.code == Code.ERROR
         visited[j] = info
+        was = failed.get(name)
+        if was is st or (was is None and not st.code):
+            continue  # the same status object, or feasible then and now
+        if not changed:
+            failed, changed = dict(failed), True
+            counts = dict(counts) if counts is not None else None
         if counts is not None:
-            if (was := failed.get(name)) is not None:
+            if was is not None:
                 if (n := counts[was.reasons] - 1) > 0:
                     counts[was.reasons] = n
                 else:
@@ -613,14 +631,18 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
             if st.code:
                 counts[st.reasons] = counts.get(st.reasons, 0) + 1
         if st.code:
-            if name not in failed:
+            if was is None:
                 lost.add(name)
             failed[name] = st
-        elif failed.pop(name, None) is not None:
+        else:
+            del failed[name]
             gained.append(name)
     if not lost and not gained:
-        diag.feasible.extend(walk.feasible)
-        diag.node_to_status.update(failed)
+        # Nothing feasible changed: the walk's lists are this search's (never changed after: the
+        # next search copies what it changes), and so is its set of feasible nodes.
+        diag.feasible, diag.node_to_status = walk.feasible, failed
+        if walk.diag.feasible is walk.feasible:
+            diag.feasible_set = walk.diag.feasible_set
         diag.sampled = walk.sampled
         diag.reason_counts = counts
         return _errors_of(diag, errored, -1)

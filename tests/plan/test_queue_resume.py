@@ -10,16 +10,20 @@ evictions (whose victims move to other domains). Runs derandomized: CI is determ
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
+from kresched.plan import placement
 from kresched.plan.planner import Planner
 from kresched.plan.plans import PlanOptions
 from kresched.plan.queue import pending_pods_to_plan
+from kresched.sched.runner import fit_error_message
 from tests.builders import make_node, make_pod, make_state
 from tests.plan.test_queue_cache import assert_same_with_caches_off
 
@@ -89,6 +93,37 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
 def test_a_queue_of_pods_reading_the_cluster_plans_the_same_with_searches_resumed(
         queue: tuple[ClusterState, list[Pod]], rotate: bool) -> None:
     assert_same_with_caches_off(*queue, rotate)
+
+
+@PROFILE
+@given(queues())
+def test_a_search_resumed_later_leaves_the_diagnoses_handed_out_before_as_they_were(
+        queue: tuple[ClusterState, list[Pod]]) -> None:
+    """A resumed search shares its lists with the walk it resumes, and so with the Diagnosis that
+    walk's search handed out (it copies what it changes): every Diagnosis of a queue still holds,
+    once the whole queue is planned, what it held when its search returned — its feasible nodes,
+    its statuses, and its counts of their reasons (a message counts them: here every search's is
+    asked for)."""
+    state, pods = queue
+    real = placement.find_nodes_that_fit
+    seen: list[tuple[Any, list[str], dict[str, Any]]] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        diag, cycle = real(*args, **kwargs)
+        fit_error_message(diag)  # its reasons counted now, as a message counts them (then kept in step)
+        seen.append((diag, list(diag.feasible), dict(diag.node_to_status)))
+        return diag, cycle
+
+    with patch.object(placement, "find_nodes_that_fit", recording):
+        planner = Planner(state, PlanOptions())
+        for pod in pods:
+            planner.plan(pod, commit=True)
+    assert len(seen) >= len(pods)
+    for diag, feasible, statuses in seen:
+        assert diag.feasible == feasible
+        assert diag.feasible_set == frozenset(feasible)
+        assert diag.node_to_status == statuses
+        assert diag.reason_counts == Counter(st.reasons for st in statuses.values())
 
 
 def test_replicas_no_eviction_helps_are_answered_alike_until_the_cluster_changes():
