@@ -37,6 +37,7 @@ from kresched.sched.interpod_affinity_terms import (
     int32,
     preferred_terms,
 )
+from kresched.sched.layered import Layered
 from kresched.sched.node_info import NodeInfo
 
 __all__ = ["EXISTING_ANTI_INDEX", "EXISTING_TERMS_INDEX", "ExistingAntiAffinityIndex", "ExistingTermsIndex",
@@ -81,8 +82,10 @@ class ExistingTermsIndex:
 
     __slots__ = ("by_namespace", "groups")
 
-    def __init__(self, groups: dict[_Signature, tuple[AffinityTerm, _Entries]],
+    def __init__(self, groups: Layered[_Signature, tuple[AffinityTerm, _Entries]],
                  by_namespace: dict[str | None, list[_Signature]] | None = None) -> None:
+        #: A `Layered` mapping: a node replaced changes a few of the thousands of groups a cluster
+        #: has, and copying them all was most of what carrying the index cost.
         self.groups = groups
         if by_namespace is None:
             by_namespace = {}
@@ -114,7 +117,7 @@ class ExistingTermsIndex:
                 if values is None:
                     values = group[1][(w, key)] = {}
                 values[value] = values.get(value, 0) + 1
-        return cls(groups)
+        return cls(Layered(groups))
 
     def replaced(self, old: NodeInfo, new: NodeInfo) -> Self:
         deltas: dict[tuple[_Signature, int | None, str, str], int] = {}
@@ -128,7 +131,7 @@ class ExistingTermsIndex:
         changed = {k: d for k, d in deltas.items() if d}
         if not changed:
             return self
-        groups = dict(self.groups)
+        groups = self.groups.draft()
         copied_groups: set[_Signature] = set()
         copied_values: set[tuple[_Signature, int | None, str]] = set()
         appeared: list[_Signature] = []  # terms new to the index, in the order added to `groups`
@@ -173,7 +176,7 @@ class ExistingTermsIndex:
             for sig in appeared:
                 for ns in _term_namespaces(groups[sig][0]):
                     by_namespace[ns] = [*by_namespace.get(ns, ()), sig]
-        return type(self)(groups, by_namespace)
+        return type(self)(groups.done(), by_namespace)
 
     def add_to(self, scores: ScoreMap, pod: Pod, ns_labels: Mapping[str, str], hard_weight: int) -> None:
         """`_add_existing_terms` over the whole snapshot, one match per distinct term."""
