@@ -74,6 +74,21 @@ class _State(NamedTuple):
     new: dict[bool, dict[str, str] | Status]
     #: `new`'s volumes counted per driver (`_per_driver`), per whether the node has a CSINode.
     counts: dict[bool, list[tuple[str, int]]]
+    #: The run's `_NodeView`s by node name (kept in the storage's `derived`).
+    nodes: dict[str, _NodeView]
+
+
+class _NodeView(NamedTuple):
+    """What Filter reads of a node, kept per node name across pods: its CSINode's limits (while it
+    is the same CSINode object), and what the pods there attach and how many volumes per driver
+    (while its pods with volumes are the same tuple: `NodeInfo.pods_with_volumes` is a new one
+    whenever one is added or taken off, in place or not). Every pod with claims filters the nodes
+    it visits, most of them unchanged: one lookup by name finds all of it."""
+    csi_node: CSINode
+    limits: dict[str, int]
+    volume_pods: tuple[Pod, ...] | None
+    attached: dict[str, str]
+    count: dict[str, int]
 
 
 class NodeVolumeLimits:
@@ -84,7 +99,10 @@ class NodeVolumeLimits:
         if not storage.has_claims:
             return _SKIP
         if pod.claim_names or any(_in_tree_plugin(v) for v in pod.spec.volumes):
-            cycle.write(NAME, _State(storage, {}, {}))
+            nodes = storage.derived.get(_NODE_VIEWS)
+            if nodes is None:
+                nodes = storage.derived[_NODE_VIEWS] = {}
+            cycle.write(NAME, _State(storage, {}, {}, nodes))
             return PreFilterResult()
         return _SKIP
 
@@ -106,10 +124,17 @@ class NodeVolumeLimits:
             return found
         if not found or csi_node is None:
             return SUCCESS
-        limits = _limits(csi_node, storage)
-        if not limits:
+        name = node_info.name
+        view = state.nodes.get(name)
+        if view is None or view.csi_node is not csi_node:
+            view = state.nodes[name] = _NodeView(csi_node, csi_node.limits(), None, {}, {})
+        if not view.limits:
             return SUCCESS
-        attached, attached_count = _attached(node_info, storage, csi_node)
+        volume_pods = node_info.pods_with_volumes()
+        if view.volume_pods is not volume_pods:
+            view = state.nodes[name] = _NodeView(csi_node, view.limits, volume_pods,
+                                                 *_attached(volume_pods, storage, csi_node))
+        limits, attached, attached_count = view.limits, view.attached, view.count
         if attached.keys().isdisjoint(found):  # (the pod's volumes are new here: counted once per pod)
             new_count = state.counts.get(has_csi_node)
             if new_count is None:
@@ -138,29 +163,17 @@ def _per_driver(volumes: dict[str, str]) -> list[tuple[str, int]]:
     return sorted(count.items())
 
 
-def _limits(csi_node: CSINode, storage: StorageState) -> dict[str, int]:
-    """`csi_node.limits()`, kept per CSINode object (every node a pod with volumes visits asks)."""
-    key = (NAME, "limits", csi_node.name)
-    hit = storage.derived.get(key)
-    if hit is None or hit[0] is not csi_node:
-        hit = storage.derived[key] = (csi_node, csi_node.limits())
-    return hit[1]
+#: `StorageState.derived` key of the run's `_NodeView`s.
+_NODE_VIEWS = (NAME, "nodes")
 
 
-def _attached(node_info: NodeInfo, storage: StorageState, csi_node: CSINode | None
+def _attached(volume_pods: tuple[Pod, ...], storage: StorageState, csi_node: CSINode | None
               ) -> tuple[dict[str, str], dict[str, int]]:
-    """What the pods on the node attach (`attachable_volumes` of each) and how many volumes per
-    driver. What a running pod attaches depends only on the pod, the storage objects and whether
-    the node has a CSINode: kept per pod, and per node while its pods with volumes are the same
-    (`NodeInfo.pods_with_volumes` is a new tuple whenever one is added or taken off, in place or
-    not): every pod with claims filters the nodes it visits, most of them unchanged."""
+    """What `volume_pods` (a node's pods with volumes) attach (`attachable_volumes` of each) and how
+    many volumes per driver. What a running pod attaches depends only on the pod, the storage
+    objects and whether the node has a CSINode: kept per pod."""
     cache = storage.derived
     has_csi_node = csi_node is not None
-    volume_pods = node_info.pods_with_volumes()
-    node_key = (NAME, node_info.name, has_csi_node)
-    hit = cache.get(node_key)
-    if hit is not None and hit[0] is volume_pods:
-        return hit[1], hit[2]
     attached: dict[str, str] = {}
     for existing in volume_pods:
         key = (NAME, id(existing), has_csi_node)
@@ -171,7 +184,6 @@ def _attached(node_info: NodeInfo, storage: StorageState, csi_node: CSINode | No
     count: dict[str, int] = {}
     for driver in attached.values():
         count[driver] = count.get(driver, 0) + 1
-    cache[node_key] = (volume_pods, attached, count)
     return attached, count
 
 
