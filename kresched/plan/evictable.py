@@ -44,8 +44,9 @@ class EvictablePods:
         #: fifth, `candidates` per priority. (The planner reads the fifth directly for every node
         #: of every pod, before calling `candidates`.)
         self.by_node: dict[int, tuple[NodeInfo, list[int], list[Pod], PdbView | None, dict[int, list[Pod]]]] = {}
-        #: Per NodeInfo (by identity): (it, `Suffixes` of its evictable pods).
-        self._suffixes: dict[int, tuple[NodeInfo, Suffixes, dict[tuple[int, int, int, int], tuple | None]]] = {}
+        #: Per NodeInfo (by identity): (it, `Suffixes` of its evictable pods, `quick_all`'s bounds kept,
+        #: how many evictable pods it has).
+        self._suffixes: dict[int, tuple[NodeInfo, Suffixes, dict[tuple[int, int, int, int], tuple | None], int]] = {}
         #: Per NodeInfo (by identity) and tier: (it, its budgets, the positions of the eligible
         #: pods among its evictable ones, those pods, `eligible` per candidate count).
         self._eligible_memo: dict[tuple[int, int], tuple[NodeInfo, tuple[int, ...], list[int], list[Pod],
@@ -74,7 +75,7 @@ class EvictablePods:
         ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key) \
             if node_refusal(info.node) is None else []  # (`protected_reason`; a lost node: none)
         hit = self.by_node[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
-        self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.max_grace_seconds), {})
+        self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.max_grace_seconds), {}, len(ranked))
         return hit
 
     def quick_all(self, pod: Pod, candidates: list[tuple[NodeInfo, list[Pod]]], tier: int) -> list[tuple | None]:
@@ -87,8 +88,8 @@ class EvictablePods:
         cpu, memory = req.milli_cpu, req.memory
         out: list[tuple | None] = []
         for info, cands in candidates:
-            _, sfx, kept = suffixes[id(info)]
-            cut = len(sfx.all.count) - 1 - len(cands)
+            _, sfx, kept, n = suffixes[id(info)]
+            cut = n - len(cands)
             key = (cpu, memory, cut, tier)
             found = kept.get(key, unknown)
             if found is unknown:
