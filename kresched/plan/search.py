@@ -144,10 +144,14 @@ class NodeSearch:
         if index is None:  # every node where eviction may help, each with its quick bound
             index = indexes[(shape, tier)] = TierIndex()
             index.changes, index.ledger = len(work.changes), ledger.version
+            by_node, candidates, unschedulable = self.evictable.by_node, self.evictable.candidates, Code.UNSCHEDULABLE
             for info in work.snapshot.node_infos:
-                st = statuses.get(info.name)
-                if st is not None and st.code is Code.UNSCHEDULABLE:
-                    index.entries[info.name] = Entry(info, self.evictable.candidates(info, priority))
+                name = info.name
+                st = statuses.get(name)
+                if st is not None and st.code is unschedulable:
+                    hit = by_node.get(id(info))  # `candidates`' kept answer, read here (every node)
+                    cands = hit[4].get(priority) if hit is not None and hit[0] is info else None
+                    index.entries[name] = Entry(info, cands if cands is not None else candidates(info, priority))
             entries = list(index.entries.values())
             for entry, key in zip(entries, self._first_keys(entries, pod, tier), strict=True):
                 entry.key, entry.stamp = key, next(self.stamps)
@@ -331,9 +335,10 @@ class NodeSearch:
         """`_first_key` of each of `entries`, their quick bounds found in one pass (`quick_all`: a new
         index asks it of every node)."""
         some = [e for e in entries if e.cands]
+        short = why_not_enough(tier, self.max_grace_seconds)
         for entry, quick in zip(some, self.evictable.quick_all(pod, [(e.info, e.cands) for e in some], tier),
                                 strict=True):
             entry.quick = quick
             if quick is None:
-                entry.result, entry.budgets = why_not_enough(tier, self.max_grace_seconds), ()
+                entry.result, entry.budgets = short, ()
         return [e.quick if e.cands else None for e in entries]
