@@ -527,7 +527,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             # filters before any that reads the cluster) fails alike while it is the same NodeInfo.
             then = slot.walk
             start = _resume(then, snapshot, infos, held, limit, status, diag, also,
-                            static.names | {"NodeResourcesFit"} if static is not None else frozenset())
+                            static.names | {"NodeResourcesFit"} if static is not None else frozenset(),
+                            (lambda info: ending(info, rest)) if static is not None and fit else None)
     if start >= 0:
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
             name = info.name
@@ -577,13 +578,16 @@ def processed_nodes(diag: Diagnosis) -> int:
 
 def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held: dict[str, list[Pod]], limit: int,
             status: Callable[[NodeInfo, list[Pod] | None], Status], diag: Diagnosis,
-            also: set[int] | frozenset[int] = frozenset(), local: frozenset[str] = frozenset()) -> int:
+            also: set[int] | frozenset[int] = frozenset(), local: frozenset[str] = frozenset(),
+            beyond: Callable[[NodeInfo], Status] | None = None) -> int:
     """Start a sampled search where the last one of the pod's shape (`walk`, on this cluster)
     left off: only the nodes it visited whose NodeInfo is not the same object now, those
     filtered with nominated pods (then or now), and those at the positions `also` (where the
     filters' cluster-wide state changed, `sched.resume`) are filtered again — but those of `also`
     the walk found failing at a plugin of `local`, filters that come before any that reads the
-    cluster and read the NodeInfo alone. Fills `diag` and returns -1
+    cluster and read the NodeInfo alone. Where only `also` brings a node back (the same NodeInfo,
+    nothing nominated there then or now), the walk's pod passed every filter of `local` there, and
+    `beyond` (when given) runs the filters after those. Fills `diag` and returns -1
     when that settles it; else the position to search on from (0: from the first node, when
     there is nothing to start from), with `diag` holding what comes before it."""
     positions = snapshot.cluster.order_positions
@@ -594,14 +598,21 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     cut = len(visited)
     again = _replaced_at(infos, visited)
     again |= walk.held
+    later: set[int] = set()  # positions `beyond` filters again
     if also:
         failed_then = walk.failed
-        again.update(j for j in also if j < cut and (
-            (st := failed_then.get(visited[j].name)) is None or st.plugin not in local))
+        later = {j for j in also if j < cut and (
+            (st := failed_then.get(visited[j].name)) is None or st.plugin not in local)}
+        if beyond is not None:
+            later -= again
+        again.update(later)
     for name in held:
         j = positions.get(name, cut)
         if j < cut:
             again.add(j)
+            later.discard(j)
+    if beyond is None:
+        later.clear()
     # The walk's statuses and their reason lists' counts (when the walk's were counted) are its
     # Diagnosis' too, which a caller may hold: copied before the first change (`changed`).
     failed = walk.failed
@@ -613,7 +624,7 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     for j in again:
         info = infos[j]
         name = info.name
-        st = status(info, held.get(name))
+        st = beyond(info) if j in later else status(info, held.get(name))  # type: ignore[misc]
         errored = errored or st.code == Code.ERROR
         visited[j] = info
         was = failed.get(name)
