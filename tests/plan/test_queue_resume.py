@@ -151,3 +151,24 @@ def test_replicas_no_eviction_helps_are_answered_alike_until_the_cluster_changes
         assert "anti-affinity" in plans[0].message
         assert plans[1].runners_up == plans[0].runners_up
         assert plans[1].pod.name == "r-1"
+
+
+def test_a_node_placed_on_in_a_zone_spreading_now_rules_out_fails_the_next_replica_for_its_room_first():
+    # n0, alone in z0, has room for one replica; z1's nodes for none. The first replica lands on n0;
+    # the second resumes its search, z0 now skewed for it: n0 is filtered again both for that and
+    # because the first replica took its room — NodeResourcesFit comes first, so its cpu is why.
+    nodes = [make_node("n0", cpu="2", memory="16Gi", labels={ZONE: "z0"}),
+             *(make_node(f"n{i}", cpu="1", memory="16Gi", labels={ZONE: "z1"}) for i in (1, 2))]
+    spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    replicas = [make_pod(f"web-{k}", cpu="2", priority=100, labels={"app": "web"}, spread=spread,
+                         owner="ReplicaSet/web", start_time=f"2026-01-01T00:00:0{k}Z") for k in range(2)]
+    state = make_state(nodes, replicas)
+    pods = pending_pods_to_plan(state, all_pending=True)
+    for memoize in (True, False):
+        planner = Planner(state, PlanOptions(), memoize=memoize)
+        first, second = (planner.plan(p, commit=True) for p in pods)
+        assert (first.outcome, first.node) == ("fits", "n0")
+        assert second.outcome == "infeasible"
+        assert "3 Insufficient cpu" in second.message, second.message
+        assert "topology spread" not in second.message.partition("preemption")[0]
