@@ -394,12 +394,28 @@ class Planner:
         # wins, and each tier's answer, are the same).
         hazards = removal_hazards(pod, self.plugins) if shaped and not vetting else None
         held: tuple[list[NodeOption], dict[str, Reason]] | None = None  # tier 3's, while tier 2 is searched
-        for tier in tier_order(hazards):
+        # Tier 1 first; where it looks at `_GIVE_UP` nodes with no option, whether any tier has one:
+        # where none has, tier 3's search alone (its reasons are the answer's), not tier 1's of every
+        # node (their PDBs) nor tier 2's.
+        first: tuple[list[NodeOption], dict[str, Reason]] | None = None
+        alone = False
+        if hazards is not None:
+            found = self.search.tier_options(pod, cycle, candidates, 1, nominated, tier_reasons, option,
+                                             give_up=_GIVE_UP)
+            if found is not None:
+                first = (found, tier_reasons)
+            else:
+                alone = self.search.no_tier_has_one(pod, cycle, candidates, hazards, nominated, option)
+        for tier in (3,) if alone else tier_order(hazards):
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
-            options = self.search.tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, option,
-                                               prune=shaped)
+            if tier == 1 and first is not None:
+                options, tier_reasons = first
+            else:
+                options = self.search.tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, option,
+                                                   prune=shaped)
+                assert options is not None
             if options and vetting:
                 options, error, skipped = self._vetted(pod, cycle, tier, options, nominated, tier_reasons)
                 notes = tuple(dict.fromkeys((*notes, *skipped)))
@@ -417,7 +433,7 @@ class Planner:
                                 message=f"{error}; a scheduler extender failed: the scheduler fails the pod with this "
                                         "error and retries it, and kresched plans no eviction for it")
             if hazards is not None and tier == 3:
-                if not options and self.search.settled(candidates, hazards):
+                if not options and (alone or self.search.settled(candidates, hazards)):
                     break  # nor in tiers 1 and 2; the reasons are tier 3's, as after a search of all three
                 held = (options, tier_reasons)
                 continue
@@ -483,6 +499,14 @@ class Planner:
 
         find = self._kept(pod, cycle, freeing, freed, b"freeing devices") if self.memoize else freed
         held: list[NodeOption] = []  # tier 3's options, while tier 2 is searched (as `_plan`)
+
+        def frees(tier: int, nodes: list[tuple[NodeInfo, list[Pod]]]) -> bool:
+            return any(isinstance(find(pod, cycle, info, self.evictable.eligible(info, cands, tier), tier,
+                                       nominated.get(info.name, ())), NodeOption) for info, cands in nodes)
+
+        if hazards is not None and not frees(3, candidates) and not any(
+                frees(t, self.search.unsettled(candidates, hazards, t)) for t in (1, 2)):
+            return None  # no tier frees enough (see `NodeSearch.no_tier_has_one`)
         for tier in tier_order(hazards):
             options = []
             for info, cands in candidates:
@@ -765,6 +789,11 @@ class Planner:
         engine = self._engine(profile)
         replacement = profile.planning_pod(replacement_of(victim))
         return replacement, engine.placer.land(replacement, sim, nominated, self._memo_for(replacement, engine))
+
+
+#: How many nodes tier 1's search of a pod whose filters read the cluster looks at with no option
+#: found before asking whether any tier has one (`NodeSearch.no_tier_has_one`).
+_GIVE_UP = 256
 
 
 def _unknown(plan: Plan, missing: tuple[str, ...]) -> Plan:

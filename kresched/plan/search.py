@@ -76,8 +76,10 @@ class NodeSearch:
 
     def tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
                      tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason],
-                     option: OptionFinder, prune: bool = True) -> list[NodeOption]:
-        """Every feasible option of `tier` that could be the best or the runner-up.
+                     option: OptionFinder, prune: bool = True, give_up: int = 0) -> list[NodeOption] | None:
+        """Every feasible option of `tier` that could be the best or the runner-up (`give_up`: None
+        once that many nodes are looked at with no option found, for a caller to ask first whether
+        any tier has one, `no_tier_has_one`).
 
         Branch and bound, lazily: each node enters the heap with a quick bound (`quickbound_to`,
         from the node's `Suffixes`; a node where not even all the candidates the tier may evict,
@@ -97,7 +99,12 @@ class NodeSearch:
         heapq.heapify(heap)
         options: list[NodeOption] = []
         top: list[tuple] = []
+        looked = 0
         while heap:
+            if give_up and not options:
+                if looked == give_up:
+                    return None
+                looked += 1
             lb, i, info, pods, state = heapq.heappop(heap)
             if prune and self.prune and len(top) == 2 and lb > top[1]:
                 for rest_lb, _, rest, _, _ in [(lb, i, info, pods, state), *heap]:
@@ -121,18 +128,49 @@ class NodeSearch:
         return options
 
     def settled(self, candidates: list[tuple[NodeInfo, list[Pod]]], hazards: Sequence[AffinityTerm]) -> bool:
-        """Whether no candidate node may have a tier-2 option where tier 3 has none: tier 2 evicts a
-        subset of tier 3's pods, so only where tier 3 also takes off a pod one of the pod's required
-        affinity terms (`hazards`) matches could it (tier 3 may leave it nothing to be near)."""
+        """Whether no candidate node may have a tier-2 option where tier 3 has none (`unsettled`)."""
+        return not self.unsettled(candidates, hazards, 2, first=True)
+
+    def unsettled(self, candidates: list[tuple[NodeInfo, list[Pod]]], hazards: Sequence[AffinityTerm], tier: int,
+                  first: bool = False) -> list[tuple[NodeInfo, list[Pod]]]:
+        """The candidate nodes where `tier` (1 or 2) may have an option where tier 3 has none (`first`:
+        the first of them). The tier evicts a subset of tier 3's pods, so only where tier 3 also takes
+        off a pod one of the pod's required affinity terms (`hazards`) matches could it (tier 3 may
+        leave it nothing to be near). The tier's eligible pods are found only where a candidate matches."""
+        out: list[tuple[NodeInfo, list[Pod]]] = []
         if not hazards:
-            return True
+            return out
         labels = self.work.snapshot.namespace_labels
         for info, cands in candidates:
-            kept = set(map(id, self.evictable.eligible(info, cands, 2)))
-            for p in cands:
-                if id(p) not in kept and any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards):
-                    return False
-        return True
+            near = [p for p in cands if any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards)]
+            if near:
+                kept = set(map(id, self.evictable.eligible(info, cands, tier)))
+                if any(id(p) not in kept for p in near):
+                    out.append((info, cands))
+                    if first:
+                        break
+        return out
+
+    def no_tier_has_one(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
+                        hazards: Sequence[AffinityTerm], nominated: dict[str, list[Pod]], option: OptionFinder) -> bool:
+        """Whether no tier has an option: tier 3 none, nor tiers 1 and 2 on the nodes where they may
+        have one tier 3 has not (`unsettled`) — found without their searches of every node."""
+        return not self.any_option(pod, cycle, candidates, 3, nominated, option) and not any(
+            self.any_option(pod, cycle, self.unsettled(candidates, hazards, t), t, nominated, option) for t in (1, 2))
+
+    def any_option(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]], tier: int,
+                   nominated: dict[str, list[Pod]], option: OptionFinder) -> bool:
+        """Whether `tier_options` of `tier` finds an option: a node has one where its quick bound and
+        its fewest victims leave room and `option` finds one — the nodes in turn, to the first."""
+        quick_all, eligible_of = self.evictable.quick_all, self.evictable.eligible
+        for info, cands in candidates:
+            if quick_all(pod, [(info, cands)], tier)[0] is None:
+                continue
+            eligible = eligible_of(info, cands, tier)
+            if min_victims(pod, info, eligible) is not None and \
+                    not isinstance(option(pod, cycle, info, eligible, tier, nominated.get(info.name, ())), str):
+                return True
+        return False
 
     def synced_index(self, indexes: dict[tuple[bytes, int], TierIndex], shape: bytes, tier: int, pod: Pod,
                      priority: int, statuses: dict[str, Status], nominated: dict[str, list[Pod]]) -> TierIndex:

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
-from kresched.plan import placement
+from kresched.plan import placement, planner
 from kresched.plan.planner import Planner
 from kresched.plan.plans import PlanOptions
 from kresched.plan.queue import pending_pods_to_plan
 from kresched.sched.runner import fit_error_message
 from tests.builders import make_node, make_pod, make_state
-from tests.plan.test_queue_cache import assert_same_with_caches_off
+from tests.plan.test_queue_cache import assert_same_with_caches_off, decision
 
 PROFILE = settings(derandomize=True, database=None, deadline=None, max_examples=40,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -172,3 +172,60 @@ def test_a_node_placed_on_in_a_zone_spreading_now_rules_out_fails_the_next_repli
         assert second.outcome == "infeasible"
         assert "3 Insufficient cpu" in second.message, second.message
         assert "topology spread" not in second.message.partition("preemption")[0]
+
+
+@PROFILE
+@given(queues())
+def test_a_tier_search_that_gives_up_early_to_ask_whether_any_tier_has_an_option_plans_the_same(
+        queue: tuple[ClusterState, list[Pod]]) -> None:
+    """Tier 1's search of a pod whose filters read the cluster gives up after `_GIVE_UP` nodes with
+    no option found, to ask whether any tier has one (`NodeSearch.no_tier_has_one`; where none has,
+    tier 3 is searched alone): a queue plans the same when it gives up at its first node as when it
+    never does."""
+    state, pods = queue
+
+    def plans(give_up: int) -> list[tuple]:
+        with patch.object(planner, "_GIVE_UP", give_up):
+            p = Planner(state, PlanOptions())
+            return [decision(p.plan(pod, commit=True)) for pod in pods]
+
+    assert plans(1) == plans(0)
+
+
+def test_tier_1_may_have_an_option_where_tier_3_takes_off_the_pod_it_must_be_near():
+    # n1 is full: db (which web must share a node with) stops in 600s, beyond the grace limit, so
+    # only tier 3 may evict it, and tier 3 evicting every lower-priority pod there leaves web nothing
+    # to be near. Tier 1 evicts the filler alone: an option tier 3 has not, found even where tier
+    # 1's search gives up at once to ask whether any tier has one.
+    nodes = [make_node("n1", cpu="4", memory="16Gi"), make_node("n2", cpu="4", memory="16Gi")]
+    db = make_pod("db", node="n1", cpu="1", priority=0, labels={"app": "db"}, grace=600)
+    filler = make_pod("filler", node="n1", cpu="3", priority=0, labels={"app": "filler"}, grace=5)
+    near_db = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("db", HOST)]}}
+    web = make_pod("web", cpu="2", priority=1000, labels={"app": "web"}, affinity=near_db)
+    state = make_state(nodes, [db, filler, web])
+    for give_up in (1, 0):
+        with patch.object(planner, "_GIVE_UP", give_up):
+            plan = Planner(state, PlanOptions()).plan(web)
+        assert (plan.outcome, plan.node, plan.tier) == ("evict", "n1", 1), plan.message
+        assert [v.pod.name for v in plan.victims] == ["filler"]
+
+
+def test_a_pod_no_tier_helps_is_answered_by_tier_3_alone_as_after_every_tier():
+    # web must share a node with db; db may go (tier 1), but taking it off leaves web nothing to be
+    # near, and n2 has no db: no tier has an option. Where tier 1's search gives up at once to ask,
+    # tier 3 is searched alone, and its reasons are the answer's, as after every tier.
+    nodes = [make_node("n1", cpu="4", memory="16Gi"), make_node("n2", cpu="4", memory="16Gi")]
+    db = make_pod("db", node="n1", cpu="3", priority=0, labels={"app": "db"}, grace=5)
+    other = make_pod("other", node="n1", cpu="1", priority=2000, labels={"app": "other"})
+    near_db = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("db", HOST)]}}
+    web = make_pod("web", cpu="2", priority=1000, labels={"app": "web"}, affinity=near_db)
+    state = make_state(nodes, [db, other, web])
+    answers = []
+    for give_up in (1, 0):
+        with patch.object(planner, "_GIVE_UP", give_up):
+            plan = Planner(state, PlanOptions()).plan(web)
+        assert plan.outcome == "infeasible"
+        assert [(r.node, r.reason) for r in plan.runners_up] == [
+            ("n1", "node(s) didn't match pod affinity rules even after evicting every eligible pod")]
+        answers.append(decision(plan))
+    assert answers[0] == answers[1]

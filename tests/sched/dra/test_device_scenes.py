@@ -241,3 +241,20 @@ def test_freeing_a_device_tier_2_may_take_wins_over_tier_3() -> None:
                        pdbs=[make_pdb("held", selector={"app": "held"}, disruptions_allowed=0)])
     plan = plan_pod(state, state.pod(trainer.key))
     assert (plan.outcome, plan.node, plan.tier, plan.frees_devices) == ("evict", "node-a", 2, True)
+
+
+def test_freeing_a_device_in_tier_1_where_tier_3_would_take_off_the_pod_it_must_be_near() -> None:
+    # The trainer must share a node with db (on node-a). Tier 3 frees a device by taking off every
+    # lower-priority pod there, db too, which leaves the trainer nothing to be near; db stops in
+    # 600s, beyond tier 1's grace limit, so tier 1 takes off a holder alone — an option tier 3 has not.
+    users = [gpu_user(f"{n}{i}", f"node-{n}", f"gpu-{i}", grace=5) for n in "ab" for i in (0, 1)]
+    db = make_pod("db", node="node-a", cpu="100m", priority=0, labels={"app": "db"}, grace=600)
+    trainer, claim = pending_trainer()
+    near_db = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    trainer = msgspec.structs.replace(trainer, spec=msgspec.structs.replace(
+        trainer.spec, affinity=make_pod("x", affinity=near_db).spec.affinity))
+    state = state_with([*(p for p, _ in users), db, trainer], [*(c for _, c in users), claim])
+    plan = plan_pod(state, state.pod(trainer.key))
+    assert (plan.outcome, plan.node, plan.tier, plan.frees_devices) == ("evict", "node-a", 1, True), plan.message
+    assert [v.pod.name for v in plan.victims] == ["a1"]
