@@ -21,16 +21,16 @@ each device); and the words for a pod whose devices the state cannot answer for
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from kresched.model.dra import DraState
 from kresched.model.objects import Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.plan.candidates import is_candidate_victim, node_refusal
-from kresched.plan.plans import DeviceGrant
+from kresched.plan.plans import DeviceGrant, Plan
 from kresched.sched.dra.claims import ClaimLookupError, missing_kinds, pod_claims
-from kresched.sched.dra.extended import SPECIAL_CLAIM, delegated, request_resource
+from kresched.sched.dra.extended import CLASS_PREFIX, SPECIAL_CLAIM, delegated, request_resource
 from kresched.sched.dra.inuse import AllocatedClaims, allocated_claims
 from kresched.sched.dynamic_resources import NAME, DraCycle, DynamicResources, claims_to_allocate, prepare
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, PreFilterResult, Snapshot, Status
@@ -39,7 +39,7 @@ from kresched.sched.runner import remove_pod, run_filters_with_nominated, run_pr
 
 __all__ = ["DEVICE_NOTE", "KUBECTL_KINDS", "DeviceFreeing", "DeviceHint", "DeviceHolder", "asks_for_devices",
            "device_grants", "device_holders", "device_hints", "device_state_notes", "freeing_nodes", "freeing_plugins",
-           "grant_notes", "is_device_rejection", "missing_text", "placed_grants", "unknown_message"]
+           "grant_notes", "is_device_rejection", "missing_text", "placed_grants", "unknown_message", "unknown_plan"]
 
 DEVICE_NOTE = ("the scheduler's own preemption never frees devices (a node DynamicResources rejects is never its "
                "candidate): kresched evicts the lower-priority pods that hold them; once their claims are "
@@ -328,3 +328,21 @@ def device_state_notes(pod: Pod, dra: DraState) -> tuple[str, ...]:
     return (f"the pod asks for devices, but the state holds {missing_text(missing)}: its devices were not looked at "
             f"(take the snapshot with `kresched snapshot`, or add `{KUBECTL_KINDS}` to `kubectl get`; live, every "
             "list is read)",)
+
+
+def unknown_plan(plan: Plan, missing: tuple[str, ...]) -> Plan:
+    """A plan made without the pod's devices (the state lacks the `missing` kinds they depend on):
+    `unknown`, with what it would be without them; `infeasible` stays, since devices only add to
+    what stops a pod — unless an extended resource named after a DeviceClass is what stopped it
+    (without the classes, nothing maps it)."""
+    named = "DeviceClass" in missing and any(r.startswith(CLASS_PREFIX) for r in plan.pod.requests.scalar)
+    if plan.outcome == "infeasible" and not named:
+        return replace(plan, missing_kinds=missing)
+    if plan.outcome == "fits":
+        blind = f"without its devices it would fit on node {plan.node}"
+    elif plan.outcome == "evict":
+        blind = f"without its devices it would need evicting {len(plan.victims)} pod(s) on node {plan.node}"
+    else:
+        blind = f"without its devices: {plan.message}"
+    return Plan(plan.pod, plan.priority, "unknown", taint=plan.taint, message=f"{unknown_message(missing)}; {blind}",
+                notes=plan.notes, profile=plan.profile, warnings=plan.warnings, devices=(), missing_kinds=missing)

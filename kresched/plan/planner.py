@@ -77,17 +77,16 @@ from kresched.plan.devices import (
     grant_notes,
     is_device_rejection,
     placed_grants,
-    unknown_message,
+    unknown_plan,
 )
 from kresched.plan.evictable import EvictablePods
 from kresched.plan.gang_breaks import lowest_running_gang_priority, scheduler_choice
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, replacement_of
-from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim
+from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim, fits_message
 from kresched.plan.search import NodeSearch, OptionFinder, tier_order
 from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.dra.claims import missing_kinds
-from kresched.sched.dra.extended import CLASS_PREFIX
 from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.dynamic_resources import NAME as DRA
 from kresched.sched.dynamic_resources import post_filter_note
@@ -285,7 +284,7 @@ class Planner:
         if plan.devices is None and asks_for_devices(pod, dra):
             plan = replace(plan, devices=())
         if missing:
-            plan = _unknown(plan, missing)
+            plan = unknown_plan(plan, missing)
         elif plan.outcome != "fits" and evict and self.profiles.gates.gang_scheduling:
             plan = self._scheduler_breaks(planned, plan, before)
         warnings = self.profiles.warnings_for(profile, pod)
@@ -315,7 +314,7 @@ class Planner:
             # Placed for good, its claims hold what the simulated cluster allocated them as it was
             # placed (the same first fit): read there rather than allocated once more.
             devices = device_grants(pod, snap, snap.by_name[node], (), cycle) if asks and not commit else None
-            plan = Plan(pod, priority, "fits", node, None, taint, message=_fits_message(node, diag, landing.candidates),
+            plan = Plan(pod, priority, "fits", node, None, taint, message=fits_message(node, diag, landing.candidates),
                         node_pods_before=tuple(snap.by_name[node].pods),
                         notes=self._notes(pod) + landing.notes + grant_notes(devices or ()),
                         candidates=landing.candidates, likely=landing.likely, devices=devices)
@@ -794,39 +793,6 @@ class Planner:
 #: How many nodes tier 1's search of a pod whose filters read the cluster looks at with no option
 #: found before asking whether any tier has one (`NodeSearch.no_tier_has_one`).
 _GIVE_UP = 256
-
-
-def _unknown(plan: Plan, missing: tuple[str, ...]) -> Plan:
-    """A plan made without the pod's devices (the state lacks the `missing` kinds they depend on):
-    `unknown`, with what it would be without them; `infeasible` stays, since devices only add to
-    what stops a pod — unless an extended resource named after a DeviceClass is what stopped it
-    (without the classes, nothing maps it)."""
-    named = "DeviceClass" in missing and any(r.startswith(CLASS_PREFIX) for r in plan.pod.requests.scalar)
-    if plan.outcome == "infeasible" and not named:
-        return replace(plan, missing_kinds=missing)
-    if plan.outcome == "fits":
-        blind = f"without its devices it would fit on node {plan.node}"
-    elif plan.outcome == "evict":
-        blind = f"without its devices it would need evicting {len(plan.victims)} pod(s) on node {plan.node}"
-    else:
-        blind = f"without its devices: {plan.message}"
-    return Plan(plan.pod, plan.priority, "unknown", taint=plan.taint, message=f"{unknown_message(missing)}; {blind}",
-                notes=plan.notes, profile=plan.profile, warnings=plan.warnings, devices=(), missing_kinds=missing)
-
-
-def _fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> str:
-    others = len(diag.feasible) - 1
-    where = f"fits on node {node} without evicting anything"
-    if diag.nominated_fits:
-        where += " (the node it is nominated to)"
-    elif others:
-        where += f" (and on {'at least ' if diag.sampled else ''}{others} other node{'s' if others != 1 else ''})"
-    if len(candidates) > 1:
-        where += f"; {len(candidates) - 1} other node(s) tie with it at the top score"
-    if diag.sampled:
-        where += ("; on a cluster this size the scheduler scores only a sample of the feasible nodes, so this is "
-                  "the likely node")
-    return where + "; the scheduler should bind it on its next attempt"
 
 
 def _status_text(st: Status) -> str:

@@ -6,7 +6,7 @@ Frozen dataclasses; no logic but what each reads of itself. Pure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kresched.model.objects import Pod
 from kresched.model.specs import Taint
@@ -14,8 +14,11 @@ from kresched.plan.pdb import PdbCheck
 from kresched.sched.pod_group_cycle import PodGroupCondition
 from kresched.sched.profile import Profiles
 
+if TYPE_CHECKING:
+    from kresched.sched.runner import Diagnosis
+
 __all__ = ["CRITERIA", "RESERVATION_TAINT", "RESERVED_FOR", "DeviceGrant", "GangOutcome", "NodeOption", "Outcome",
-           "Plan", "PlanOptions", "RunnerUp", "Victim"]
+           "Plan", "PlanOptions", "RunnerUp", "Victim", "fits_message"]
 
 RESERVATION_TAINT = Taint(key="CriticalAddonsOnly", value="kresched", effect="NoSchedule")
 #: The annotation that names the pod (or workload) a reservation is for.
@@ -215,3 +218,19 @@ class Plan:
     @property
     def key(self) -> str:
         return self.pod.key
+
+
+def fits_message(node: str, diag: Diagnosis, candidates: tuple[str, ...]) -> str:
+    """A `fits` plan's message: the node, how many others fit (and tie), whether it is the likely one."""
+    others = len(diag.feasible) - 1
+    where = f"fits on node {node} without evicting anything"
+    if diag.nominated_fits:
+        where += " (the node it is nominated to)"
+    elif others:
+        where += f" (and on {'at least ' if diag.sampled else ''}{others} other node{'s' if others != 1 else ''})"
+    if len(candidates) > 1:
+        where += f"; {len(candidates) - 1} other node(s) tie with it at the top score"
+    if diag.sampled:
+        where += ("; on a cluster this size the scheduler scores only a sample of the feasible nodes, so this is "
+                  "the likely node")
+    return where + "; the scheduler should bind it on its next attempt"
