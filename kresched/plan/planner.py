@@ -394,23 +394,25 @@ class Planner:
         hazards = removal_hazards(pod, self.plugins) if shaped and not vetting else None
         held: tuple[list[NodeOption], dict[str, Reason]] | None = None  # tier 3's, while tier 2 is searched
         # Tier 1 first; where it looks at `_GIVE_UP` nodes with no option, whether any tier has one:
-        # where none has, tier 3's search alone (its reasons are the answer's), not tier 1's of every
-        # node (their PDBs) nor tier 2's.
+        # where none has, tier 3's reasons are the answer's (as after every tier's search), not tier
+        # 1's search of every node (their PDBs) nor tier 2's.
         first: tuple[list[NodeOption], dict[str, Reason]] | None = None
-        alone = False
+        alone: dict[str, Reason] | None = None  # tier 3's reasons, where no tier has an option
         if hazards is not None:
             found = self.search.tier_options(pod, cycle, candidates, 1, nominated, tier_reasons, option,
                                              give_up=_GIVE_UP)
             if found is not None:
                 first = (found, tier_reasons)
-            else:
-                alone = self.search.no_tier_has_one(pod, cycle, candidates, hazards, nominated, option)
-        for tier in (3,) if alone else tier_order(hazards):
+            elif self.search.no_tier_has_one(pod, cycle, candidates, hazards, nominated, option, why := {}):
+                alone = why
+        for tier in (3,) if alone is not None else tier_order(hazards):
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the
             # winning tier's (or, when none wins, the most permissive tier's), never an earlier one's.
             tier_reasons = {}
             if tier == 1 and first is not None:
                 options, tier_reasons = first
+            elif alone is not None:
+                options, tier_reasons = [], alone
             else:
                 options = self.search.tier_options(pod, cycle, candidates, tier, nominated, tier_reasons, option,
                                                    prune=shaped)
@@ -432,7 +434,7 @@ class Planner:
                                 message=f"{error}; a scheduler extender failed: the scheduler fails the pod with this "
                                         "error and retries it, and kresched plans no eviction for it")
             if hazards is not None and tier == 3:
-                if not options and (alone or self.search.settled(candidates, hazards)):
+                if not options and (alone is not None or self.search.settled(candidates, hazards)):
                     break  # nor in tiers 1 and 2; the reasons are tier 3's, as after a search of all three
                 held = (options, tier_reasons)
                 continue

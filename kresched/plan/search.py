@@ -152,24 +152,35 @@ class NodeSearch:
         return out
 
     def no_tier_has_one(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
-                        hazards: Sequence[AffinityTerm], nominated: dict[str, list[Pod]], option: OptionFinder) -> bool:
-        """Whether no tier has an option: tier 3 none, nor tiers 1 and 2 on the nodes where they may
-        have one tier 3 has not (`unsettled`) — found without their searches of every node."""
-        return not self.any_option(pod, cycle, candidates, 3, nominated, option) and not any(
+                        hazards: Sequence[AffinityTerm], nominated: dict[str, list[Pod]], option: OptionFinder,
+                        reasons: dict[str, Reason]) -> bool:
+        """Whether no tier has an option: tier 3 none (then `reasons` holds why, node by node, as its
+        search says), nor tiers 1 and 2 on the nodes where they may have one tier 3 has not
+        (`unsettled`) — found without their searches of every node."""
+        return not self.any_option(pod, cycle, candidates, 3, nominated, option, reasons) and not any(
             self.any_option(pod, cycle, self.unsettled(candidates, hazards, t), t, nominated, option) for t in (1, 2))
 
     def any_option(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]], tier: int,
-                   nominated: dict[str, list[Pod]], option: OptionFinder) -> bool:
+                   nominated: dict[str, list[Pod]], option: OptionFinder,
+                   reasons: dict[str, Reason] | None = None) -> bool:
         """Whether `tier_options` of `tier` finds an option: a node has one where its quick bound and
-        its fewest victims leave room and `option` finds one — the nodes in turn, to the first."""
+        its fewest victims leave room and `option` finds one — the nodes in turn, to the first. Until
+        then, `reasons` gets why each node has none, as `tier_options` words it."""
         quick_all, eligible_of = self.evictable.quick_all, self.evictable.eligible
+        short = why_not_enough(tier, self.max_grace_seconds)
+        why = reasons if reasons is not None else {}
         for info, cands in candidates:
             if quick_all(pod, [(info, cands)], tier)[0] is None:
+                why[info.name] = short
                 continue
             eligible = eligible_of(info, cands, tier)
-            if min_victims(pod, info, eligible) is not None and \
-                    not isinstance(option(pod, cycle, info, eligible, tier, nominated.get(info.name, ())), str):
+            if min_victims(pod, info, eligible) is None:
+                why[info.name] = short
+                continue
+            opt = option(pod, cycle, info, eligible, tier, nominated.get(info.name, ()))
+            if not isinstance(opt, str):
                 return True
+            why[info.name] = opt
         return False
 
     def synced_index(self, indexes: dict[tuple[bytes, int], TierIndex], shape: bytes, tier: int, pod: Pod,
