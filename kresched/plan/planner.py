@@ -401,9 +401,10 @@ class Planner:
         if hazards is not None:
             found = self.search.tier_options(pod, cycle, candidates, 1, nominated, tier_reasons, option,
                                              give_up=_GIVE_UP)
+            why: dict[str, Reason] = {}
             if found is not None:
                 first = (found, tier_reasons)
-            elif self.search.no_tier_has_one(pod, cycle, candidates, hazards, nominated, option, why := {}):
+            elif self.search.no_tier_has_one(pod, cycle, candidates, hazards, nominated, option, why):
                 alone = why
         for tier in (3,) if alone is not None else tier_order(hazards):
             # Each tier says afresh why its candidate nodes are out: a runner-up's reason is the

@@ -5,7 +5,8 @@ Owns `NodeSearch`: a tier's search over the candidate nodes of one pod (`tier_op
 same search over a `choice.TierIndex` kept per (pod shape, tier) across the pods of a run
 (`synced_index`, `indexed`), so that a pod costs what changed since the last pod of its shape;
 and the order the tiers are searched in (`tier_order`), with when a tier 3 that found nothing
-settles that tier 2 has nothing either (`settled`).
+settles that tier 2 has nothing either (`settled`), and whether any tier has an option, asked
+without a search of every node (`no_tier_has_one`, where tier 1's search finds none for long).
 The bounds and the rule they bound are `kresched.plan.choice`'s; which pods a tier may evict is
 `kresched.plan.evictable`'s; a node's option (its victims) comes from the planner (`option`). It
 never changes the working cluster or the ledger, and never decides which option wins.
