@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -502,20 +502,19 @@ class Planner:
         find = self._kept(pod, cycle, freeing, freed, b"freeing devices") if self.memoize else freed
         held: list[NodeOption] = []  # tier 3's options, while tier 2 is searched (as `_plan`)
 
-        def frees(tier: int, nodes: list[tuple[NodeInfo, list[Pod]]]) -> bool:
-            return any(isinstance(find(pod, cycle, info, self.evictable.eligible(info, cands, tier), tier,
-                                       nominated.get(info.name, ())), NodeOption) for info, cands in nodes)
-
-        if hazards is not None and not frees(3, candidates) and not any(
-                frees(t, self.search.unsettled(candidates, hazards, t)) for t in (1, 2)):
-            return None  # no tier frees enough (see `NodeSearch.no_tier_has_one`)
-        for tier in tier_order(hazards):
-            options = []
-            for info, cands in candidates:
+        def options_of(tier: int, nodes: list[tuple[NodeInfo, list[Pod]]]) -> Iterator[NodeOption]:
+            """The options of `tier` on `nodes`, node by node as asked for."""
+            for info, cands in nodes:
                 opt = find(pod, cycle, info, self.evictable.eligible(info, cands, tier), tier,
                            nominated.get(info.name, ()))
                 if isinstance(opt, NodeOption):
-                    options.append(opt)
+                    yield opt
+
+        if hazards is not None and next(options_of(3, candidates), None) is None and not any(
+                next(options_of(t, self.search.unsettled(candidates, hazards, t)), None) is not None for t in (1, 2)):
+            return None  # no tier frees enough (see `NodeSearch.no_tier_has_one`)
+        for tier in tier_order(hazards):
+            options = list(options_of(tier, candidates))
             if hazards is not None and tier == 3:
                 if not options and self.search.settled(candidates, hazards):
                     return None

@@ -598,21 +598,18 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     cut = len(visited)
     again = _replaced_at(infos, visited)
     again |= walk.held
-    later: set[int] = set()  # positions `beyond` filters again
+    brought: set[int] = set()  # the positions only `also` brings back (`beyond` filters them)
     if also:
         failed_then = walk.failed
-        later = {j for j in also if j < cut and (
-            (st := failed_then.get(visited[j].name)) is None or st.plugin not in local)}
-        if beyond is not None:
-            later -= again
-        again.update(later)
+        brought = {j for j in also if j < cut and (
+            (st := failed_then.get(visited[j].name)) is None or st.plugin not in local)} - again
+        again |= brought
     for name in held:
         j = positions.get(name, cut)
         if j < cut:
             again.add(j)
-            later.discard(j)
-    if beyond is None:
-        later.clear()
+            brought.discard(j)
+    later = brought if beyond is not None else frozenset()
     # The walk's statuses and their reason lists' counts (when the walk's were counted) are its
     # Diagnosis' too, which a caller may hold: copied before the first change (`changed`).
     failed = walk.failed
