@@ -76,6 +76,11 @@ class _State(NamedTuple):
     counts: dict[bool, list[tuple[str, int]]]
     #: The run's `_NodeView`s by node name (kept in the storage's `derived`).
     nodes: dict[str, _NodeView]
+    #: Whether Filter's verdict on a node is a function of its NodeInfo and `verdict_key` (the
+    #: pod's claims by class, not by name: `_local_key`), so that a search may reuse it for
+    #: another pod with the same key (`sched.resume`).
+    node_local: bool = False
+    verdict_key: bytes | None = None
 
 
 class _NodeView(NamedTuple):
@@ -102,7 +107,8 @@ class NodeVolumeLimits:
             nodes = storage.derived.get(_NODE_VIEWS)
             if nodes is None:
                 nodes = storage.derived[_NODE_VIEWS] = {}
-            cycle.write(NAME, _State(storage, {}, {}, nodes))
+            key = _local_key(pod, storage, snapshot)
+            cycle.write(NAME, _State(storage, {}, {}, nodes, key is not None, key))
             return PreFilterResult()
         return _SKIP
 
@@ -153,6 +159,37 @@ class NodeVolumeLimits:
 
     def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
         return None
+
+
+def _local_key(pod: Pod, storage: StorageState, snapshot: Snapshot) -> bytes | None:
+    """The classes of the pod's claims (sorted) where Filter's verdict on a node reads no more of
+    the pod: every volume it attaches is a claim not bound yet, which counts against its class's
+    driver under a handle made of its name — and no pod on a node uses one of them, so no node has
+    one attached already (the replicas of a StatefulSet, each with its own new claim, then get the
+    same verdicts). Else None. (A volume handle someone chose to spell as an unbound claim's,
+    `UNBOUND_PREFIX`, is not guarded against: upstream draws its prefix at random for that.)"""
+    if any(_in_tree_plugin(v) for v in pod.spec.volumes):
+        return None
+    classes: list[str] = []
+    for v in pod.spec.volumes:
+        if v.persistent_volume_claim is not None:
+            name = v.persistent_volume_claim.claim_name
+        elif v.ephemeral is not None:
+            name = f"{pod.name}-{v.name}"
+        else:
+            continue
+        pvc = storage.pvc(pod.namespace, name)
+        if pvc is None or pvc.spec.volume_name or not pvc.storage_class or (
+                v.ephemeral is not None and not any(r.controller and r.uid == pod.uid
+                                                    for r in pvc.metadata.owner_references)):
+            return None
+        classes.append(pvc.storage_class)
+    wanted = set(pod.claim_names)
+    for pods in snapshot.pods_by_namespace().get(pod.namespace, {}).values():
+        for p in pods:
+            if p.spec.volumes and not wanted.isdisjoint(p.claim_names):
+                return None
+    return repr(sorted(classes)).encode()
 
 
 def _per_driver(volumes: dict[str, str]) -> list[tuple[str, int]]:

@@ -11,10 +11,10 @@ and the nodes of every domain whose counts differ in what the filter reads of th
 domains that fail with either count or global minimum).
 
 Resumable: pods whose filters after the node-static ones are node-local (NodeResourcesFit,
-NodePorts, DynamicResources where every device is a node's own) or have `resume_state` and
-`changed_domains` (InterPodAffinity, PodTopologySpread); not volume filters. The walks are kept
-per `walk_key` — everything those PreFilters read of the pod — for the most recently used keys
-(`WALKS_KEPT`).
+NodePorts; DynamicResources where every device is a node's own; the volume filters where each
+claim is new and left to its class — a StatefulSet's replicas) or have `resume_state` and
+`changed_domains` (InterPodAffinity, PodTopologySpread). The walks are kept per `walk_key` —
+everything those PreFilters read of the pod — for the most recently used keys (`WALKS_KEPT`).
 Pure.
 """
 
@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from kresched.model.objects import Pod
+from kresched.model.specs import LabelSelector
 from kresched.sched.framework import ClusterFacts, CycleState, FilterPlugin, Snapshot
 from kresched.sched.static import NODE_STATIC_PLUGINS, fit_shape
 
@@ -51,18 +52,52 @@ class Walked:
 WALKS_KEPT = 64
 
 
-def walk_key(pod: Pod, full_key: bytes) -> bytes:
-    """`full_key` (`runner.verdict_keys`) with what the PreFilters of pod affinity and spreading read
-    of the pod: its namespace, labels, owners (default spreading's selector), pod (anti-)affinity and
-    spread constraints (and its host ports, NodePorts'). Pods with equal keys get equal filter states
-    from equal clusters."""
-    return full_key + _cluster_reads(pod)
+def walk_key(pod: Pod, full_key: bytes, cycle: CycleState) -> bytes:
+    """`full_key` (`runner.verdict_keys`) with what the Filters of pod affinity and spreading read of
+    the pod besides their states (whose counts a resumed search compares, `affected_positions`): its
+    namespace, owners, pod (anti-)affinity and spread constraints (and its host ports, NodePorts'),
+    and of its labels those its own terms and constraints read (`_labels_read`). Pods with equal
+    keys get equal verdicts from equal states."""
+    return full_key + _cluster_reads(pod, _labels_read(pod, cycle))
 
 
-def _cluster_reads(pod: Pod) -> bytes:
+def _labels_read(pod: Pod, cycle: CycleState) -> dict[str, str]:
+    """The pod's labels its own required pod (anti-)affinity terms and spread constraints read
+    (their selectors' keys, `matchLabelKeys`, `mismatchLabelKeys`): whether it matches its own terms
+    and constraints, and their selectors as merged. The labels existing pods' anti-affinity reads
+    are in InterPodAffinity's counts. All of them where PodTopologySpread runs with the profile's
+    default constraints (the pod has none): their selectors are its Services' and owner's, which
+    may read any label. A StatefulSet's replicas differ in their pod-name and pod-index labels
+    alone: read by nothing, they share a walk."""
+    labels = pod.metadata.labels
+    spread = pod.spec.topology_spread_constraints
+    if not spread and "PodTopologySpread" not in cycle.skip:  # (or not in the profile: all, to be safe)
+        return labels
+    keys: set[str] = set()
+    aff = pod.spec.affinity
+    terms = [*(aff.pod_affinity.required_during_scheduling_ignored_during_execution
+               if aff is not None and aff.pod_affinity is not None else ()),
+             *(aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution
+               if aff is not None and aff.pod_anti_affinity is not None else ())]
+    for t in terms:
+        _selector_keys(t.label_selector, keys)
+        keys.update(t.match_label_keys, t.mismatch_label_keys)
+    for c in spread:
+        _selector_keys(c.label_selector, keys)
+        keys.update(c.match_label_keys)
+    return {k: v for k, v in labels.items() if k in keys}
+
+
+def _selector_keys(selector: LabelSelector | None, keys: set[str]) -> None:
+    if selector is not None:
+        keys.update(selector.match_labels)
+        keys.update(r.key for r in selector.match_expressions)
+
+
+def _cluster_reads(pod: Pod, labels: dict[str, str]) -> bytes:
     aff = pod.spec.affinity
     return msgspec.json.encode((
-        pod.metadata.namespace, pod.metadata.labels, pod.metadata.owner_references,
+        pod.metadata.namespace, labels, pod.metadata.owner_references,
         aff.pod_affinity if aff is not None else None, aff.pod_anti_affinity if aff is not None else None,
         pod.spec.topology_spread_constraints, pod.host_ports))
 
@@ -93,7 +128,7 @@ def cluster_shape(pod: Pod, cycle: CycleState, plugins: Sequence[FilterPlugin],
         elif name not in NODE_LOCAL and name not in _CLUSTER_READING:
             return None
         active.append(name)
-    return fit_shape(pod) + msgspec.json.encode((active, claims)) + _cluster_reads(pod)
+    return fit_shape(pod) + msgspec.json.encode((active, claims)) + _cluster_reads(pod, pod.metadata.labels)
 
 
 def kept_states(plugins: Sequence[FilterPlugin], cycle: CycleState) -> dict[str, Any] | None:
@@ -104,7 +139,7 @@ def kept_states(plugins: Sequence[FilterPlugin], cycle: CycleState) -> dict[str,
         name = pl.name
         if name in cycle.skip or name in NODE_STATIC_PLUGINS or name in NODE_LOCAL:
             continue
-        if name == "DynamicResources" and getattr(cycle.read(name), "node_local", False):
+        if getattr(cycle.read(name), "node_local", False):  # (DynamicResources, the volume filters)
             continue
         keep = getattr(pl, "resume_state", None)
         if keep is None:

@@ -308,13 +308,14 @@ def verdict_keys(pod: Pod, cycle: CycleState, active: Sequence[FilterPlugin], st
                  ) -> tuple[bytes, bytes]:
     """(the full key, the fit key) of `pod` after PreFilter: its requests (all NodeResourcesFit
     reads of it: the fit key), and for the full key what the node-static filters read
-    (`StaticFilters.signature`), the filters that did not return Skip, and what DynamicResources
-    found (`DraCycle.verdict_key`: the specs of the claims to allocate, not their names). Not its
-    name, labels, namespace or priority: no filter whose statuses are kept reads them."""
+    (`StaticFilters.signature`), the filters that did not return Skip, and the `verdict_key` of
+    each whose state has one (node-local verdicts: DynamicResources' `DraCycle.verdict_key`, the
+    specs of the claims to allocate; the volume filters' classes of new claims — not their names).
+    Not its name, labels, namespace or priority: no filter whose statuses are kept reads them."""
     r = pod.requests
     fit = msgspec.json.encode((r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar))
-    dra = cycle.read("DynamicResources")
-    full = msgspec.json.encode(([pl.name for pl in active], getattr(dra, "verdict_key", None)))
+    keys = [(pl.name, key) for pl in active if (key := getattr(cycle.read(pl.name), "verdict_key", None)) is not None]
+    full = msgspec.json.encode(([pl.name for pl in active], keys))
     return static.signature(pod) + fit + full, fit
 
 
@@ -350,7 +351,8 @@ def node_local(plugins: Sequence[FilterPlugin], cycle: CycleState, static: froze
     own slice, so only pods placed on or taken off that node change what is allocated there), and
     the node-static ones (`static`: those a `StaticFilters` runs first) come before it. Then a node's
     verdict for this pod is a function of that NodeInfo alone: its status may be kept while its
-    NodeInfo is the same object."""
+    NodeInfo is the same object. (The volume filters' node-local states serve resumed searches
+    only, `sched.resume`: what the planner keeps per pod shape, `fit_shape`, does not read volumes.)"""
     for pl in plugins:
         name = pl.name
         if name in static or name == "NodeResourcesFit" or name in cycle.skip:
@@ -520,7 +522,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         start = _resume(then, snapshot, infos, held, limit, status, diag)
     elif kept is not None:
         assert memo is not None
-        slot = recent(memo.walks, walk_key(pod, full_key), WALKS_KEPT, Walked)
+        slot = recent(memo.walks, walk_key(pod, full_key, cycle), WALKS_KEPT, Walked)
         also = affected_positions(plugins, slot.states, kept, snapshot) if slot.walk is not None else None
         if also is not None:
             # A node the walk found failing at a node-static filter or NodeResourcesFit (the

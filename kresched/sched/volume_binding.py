@@ -106,10 +106,16 @@ class _State:
     #: Filter's verdicts then, per the node's values of `topology_keys` (the same on every node with
     #: those values: a cache, shared by clones).
     by_topology: dict[tuple[str | None, ...], tuple[Status, PodVolumes]] = field(default_factory=dict)
+    #: With `topology_keys`: Filter's verdict on a node is a function of its labels and
+    #: `verdict_key` (`_provisioning_key`: the claims by class, not by name), so that a search may
+    #: reuse it for another pod with the same key (`sched.resume`; `pod_volumes_by_node` then holds
+    #: only the nodes filtered for this pod).
+    node_local: bool = False
+    verdict_key: bytes | None = None
 
     def clone(self) -> _State:
         return _State(self.storage, self.bound, self.delay, self.candidates, dict(self.pod_volumes_by_node),
-                      self.topology_keys, self.by_topology)
+                      self.topology_keys, self.by_topology, self.node_local, self.verdict_key)
 
 
 def _unresolvable(msg: str) -> PreFilterResult:
@@ -163,8 +169,10 @@ class VolumeBinding:
         candidates = {c.key: matching_candidates(c, storage.bindable(c))
                       for c in delay if ANN_SELECTED_NODE not in c.metadata.annotations}
         provisioned = not bound and len(candidates) == len(delay) and not any(candidates.values())
-        cycle.write(NAME, _State(storage, tuple(bound), tuple(delay), candidates,
-                                 topology_keys=_topology_keys(delay, storage) if provisioned else None))
+        keys = _topology_keys(delay, storage) if provisioned else None
+        cycle.write(NAME, _State(storage, tuple(bound), tuple(delay), candidates, topology_keys=keys,
+                                 node_local=keys is not None,
+                                 verdict_key=_provisioning_key(delay, storage) if keys is not None else None))
         return PreFilterResult()
 
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -242,6 +250,20 @@ def _topology_keys(claims: Sequence[PersistentVolumeClaim], storage: StorageStat
             for req in term.match_label_expressions or ():
                 keys[req.key] = None
     return tuple(keys)
+
+
+def _provisioning_key(claims: Sequence[PersistentVolumeClaim], storage: StorageState) -> bytes:
+    """What Filter reads of `claims`, each left to its class to provision (`topology_keys`): per
+    claim, in the order Filter checks them (by size), its class — and its name where the class may
+    refuse a node (the status names the claim), else not: the replicas of a StatefulSet, each with
+    its own new claim of one class, then get the same verdicts."""
+    out = []
+    for pvc in sorted(claims, key=lambda c: c.request_bytes):
+        sc = storage.storage_class(pvc.storage_class)
+        refuses = sc is None or not sc.provisioner or sc.provisioner == NOT_SUPPORTED_PROVISIONER \
+            or bool(sc.allowed_topologies)
+        out.append((pvc.storage_class, pvc.name if refuses else None))
+    return repr(out).encode()
 
 
 def _find_pod_volumes(state: _State, node_info: NodeInfo) -> tuple[list[str], list[str], PodVolumes]:
