@@ -292,7 +292,6 @@ class Snapshot:
     #: The DynamicResources plugin's listers: DeviceClasses, ResourceSlices, ResourceClaims (as the
     #: state held them; `sched.dra.inuse` follows what simulations allocate and free).
     dra: DraState = field(default_factory=DraState)
-    _pvc_users: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     _indexes: dict[str, SnapshotIndex] = field(default_factory=dict, init=False, repr=False, compare=False)
     #: (the snapshot this one was derived from, the NodeInfo replaced, its replacement) while some
     #: index is not carried over yet: `index` derives it from the nearest ancestor that has it.
@@ -326,18 +325,15 @@ class Snapshot:
 
     def is_pvc_used_by_pods(self, key: str) -> bool:
         """`StorageInfos().IsPVCUsedByPods`: a pod on some node uses the claim `namespace/name`
-        (`NodeInfo.PVCRefCounts`, summed over nodes). Built on first use, like `pods_by_namespace`."""
-        if self._pvc_users is None:
-            users: dict[str, int] = {}
-            for info in self.node_infos:
-                for p in info.pods:
-                    for v in p.spec.volumes:
-                        if v.persistent_volume_claim is not None:
-                            k = f"{p.metadata.namespace}/{v.persistent_volume_claim.claim_name}"
-                            users[k] = users.get(k, 0) + 1
-            self._pvc_users = users
-        return self._pvc_users.get(key, 0) > 0
-
+        (`NodeInfo.PVCRefCounts`, summed over nodes) — looked up among the pods of its namespace
+        (`pods_by_namespace`, carried down a simulation: not a walk over every pod per snapshot)."""
+        namespace, _, name = key.partition("/")
+        for pods in self.pods_by_namespace().get(namespace, {}).values():
+            for p in pods:
+                for v in p.spec.volumes:
+                    if v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == name:
+                        return True
+        return False
 
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
         return [n for n in self.node_infos if n.pods_with_required_anti_affinity]

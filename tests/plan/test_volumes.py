@@ -10,7 +10,9 @@ import pytest
 
 from kresched.plan.drain import DrainOptions, plan_drain
 from kresched.plan.explain import explain_pod
-from kresched.plan.planner import plan_pod
+from kresched.plan.planner import Planner, plan_pod
+from kresched.plan.plans import PlanOptions
+from kresched.plan.queue import pending_pods_to_plan
 from kresched.sched.volume_binding import ERR_REASON_NODE_CONFLICT
 from kresched.sched.volume_restrictions import ERR_REASON_RWOP_CONFLICT
 from tests.builders import (
@@ -94,6 +96,22 @@ def test_evicting_the_holder_of_a_read_write_once_pod_claim_lets_the_pod_run() -
     assert expl.preemption_message is None  # the scheduler's own preemption would evict the holder
     plan = plan_pod(state, wants)
     assert (plan.outcome, plan.node, [v.pod.name for v in plan.victims]) == ("evict", "node-a", ["holder"])
+
+
+def test_a_read_write_once_pod_claim_the_queue_gave_to_one_pod_is_in_use_for_the_next() -> None:
+    """Two pending pods of one priority use one ReadWriteOncePod claim: the first planned runs with
+    it, and the second finds it in use on every node (VolumeRestrictions reads the pods the queue
+    placed, not only the cluster's)."""
+    claim = make_pvc("shared", volume="pv-shared", access_modes=("ReadWriteOncePod",))
+    pv = make_pv("pv-shared", claim="default/shared", access_modes=("ReadWriteOncePod",))
+    pods = [make_pod(f"wants-{k}", priority=1000, volumes=[pvc_volume("shared")],
+                     start_time=f"2026-01-01T00:00:0{k}Z") for k in range(2)]
+    state = make_state([make_node("node-a"), make_node("node-b")], pods, storage=[claim, pv])
+    planner = Planner(state, PlanOptions())
+    first, second = (planner.plan(p, commit=True) for p in pending_pods_to_plan(state, all_pending=True))
+    assert (first.pod.name, first.outcome) == ("wants-0", "fits")
+    assert second.outcome == "infeasible"
+    assert f"2 {ERR_REASON_RWOP_CONFLICT}" in second.message
 
 
 def test_evicting_a_pod_frees_its_attachments() -> None:
