@@ -229,3 +229,20 @@ def test_a_pod_no_tier_helps_is_answered_by_tier_3_alone_as_after_every_tier():
             ("n1", "node(s) didn't match pod affinity rules even after evicting every eligible pod")]
         answers.append(decision(plan))
     assert answers[0] == answers[1]
+
+
+def test_a_pod_its_own_affinity_term_matches_is_not_given_the_walk_of_one_it_does_not():
+    # Two bare pods alike but for their app label, each with required affinity (by zone) to pods of
+    # app a, of which none runs: p0-b, planned first, matches no pod and not its own term, so no
+    # node passes; p1-a matches its own term — the first of its group — so any node does. Their
+    # walks differ by the one label their term reads.
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi", labels={ZONE: f"z{i % 2}"}) for i in range(4)]
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("a", ZONE)]}}
+    pods = [make_pod(f"p{k}-{app}", cpu="1", priority=100, labels={"app": app}, affinity=affinity, owner=None,
+                     start_time=f"2026-01-01T00:00:0{k}Z") for k, app in enumerate(("b", "a"))]
+    state = make_state(nodes, pods)
+    for memoize in (True, False):
+        planner = Planner(state, PlanOptions(), memoize=memoize)
+        first, second = (planner.plan(p, commit=True) for p in pending_pods_to_plan(state, all_pending=True))
+        assert (first.pod.name, first.outcome) == ("p0-b", "infeasible")
+        assert (second.pod.name, second.outcome) == ("p1-a", "fits")
