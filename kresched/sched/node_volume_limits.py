@@ -34,7 +34,7 @@ from kresched.model.specs import Volume
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, PersistentVolumeSpec, StorageState
 from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult, Snapshot, Status
 from kresched.sched.node_info import NodeInfo
-from kresched.sched.volume_helpers import pvc_not_found
+from kresched.sched.volume_helpers import claim_refs, owned_by, pvc_not_found
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_TO_CSI", "NAME", "NodeVolumeLimits", "attachable_volumes"]
 
@@ -171,17 +171,9 @@ def _local_key(pod: Pod, storage: StorageState, snapshot: Snapshot) -> bytes | N
     if any(_in_tree_plugin(v) for v in pod.spec.volumes):
         return None
     classes: list[str] = []
-    for v in pod.spec.volumes:
-        if v.persistent_volume_claim is not None:
-            name = v.persistent_volume_claim.claim_name
-        elif v.ephemeral is not None:
-            name = f"{pod.name}-{v.name}"
-        else:
-            continue
+    for name, ephemeral in claim_refs(pod):
         pvc = storage.pvc(pod.namespace, name)
-        if pvc is None or pvc.spec.volume_name or not pvc.storage_class or (
-                v.ephemeral is not None and not any(r.controller and r.uid == pod.uid
-                                                    for r in pvc.metadata.owner_references)):
+        if pvc is None or pvc.spec.volume_name or not pvc.storage_class or (ephemeral and not owned_by(pvc, pod)):
             return None
         classes.append(pvc.storage_class)
     wanted = set(pod.claim_names)
@@ -245,7 +237,7 @@ def attachable_volumes(pod: Pod, storage: StorageState, csi_node: CSINode | None
             if new_pod:
                 raise _MissingClaim(f"looking up PVC {pod.namespace}/{name}: {pvc_not_found(name)}")
             continue
-        if ephemeral and not any(r.controller and r.uid == pod.uid for r in pvc.metadata.owner_references):
+        if ephemeral and not owned_by(pvc, pod):
             if new_pod:
                 raise _MissingClaim(f"PVC {pvc.namespace}/{pvc.name} was not created for pod "
                                     f"{pod.namespace}/{pod.name} (pod is not owner)")

@@ -52,8 +52,10 @@ from kresched.sched.framework import SUCCESS, Code, CycleState, PreFilterResult,
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.volume_helpers import (
     check_node_affinity,
+    claim_refs,
     find_matching_volume,
     matching_candidates,
+    owned_by,
     pvc_not_found,
 )
 
@@ -130,13 +132,7 @@ class VolumeBinding:
         if not storage.has_claims or not pod.claim_names:
             return _SKIP
         claims: list[PersistentVolumeClaim] = []
-        for v in pod.spec.volumes:
-            if v.persistent_volume_claim is not None:
-                name, ephemeral = v.persistent_volume_claim.claim_name, False
-            elif v.ephemeral is not None:
-                name, ephemeral = f"{pod.name}-{v.name}", True
-            else:
-                continue
+        for name, ephemeral in claim_refs(pod):
             pvc = storage.pvc(pod.namespace, name)
             if pvc is None:
                 if ephemeral:
@@ -148,7 +144,7 @@ class VolumeBinding:
                                      f'"{pvc.spec.volume_name}"')
             if pvc.metadata.deletion_timestamp is not None:
                 return _unresolvable(f'persistentvolumeclaim "{pvc.name}" is being deleted')
-            if ephemeral and not _owned_by(pvc, pod):
+            if ephemeral and not owned_by(pvc, pod):
                 return _unresolvable(f"PVC {pvc.namespace}/{pvc.name} was not created for pod "
                                      f"{pod.namespace}/{pod.name} (pod is not owner)")
             claims.append(pvc)
@@ -199,11 +195,6 @@ class VolumeBinding:
 
     def remove_pod(self, cycle: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> None:
         return None
-
-
-def _owned_by(pvc: PersistentVolumeClaim, pod: Pod) -> bool:
-    """`ephemeral.VolumeIsForPod`: the claim's controller is the pod."""
-    return any(r.controller and r.uid == pod.uid for r in pvc.metadata.owner_references)
 
 
 def _is_delay_binding(pvc: PersistentVolumeClaim, storage: StorageState) -> bool:

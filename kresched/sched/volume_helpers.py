@@ -4,27 +4,45 @@
 Owns: the NotFound texts the scheduler's listers produce (they reach `explain` verbatim, as in the
 scheduler's message), `check_node_affinity` (`CheckNodeAffinity`), `find_matching_volume`
 (`FindMatchingVolume` on the scheduler path, node given), `check_access_modes` and
-`volume_mode_mismatch`. Pure.
+`volume_mode_mismatch`; the claims a pod's volumes use (`claim_refs`) and whether an ephemeral
+one is the pod's own (`owned_by`). Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
-from kresched.model.objects import Node
+from kresched.model.objects import Node, Pod
 from kresched.model.selectors import label_selector_matches, node_selector_term_matches
 from kresched.model.storage import PersistentVolume, PersistentVolumeClaim, is_volume_bound_to_claim
 
 __all__ = [
     "check_access_modes",
     "check_node_affinity",
+    "claim_refs",
     "find_matching_volume",
     "matching_candidates",
+    "owned_by",
     "pv_not_found",
     "pvc_not_found",
     "storage_class_not_found",
     "volume_mode_mismatch",
 ]
+
+
+def claim_refs(pod: Pod) -> Iterator[tuple[str, bool]]:
+    """The claims the pod's volumes use, in their order: (name, whether a generic ephemeral
+    volume's — then `<pod>-<volume>`, `ephemeral.VolumeClaimName`)."""
+    for v in pod.spec.volumes:
+        if v.persistent_volume_claim is not None:
+            yield v.persistent_volume_claim.claim_name, False
+        elif v.ephemeral is not None:
+            yield f"{pod.name}-{v.name}", True
+
+
+def owned_by(pvc: PersistentVolumeClaim, pod: Pod) -> bool:
+    """`ephemeral.VolumeIsForPod`: the claim's controller is the pod."""
+    return any(r.controller and r.uid == pod.uid for r in pvc.metadata.owner_references)
 
 
 def pvc_not_found(name: str) -> str:
