@@ -62,7 +62,7 @@ APPS = ("a", "b", "c")
 MODELS = ("A", "B")
 #: The templates a pending pod's claim comes from: any GPU, or one of a model (a CEL selector).
 TEMPLATES = {"any": device_request(),
-             **{f"model-{m}": device_request(selectors=[f'device.attributes["model"] == "{m}"']) for m in MODELS}}
+             **{f"model-{m}": device_request(selectors=[f'device.attributes["{GPU}"].model == "{m}"']) for m in MODELS}}
 
 
 @st.composite

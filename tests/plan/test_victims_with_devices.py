@@ -34,7 +34,7 @@ from tests.builders import (
 
 GPU = "gpu.example.com"
 TEMPLATES = {"any": device_request(),
-             "model-A": device_request(selectors=['device.attributes["model"] == "A"'])}
+             "model-A": device_request(selectors=[f'device.attributes["{GPU}"].model == "A"'])}
 
 
 @st.composite
