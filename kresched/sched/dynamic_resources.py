@@ -56,12 +56,14 @@ from kresched.sched.dra.claims import ClaimLookupError, PodClaim, missing_kinds,
 from kresched.sched.dra.extended import delegated, leftover_claim, special_claim
 from kresched.sched.dra.inuse import (
     ALLOCATION_MEMO,
+    POOL_CHANGES,
     POOL_KEYS,
     AllocatedClaims,
     allocated_claims,
     allocator_for,
     claims_signature,
     pools_stamp,
+    still_first_fit,
 )
 from kresched.sched.framework import (
     SUCCESS,
@@ -133,6 +135,10 @@ class DraCycle:
     signature: bytes = b""
     versions: dict[tuple[str, str], int] = field(default_factory=dict)
     memo: dict[Any, Any] = field(default_factory=dict)
+    #: How the pools came to their versions (`inuse.still_first_fit`), and whether some slice
+    #: shares counters among its devices (then a first fit is not kept across allocations).
+    changes: dict[int, Any] = field(default_factory=dict)
+    counters: bool = True
     #: Per node: the (driver, pool) of the pools it sees (the same all run: `DraState.derived`).
     pool_keys: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: Every device is on a slice of one node (`nodeName`, no shared counters) and no request
@@ -217,6 +223,10 @@ class DynamicResources:
             hit = state.memo.get(key)
             if hit is not None and hit[0] == stamp:
                 allocation = hit[1]
+            elif hit is not None and still_first_fit(hit[1], hit[0], stamp, state.changes, state.counters):
+                # Only devices it does not hold were taken since: the first fit then is the first now.
+                allocation = hit[1]
+                state.memo[key] = (stamp, allocation)
             else:
                 allocation = _allocate(state.allocator, node, claims)
                 # An error names the claim and request it is about: never another pod's answer.
@@ -314,6 +324,11 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
         state.signature = claims_signature(to_allocate)
         state.versions = inuse.versions
         state.memo = dra.derived.setdefault(ALLOCATION_MEMO, {})
+        state.changes = dra.derived.setdefault(POOL_CHANGES, {})
+        counters = dra.derived.get(_COUNTERS)
+        if counters is None:
+            counters = dra.derived[_COUNTERS] = any(s.spec.shared_counters for s in dra.slices)
+        state.counters = counters
         state.pool_keys = dra.derived.setdefault(POOL_KEYS, {})
     local = dra.derived.get(_NODE_LOCAL)
     if local is None:
@@ -334,6 +349,8 @@ def prepare(pod: Pod, dra: DraState, inuse: AllocatedClaims) -> DraCycle | Statu
 
 
 _NODE_LOCAL = "node-local"
+#: `DraState.derived` key: whether some ResourceSlice shares counters among its devices.
+_COUNTERS = "shared-counters"
 
 
 def _validate_class(dra: DraState, class_name: str, request: str) -> Status | None:

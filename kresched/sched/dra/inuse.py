@@ -16,7 +16,7 @@ a preemption simulation that removes victims from a cloned NodeInfo does not fre
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -32,8 +32,8 @@ from kresched.sched.node_info import NodeInfo
 if TYPE_CHECKING:
     from kresched.model.cluster import ClusterState
 
-__all__ = ["ALLOCATION_MEMO", "DRA_ALLOCATED", "POOL_KEYS", "AllocatedClaims", "allocated_claims", "allocator_for",
-           "claims_signature", "cluster_snapshot", "pools_stamp", "with_allocation"]
+__all__ = ["ALLOCATION_MEMO", "DRA_ALLOCATED", "POOL_CHANGES", "POOL_KEYS", "AllocatedClaims", "allocated_claims",
+           "allocator_for", "claims_signature", "cluster_snapshot", "pools_stamp", "still_first_fit", "with_allocation"]
 
 #: `Snapshot.index` key.
 DRA_ALLOCATED = "kresched/dra-allocated"
@@ -126,7 +126,7 @@ class AllocatedClaims:
         versions = self.versions
         if freed:
             versions = versions.draft()
-            _touch(versions, (self.claims[k] for k in freed))
+            _touch(versions, (self.claims[k] for k in freed), self._pool_changes(), allocated=False)
             versions = versions.done()
         out = AllocatedClaims(self.dra, claims.done(), reservers.done(), versions)
         if self._state is not None:  # carried over, not gathered again from every claim
@@ -191,10 +191,13 @@ class AllocatedClaims:
         for claim, allocation in zip(todo, result.claim_results, strict=True):
             claims[claim.key] = with_allocation(claim, allocation, (_pod_ref(pod),))
             reservers[claim.key] = frozenset({pod.key})
-        _touch(versions, (claims[c.key] for c in todo))
+        _touch(versions, (claims[c.key] for c in todo), self._pool_changes(), allocated=True)
         self.claims, self.reservers, self.versions = claims.done(), reservers.done(), versions.done()
         self._state = self.allocated_state().with_results(
             (claim.key, allocation) for claim, allocation in zip(todo, result.claim_results, strict=True))
+
+    def _pool_changes(self) -> dict[int, tuple[int, tuple[str, str, str] | None]]:
+        return self.dra.derived.setdefault(POOL_CHANGES, {})
 
     def _found(self, node: str, claims: list[ResourceClaim]) -> Any:
         """The allocation of `claims` on `node` the run's allocation memo holds for this cluster's
@@ -215,6 +218,9 @@ class AllocatedClaims:
 ALLOCATION_MEMO = "allocation-memo"
 #: `DraState.derived` key: per node, the (driver, pool) of the pools it sees (the same all run).
 POOL_KEYS = "pool-keys"
+#: `DraState.derived` key: per version a pool was given (`_touch`), the version it had before and
+#: the device the change allocated (None: it freed one) — how a pool came to be as it is.
+POOL_CHANGES = "pool-changes"
 
 
 def claims_signature(claims: list[ResourceClaim]) -> bytes:
@@ -230,12 +236,48 @@ def pools_stamp(versions: dict[tuple[str, str], int], pool_keys: tuple[tuple[str
 _changes = itertools.count(1)
 
 
-def _touch(versions: MutableMapping[tuple[str, str], int], claims: Any) -> None:
-    """Give the pools of the claims' allocations a new number."""
+def _touch(versions: MutableMapping[tuple[str, str], int], claims: Any,
+           changes: dict[int, tuple[int, tuple[str, str, str] | None]], allocated: bool) -> None:
+    """Give the pools of the claims' allocations a new number for each of their devices, the claims
+    `allocated` there (or freed), and record each change in `changes`."""
     for c in claims:
         if c.status.allocation is not None:
             for r in c.status.allocation.devices.results:
-                versions[(r.driver, r.pool)] = next(_changes)
+                pool = (r.driver, r.pool)
+                version = next(_changes)
+                changes[version] = (versions.get(pool, 0), (r.driver, r.pool, r.device) if allocated else None)
+                versions[pool] = version
+
+
+def still_first_fit(result: Any, then: tuple[int, ...], now: tuple[int, ...],
+                    changes: Mapping[int, tuple[int, tuple[str, str, str] | None]], counters: bool) -> bool:
+    """Whether `result` — the allocator's first fit for some claims on a node (a `NodeAllocation`),
+    or None where they did not fit, found when the node's pools were at the versions `then` — is
+    its answer at the versions `now` too, without allocating again.
+
+    So it is where every pool came from its version then to its version now by allocations alone
+    (`changes`; none freed a device) and none of them took a device `result` holds: the first fit
+    is the first solution of a search over the devices in a fixed order, and devices taken since
+    only prune that search — every branch that failed then fails now, the solution found then is
+    still there, so it is still the first (and where there was none, there is none). Not where
+    devices share counters (`counters`): taking one device may then leave another short of them."""
+    if result is None:
+        held: frozenset[tuple[str, str, str]] = frozenset()
+    elif counters or getattr(result, "claim_results", None) is None:
+        return False  # (a Status: its words may read the devices in use)
+    else:
+        held = frozenset(r.device_id for c in result.claim_results for r in c.devices.results)
+    for version, target in zip(now, then, strict=True):
+        while version != target:
+            if version < target:  # (versions only grow along a lineage: another lineage's)
+                return False
+            step = changes.get(version)
+            if step is None:
+                return False
+            version, device = step
+            if device is None or device in held:
+                return False
+    return True
 
 
 def allocator_for(dra: DraState, allocated: Any) -> Any:
