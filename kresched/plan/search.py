@@ -61,7 +61,7 @@ OptionFinder = Callable[[Pod, CycleState, NodeInfo, list[Pod], int, Sequence[Pod
 class NodeSearch:
     """The search for the options of one tier, with what it keeps of each node between pods."""
 
-    __slots__ = ("evictable", "max_grace_seconds", "nominated_by_node", "prune", "stamps", "work")
+    __slots__ = ("_near", "evictable", "max_grace_seconds", "nominated_by_node", "prune", "stamps", "work")
 
     def __init__(self, work: Working, evictable: EvictablePods, nominated_by_node: dict[str, list[Pod]],
                  max_grace_seconds: int, prune: bool) -> None:
@@ -74,6 +74,11 @@ class NodeSearch:
         self.max_grace_seconds = max_grace_seconds
         self.prune = prune
         self.stamps = itertools.count(1)
+        #: `unsettled`'s candidates that some required affinity term matches, per candidate list (by
+        #: identity: a node's candidates for a priority are kept lists), for the terms and the
+        #: namespaces' labels it was last asked with (a pod no tier helps asks it of every node, per
+        #: tier and again when freeing devices).
+        self._near: tuple[object, object, dict[int, tuple[list[Pod], list[Pod]]]] | None = None
 
     def tier_options(self, pod: Pod, cycle: CycleState, candidates: list[tuple[NodeInfo, list[Pod]]],
                      tier: int, nominated: dict[str, list[Pod]], infeasible: dict[str, Reason],
@@ -142,8 +147,16 @@ class NodeSearch:
         if not hazards:
             return out
         labels = self.work.snapshot.namespace_labels
+        if self._near is None or self._near[0] is not hazards or self._near[1] is not labels:
+            self._near = (hazards, labels, {})
+        found = self._near[2]
         for info, cands in candidates:
-            near = [p for p in cands if any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards)]
+            hit = found.get(id(cands))
+            if hit is not None and hit[0] is cands:
+                near = hit[1]
+            else:
+                near = [p for p in cands if any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards)]
+                found[id(cands)] = (cands, near)
             if near:
                 kept = set(map(id, self.evictable.eligible(info, cands, tier)))
                 if any(id(p) not in kept for p in near):

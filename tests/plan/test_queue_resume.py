@@ -210,6 +210,27 @@ def test_tier_1_may_have_an_option_where_tier_3_takes_off_the_pod_it_must_be_nea
         assert [v.pod.name for v in plan.victims] == ["filler"]
 
 
+def test_which_candidates_a_pod_must_be_near_is_asked_again_for_a_pod_near_other_ones():
+    # As above, but the planner first plans web2, of the same priority (the same candidates on n1),
+    # which must be near the filler: no tier helps it (taking the filler off leaves it nothing to be
+    # near). Then web, near db, still finds tier 1's option: which of n1's candidates a pod must be
+    # near is its own terms' answer, not kept from web2's.
+    nodes = [make_node("n1", cpu="4", memory="16Gi")]
+    db = make_pod("db", node="n1", cpu="1", priority=0, labels={"app": "db"}, grace=600)
+    filler = make_pod("filler", node="n1", cpu="3", priority=0, labels={"app": "filler"}, grace=5)
+    near = {app: {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term(app, HOST)]}}
+            for app in ("db", "filler")}
+    web2 = make_pod("web2", cpu="2", priority=1000, labels={"app": "web"}, affinity=near["filler"])
+    web = make_pod("web", cpu="2", priority=1000, labels={"app": "web"}, affinity=near["db"])
+    state = make_state(nodes, [db, filler, web2, web])
+    with patch.object(planner, "_GIVE_UP", 1):
+        p = Planner(state, PlanOptions())
+        first, second = p.plan(web2), p.plan(web)
+    assert first.outcome == "infeasible", first.message
+    assert (second.outcome, second.node, second.tier) == ("evict", "n1", 1), second.message
+    assert [v.pod.name for v in second.victims] == ["filler"]
+
+
 def test_a_pod_no_tier_helps_is_answered_by_tier_3_alone_as_after_every_tier():
     # web must share a node with db; db may go (tier 1), but taking it off leaves web nothing to be
     # near, and n2 has no db: no tier has an option. Where tier 1's search gives up at once to ask,
