@@ -40,8 +40,7 @@ MODEL_A = device_request(selectors=[f'device.attributes["{GPU}"].model == "A"'])
 
 def _plans(state: ClusterState, pods: list[Pod], keep: bool) -> list[tuple]:
     state.dra.derived.clear()  # (what an earlier run kept, not this one's)
-    counted = mock.patch.object(dynamic_resources, "still_first_fit", inuse.still_first_fit if keep else _never)
-    with counted:
+    with mock.patch.object(dynamic_resources, "still_first_fit", inuse.still_first_fit if keep else _never):
         return [decision(p) for p in plan_queue(Planner(state, PlanOptions()), pods, *gang_lookups(state))]
 
 
@@ -62,8 +61,8 @@ def _model_a_pod(name: str) -> tuple[Pod, object]:
     return pod, make_claim(f"{name}-gpu", owner_pod=pod, requests=[MODEL_A])
 
 
-def _cluster(devices: list[dict], queue: list[tuple[Pod, object]], running: list[Pod] = (),
-             held: list = ()) -> ClusterState:
+def _cluster(devices: list[dict], queue: list[tuple[Pod, object]], running: tuple[Pod, ...] = (),
+             held: tuple[object, ...] = ()) -> ClusterState:
     return make_state([make_node("n0", cpu="8", memory="16Gi")], [*running, *(p for p, _ in queue)], [],
                       dra=[make_device_class(), make_claim_template("model-a", requests=[MODEL_A]),
                            make_slice("n0", devices), *held, *(c for _, c in queue)])
@@ -90,7 +89,7 @@ def test_a_node_no_first_fit_was_found_on_fits_once_a_device_is_freed():
     low = make_pod("low", node="n0", cpu="100m", priority=0, claim_templates={"gpu": "model-a"},
                    generated={"gpu": "low-gpu"})
     held = make_claim("low-gpu", owner_pod=low, allocated=[(GPU, "n0", "gpu-0")], node="n0", reserved_for=[low])
-    state = _cluster(devices, [_model_a_pod("p1")], running=[low], held=[held])
+    state = _cluster(devices, [_model_a_pod("p1")], running=(low,), held=(held,))
     [plan] = plan_pending(state, pending_pods_to_plan(state, all_pending=True))
     assert plan.outcome == "evict"
     assert [v.pod.name for v in plan.victims] == ["low"]
