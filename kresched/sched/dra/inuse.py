@@ -146,7 +146,8 @@ class AllocatedClaims:
             added = [p for p in after_pods[n:] if uses(p)]
             if not added:
                 return [], []
-            before_keys = {p.key for p in before_pods if uses(p)}
+            names = {p.metadata.name for p in added}  # (a node's other pods asked only where a name repeats)
+            before_keys = {p.key for p in before_pods if p.metadata.name in names and uses(p)}
             return [], list({p.key: p for p in added if p.key not in before_keys}.values())
         before = {p.key: p for p in before_pods if uses(p)}
         after = {p.key: p for p in after_pods if uses(p)}
