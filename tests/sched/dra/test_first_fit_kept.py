@@ -4,16 +4,19 @@ claim specs on a node is found again only where devices it holds were taken or a
 DynamicResources keeps each node's first fit per claim specs with the versions of the node's pools.
 Where only other devices were allocated since, the answer is the same (the search over the devices
 is in a fixed order, and devices taken only prune it): kept. Here: generated GPU queues planned with
-the kept answers and without them give the same plans; and the examples where it must not be kept.
+the kept answers and without them give the same plans; the examples where it must not be kept; and
+`still_first_fit`'s own table over one pool's history.
 """
 
 from __future__ import annotations
 
 from unittest import mock
 
+import pytest
 from hypothesis import given
 
 from kresched.model.cluster import ClusterState
+from kresched.model.dra import AllocationResult, DeviceAllocationResult, DeviceRequestAllocationResult
 from kresched.model.objects import Pod
 from kresched.plan.gang import plan_queue
 from kresched.plan.planner import Planner
@@ -21,6 +24,9 @@ from kresched.plan.plans import PlanOptions
 from kresched.plan.queue import gang_lookups, pending_pods_to_plan, plan_pending
 from kresched.sched import dynamic_resources
 from kresched.sched.dra import inuse
+from kresched.sched.dra.allocator import NodeAllocation
+from kresched.sched.dra.inuse import still_first_fit
+from kresched.sched.framework import Code, Status
 from tests.builders import (
     device_request,
     make_claim,
@@ -94,3 +100,31 @@ def test_a_node_no_first_fit_was_found_on_fits_once_a_device_is_freed():
     assert plan.outcome == "evict"
     assert [v.pod.name for v in plan.victims] == ["low"]
     assert [g.device for g in plan.devices or ()] == ["gpu-0"]
+
+
+def _fit(*devices: str) -> NodeAllocation:
+    results = tuple(DeviceRequestAllocationResult(request="gpu", driver=GPU, pool="n0", device=d) for d in devices)
+    return NodeAllocation((AllocationResult(DeviceAllocationResult(results)),))
+
+
+# The pool's history: 0 → 1 (gpu-0 taken) → 2 (gpu-1 taken) → 3 (gpu-0 freed); 0 → 5 (gpu-2 taken),
+# another lineage from the state as loaded.
+CHANGES = {1: (0, (GPU, "n0", "gpu-0")), 2: (1, (GPU, "n0", "gpu-1")), 3: (2, None), 5: (0, (GPU, "n0", "gpu-2"))}
+
+
+@pytest.mark.parametrize(("result", "then", "now", "counters", "kept"), [
+    (None, (0,), (2,), False, True),  # nothing fit; devices only taken since: nothing fits
+    (None, (0,), (3,), False, False),  # one was freed since
+    (_fit("gpu-2"), (0,), (2,), False, True),  # other devices taken
+    (_fit("gpu-1"), (0,), (2,), False, False),  # its own device taken
+    (_fit("gpu-1"), (1,), (2,), False, False),
+    (_fit("gpu-2"), (1,), (2,), False, True),  # from a version between
+    (_fit("gpu-2"), (0,), (2,), True, False),  # devices share counters: a fit is not kept
+    (None, (0,), (2,), True, True),  # (but no fit stays no fit)
+    (_fit("gpu-2"), (2,), (5,), False, False),  # another lineage's versions
+    (_fit("gpu-0"), (5,), (2,), False, False),
+    (None, (0,), (4,), False, False),  # a version whose history is not known
+    (Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no",)), (0,), (2,), False, False),  # a Status: found again
+])
+def test_a_first_fit_is_kept_only_across_allocations_of_devices_it_does_not_hold(result, then, now, counters, kept):
+    assert still_first_fit(result, then, now, CHANGES, counters) is kept
