@@ -32,7 +32,7 @@ from kresched.cli.common import (
     simulation_args,
 )
 from kresched.cli.complete import complete_pods
-from kresched.cli.load import load_state
+from kresched.cli.load import keep_to_the_end, load_state
 from kresched.cli.progress import progress
 from kresched.cli.resolve import (
     Workload,
@@ -289,6 +289,7 @@ def _plan_all(opts: Options, state: ClusterState, pods: list[Pod], options: Plan
     plans: list[Plan] = []
     with progress(opts, f"planning {count(len(pods), 'pending pod')}") as p, paused_gc():
         planner = Planner(state, options)
+        keep_to_the_end(planner)
         for unit in planner_units(planner, pods, *gang_lookups(state)):
             now = f"gang {unit[0].key}" if isinstance(unit, tuple) else unit.key
             p.update(f"planning pending pods: {len(plans)} of {len(pods)} done, now {now}")
