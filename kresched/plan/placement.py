@@ -149,7 +149,7 @@ class Placer:
         hold no pods (`HTTPExtender.Filter`)."""
         if len(feasible) == 1:
             return Selection(feasible[0], (feasible[0],), None, sampled)
-        infos = [snapshot.by_name[n] for n in feasible]
+        infos = list(map(snapshot.by_name.__getitem__, feasible))
         memo = self.score_memos.for_pod(pod) if self.score_memos is not None else None
         names: list[str] | None = list(feasible)  # (the snapshot's NodeInfos of those names)
         if podless:

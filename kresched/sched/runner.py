@@ -537,6 +537,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                             static.names | {"NodeResourcesFit"} if static is not None else frozenset(),
                             (lambda info: ending(info, rest)) if static is not None and fit else None)
     if start >= 0:
+        feasible, failed = diag.feasible, diag.node_to_status  # (`_resume` may have handed over its own)
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
             name = info.name
             others = held.get(name) if held else None
@@ -667,14 +668,14 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
     if gained:
         ok += gained
         ok.sort(key=positions.__getitem__)
+    # (`ok` and, something having changed, `failed` are this search's own copies: handed over.)
     if len(ok) < limit:
-        diag.feasible.extend(ok)
-        diag.node_to_status.update(failed)
+        diag.feasible, diag.node_to_status = ok, failed
         return _errors_of(diag, errored, cut)
     end = positions[ok[limit - 1]] + 1
-    diag.feasible.extend(ok[:limit])
-    diag.node_to_status.update(failed if end == cut else
-                               ((n, st) for n, st in failed.items() if positions[n] < end))
+    del ok[limit:]
+    diag.feasible = ok
+    diag.node_to_status = failed if end == cut else {n: st for n, st in failed.items() if positions[n] < end}
     diag.sampled = end < len(infos)
     return _errors_of(diag, errored, -1)
 
