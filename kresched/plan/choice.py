@@ -207,11 +207,10 @@ class Suffixes(NamedTuple):
     ok: Pool
 
     @classmethod
-    def of(cls, ranked: list[Pod], max_grace: int) -> Suffixes:
-        requests = [p.requests for p in ranked]
-        cpus, memories = list(map(_MILLI_CPU, requests)), list(map(_MEMORY, requests))
+    def of(cls, ranked: list[Pod], cpus: list[int], memories: list[int], ok: list[bool]) -> Suffixes:
+        """The pools of a node's ranked evictable pods, given each one's cpu and memory requests and
+        whether its grace period is within the limit (`evictable.Ranking`'s columns)."""
         every = Pool.of(ranked, cpus, memories, None)
-        ok = [p.grace_seconds <= max_grace for p in ranked]
         return cls(every, every if all(ok) else Pool.of(ranked, cpus, memories, ok))
 
 

@@ -13,16 +13,17 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Any
+from operator import is_
+from typing import Any, NamedTuple
 
-from kresched.model.objects import Pod
+from kresched.model.objects import Node, Pod
 from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import PdbView, Suffixes, quickbound_to
 from kresched.plan.pdb import PdbLedger
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import importance_key
 
-__all__ = ["EvictablePods"]
+__all__ = ["EvictablePods", "Ranking"]
 
 #: `EvictablePods.quick_all`: no bound kept yet.
 _UNKNOWN: Any = object()
@@ -31,8 +32,8 @@ _UNKNOWN: Any = object()
 class EvictablePods:
     """The evictable pods of every node the planner looked at, and what each tier may evict."""
 
-    __slots__ = ("_budget_users", "_budgets", "_budgets_version", "_eligible_memo", "_suffixes", "by_node",
-                 "ledger", "max_grace_seconds")
+    __slots__ = ("_budget_users", "_budgets", "_budgets_version", "_eligible_memo", "_ranked", "_suffixes",
+                 "by_node", "ledger", "max_grace_seconds")
 
     def __init__(self, ledger: PdbLedger, max_grace_seconds: int) -> None:
         self.ledger = ledger
@@ -44,6 +45,8 @@ class EvictablePods:
         #: fifth, `candidates` per priority. (The planner reads the fifth directly for every node
         #: of every pod, before calling `candidates`.)
         self.by_node: dict[int, tuple[NodeInfo, list[int], list[Pod], PdbView | None, dict[int, list[Pod]]]] = {}
+        #: Per node name: its last ranking (`rank` ranks the pods placed since into it).
+        self._ranked: dict[str, Ranking] = {}
         #: Per NodeInfo (by identity): (it, `Suffixes` of its evictable pods, `quick_all`'s bounds kept,
         #: how many evictable pods it has).
         self._suffixes: dict[int, tuple[NodeInfo, Suffixes, dict[tuple[int, int, int, int], tuple | None], int]] = {}
@@ -71,11 +74,14 @@ class EvictablePods:
         return cands
 
     def rank(self, info: NodeInfo) -> tuple[NodeInfo, list[int], list[Pod], None, dict[int, list[Pod]]]:
-        """`info`'s entries of `by_node` and its `Suffixes`, found together."""
-        ranked = sorted([p for p in info.pods if p.protection is None], key=importance_key) \
-            if node_refusal(info.node) is None else []  # (`protected_reason`; a lost node: none)
-        hit = self.by_node[id(info)] = (info, [-p.effective_priority for p in ranked], ranked, None, {})
-        self._suffixes[id(info)] = (info, Suffixes.of(ranked, self.max_grace_seconds), {}, len(ranked))
+        """`info`'s entries of `by_node` and its `Suffixes`, found together. Where the node (the
+        same Node) holds the pods it held when last ranked and more — pods placed there since —
+        the new ones are ranked into the last ranking (`Ranking.grown`), the others not read again."""
+        last = self._ranked.get(info.name)
+        grown = last.grown(info, self.max_grace_seconds) if last is not None else None
+        r = self._ranked[info.name] = grown if grown is not None else Ranking.of(info, self.max_grace_seconds)
+        hit = self.by_node[id(info)] = (info, r.negs, r.ranked, None, {})
+        self._suffixes[id(info)] = (info, Suffixes.of(r.ranked, r.cpus, r.memories, r.ok), {}, len(r.ranked))
         return hit
 
     def quick_all(self, pod: Pod, candidates: list[tuple[NodeInfo, list[Pod]]], tier: int) -> list[tuple | None]:
@@ -158,3 +164,52 @@ class EvictablePods:
         for k in keys:
             self._budget_users.setdefault(k, set()).add(id(info))
         return state
+
+
+class Ranking(NamedTuple):
+    """A node's evictable pods (not mirror, DaemonSet, terminating or critical; none on a lost
+    node) most important first (`importance_key`), with the columns `Suffixes` sums up: each one's
+    key, negated priority, cpu and memory requests, and whether its grace period is within the
+    limit. `node` and `pods`: the Node and the pods it was found for; `lost`: the node is lost."""
+
+    node: Node
+    pods: tuple[Pod, ...]
+    lost: bool
+    keys: list[tuple[int, int, str, str]]
+    ranked: list[Pod]
+    negs: list[int]
+    cpus: list[int]
+    memories: list[int]
+    ok: list[bool]
+
+    @classmethod
+    def of(cls, info: NodeInfo, max_grace: int) -> Ranking:
+        lost = node_refusal(info.node) is not None
+        ranked = [] if lost else sorted([p for p in info.pods if p.protection is None], key=importance_key)
+        requests = [p.requests for p in ranked]
+        return cls(info.node, tuple(info.pods), lost, list(map(importance_key, ranked)), ranked,
+                   [-p.effective_priority for p in ranked], [r.milli_cpu for r in requests],
+                   [r.memory for r in requests], [p.grace_seconds <= max_grace for p in ranked])
+
+    def grown(self, info: NodeInfo, max_grace: int) -> Ranking | None:
+        """The ranking of `info`, where it is this one's node with the same pods and more after them
+        (pods placed there since); else None. Each new pod goes where sorting them all puts it:
+        the keys end with the pod's namespace/name, so no two are equal."""
+        before, now = self.pods, info.pods
+        n = len(before)
+        if info.node is not self.node or len(now) < n or not all(map(is_, before, now)):
+            return None
+        added = [] if self.lost else [p for p in now[n:] if p.protection is None]
+        if not added:
+            return self._replace(pods=tuple(now))
+        keys, ranked, negs, cpus, memories, ok = (list(c) for c in self[3:])
+        for p in added:
+            key = importance_key(p)
+            i = bisect_right(keys, key)
+            keys.insert(i, key)
+            ranked.insert(i, p)
+            negs.insert(i, -p.effective_priority)
+            cpus.insert(i, p.requests.milli_cpu)
+            memories.insert(i, p.requests.memory)
+            ok.insert(i, p.grace_seconds <= max_grace)
+        return Ranking(self.node, tuple(now), False, keys, ranked, negs, cpus, memories, ok)
