@@ -202,8 +202,7 @@ class ScoreMemo:
         """Per plugin of `plugins` (node-local ones), its raw scores of `nodes` (`names`: theirs).
         Where the same nodes were scored last, only the NodeInfos that are not the same objects
         are looked up (the replicas of a workload score the same nodes but the one the last one
-        took); where they are the last ones but a few, and then a few more (the next replica's
-        search lost a node the last one filled and went on past its cut), so are those new ones."""
+        took)."""
         if snapshot.facts is not self._facts:  # another cluster's snapshot: start over
             self._rows.clear()
             self._last.clear()
@@ -214,30 +213,15 @@ class ScoreMemo:
         cache = self._rows.setdefault(key, {})
         get = cache.get
         last = self._last.get(key)
-        columns: list[list[int]] | None = None
-        k = len(names)  # how many of the nodes lead as they did last (the others are new here)
         if last is not None and last[0] == names:  # (lists compared in C)
-            then, columns = last[1], [list(c) for c in last[2]]
-        elif last is not None:
-            # A search resumed past its walk's cut: the nodes scored last but those it lost, in the
-            # same order, then those it found beyond the cut. Their columns are the last ones less
-            # the lost nodes' (in C), and a row each for the new ones.
-            kept = list(map(set(names).__contains__, last[0]))
-            k = kept.count(True)
-            if names[:k] == list(compress(last[0], kept)):
-                then, columns = list(compress(last[1], kept)), [list(compress(c, kept)) for c in last[2]]
-        if columns is not None:
-            for j in compress(range(k), map(is_not, nodes, then)):
+            then = last[1]
+            columns = [list(c) for c in last[2]]
+            for j in compress(range(len(nodes)), map(is_not, nodes, then)):
                 info = nodes[j]
                 hit = get(names[j])
                 row = hit[1] if hit is not None and hit[0] is info else self._scored(plugins, cycle, pod, info, cache)
                 for column, value in zip(columns, row, strict=True):
                     column[j] = value
-            for name, info in zip(names[k:], nodes[k:], strict=True):
-                hit = get(name)
-                row = hit[1] if hit is not None and hit[0] is info else self._scored(plugins, cycle, pod, info, cache)
-                for column, value in zip(columns, row, strict=True):
-                    column.append(value)
         else:
             rows = [hit[1] if (hit := get(name)) is not None and hit[0] is info else None
                     for name, info in zip(names, nodes, strict=True)]

@@ -1,7 +1,7 @@
 """`ScoreMemo`: the node-local plugins' raw scores kept across the pods of one shape give the scores
-scoring afresh gives, whatever nodes are scored next — the same ones, the last ones less a few and
-then a few more (a resumed search past its walk's cut), or any others — and whichever NodeInfos
-were replaced in between."""
+scoring afresh gives, whatever nodes are scored next — the same ones (where only the NodeInfos
+replaced are looked up), the last ones less a few and then a few more (a replica's search resumed
+past its walk's cut), or any others — and whichever NodeInfos were replaced in between."""
 
 from __future__ import annotations
 
