@@ -260,13 +260,12 @@ class NodeInfo:
 
 
 def _uses_volumes(pod: Pod) -> bool:
-    """A claim (`Pod.claim_names`) or an in-tree disk. A plain loop over the volumes: it runs on
+    """A claim (`Pod.claim_names`: a `persistentVolumeClaim` or generic ephemeral volume) or an
+    in-tree disk. A plain loop over the volumes, without finding the claims' names: it runs on
     every pod of every node a volume filter visits."""
-    if pod.claim_names:
-        return True
     for v in pod.spec.volumes:
-        if v.gce_persistent_disk is not None or v.aws_elastic_block_store is not None or v.azure_disk is not None \
-                or v.cinder is not None:
+        if v.persistent_volume_claim is not None or v.ephemeral is not None or v.gce_persistent_disk is not None \
+                or v.aws_elastic_block_store is not None or v.azure_disk is not None or v.cinder is not None:
             return True
     return False
 
