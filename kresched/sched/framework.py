@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import compress
-from operator import is_not
+from operator import is_, is_not
 from typing import Any, ClassVar, Protocol
 
 from kresched.model.cluster import ClusterState
@@ -593,7 +593,7 @@ _last_regrouped: list[tuple[NodeInfo, NodeInfo, tuple[list[str], dict[str, tuple
 
 
 def _same_pods(a: tuple[Pod, ...] | None, b: tuple[Pod, ...] | None) -> bool:
-    return a is not None and b is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    return a is not None and b is not None and len(a) == len(b) and all(map(is_, a, b))  # (by identity, in C)
 
 
 class SnapshotIndex(Protocol):
