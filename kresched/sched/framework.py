@@ -229,7 +229,7 @@ class ClusterFacts:
 
     def image_scores(self, key: object) -> dict[str, tuple[object, int]]:
         """Where ImageLocality keeps, per pod image set (`key`), each node's score (by name, with
-        the node status it read), for the 64 most recently used sets."""
+        the Node it read), for the 64 most recently used sets."""
         return recent(self._image_scores, key, 64, dict)
 
     def image_sizes(self, node: Node) -> dict[str, int]:

@@ -87,8 +87,9 @@ class ImageLocality:
         holders = state[3]
         if not holders:
             return [0] * len(nodes)
-        # A node's score reads only its images (its status) and the cluster's spread of them: kept
-        # per image set and node while the node reports the same status.
+        # A node's score reads only its images (its Node's status) and the cluster's spread of
+        # them: kept per image set and node while it is the same Node (a placement changes the
+        # NodeInfo, not the Node; the Node itself is not read here).
         kept = state[0].image_scores(state[1:3])
         out = []
         for info in nodes:
@@ -96,10 +97,10 @@ class ImageLocality:
             if name not in holders:
                 out.append(0)
                 continue
-            status = info.node.status
+            node = info.node
             hit = kept.get(name)
-            if hit is None or hit[0] is not status:
-                hit = kept[name] = (status, self.score(cycle, pod, info))
+            if hit is None or hit[0] is not node:
+                hit = kept[name] = (node, self.score(cycle, pod, info))
             out.append(hit[1])
         return out
 

@@ -643,6 +643,27 @@ def test_image_locality_counts_every_node_of_the_snapshot_not_only_the_scored_on
     assert plugin.score(cycle, pod, infos[0]) == 66
 
 
+def test_image_locality_kept_per_node_reads_a_node_replaced_since() -> None:
+    # The scores of an image set are kept per node across pods and snapshots of one cluster. Where
+    # node1's Node is replaced by one with other images, its score is the new Node's, as scoring it
+    # alone gives (upstream reads the node's images each time).
+    infos = [NodeInfo(n) for n in _image_nodes(NODE_40_300_2000, NODE_250_10)]
+    snap = Snapshot(infos, {i.name: i for i in infos})
+    plugin, pod = ImageLocality(), _image_pod("gcr.io/40", "gcr.io/250")
+
+    def score_all(s: Snapshot) -> list[int]:
+        cycle, nodes = CycleState(), list(s.node_infos)
+        assert plugin.pre_score(cycle, pod, nodes, s).is_success
+        together = plugin.score_all(cycle, pod, nodes)
+        assert together == [plugin.score(cycle, pod, i) for i in nodes]
+        return together
+
+    assert score_all(snap) == [0, 5]
+    moved = snap.with_node_info(NodeInfo(_node("node1", images=NODE_250_10)))
+    assert score_all(moved) == [5, 5]
+    assert score_all(snap) == [0, 5]
+
+
 def _fake_digest(content: str) -> str:
     return "sha256:" + hashlib.sha256(content.encode()).hexdigest()
 
