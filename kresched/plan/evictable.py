@@ -193,8 +193,9 @@ class Ranking(NamedTuple):
 
     def grown(self, info: NodeInfo, max_grace: int) -> Ranking | None:
         """The ranking of `info`, where it is this one's node with the same pods and more after them
-        (pods placed there since); else None. Each new pod goes where sorting them all puts it:
-        the keys end with the pod's namespace/name, so no two are equal."""
+        (pods placed there since); else None. Each new pod goes where sorting them all puts it
+        (after any with an equal key — the keys end with the pod's namespace/name, so there is
+        none — as the sort is stable and the new pods come last)."""
         before, now = self.pods, info.pods
         n = len(before)
         if info.node is not self.node or len(now) < n or not all(map(is_, before, now)):
