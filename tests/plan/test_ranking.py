@@ -8,6 +8,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kresched.model.objects import Pod
 from kresched.plan.evictable import Ranking
 from kresched.sched.node_info import NodeInfo
 from tests.builders import make_lost_node, make_node, make_pod
@@ -30,7 +31,7 @@ def _columns(r: Ranking) -> tuple[object, ...]:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_pod, max_size=6), st.lists(st.lists(_pod, max_size=4), min_size=1, max_size=4), st.booleans())
 def test_pods_placed_since_are_ranked_as_ranking_them_all_ranks_them(
-        running: list, placements: list[list], lost: bool) -> None:
+        running: list[Pod], placements: list[list[Pod]], lost: bool) -> None:
     node = make_lost_node("node-a") if lost else make_node("node-a")
     pods = {f"{p.namespace}/{p.name}": p for p in running}  # (names unique on a node)
     info = NodeInfo(node, list(pods.values()))
