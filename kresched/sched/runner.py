@@ -279,7 +279,8 @@ class FilterMemo:
     per any finer grouping of pods it likes): per *verdict key* — exactly what the filters that
     ran for a pod read of it (`verdict_keys`) — the statuses a later pod with the same key reuses
     while a node's NodeInfo is the same object (simulations replace a NodeInfo, never change it):
-    `full` for pods whose every status is a function of the NodeInfo alone (`node_local`),
+    `full` for pods whose every status is a function of the NodeInfo alone (`node_local`; kept by
+    searches the next one does not resume from their walk),
     `fit` for NodeResourcesFit's (per the pod's requests: the pods of many shapes ask for the same
     resources), where the node-static filters pass and it is the first of the others, and `tail`
     for DynamicResources' part of theirs where its verdict on a node is a function of the NodeInfo
@@ -385,7 +386,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     With `memo` (a `FilterMemo`, kept by the caller across pods) and `static`, a node's status is
     reused for a later pod with the same verdict key while it is the same NodeInfo object, when
     the pod is `node_local` and nothing is nominated there; and a sampled search starts where
-    the last one with that key stopped (`_resume`)."""
+    the last one with that key stopped (`_resume`) — such a search keeps its statuses in its walk
+    alone, not per node."""
     diag = Diagnosis(num_all_nodes=len(snapshot.node_infos))
     cycle, st, names = run_pre_filter(plugins, pod, snapshot)
     if not st.is_success:
