@@ -22,6 +22,7 @@ distinct term once and adds weight × multiplicity (int32 weights, int64 sums, a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import is_
 from typing import Self
 
 import msgspec
@@ -102,14 +103,21 @@ class ExistingTermsIndex:
                 yield groups[sig]
 
     @staticmethod
-    def contributions(info: NodeInfo) -> Iterable[tuple[_Signature, AffinityTerm, int | None, str, str]]:
-        return _node_contributions(info)
+    def pods_of(info: NodeInfo) -> list[Pod]:
+        """The node's pods whose terms the index holds."""
+        return info.pods_with_affinity
+
+    @staticmethod
+    def contributions(info: NodeInfo, pods: Iterable[Pod]) -> Iterable[tuple[_Signature, AffinityTerm, int | None,
+                                                                              str, str]]:
+        """What `pods` (on `info`'s node) add to the index."""
+        return _node_contributions(info, pods)
 
     @classmethod
     def build(cls, snapshot: Snapshot) -> Self:
         groups: dict[_Signature, tuple[AffinityTerm, _Entries]] = {}
         for info in snapshot.node_infos:
-            for sig, term, w, key, value in cls.contributions(info):
+            for sig, term, w, key, value in cls.contributions(info, cls.pods_of(info)):
                 group = groups.get(sig)
                 if group is None:
                     group = groups[sig] = (term, {})
@@ -122,8 +130,13 @@ class ExistingTermsIndex:
     def replaced(self, old: NodeInfo, new: NodeInfo) -> Self:
         deltas: dict[tuple[_Signature, int | None, str, str], int] = {}
         terms: dict[_Signature, AffinityTerm] = {}
-        for sign, info in ((-1, old), (1, new)):
-            for sig, term, w, key, value in self.contributions(info):
+        before, after = self.pods_of(old), self.pods_of(new)
+        if old.node is new.node and len(after) >= len(before) and all(map(is_, after, before)):
+            sides = ((1, new, after[len(before):]),)  # pods placed there (appended), the common change
+        else:
+            sides = ((-1, old, before), (1, new, after))
+        for sign, info, pods in sides:
+            for sig, term, w, key, value in self.contributions(info, pods):
                 k = (sig, w, key, value)
                 deltas[k] = deltas.get(k, 0) + sign
                 if sign > 0:
@@ -208,11 +221,16 @@ class ExistingAntiAffinityIndex(ExistingTermsIndex):
     __slots__ = ()
 
     @staticmethod
-    def contributions(info: NodeInfo) -> Iterable[tuple[_Signature, AffinityTerm, int | None, str, str]]:
+    def pods_of(info: NodeInfo) -> list[Pod]:
+        return info.pods_with_required_anti_affinity
+
+    @staticmethod
+    def contributions(info: NodeInfo, pods: Iterable[Pod]) -> Iterable[tuple[_Signature, AffinityTerm, int | None,
+                                                                              str, str]]:
         labels = info.node.metadata.labels
         if not labels:
             return
-        for existing in info.pods_with_required_anti_affinity:
+        for existing in pods:
             for sig, term in _signed_anti_terms(existing):
                 value = labels.get(term.topology_key)
                 if value is not None:
@@ -249,13 +267,14 @@ def _signed_anti_terms(pod: Pod) -> tuple[tuple[_Signature, AffinityTerm], ...]:
     return result
 
 
-def _node_contributions(info: NodeInfo) -> Iterable[tuple[_Signature, AffinityTerm, int | None, str, str]]:
-    """Each (term, topology value) an existing pod on this node scores at: one per term whose
-    topology key the node carries (a node without labels carries none)."""
+def _node_contributions(info: NodeInfo, pods: Iterable[Pod]) -> Iterable[tuple[_Signature, AffinityTerm, int | None,
+                                                                               str, str]]:
+    """Each (term, topology value) an existing pod of `pods` on this node scores at: one per term
+    whose topology key the node carries (a node without labels carries none)."""
     labels = info.node.metadata.labels
     if not labels:
         return
-    for existing in info.pods_with_affinity:
+    for existing in pods:
         for sig, term, w in _signed_terms(existing):
             value = labels.get(term.topology_key)
             if value is not None:
