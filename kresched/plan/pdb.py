@@ -363,10 +363,26 @@ class PdbLedger:
         `filterPodsWithPDBViolation`, but with the eviction API's rules)."""
         if not any(self.kind(p)[0] or self.gang(p) for p in pods):
             return [], list(pods)  # no PDB covers any of them, none is a running gang's
+        # `check_all`'s verdicts (`PdbCheck.violation`) without its checks: victim selection asks
+        # this of every node it simulates.
+        gangs = self.gang_members(pods)
+        remaining = self.remaining
+        spent: dict[str, int] = {}
         bad: list[Pod] = []
         good: list[Pod] = []
-        for pod, c in zip(pods, self.check_all(pods), strict=True):
-            (bad if c.violation else good).append(pod)
+        for pod, g in zip(pods, gangs, strict=True):
+            key, kind = self.kind(pod)
+            violation = kind == "refused"
+            if kind == "spends":
+                assert key is not None
+                if remaining.get(key, 0) - spent.get(key, 0) > 0:
+                    spent[key] = spent.get(key, 0) + 1
+                else:
+                    violation = True
+            if g is not None:
+                violation |= remaining[g] - spent.get(g, 0) <= 0
+                spent[g] = spent.get(g, 0) + 1
+            (bad if violation else good).append(pod)
         return bad, good
 
     def commit(self, pods: Iterable[Pod]) -> None:

@@ -15,10 +15,12 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kresched.model.objects import Pod, PodDisruptionBudget
 from kresched.plan.pdb import PdbCheck, PdbLedger, computed_status
-from tests.builders import make_node, make_pod, make_state
+from tests.builders import gang_member, make_node, make_pod, make_pod_group, make_state
 
 WEB = {"app": "web"}
 NS = "default"
@@ -234,3 +236,30 @@ def test_a_ledger_computes_the_budget_of_a_pdb_without_status_from_the_pods_it_s
 def test_a_status_is_taken_as_it_is_rather_than_recomputed() -> None:
     led = ledger([pdb(spec={"selector": {"matchLabels": WEB}, "minAvailable": 3}, status=budget(2))], THREE)
     assert led.budget("default/web") == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["web", "db", "both", "none"]), st.booleans(), st.booleans(),
+                          st.booleans()), min_size=1, max_size=8),
+       st.integers(-1, 3), st.integers(-1, 3), st.integers(1, 5), st.integers(0, 5), st.randoms(use_true_random=False))
+def test_split_violating_is_check_alls_verdicts_in_the_same_order(
+        pods: list[tuple[str, bool, bool, bool]], web_budget: int, db_budget: int, gang_size: int, min_count: int,
+        rnd: Any) -> None:
+    # Pods under one PDB, two (refused), none; ready or not; members of a running gang or not. The
+    # split spends the budgets (PDBs' and the gang's) in the order given, as `check_all` does.
+    labels = {"web": WEB, "db": {"tier": "db"}, "both": {**WEB, "tier": "db"}, "none": {}}
+    members = [make_pod(f"job-{i}", node="n", **gang_member("job")) for i in range(gang_size)]
+    candidates = [make_pod(f"p{i}", node="n", labels=labels[which], ready=ready,
+                           **(gang_member("job") if in_gang else {}))
+                  for i, (which, ready, in_gang, _) in enumerate(pods)]
+    pdbs = [pdb(status=budget(web_budget)),
+            pdb("db", spec={"selector": {"matchLabels": {"tier": "db"}}}, status=budget(db_budget))]
+    state = make_state([make_node("n")], [*members, *candidates], pdbs,
+                       pod_groups=[make_pod_group("job", min_count=min_count)])
+    order = [*candidates, *(m for m, (*_, take) in zip(members, pods, strict=False) if take)]
+    rnd.shuffle(order)
+    checks = PdbLedger(state).check_all(order)
+    want = ([p.name for p, c in zip(order, checks, strict=True) if c.violation],
+            [p.name for p, c in zip(order, checks, strict=True) if not c.violation])
+    bad, good = PdbLedger(state).split_violating(order)
+    assert ([p.name for p in bad], [p.name for p in good]) == want
