@@ -4,8 +4,8 @@ A simulation derives one cluster from another a pod at a time, and some of what 
 cluster is as large as the cluster (the claims that hold devices: six a node, 30,000 on a
 5,000-node cluster). A dict copied for every pod placed costs the size of the cluster twice (the
 copy, then freeing it); a `Layered` costs the size of its changes: it shares its base and holds
-only what changed since (`changed`), and once that grows past about the square root of the base
-it is folded into a new base (a copy every so many changes: amortized, the square root of the
+only what changed since (`changed`), and once that grows past about twice the square root of the
+base it is folded into a new base (a copy every so many changes: amortized, the square root of the
 size per change). Reads are two lookups at most.
 
 Iterating gives the keys in the order a dict changed the same way would (a key set again after it
@@ -163,10 +163,11 @@ class Draft(Layered[K, V]):
         return default
 
     def done(self) -> Layered[K, V]:
-        """The changed mapping (folded into a new base once its changes pass about the square root
-        of its base). The draft is not to be changed after."""
+        """The changed mapping (folded into a new base once its changes pass about twice the square
+        root of its base: each draft copies the changes, each fold the base; a placement changes
+        several devices' entries at once). The draft is not to be changed after."""
         out: Layered[K, V] = Layered.__new__(Layered)
         out._base, out._top, out._moved, out._len = self._base, self._top, self._moved, self._len
-        if len(out._top) > 32 + isqrt(len(out._base)):
+        if len(out._top) > 32 + 2 * isqrt(len(out._base)):
             out._base, out._top, out._moved = out._folded(), {}, _NONE
         return out
