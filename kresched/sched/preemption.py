@@ -386,8 +386,9 @@ def preemption_message(
         return msg, {}
     nominated = nominated or {}
     statuses: dict[str, Status] = {}
+    priority = pod.priority
     for info in potential_nodes(diag, snapshot):
-        lower = [p for p in info.pods if p.priority < pod.priority]
+        lower = [p for p in info.pods if (p.spec.priority or 0) < priority]  # (`Pod.priority`, read for every pod)
         if not lower:
             statuses[info.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
             continue
