@@ -388,7 +388,8 @@ def preemption_message(
     statuses: dict[str, Status] = {}
     priority = pod.priority
     for info in potential_nodes(diag, snapshot):
-        lower = [p for p in info.pods if (p.spec.priority or 0) < priority]  # (`Pod.priority`, read for every pod)
+        # (`Pod.priority` inline: every pod of the cluster is read)
+        lower = [p for p in info.pods if (p.spec.priority or 0) < priority]
         if not lower:
             statuses[info.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
             continue
