@@ -302,13 +302,14 @@ class PdbLedger:
                     out[i] = self.kind(pods[i])
         return out  # type: ignore[return-value]
 
-    def would_violate(self, pod: Pod) -> bool:
-        """`check(pod).violation`, without building the check."""
+    def would_violate(self, pod: Pod, remaining: Mapping[str, int] | None = None) -> bool:
+        """`check(pod, remaining).violation`, without building the check."""
+        remaining = self.remaining if remaining is None else remaining
         key, kind = self.kind(pod)
-        if kind == "refused" or (kind == "spends" and self.remaining.get(key or "", 0) <= 0):
+        if kind == "refused" or (kind == "spends" and remaining.get(key or "", 0) <= 0):
             return True
         g = self.gang(pod)
-        return g is not None and self.remaining[g] <= 0
+        return g is not None and remaining[g] <= 0
 
     def check(self, pod: Pod, remaining: Mapping[str, int] | None = None) -> PdbCheck:
         """The eviction API's decision for `pod` with the budgets `remaining` (default: current),
@@ -350,39 +351,34 @@ class PdbLedger:
         remaining: MutableMapping[str, int] = ChainMap({}, self.remaining)
         out = []
         for pod in pods:
-            c = self.check(pod, remaining)
-            if c.spends and c.allowed and c.pdb is not None:
-                remaining[c.pdb] -= 1
-            if c.gang is not None:
-                remaining[c.gang] -= 1
-            out.append(c)
+            out.append(self.check(pod, remaining))
+            self._spend(pod, remaining)
         return out
+
+    def _spend(self, pod: Pod, remaining: MutableMapping[str, int]) -> None:
+        """What evicting `pod` takes from `remaining`, as `check` decides it: a unit of its PDB's
+        budget where it spends one and one is left, and a unit of its gang's."""
+        key, kind = self.kind(pod)
+        if kind == "spends" and key is not None and remaining.get(key, 0) > 0:
+            remaining[key] -= 1
+        g = self.gang(pod)
+        if g is not None:
+            remaining[g] -= 1
 
     def split_violating(self, pods: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
         """(violating, non-violating), spending budgets in the order given (cf. the scheduler's
         `filterPodsWithPDBViolation`, but with the eviction API's rules)."""
         if not any(self.kind(p)[0] or self.gang(p) for p in pods):
             return [], list(pods)  # no PDB covers any of them, none is a running gang's
-        # `check_all`'s verdicts (`PdbCheck.violation`) without its checks: victim selection asks
-        # this of every node it simulates.
-        gangs = self.gang_members(pods)
-        remaining = self.remaining
-        spent: dict[str, int] = {}
+        # `check_all`'s verdicts without its checks (`would_violate`): victim selection asks this of
+        # every node it simulates.
+        self.gang_members(pods)
+        remaining: MutableMapping[str, int] = ChainMap({}, self.remaining)
         bad: list[Pod] = []
         good: list[Pod] = []
-        for pod, g in zip(pods, gangs, strict=True):
-            key, kind = self.kind(pod)
-            violation = kind == "refused"
-            if kind == "spends":
-                assert key is not None
-                if remaining.get(key, 0) - spent.get(key, 0) > 0:
-                    spent[key] = spent.get(key, 0) + 1
-                else:
-                    violation = True
-            if g is not None:
-                violation |= remaining[g] - spent.get(g, 0) <= 0
-                spent[g] = spent.get(g, 0) + 1
-            (bad if violation else good).append(pod)
+        for pod in pods:
+            (bad if self.would_violate(pod, remaining) else good).append(pod)
+            self._spend(pod, remaining)
         return bad, good
 
     def commit(self, pods: Iterable[Pod]) -> None:

@@ -453,7 +453,6 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     # be read (none is, over the 5k-node GPU queue's 614,000 nodes walked). Other searches keep them.
     walked = sample and names is None and verdicts is not None and not start
     keep = verdicts if not walked else None
-    feasible, failed = diag.feasible, diag.node_to_status
 
     # A plugin's status object → it with the plugin named: plugins hand out the same rejection for
     # many nodes (kept per reasons, or per domain), named once here (the object is held, so its id

@@ -263,3 +263,17 @@ def test_split_violating_is_check_alls_verdicts_in_the_same_order(
             [p.name for p, c in zip(order, checks, strict=True) if not c.violation])
     bad, good = PdbLedger(state).split_violating(order)
     assert ([p.name for p in bad], [p.name for p in good]) == want
+
+
+def test_check_all_spends_a_running_gangs_budget_member_by_member() -> None:
+    # 5 members running, minCount 4: the first member may go, the second then stops the gang.
+    members = [make_pod(f"job-{i}", node="n", **gang_member("job")) for i in range(5)]
+    state = make_state([make_node("n")], members, [], pod_groups=[make_pod_group("job", min_count=4)])
+    checks = PdbLedger(state).check_all(members[:3])
+    assert [c.stops_gang for c in checks] == [False, True, True]
+
+
+def test_a_refused_eviction_spends_nothing_of_the_budget_the_next_pods_see() -> None:
+    led = ledger([pdb(status=budget(1))])
+    checks = led.check_all([pod("w1"), pod("w2"), pod("w3")])
+    assert [(verdict(c), c.remaining) for c in checks] == [("spends", 1), ("refused", 0), ("refused", 0)]
