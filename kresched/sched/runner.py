@@ -285,13 +285,9 @@ class FilterMemo:
     resources), where the node-static filters pass and it is the first of the others, and `tail`
     for DynamicResources' part of theirs where its verdict on a node is a function of the NodeInfo
     (`DraCycle.node_local`; per the specs of the claims to allocate: its last filter, run where
-    the others pass).
-    `seeds` holds the last sampled search of pods whose first filter after the node-static ones is
-    NodeResourcesFit, per what those filters read of the pod (its static signature and fit key): a
-    search with no walk of its own to resume starts from it, where those filters' verdicts are the
-    same while a node's NodeInfo is (`_resume`'s `local`)."""
+    the others pass)."""
 
-    __slots__ = ("fit", "full", "seeds", "tail", "walks")
+    __slots__ = ("fit", "full", "tail", "walks")
 
     def __init__(self) -> None:
         self.full: dict[bytes, Verdicts] = {}
@@ -299,7 +295,6 @@ class FilterMemo:
         self.tail: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
         #: The searches of the others, where they can be resumed (`sched.resume`), per walk key.
         self.walks: dict[bytes, Walked] = {}
-        self.seeds: dict[tuple[bytes, bytes], _Walk] = {}
 
 
 def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
@@ -311,20 +306,18 @@ def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
 
 
 def verdict_keys(pod: Pod, cycle: CycleState, active: Sequence[FilterPlugin], static: StaticFilters
-                 ) -> tuple[bytes, bytes, bytes]:
-    """(the full key, the fit key, the static signature) of `pod` after PreFilter: its requests
-    (all NodeResourcesFit reads of it: the fit key), what the node-static filters read
-    (`StaticFilters.signature`), and for the full key those two, the filters that did not return
-    Skip, and the `verdict_key` of each whose state has one (node-local verdicts: DynamicResources'
-    `DraCycle.verdict_key`, the specs of the claims to allocate; the volume filters' classes of new
-    claims — not their names). Not its name, labels, namespace or priority: no filter whose
-    statuses are kept reads them."""
+                 ) -> tuple[bytes, bytes]:
+    """(the full key, the fit key) of `pod` after PreFilter: its requests (all NodeResourcesFit
+    reads of it: the fit key), and for the full key what the node-static filters read
+    (`StaticFilters.signature`), the filters that did not return Skip, and the `verdict_key` of
+    each whose state has one (node-local verdicts: DynamicResources' `DraCycle.verdict_key`, the
+    specs of the claims to allocate; the volume filters' classes of new claims — not their names).
+    Not its name, labels, namespace or priority: no filter whose statuses are kept reads them."""
     r = pod.requests
     fit = msgspec.json.encode((r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar))
     keys = [(pl.name, key) for pl in active if (key := getattr(cycle.read(pl.name), "verdict_key", None)) is not None]
     full = msgspec.json.encode(([pl.name for pl in active], keys))
-    sig = static.signature(pod)
-    return sig + fit + full, fit, sig
+    return static.signature(pod) + fit + full, fit
 
 
 class _Walk:
@@ -349,11 +342,6 @@ class _Walk:
         #: The search's Diagnosis, whose `node_to_status` is `failed` (and `feasible` the walk's, and
         #: neither is changed after): its `reason_counts`, once counted, count `failed` too.
         self.diag = diag
-
-    def copy(self) -> _Walk:
-        """The walk with a list of NodeInfos of its own (`_resume` brings it up to date)."""
-        return _Walk(self.facts, list(self.infos), self.feasible, self.failed, self.held, self.limit, self.total,
-                     self.sampled, self.diag)
 
 
 def node_local(plugins: Sequence[FilterPlugin], cycle: CycleState, static: frozenset[str] = NODE_STATIC_PLUGINS
@@ -442,9 +430,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     rest: list[FilterPlugin] = []
     last: list[FilterPlugin] = []
     head = active  # the filters after the node-static ones, but a `last` whose verdicts `tail` keeps
-    seed_key: tuple[bytes, bytes] | None = None  # (where it may start from another's walk: `FilterMemo.seeds`)
     if memo is not None and static is not None:
-        full_key, fit_key, sig = verdict_keys(pod, cycle, active, static)
+        full_key, fit_key = verdict_keys(pod, cycle, active, static)
         dra = cycle.read("DynamicResources") if active and active[-1].name == "DynamicResources" else None
         if dra is not None and dra.node_local:
             tail = memo.tail.setdefault(dra.verdict_key, {})
@@ -456,7 +443,6 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         if active and active[0].name == "NodeResourcesFit":
             fitted = memo.fit.setdefault(fit_key, {})
             fit, rest = head[:1], head[1:]
-            seed_key = (sig, fit_key)
     # Only nominated pods at least as important as this one hold room against it.
     held = {n: others for n, ps in nominated.items()
             if (others := holding_room(pod, ps))}
@@ -551,18 +537,6 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             start = _resume(then, snapshot, infos, held, limit, status, diag, also,
                             static.names | {"NodeResourcesFit"} if static is not None else frozenset(),
                             (lambda info: ending(info, rest)) if static is not None and fit else None)
-    if then is None and seed_key is not None and (walked or kept is not None):
-        # No walk of its own: the last search of a pod whose node-static filters and
-        # NodeResourcesFit read the same of it tells which nodes fail at those while they are the
-        # same NodeInfo; the others run the filters after them. (The seed's NodeInfos are its own:
-        # a copy is brought up to date.)
-        assert memo is not None
-        assert static is not None
-        seed = memo.seeds.get(seed_key)
-        if seed is not None:
-            then = seed.copy()
-            start = _resume(then, snapshot, infos, held, limit, status, diag, range(len(then.infos)),
-                            static.names | {"NodeResourcesFit"}, lambda info: ending(info, rest))
     if start >= 0:
         feasible, failed = diag.feasible, diag.node_to_status  # (`_resume` may have handed over its own)
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
@@ -599,13 +573,6 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             verdicts.walk = walk
         elif kept is not None:
             slot.walk, slot.states = walk, kept
-        if walk is not None and seed_key is not None:
-            assert memo is not None
-            seeds = memo.seeds
-            seeds.pop(seed_key, None)
-            if len(seeds) >= WALKS_KEPT:
-                del seeds[next(iter(seeds))]  # the least recently stored
-            seeds[seed_key] = walk
     return diag, cycle
 
 
@@ -620,7 +587,7 @@ def processed_nodes(diag: Diagnosis) -> int:
 
 def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held: dict[str, list[Pod]], limit: int,
             status: Callable[[NodeInfo, list[Pod] | None], Status], diag: Diagnosis,
-            also: Iterable[int] = (), local: frozenset[str] = frozenset(),
+            also: set[int] | frozenset[int] = frozenset(), local: frozenset[str] = frozenset(),
             beyond: Callable[[NodeInfo], Status] | None = None) -> int:
     """Start a sampled search where the last one of the pod's shape (`walk`, on this cluster)
     left off: only the nodes it visited whose NodeInfo is not the same object now, those
