@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, islice
-from operator import attrgetter, is_not
+from itertools import compress, islice, repeat
+from operator import attrgetter, is_, is_not
 from typing import Any
 
 import msgspec
@@ -287,7 +287,7 @@ class FilterMemo:
     (`DraCycle.node_local`; per the specs of the claims to allocate: its last filter, run where
     the others pass)."""
 
-    __slots__ = ("fit", "full", "tail", "walks")
+    __slots__ = ("columns", "fit", "full", "tail", "walks")
 
     def __init__(self) -> None:
         self.full: dict[bytes, Verdicts] = {}
@@ -295,6 +295,9 @@ class FilterMemo:
         self.tail: dict[bytes, dict[str, tuple[NodeInfo, Status]]] = {}
         #: The searches of the others, where they can be resumed (`sched.resume`), per walk key.
         self.walks: dict[bytes, Walked] = {}
+        #: The node-static filters' and NodeResourcesFit's verdicts in the search order, per
+        #: (static signature, fit key): where searches from the first node start (`_Column`).
+        self.columns: dict[tuple[bytes, bytes], _Column] = {}
 
 
 def memo_of(memos: dict[bytes, FilterMemo], shape: bytes) -> FilterMemo:
@@ -342,6 +345,73 @@ class _Walk:
         #: The search's Diagnosis, whose `node_to_status` is `failed` (and `feasible` the walk's, and
         #: neither is changed after): its `reason_counts`, once counted, count `failed` too.
         self.diag = diag
+
+
+class _Column:
+    """What the filters that read the node alone (the node-static ones, then NodeResourcesFit) say
+    of each node in the search order for pods that read the same of themselves: per position, the
+    NodeInfo and its failing status (None: they pass), found up to where the searches went. A
+    sampled search from the first node (`search`) filters again only the positions whose NodeInfo
+    changed, runs the other filters only where these pass, and writes the statuses of the nodes
+    failing here in bulk, in C: for most nodes of a full cluster these filters decide."""
+
+    __slots__ = ("facts", "infos", "statuses")
+
+    def __init__(self) -> None:
+        self.facts: object = None
+        self.infos: list[NodeInfo] = []
+        self.statuses: list[Status | None] = []
+
+    def search(self, facts: object, infos: list[NodeInfo], names: Sequence[str], limit: int,
+               local: Callable[[NodeInfo], Status], beyond: Callable[[NodeInfo], Status], diag: Diagnosis) -> int:
+        """Fill `diag` as the search loop over `infos` (named `names`) from the first node would,
+        `local` being the status of the filters this column keeps and `beyond` that of the others
+        where those pass, stopping at `limit` feasible nodes; -1. Or 0, `diag` untouched, where
+        `local` meets an error (the search loop then reports it)."""
+        if facts is not self.facts:
+            self.facts, self.infos, self.statuses = facts, [], []
+        seen, statuses, error = self.infos, self.statuses, Code.ERROR
+        for j in _replaced_at(infos, seen):
+            st = local(infos[j])
+            if st.code == error:
+                return 0
+            seen[j], statuses[j] = infos[j], st if st.code else None
+        n, done, pos = len(infos), len(seen), 0
+        feasible: list[int] = []
+        others: dict[int, Status] = {}  # positions where these filters pass and another fails
+        cut = n
+        while cut == n:
+            if pos == done:
+                if done == n:
+                    break
+                # (As many more as there are feasible nodes still to find, at least 16: few past its stop.)
+                for info in islice(infos, done, min(n, done + max(limit - len(feasible), 16))):
+                    st = local(info)
+                    if st.code == error:
+                        return 0
+                    seen.append(info)
+                    statuses.append(st if st.code else None)
+                done = len(seen)
+            for j in compress(range(pos, done), map(is_, islice(statuses, pos, done), repeat(None))):
+                st = beyond(infos[j])
+                if st.code:
+                    others[j] = st
+                else:
+                    feasible.append(j)
+                    if len(feasible) >= limit:
+                        cut = j + 1
+                        break
+            pos = done
+        final = statuses[:cut]
+        for j, st in others.items():
+            final[j] = st
+        diag.feasible = [names[j] for j in feasible]
+        diag.node_to_status = dict(compress(zip(names[:cut], final, strict=True), map(is_not, final, repeat(None))))
+        if len(feasible) >= limit:
+            diag.sampled = cut < n
+        if any(st.code == error for st in others.values()):
+            diag.filter_error = next(st for st in diag.node_to_status.values() if st.code == error)
+        return -1
 
 
 def node_local(plugins: Sequence[FilterPlugin], cycle: CycleState, static: frozenset[str] = NODE_STATIC_PLUGINS
@@ -489,31 +559,35 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     fixed = static.memo_for(pod) if static is not None else {}
     error = Code.ERROR
 
+    def local(info: NodeInfo) -> Status:
+        """The first failing node-static filter's status (with `static`), else NodeResourcesFit's
+        where `fitted` keeps its verdicts: what the filters that read the node alone say."""
+        assert static is not None
+        name = info.name
+        hit = fixed.get(name)
+        st = hit[1] if hit is not None and hit[0] is info.node else static.status(cycle, pod, info)
+        if st.code or fitted is None:
+            return st
+        hit = fitted.get(name)
+        if hit is not None and hit[0] is info:
+            return hit[1]
+        st = first_failing(info, fit)
+        if st.code != error:
+            fitted[name] = (info, st)
+        return st
+
     def status(info: NodeInfo, others: list[Pod] | None) -> Status:
         """The node's status, but for a memo hit (which the loop below reads itself)."""
         if others:
             return run_filters_with_nominated(plugins, cycle, pod, info, others)
         if static is None:
             return run_filters(plugins, cycle, pod, info)
-        name = info.name
-        hit = fixed.get(name)
-        st = hit[1] if hit is not None and hit[0] is info.node else static.status(cycle, pod, info)
+        st = local(info)
         if not st.code:
-            if fitted is None:
-                st = ending(info, head)
-            else:
-                hit = fitted.get(name)
-                if hit is not None and hit[0] is info:
-                    st = hit[1]
-                else:
-                    st = first_failing(info, fit)
-                    if st.code != error:
-                        fitted[name] = (info, st)
-                if not st.code:
-                    st = ending(info, rest)
+            st = ending(info, head if fitted is None else rest)
         # An error names the pod's own objects (a claim, its request): never another pod's answer.
         if keep is not None and st.code != error:
-            keep[name] = (info, st)
+            keep[info.name] = (info, st)
         return st
 
     # A pod whose filters read the cluster too: its shape's last search, and what changed since.
@@ -537,6 +611,14 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             start = _resume(then, snapshot, infos, held, limit, status, diag, also,
                             static.names | {"NodeResourcesFit"} if static is not None else frozenset(),
                             (lambda info: ending(info, rest)) if static is not None and fit else None)
+    order = snapshot.cluster.scheduling_order
+    if start == 0 and fitted is not None and (walked or kept is not None) and not held and len(order) == len(infos):
+        # A search from the first node: the verdicts of the filters that read the node alone come
+        # from a column kept per what they read of the pod (`_Column`), the others run where those pass.
+        assert memo is not None
+        assert static is not None
+        column = recent(memo.columns, (static.signature(pod), fit_key), WALKS_KEPT, _Column)
+        start = column.search(snapshot.facts, infos, order, limit, local, lambda info: ending(info, rest), diag)
     if start >= 0:
         feasible, failed = diag.feasible, diag.node_to_status  # (`_resume` may have handed over its own)
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups

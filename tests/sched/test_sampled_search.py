@@ -16,6 +16,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kresched.model.objects import Pod
 from kresched.sched.framework import Snapshot
 from kresched.sched.runner import (
     Diagnosis,
@@ -135,3 +136,42 @@ def test_the_planner_rotates_the_start_only_when_asked_to():
     fixed = Planner(state)
     assert [rotating.plan(p, commit=True).node for p in pods] == ["n000", "n144", "n288"]
     assert [fixed.plan(p, commit=True).node for p in pods] == ["n000", "n001", "n002"]
+
+
+def test_a_first_search_reads_the_filters_of_the_node_alone_from_a_column_kept_for_pods_that_ask_the_same():
+    """Pods of the same requests and node-static signature share what the node-static filters and
+    NodeResourcesFit say of each node in the search order (`runner._Column`): the first search of
+    another shape reads it, but on every node replaced since (one freed, one filled), and stops
+    where a search of every node's filters stops — the 100th feasible node, with the next one
+    failing NodeResourcesFit and so never filtered."""
+    nodes = [make_node(f"n{i:03}", cpu="2") for i in range(200)]
+    full = [make_pod(f"r{i}", node=f"n{i:03}", cpu="2") for i in range(0, 200, 3)]  # every third node full
+    apart = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    alone = make_pod("alone", cpu="1", priority=100)  # node-local: its walk is its own
+    spread = make_pod("spread", cpu="1", priority=100, labels={"app": "web"}, affinity=apart)  # reads the cluster
+    snap = Snapshot.from_state(make_state(nodes, [*full, alone, spread]))
+    plugins = default_plugins()
+    static = StaticFilters(plugins)
+    memo = FilterMemo()
+
+    def both(pod: Pod) -> Diagnosis:  # with the memo, and as a search that keeps nothing finds it
+        got, _ = find_nodes_that_fit(plugins, pod, snap, None, static, memo, sample=True)
+        want, _ = find_nodes_that_fit(plugins, pod, snap, None, static, None, sample=True)
+        assert _found(got) == _found(want)
+        return got
+
+    first = both(alone)
+    assert len(first.feasible) == 100
+    assert first.feasible[-1] == "n149"
+    assert "n150" not in first.node_to_status
+    freed = snap.by_name["n000"].clone()
+    freed.remove_pod(freed.pods[0])
+    filled = snap.by_name["n001"].clone()
+    filled.add_pod(make_pod("new", node="n001", cpu="2"))
+    snap = snap.with_node_info(freed).with_node_info(filled)
+    later = both(spread)
+    assert later.feasible[0] == "n000"
+    assert "n001" in later.node_to_status
+    assert later.feasible[-1] == "n149"
+    assert "n150" not in later.node_to_status
