@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from kresched.model.cluster import ClusterState
 from kresched.model.gangs import declared_group
 from kresched.model.objects import Pod
+from kresched.sched.diagnosis import Diagnosis
 from kresched.sched.framework import CycleState, FilterPlugin, Snapshot
 from kresched.sched.preemption import Candidate, select_candidates
-from kresched.sched.runner import Diagnosis
 
 __all__ = ["GangBreak", "SchedulerPreemption", "gang_breaks", "lowest_running_gang_priority",
            "scheduler_choice"]

@@ -31,11 +31,12 @@ import msgspec
 
 from kresched.model.objects import POD_TOPOLOGY_LABELS, Node, Pod
 from kresched.model.storage import StorageState
+from kresched.sched.diagnosis import Diagnosis, fit_error_message, scheduler_error
 from kresched.sched.dra.claims import with_new_claims
 from kresched.sched.framework import CycleState, FilterPlugin, ScorePlugin, Snapshot
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.profile import Profile
-from kresched.sched.runner import Diagnosis, FilterMemo, find_nodes_that_fit, fit_error_message, scheduler_error
+from kresched.sched.runner import FilterMemo, find_nodes_that_fit
 from kresched.sched.score import (
     NodeScore,
     ScoreMemos,

@@ -15,7 +15,7 @@ from kresched.sched.pod_group_cycle import PodGroupCondition
 from kresched.sched.profile import Profiles
 
 if TYPE_CHECKING:
-    from kresched.sched.runner import Diagnosis
+    from kresched.sched.diagnosis import Diagnosis
 
 __all__ = ["CRITERIA", "RESERVATION_TAINT", "RESERVED_FOR", "DeviceGrant", "GangOutcome", "NodeOption", "Outcome",
            "Plan", "PlanOptions", "RunnerUp", "Victim", "fits_message"]

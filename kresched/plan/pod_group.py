@@ -41,6 +41,7 @@ from kresched.plan.aftermath import apply_cluster
 from kresched.plan.gang_breaks import GangBreak, gang_breaks
 from kresched.plan.placement import Landing, Placer, bound_to
 from kresched.plan.plans import RESERVATION_TAINT, GangOutcome, Outcome, Plan, Victim
+from kresched.sched.diagnosis import fit_error_message, scheduler_error
 from kresched.sched.dynamic_resources import post_filter_note
 from kresched.sched.features import FeatureGates
 from kresched.sched.framework import Code, Snapshot
@@ -67,7 +68,6 @@ from kresched.sched.pod_group_cycle import (
 from kresched.sched.pod_group_preemption import NO_VICTIMS_FOR_PREEMPTOR, domain_victims, pod_group_priority
 from kresched.sched.preemption import NOT_ELIGIBLE_NEVER, full_scheduler_message, post_filter_error, preemption_message
 from kresched.sched.profile import Profile, Profiles, scheduler_name
-from kresched.sched.runner import fit_error_message, scheduler_error
 from kresched.sched.taint_toleration import tolerations_tolerate_taint
 
 if TYPE_CHECKING:  # (the planner plans with this module: it is handed in)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from kresched.model.objects import Pod
 from kresched.plan.choice import Reason
 from kresched.plan.plans import NodeOption
+from kresched.sched.diagnosis import Diagnosis
 from kresched.sched.framework import Snapshot
-from kresched.sched.runner import Diagnosis
 
 if TYPE_CHECKING:
     from kresched.sched.extender import Extenders

@@ -40,9 +40,9 @@ import msgspec
 
 from kresched.model.objects import Node, Pod, PodDisruptionBudget
 from kresched.sched.config.types import Extender
+from kresched.sched.diagnosis import Diagnosis
 from kresched.sched.framework import Code, CycleState, FilterPlugin, Snapshot, Status
 from kresched.sched.node_info import NodeInfo
-from kresched.sched.runner import Diagnosis
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
