@@ -141,7 +141,7 @@ def test_the_planner_rotates_the_start_only_when_asked_to():
 def test_a_first_search_reads_the_filters_of_the_node_alone_from_a_column_kept_for_pods_that_ask_the_same():
     """Pods of the same requests and node-static signature share what the node-static filters and
     NodeResourcesFit say of each node in the search order (`runner._Column`): the first search of
-    another shape reads it, but on every node replaced since (one freed, one filled), and stops
+    another shape reads it, filtering again every node replaced since (one freed, one filled), and stops
     where a search of every node's filters stops — the 100th feasible node, with the next one
     failing NodeResourcesFit and so never filtered."""
     nodes = [make_node(f"n{i:03}", cpu="2") for i in range(200)]
@@ -149,8 +149,8 @@ def test_a_first_search_reads_the_filters_of_the_node_alone_from_a_column_kept_f
     apart = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}
     alone = make_pod("alone", cpu="1", priority=100)  # node-local: its walk is its own
-    spread = make_pod("spread", cpu="1", priority=100, labels={"app": "web"}, affinity=apart)  # reads the cluster
-    snap = Snapshot.from_state(make_state(nodes, [*full, alone, spread]))
+    away = make_pod("away", cpu="1", priority=100, labels={"app": "web"}, affinity=apart)  # reads the cluster
+    snap = Snapshot.from_state(make_state(nodes, [*full, alone, away]))
     plugins = default_plugins()
     static = StaticFilters(plugins)
     memo = FilterMemo()
@@ -170,7 +170,7 @@ def test_a_first_search_reads_the_filters_of_the_node_alone_from_a_column_kept_f
     filled = snap.by_name["n001"].clone()
     filled.add_pod(make_pod("new", node="n001", cpu="2"))
     snap = snap.with_node_info(freed).with_node_info(filled)
-    later = both(spread)
+    later = both(away)
     assert later.feasible[0] == "n000"
     assert "n001" in later.node_to_status
     assert later.feasible[-1] == "n149"
