@@ -533,6 +533,10 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             fitted[name] = (info, st)
         return st
 
+    def after_local(info: NodeInfo) -> Status:
+        """The status of the filters after NodeResourcesFit, where `local` passes."""
+        return ending(info, rest)
+
     def status(info: NodeInfo, others: list[Pod] | None) -> Status:
         """The node's status, but for a memo hit (which the loop below reads itself)."""
         if others:
@@ -567,7 +571,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             then = slot.walk
             start = _resume(then, snapshot, infos, held, limit, status, diag, also,
                             static.names | {"NodeResourcesFit"} if static is not None else frozenset(),
-                            (lambda info: ending(info, rest)) if static is not None and fit else None)
+                            after_local if static is not None and fit else None)
     order = snapshot.cluster.scheduling_order
     if start == 0 and fitted is not None and (walked or kept is not None) and not held and len(order) == len(infos):
         # A search from the first node: the verdicts of the filters that read the node alone come
@@ -575,7 +579,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         assert memo is not None
         assert static is not None
         column = recent(memo.columns, (static.signature(pod), fit_key), WALKS_KEPT, _Column)
-        start = column.search(snapshot.facts, infos, order, limit, local, lambda info: ending(info, rest), diag)
+        start = column.search(snapshot.facts, infos, order, limit, local, after_local, diag)
     if start >= 0:
         feasible, failed = diag.feasible, diag.node_to_status  # (`_resume` may have handed over its own)
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
