@@ -14,7 +14,7 @@ gate (alpha, off by default in v1.36), and a plugin that scores every node 0 cha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import is_not, mul
@@ -184,61 +184,65 @@ class ScoreMemo:
     the NodeInfo) for pods of one shape — everything those plugins read of a pod — per node, each
     valid while the node's NodeInfo is the same object (simulations never change a NodeInfo in
     place: they replace it). Replicas simulated one after another then score only the nodes that
-    changed. Holds the NodeInfos it saw: keep it no longer than the simulations that use it."""
+    changed. Holds the NodeInfos it saw: keep it no longer than the simulations that use it.
 
-    __slots__ = ("_facts", "_last", "_rows", "labels")
+    Kept in columns: each node has a place (its place in the cluster's search order, for a node
+    the cluster's facts know), and per list of plugins a column holds the NodeInfo scored at each
+    place and one each plugin's raw score — so that the scores of a list of nodes are gathered in
+    C, a node's row never read as an object of its own."""
+
+    __slots__ = ("_columns", "_extra", "_facts", "_places", "labels")
 
     def __init__(self) -> None:
-        #: Per list of plugins (by name): node name → (NodeInfo, each plugin's raw score).
-        self._rows: dict[tuple[str, ...], dict[str, tuple[NodeInfo, tuple[int, ...]]]] = {}
-        #: Per list of plugins: the names and NodeInfos last scored, and each plugin's raw scores.
-        self._last: dict[tuple[str, ...], tuple[list[str], list[NodeInfo], list[list[int]]]] = {}
+        #: Node name → its place in the columns: the facts' `order_positions`, and after those
+        #: places the nodes they do not know (`_extra`).
+        self._places: Mapping[str, int] = {}
+        self._extra: dict[str, int] = {}
+        #: Per list of plugins (by name): the NodeInfo scored at each place (None: none yet), and
+        #: per plugin its raw score there.
+        self._columns: dict[tuple[str, ...], tuple[list[NodeInfo | None], list[list[int]]]] = {}
         self._facts: object = None
         #: The last label columns of the nodes scored (`NodeLabels`' memo).
         self.labels: dict[str, Any] = {}
 
     def raw(self, plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, nodes: list[NodeInfo],
             snapshot: Snapshot, names: list[str]) -> list[Sequence[int]]:
-        """Per plugin of `plugins` (node-local ones), its raw scores of `nodes` (`names`: theirs).
-        Where the same nodes were scored last, only the NodeInfos that are not the same objects
-        are looked up (the replicas of a workload score the same nodes but the one the last one
-        took)."""
+        """Per plugin of `plugins` (node-local ones), its raw scores of `nodes` (`names`: theirs):
+        only the nodes whose NodeInfo is not the one last scored at their place are scored (the
+        replicas of a workload score much the same nodes but the one the last one took)."""
         if snapshot.facts is not self._facts:  # another cluster's snapshot: start over
-            self._rows.clear()
-            self._last.clear()
             self._facts = snapshot.facts
-        if not nodes:
-            return [() for _ in plugins]
+            self._places = snapshot.facts.order_positions if snapshot.facts is not None else {}
+            self._extra.clear()
+            self._columns.clear()
+        places = self._places_of(names)
+        size = len(self._places) + len(self._extra)
         key = tuple(pl.name for pl in plugins)
-        cache = self._rows.setdefault(key, {})
-        get = cache.get
-        last = self._last.get(key)
-        if last is not None and last[0] == names:  # (lists compared in C)
-            then = last[1]
-            columns = [list(c) for c in last[2]]
-            for j in compress(range(len(nodes)), map(is_not, nodes, then)):
-                info = nodes[j]
-                hit = get(names[j])
-                row = hit[1] if hit is not None and hit[0] is info else self._scored(plugins, cycle, pod, info, cache)
-                for column, value in zip(columns, row, strict=True):
-                    column[j] = value
-        else:
-            rows = [hit[1] if (hit := get(name)) is not None and hit[0] is info else None
-                    for name, info in zip(names, nodes, strict=True)]
-            if None in rows:  # nodes new to the memo (or replaced since)
-                for j, row in enumerate(rows):
-                    if row is None:
-                        rows[j] = self._scored(plugins, cycle, pod, nodes[j], cache)
-            columns = [list(c) for c in zip(*rows, strict=True)]
-        self._last[key] = (names, list(nodes), columns)  # (the columns are never changed: copied above)
-        return columns
+        found = self._columns.get(key)
+        if found is None:
+            found = self._columns[key] = ([], [[] for _ in plugins])
+        scored, values = found
+        if len(scored) < size:  # places new to the columns
+            grow = size - len(scored)
+            scored += [None] * grow
+            for column in values:
+                column += [0] * grow
+        for j in compress(range(len(nodes)), map(is_not, nodes, map(scored.__getitem__, places))):
+            info, k = nodes[j], places[j]
+            for column, value in zip(values, [pl.score(cycle, pod, info) for pl in plugins], strict=True):
+                column[k] = value
+            scored[k] = info
+        return [list(map(column.__getitem__, places)) for column in values]
 
-    @staticmethod
-    def _scored(plugins: Sequence[ScorePlugin], cycle: CycleState, pod: Pod, info: NodeInfo,
-                cache: dict[str, tuple[NodeInfo, tuple[int, ...]]]) -> tuple[int, ...]:
-        row = tuple([pl.score(cycle, pod, info) for pl in plugins])
-        cache[info.name] = (info, row)
-        return row
+    def _places_of(self, names: list[str]) -> list[int]:
+        known, extra = self._places, self._extra
+        if not extra:
+            try:
+                return list(map(known.__getitem__, names))  # (in C)
+            except KeyError:
+                pass
+        return [k if (k := known.get(name)) is not None else extra.setdefault(name, len(known) + len(extra))
+                for name in names]
 
 
 def score_shape(pod: Pod) -> bytes:

@@ -84,3 +84,16 @@ def test_a_replica_past_the_cut_scores_the_nodes_it_kept_and_those_it_found_as_a
         snap = _placed(snap, name, i)
     names = ["node-0", "node-1", "node-3", "node-4", "node-5", "node-6", "node-7"]
     assert _scored(snap, names, memo) == _scored(snap, names, None)
+
+
+def test_nodes_the_cluster_facts_do_not_know_are_kept_after_the_ones_they_do() -> None:
+    # A snapshot whose facts hold six of its eight nodes: the memo keeps node-6 and node-7 past
+    # the facts' places, and scores each as afresh, with the others, however often it is asked.
+    snap = _snapshot()
+    facts_of_six = Snapshot.from_state(build_state(Objects(nodes=[i.node for i in snap.node_infos[:6]]))).cluster
+    wider = Snapshot(snap.node_infos, snap.by_name, snap.namespace_labels, facts_of_six, snap.storage, snap.dra)
+    memo = ScoreMemo()
+    for names in (_NAMES[:6], _NAMES, ["node-7", "node-0", "node-6"], _NAMES[5:]):
+        assert _scored(wider, names, memo) == _scored(wider, names, None)
+    wider = _placed(wider, "node-7", 0)
+    assert _scored(wider, _NAMES, memo) == _scored(wider, _NAMES, None)
