@@ -187,9 +187,9 @@ class ScoreMemo:
     changed. Holds the NodeInfos it saw: keep it no longer than the simulations that use it.
 
     Kept in columns: each node has a place (its place in the cluster's search order, for a node
-    the cluster's facts know), and per list of plugins a column holds the NodeInfo scored at each
-    place and one each plugin's raw score — so that the scores of a list of nodes are gathered in
-    C, a node's row never read as an object of its own."""
+    the cluster's facts know), and per list of plugins one column holds the NodeInfo scored at
+    each place and one per plugin its raw score there — so that the scores of a list of nodes are
+    gathered in C, no node's row read as an object of its own."""
 
     __slots__ = ("_columns", "_extra", "_facts", "_places", "labels")
 
