@@ -100,7 +100,7 @@ class NodeVerdict:
         if self.status.is_success:
             return "fits"
         if self.status.code == Code.ERROR:
-            return "error"  # a plugin's error, not a verdict (`runner.scheduler_error`)
+            return "error"  # a plugin's error, not a verdict (`diagnosis.scheduler_error`)
         return "unresolvable" if self.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE else "unschedulable"
 
 
@@ -142,7 +142,7 @@ class Explanation:
     configured: bool = False
     #: What DynamicResources' PostFilter adds to the scheduler's message (`post_filter_note`).
     dra_note: str = DRA_POSTFILTER_NOTE
-    #: A plugin returned an error, not a verdict (`runner.scheduler_error`): `message` is that
+    #: A plugin returned an error, not a verdict (`diagnosis.scheduler_error`): `message` is that
     #: error, the whole of what the scheduler writes (reason `SchedulerError`), and no PostFilter ran.
     scheduler_error: bool = False
     #: Where the scheduler's own preemption cannot help: the nodes where kresched's device freeing

@@ -572,8 +572,8 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             start = _resume(then, snapshot, infos, held, limit, status, diag, also,
                             static.names | {"NodeResourcesFit"} if static is not None else frozenset(),
                             after_local if static is not None and fit else None)
-    order = snapshot.cluster.scheduling_order
-    if start == 0 and fitted is not None and (walked or kept is not None) and not held and len(order) == len(infos):
+    if start == 0 and fitted is not None and (walked or kept is not None) and not held \
+            and len(order := snapshot.cluster.scheduling_order) == len(infos):
         # A search from the first node: the verdicts of the filters that read the node alone come
         # from a column kept per what they read of the pod (`_Column`), the others run where those pass.
         assert memo is not None
