@@ -83,9 +83,10 @@ class Entry:
     """A candidate node of a `TierIndex`: its NodeInfo and candidates (empty: nothing may be
     evicted), its quick bound, what a search found (`result`, an option or why there is none; or
     `refined`, its refined bound and eligible pods) with the budgets it saw, and its heap item's
-    key and `stamp` (key None: not in the heap)."""
+    key and `stamp` (key None: not in the heap); `put_off`: a search put off selecting its victims
+    at its kept refined bound (`search.best_of_later`), so that what it has is not known yet."""
 
-    __slots__ = ("budgets", "cands", "info", "key", "quick", "refined", "result", "stamp")
+    __slots__ = ("budgets", "cands", "info", "key", "put_off", "quick", "refined", "result", "stamp")
 
     def __init__(self, info: NodeInfo, cands: list[Pod]) -> None:
         self.info = info
@@ -98,6 +99,7 @@ class Entry:
         self.budgets: tuple[int, ...] = ()
         self.key: tuple | None = None
         self.stamp = 0
+        self.put_off = False
 
 
 class TierIndex:
@@ -328,18 +330,9 @@ def min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod], gone: Sequence[Po
     if not eligible:
         return None
     alloc = info.node.allocatable
-    req = pod.requests
     need = least
-    checks: list[tuple[int, int, Callable[[Resources], int]]] = [
-        (req.milli_cpu, alloc.milli_cpu - info.requested_milli_cpu, _MILLI_CPU),
-        (req.memory, alloc.memory - info.requested_memory, _MEMORY),
-        (req.ephemeral_storage, alloc.ephemeral_storage - info.requested_ephemeral_storage, _EPHEMERAL_STORAGE),
-    ]
-    for name, amount in req.scalar.items():
-        checks.append((amount, alloc.scalar.get(name, 0) - info.requested_scalar.get(name, 0),
-                       lambda r, n=name: r.scalar.get(n, 0)))
     requests: list[Resources] | None = None
-    for want, free, get in checks:
+    for want, free, get in _requests_and_room(pod, info):
         if want <= 0:
             continue
         if gone:
@@ -364,6 +357,41 @@ def min_victims(pod: Pod, info: NodeInfo, eligible: list[Pod], gone: Sequence[Po
             return None
         need = max(need, over)
     return need
+
+
+def _requests_and_room(pod: Pod, info: NodeInfo) -> list[tuple[int, int, Callable[[Resources], int]]]:
+    """Per resource NodeResourcesFit weighs (cpu, memory, ephemeral storage, each extended one):
+    what P requests, what the node has left of it, and how to read it from a pod's requests."""
+    alloc = info.node.allocatable
+    req = pod.requests
+    out: list[tuple[int, int, Callable[[Resources], int]]] = [
+        (req.milli_cpu, alloc.milli_cpu - info.requested_milli_cpu, _MILLI_CPU),
+        (req.memory, alloc.memory - info.requested_memory, _MEMORY),
+        (req.ephemeral_storage, alloc.ephemeral_storage - info.requested_ephemeral_storage, _EPHEMERAL_STORAGE),
+    ]
+    for name, amount in req.scalar.items():
+        out.append((amount, alloc.scalar.get(name, 0) - info.requested_scalar.get(name, 0),
+                    lambda r, n=name: r.scalar.get(n, 0)))
+    return out
+
+
+def one_victim_bound(pod: Pod, info: NodeInfo, eligible: list[Pod], bound: tuple) -> tuple:
+    """`bound` (`lowerbound_to`'s for these eligible pods), raised where it counts one victim: a
+    victim set whose key equals it up to the victims' count is then one pod of the lowest eligible
+    priority that alone makes room for P's requests (as `min_victims` weighs them), so its start is
+    no later than the latest among those pods — and where no such pod makes room alone, no set
+    ties the bound that far, and any start bounds the key (the component is +inf). Tighter than
+    `lowerbound_to`, which takes the latest start among every pod of that priority; the search
+    uses it to put off selecting victims on a node that cannot be among the options shown."""
+    if bound[_COUNT] != 1:
+        return bound
+    lacking = [(want - free, get) for want, free, get in _requests_and_room(pod, info) if want > 0 and want > free]
+    lowest = eligible[-1].effective_priority
+    latest = -math.inf
+    for p in eligible[bisect_left(eligible, -lowest, key=negated_priority):]:
+        if p.start_seconds > latest and all(get(p.requests) >= short for short, get in lacking):
+            latest = p.start_seconds
+    return (*bound[:_START], -latest, *bound[_START + 1:])
 
 
 def why_not_enough(tier: int, max_grace: int) -> str:

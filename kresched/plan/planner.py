@@ -84,7 +84,7 @@ from kresched.plan.gang_breaks import lowest_running_gang_priority, scheduler_ch
 from kresched.plan.pdb import PdbLedger
 from kresched.plan.placement import Landing, Placer, replacement_of
 from kresched.plan.plans import RESERVATION_TAINT, NodeOption, Plan, PlanOptions, RunnerUp, Victim, fits_message
-from kresched.plan.search import NodeSearch, OptionFinder, tier_order
+from kresched.plan.search import OPTIONS_SHOWN, OUT_SHOWN, NodeSearch, OptionFinder, tier_order
 from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.inuse import cluster_snapshot
@@ -440,15 +440,13 @@ class Planner:
                 held = (options, tier_reasons)
                 continue
             if options:
-                return self._decide(pod, priority, taint, tier, options,
-                                    heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
-                                    nominated)
+                out = heapq.nsmallest(OUT_SHOWN, {**infeasible, **tier_reasons}.items())
+                return self._decide(pod, priority, taint, tier, options, out, notes, commit, nominated)
         if held is not None:  # tier 2 has no option either: tier 3's, and its reasons
             options, tier_reasons = held
             if options:
-                return self._decide(pod, priority, taint, 3, options,
-                                    heapq.nsmallest(5, {**infeasible, **tier_reasons}.items()), notes, commit,
-                                    nominated)
+                out = heapq.nsmallest(OUT_SHOWN, {**infeasible, **tier_reasons}.items())
+                return self._decide(pod, priority, taint, 3, options, out, notes, commit, nominated)
         if asks_for_devices(pod, snap.dra):
             plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated, selected, hazards)
             if plan is not None:
@@ -580,10 +578,10 @@ class Planner:
                     break
                 held = (options, out)
             elif options:
-                return self._decide(pod, priority, taint, tier, options, out(5), notes, commit, nominated)
+                return self._decide(pod, priority, taint, tier, options, out(OUT_SHOWN), notes, commit, nominated)
         if held is not None:
             options, out = held
-            return self._decide(pod, priority, taint, 3, options, out(5), notes, commit, nominated)
+            return self._decide(pod, priority, taint, 3, options, out(OUT_SHOWN), notes, commit, nominated)
         if asks_for_devices(pod, self.work.snapshot.dra):
             plan = self._plan_devices(pod, priority, taint, notes, commit, diag, nominated, selected, hazards)
             if plan is not None:
@@ -725,8 +723,8 @@ class Planner:
         `frees_devices`: the victims are evicted to free devices (`_plan_devices`)."""
         options.sort(key=lambda o: o.key)
         best = options[0]
-        runners = tuple(RunnerUp(o.node, tier, lost_because(o, best), len(o.victims)) for o in options[1:6]) + \
-            tuple(RunnerUp(n, None, str(r)) for n, r in out[:5])
+        runners = tuple(RunnerUp(o.node, tier, lost_because(o, best), len(o.victims)) for o in options[1:OPTIONS_SHOWN])
+        runners += tuple(RunnerUp(n, None, str(r)) for n, r in out[:OUT_SHOWN])
         decided = f"{lost_because(options[1], best, winner_view=True)}" if len(options) > 1 else None
         info = self.work.snapshot.by_name[best.node]
         devices = device_grants(pod, self.work.snapshot, info, [v.pod for v in best.victims]) \

@@ -7,6 +7,9 @@ same search over a `choice.TierIndex` kept per (pod shape, tier) across the pods
 and the order the tiers are searched in (`tier_order`), with when a tier 3 that found nothing
 settles that tier 2 has nothing either (`settled`), and whether any tier has an option, asked
 without a search of every node (`no_tier_has_one`, where tier 1's search finds none for long).
+Both searches put off selecting victims on a node that can be neither the best option nor the
+runner-up, and select them only where a plan could show them (`best_of_later`, `first_out_of_later`,
+`OPTIONS_SHOWN`, `OUT_SHOWN`): what a plan shows is what selecting them everywhere shows.
 The bounds and the rule they bound are `kresched.plan.choice`'s; which pods a tier may evict is
 `kresched.plan.evictable`'s; a node's option (its victims) comes from the planner (`option`). It
 never changes the working cluster or the ledger, and never decides which option wins.
@@ -17,7 +20,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from bisect import insort
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 
 from kresched.model.objects import Pod
 from kresched.plan.aftermath import Working
@@ -32,6 +37,7 @@ from kresched.plan.choice import (
     TierIndex,
     lowerbound_to,
     min_victims,
+    one_victim_bound,
     why_not_enough,
 )
 from kresched.plan.evictable import EvictablePods
@@ -56,6 +62,55 @@ def tier_order(hazards: Sequence[AffinityTerm] | None) -> tuple[int, ...]:
 
 #: A node's option in a tier, or why it has none: `(pod, cycle, info, eligible, tier, nominated there)`.
 OptionFinder = Callable[[Pod, CycleState, NodeInfo, list[Pod], int, Sequence[Pod]], NodeOption | str]
+
+
+#: How many of a tier's options a plan shows (the chosen one and its runners-up), and how many of
+#: the nodes that are out, the first by name (`Planner._decide`).
+OPTIONS_SHOWN, OUT_SHOWN = 6, 5
+
+
+#: A node the search put off (`NodeSearch.tier_options`, `NodeSearch.indexed`): its bound from
+#: `one_victim_bound`, the bound it was searched at, its NodeInfo and eligible pods.
+Later = tuple[tuple, tuple, NodeInfo, list[Pod]]
+
+
+def best_of_later(later: list[Later], options: list[NodeOption], reasons: dict[str, Reason],
+                  option: Callable[[Later], NodeOption | str]) -> list[Later]:
+    """Of the nodes a search put off — nodes whose `one_victim_bound` (tighter than the bound that
+    orders the search) was above the runner-up's key when their turn came, so that neither the best
+    option nor the runner-up can be theirs, though the search would have selected their victims —
+    those whose options a plan may show (up to `OPTIONS_SHOWN`, by key): their victims selected
+    (`option`), by bound, while one is below the `OPTIONS_SHOWN`-th best key, each option found
+    into `options` and each reason into `reasons`. Returns the others, in name order: each has an
+    option beyond those shown, or why it has none, which a plan shows only among the first
+    `OUT_SHOWN` nodes out by name."""
+    later.sort(key=itemgetter(0))
+    keys = sorted(o.key for o in options)[:OPTIONS_SHOWN]
+    for i, item in enumerate(later):
+        if len(keys) == OPTIONS_SHOWN and item[0] > keys[-1]:
+            return sorted(later[i:], key=lambda it: it[2].name)
+        opt = option(item)
+        if isinstance(opt, str):
+            reasons[item[2].name] = opt
+        else:
+            options.append(opt)
+            insort(keys, opt.key)
+            del keys[OPTIONS_SHOWN:]
+    return []
+
+
+def first_out_of_later(rest: list[Later], reasons: dict[str, Reason],
+                       option: Callable[[Later], NodeOption | str]) -> None:
+    """Why each node of `rest` (`best_of_later`'s, in name order) has no option, into `reasons`,
+    while one comes before the `OUT_SHOWN`-th node of `reasons` by name — as far as a plan shows."""
+    first = heapq.nsmallest(OUT_SHOWN, reasons)
+    for item in rest:
+        if len(first) == OUT_SHOWN and item[2].name > first[-1]:
+            break
+        opt = option(item)
+        if isinstance(opt, str):
+            reasons[item[2].name] = opt
+            first = heapq.nsmallest(OUT_SHOWN, [*first, item[2].name])
 
 
 class NodeSearch:
@@ -106,13 +161,15 @@ class NodeSearch:
         options: list[NodeOption] = []
         top: list[tuple] = []
         looked = 0
+        pruning = prune and self.prune
+        later: list[Later] = []  # put off (`best_of_later`)
         while heap:
             if give_up and not options:
                 if looked == give_up:
                     return None
                 looked += 1
             lb, i, info, pods, state = heapq.heappop(heap)
-            if prune and self.prune and len(top) == 2 and lb > top[1]:
+            if pruning and len(top) == 2 and lb > top[1]:
                 for rest_lb, _, rest, _, _ in [(lb, i, info, pods, state), *heap]:
                     infeasible[rest.name] = CannotBeat(rest_lb, top[0])  # worded only if shown
                 break
@@ -125,12 +182,20 @@ class NodeSearch:
                     bound = lowerbound_to(pod, info, eligible, k_min, tier, self.max_grace_seconds)
                     heapq.heappush(heap, (bound, i, info, eligible, REFINED))
                 continue
+            if pruning and len(top) == 2 and (tight := one_victim_bound(pod, info, pods, lb)) > top[1]:
+                later.append((tight, lb, info, pods))  # it can be neither the best nor the runner-up
+                continue
             opt = option(pod, cycle, info, pods, tier, nominated.get(info.name, ()))
             if isinstance(opt, str):
                 infeasible[info.name] = opt
                 continue
             options.append(opt)
             top = sorted([*top, opt.key])[:2]
+        if later:
+            def select(item: Later) -> NodeOption | str:
+                return option(pod, cycle, item[2], item[3], tier, nominated.get(item[2].name, ()))
+
+            first_out_of_later(best_of_later(later, options, infeasible, select), infeasible, select)
         return options
 
     def settled(self, candidates: list[tuple[NodeInfo, list[Pod]]], hazards: Sequence[AffinityTerm]) -> bool:
@@ -274,6 +339,22 @@ class NodeSearch:
         refined bound goes into a heap of this search's own and nothing is kept. Returns the
         options, and a function giving the first `k` nodes by name that are out, with why."""
         heap, entries = index.heap, index.entries
+
+        def select(item: Later) -> NodeOption | str:
+            """The node's option, or why it has none, kept in the index unless something nominated
+            there holds room (its item for the heap, with an option, into `back`)."""
+            _, lb, info, eligible = item
+            name = info.name
+            held = nominated.get(name, ())
+            opt = option(pod, cycle, info, eligible, tier, held)
+            if not held:
+                entry = entries[name]
+                found = isinstance(opt, NodeOption)
+                self._keep(index, name, entry, opt, (lb, eligible) if found else None)
+                if found:
+                    back.append((lb, name, entry.stamp))
+            return opt
+
         mine: list[tuple[tuple, str, list[Pod]]] = []  # refined bounds, with the eligible pods
         options: list[NodeOption] = []
         top: list[tuple] = []
@@ -281,6 +362,7 @@ class NodeSearch:
         refined: dict[str, tuple] = {}
         why: dict[str, str] = {}
         pruned = False
+        later: list[Later] = []  # put off (`best_of_later`)
         while True:
             while heap and ((e := entries.get(heap[0][1])) is None or e.stamp != heap[0][2]):
                 heapq.heappop(heap)  # stale: the node changed since
@@ -331,25 +413,32 @@ class NodeSearch:
             heapq.heappop(mine)
             refined.pop(name, None)
             entry = entries[name]
-            held = nominated.get(name, ())
-            opt = option(pod, cycle, entry.info, eligible, tier, held)
-            if not held:
-                found = isinstance(opt, NodeOption)
-                self._keep(index, name, entry, opt, (lb, eligible) if found else None)
-                if found:
-                    back.append((lb, name, entry.stamp))
+            if self.prune and len(top) == 2 and (tight := one_victim_bound(pod, entry.info, eligible, lb)) > top[1]:
+                later.append((tight, lb, entry.info, eligible))  # it can be neither the best nor the runner-up
+                entry.put_off = not nominated.get(name)  # (at its kept refined bound, its item in `back`)
+                continue
+            opt = select((lb, lb, entry.info, eligible))
             if isinstance(opt, str):
                 why[name] = opt
                 continue
             options.append(opt)
             top = sorted([*top, opt.key])[:2]
-        for item in back:
-            if entries[item[1]].stamp == item[2]:
-                heapq.heappush(heap, item)
+        rest = {item[2].name: item for item in best_of_later(later, options, why, select)} if later else {}
+        def put_back() -> None:
+            for item in back:
+                if entries[item[1]].stamp == item[2]:
+                    heapq.heappush(heap, item)
+            back.clear()
+
+        put_back()
         chosen = {o.node for o in options}
         best = top[0] if top else None
 
         def out(k: int) -> list[tuple[str, Reason]]:
+            """The first `k` nodes by name that are out, with why: a node put off (by this search or,
+            at its kept refined bound, an earlier one) has its victims selected here if it comes
+            before the `k`-th (it is out unless it has an option; one put off earlier, pruned, has
+            the reason its kept option would)."""
             found: list[tuple[str, Reason]] = []
             for info in self.work.snapshot.node_infos:
                 name = info.name
@@ -357,7 +446,14 @@ class NodeSearch:
                 if entry is None or name in chosen:
                     continue
                 reason: Reason
-                if name in why:
+                if name in rest:
+                    opt = select(rest.pop(name))
+                    put_back()
+                    if not isinstance(opt, str):
+                        chosen.add(name)
+                        continue
+                    reason = opt
+                elif name in why:
                     reason = why[name]
                 elif not entry.cands:
                     reason = node_refusal(info.node) or NOTHING_EVICTABLE
@@ -366,7 +462,12 @@ class NodeSearch:
                 else:
                     assert pruned, name  # else every node in the heaps was looked at
                     assert best is not None
-                    reason = CannotBeat(refined.get(name, entry.key), best)
+                    opt = None
+                    if entry.put_off and entry.result is None and entry.refined is not None \
+                            and not nominated.get(name):  # at its kept refined bound
+                        opt = select((entry.refined[0], entry.refined[0], info, entry.refined[1]))
+                        put_back()
+                    reason = opt if isinstance(opt, str) else CannotBeat(refined.get(name, entry.key), best)
                 found.append((name, reason))
                 if len(found) == k:
                     break
@@ -381,7 +482,7 @@ class NodeSearch:
         NodeInfo and budgets are the same. Its heap key is the refined bound (none where it has no
         option): a search takes a kept option where `tier_options` would find it, so both return
         the same options."""
-        entry.result, entry.refined = result, refined
+        entry.result, entry.refined, entry.put_off = result, refined, False
         entry.budgets = budgets = self.evictable.budget_state(entry.info)
         if budgets:
             for key in self.evictable.pdb_keys(entry.info):
