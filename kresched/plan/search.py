@@ -415,7 +415,8 @@ class NodeSearch:
             entry = entries[name]
             if self.prune and len(top) == 2 and (tight := one_victim_bound(pod, entry.info, eligible, lb)) > top[1]:
                 later.append((tight, lb, entry.info, eligible))  # it can be neither the best nor the runner-up
-                entry.put_off = not nominated.get(name)  # (at its kept refined bound, its item in `back`)
+                if not nominated.get(name):  # (at its kept refined bound, its item in `back`; else nothing kept)
+                    entry.put_off = True
                 continue
             opt = select((lb, lb, entry.info, eligible))
             if isinstance(opt, str):
@@ -424,6 +425,7 @@ class NodeSearch:
             options.append(opt)
             top = sorted([*top, opt.key])[:2]
         rest = {item[2].name: item for item in best_of_later(later, options, why, select)} if later else {}
+
         def put_back() -> None:
             for item in back:
                 if entries[item[1]].stamp == item[2]:
@@ -437,8 +439,9 @@ class NodeSearch:
         def out(k: int) -> list[tuple[str, Reason]]:
             """The first `k` nodes by name that are out, with why: a node put off (by this search or,
             at its kept refined bound, an earlier one) has its victims selected here if it comes
-            before the `k`-th (it is out unless it has an option; one put off earlier, pruned, has
-            the reason its kept option would)."""
+            before the `k`-th — one put off by this search is out unless it has an option; one put
+            off earlier and pruned now shows the reason it has none, or, with an option, that it
+            cannot beat the best, as what a search that had selected them keeps would show."""
             found: list[tuple[str, Reason]] = []
             for info in self.work.snapshot.node_infos:
                 name = info.name

@@ -221,3 +221,24 @@ def test_a_node_held_for_a_nominated_pod_is_not_taken_for_one_put_off_earlier() 
     out = {r.node: r.reason for r in plans[3].runners_up if r.tier is None}
     assert out["n00"] == "start of the most important victims: no later than on f1"  # its quick bound
     assert "overspend a PodDisruptionBudget" in out["n01"]
+
+
+def test_a_node_put_off_again_while_held_keeps_what_was_put_off_before() -> None:
+    """The first pod (nominated to n00, its plan not carried out) puts n00 off; the next one, for
+    which the first holds room on n00, puts it off again without keeping anything there; once w0
+    and w1 are placed, the first pod's search prunes n00 — and its plan shows why n00 has no
+    option, as what the first search would have kept there shows."""
+    first = make_pod("pending-0", cpu="1500m", memory="3Gi", priority=1000, owner="ReplicaSet/web",
+                     nominated_node="n00")
+    second = _pending("pending-1")
+    state = _cluster(first, second, others=True)
+    queue = [(first, False), (second, True), *((p, True) for p in state.pods if p.name in ("w0", "w1")), (first, True)]
+    late, every = Planner(state, PlanOptions()), Planner(state, PlanOptions())
+    plans = []
+    for pod, commit in queue:
+        plans.append(late.plan(pod, commit=commit))
+        with patch("kresched.plan.search.one_victim_bound", _every_node_reached):
+            assert _shown(plans[-1]) == _shown(every.plan(pod, commit=commit))
+    assert [p.node for p in plans] == ["n07", "n07", "g0", "g0", "f1"]
+    out = {r.node: r.reason for r in plans[4].runners_up if r.tier is None}
+    assert "overspend a PodDisruptionBudget" in out["n00"]
