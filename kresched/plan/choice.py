@@ -122,13 +122,16 @@ class Pool(NamedTuple):
     """Some of a node's evictable pods (all of them, or those within the grace limit), most
     important first — so the candidates for any priority are a suffix, from position `cut` on —
     summed up once for `quickbound_to`, for every suffix: the lowest priority and the latest start
-    among pods of it (the same in every suffix: its pods are in all of them); each pod's cpu and
-    memory request with its position, largest first; and the totals and count from `cut` on (lists
-    indexed by `cut`, one past the last pod included)."""
+    among pods of it (the same in every suffix: its pods are in all of them); the positions of its
+    pods by cpu and by memory request, largest first, and each position's requests (`cpus`,
+    `memories`: the node's columns, which this pool reads only at its own positions); and the
+    totals and count from `cut` on (lists indexed by `cut`, one past the last pod included)."""
     lowest: int
     latest: float
-    by_cpu: list[tuple[int, int]]
-    by_memory: list[tuple[int, int]]
+    by_cpu: list[int]
+    by_memory: list[int]
+    cpus: list[int]
+    memories: list[int]
     cpu: list[int]
     memory: list[int]
     count: list[int]
@@ -139,17 +142,19 @@ class Pool(NamedTuple):
         `ranked`'s), whose requests are `cpus` and `memories`. The sums from every position on are
         the running totals of the columns reversed (in C: this runs for every node)."""
         n = len(ranked)
+        at: Sequence[int]
         if keep is None:
-            pods, count = ranked, list(range(n, -1, -1))
-            by_cpu = sorted(zip(cpus, range(n), strict=True), reverse=True)
-            by_memory = sorted(zip(memories, range(n), strict=True), reverse=True)
+            pods, count, at = ranked, list(range(n, -1, -1)), range(n)
+            cpu, memory = suffix_sums(cpus), suffix_sums(memories)
         else:
             pods, count = list(itertools.compress(ranked, keep)), suffix_sums(keep)
-            cpus, memories = list(map(mul, cpus, keep)), list(map(mul, memories, keep))
-            by_cpu = sorted(itertools.compress(zip(cpus, range(n), strict=True), keep), reverse=True)
-            by_memory = sorted(itertools.compress(zip(memories, range(n), strict=True), keep), reverse=True)
+            at = list(itertools.compress(range(n), keep))
+            cpu, memory = suffix_sums(list(map(mul, cpus, keep))), suffix_sums(list(map(mul, memories, keep)))
+        # (Positions of equal requests in either order: `fewest` counts the same.)
+        by_cpu = sorted(at, key=cpus.__getitem__, reverse=True)
+        by_memory = sorted(at, key=memories.__getitem__, reverse=True)
         lowest, latest = (pods[-1].effective_priority, latest_start_of_lowest(pods)) if pods else (0, 0.0)
-        return cls(lowest, latest, by_cpu, by_memory, suffix_sums(cpus), suffix_sums(memories), count)
+        return cls(lowest, latest, by_cpu, by_memory, cpus, memories, cpu, memory, count)
 
 
 def suffix_sums(column: Sequence[int]) -> list[int]:
@@ -216,13 +221,13 @@ class Suffixes(NamedTuple):
         return cls(every, every if all(ok) else Pool.of(ranked, cpus, memories, ok))
 
 
-def fewest(by_size: list[tuple[int, int]], cut: int, short: int) -> int:
-    """How many of the pods from position `cut` on, the largest first, it takes for their sizes to
-    reach `short` (> 0, no more than their total)."""
+def fewest(by_size: list[int], sizes: list[int], cut: int, short: int) -> int:
+    """How many of the pods from position `cut` on, the largest first (`by_size`: positions, by
+    their `sizes`), it takes for their sizes to reach `short` (> 0, no more than their total)."""
     got = k = 0
-    for size, pos in by_size:
+    for pos in by_size:
         if pos >= cut:
-            got += size
+            got += sizes[pos]
             k += 1
             if got >= short:
                 return k
@@ -254,13 +259,13 @@ def quickbound_to(pod: Pod, info: NodeInfo, sfx: Suffixes, cut: int, tier: int) 
     if short > 0:
         if short > pool.cpu[cut]:
             return None
-        k = max(k, fewest(pool.by_cpu, cut, short))
+        k = max(k, fewest(pool.by_cpu, pool.cpus, cut, short))
         shortened = short > sfx.ok.cpu[cut]
     short = req.memory - (alloc.memory - info.requested_memory)
     if short > 0:
         if short > pool.memory[cut]:
             return None
-        k = max(k, fewest(pool.by_memory, cut, short))
+        k = max(k, fewest(pool.by_memory, pool.memories, cut, short))
         shortened |= short > sfx.ok.memory[cut]
     if alloc.allowed_pods:
         over = len(info.pods) + 1 - alloc.allowed_pods
