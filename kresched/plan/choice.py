@@ -6,8 +6,9 @@ the order `kresched.plan.planner`'s docstring gives), and the words for why a no
 (`lost_because`, `cannot_beat`). Beside the rule, what bounds it (each exact against it; tests/plan/
 test_properties.py holds them to it): per node, its evictable pods in the preemption order with
 suffix sums (`Suffixes`, `Pool`, `PdbView`), the fewest victims that can free what the pod lacks
-(`min_victims`) and the lower bounds of its key (`quickbound_to`, `lowerbound_to`); per tier and
-pod shape, the candidate nodes the branch and bound keeps across pods (`TierIndex`, `Entry`).
+(`min_victims`) and the lower bounds of its key (`quickbound_to`, `lowerbound_to`, and
+`one_victim_bound`, which tests/plan/test_put_off.py holds to it); per tier and pod shape, the
+candidate nodes the branch and bound keeps across pods (`TierIndex`, `Entry`).
 Pure: no I/O, no clock.
 """
 
