@@ -310,10 +310,14 @@ def min_shortened(pod: Pod, info: NodeInfo, eligible: list[Pod], max_grace: int)
 
 
 def latest_start_of_lowest(pods: Sequence[Pod]) -> float:
-    """The latest start (`start_seconds`) among `pods` (in preemption order: priority descending,
-    so those of the lowest priority are a suffix) of their lowest priority."""
-    lowest = pods[-1].effective_priority
-    return max(map(_START_SECONDS, pods[bisect_left(pods, -lowest, key=negated_priority):]))
+    """The latest start (`start_seconds`) among `pods` (in preemption order) of their lowest priority."""
+    return max(map(_START_SECONDS, lowest_of(pods)))
+
+
+def lowest_of(pods: Sequence[Pod]) -> Sequence[Pod]:
+    """The pods of the lowest priority among `pods` (in preemption order: priority descending, so
+    they are a suffix)."""
+    return pods[bisect_left(pods, -pods[-1].effective_priority, key=negated_priority):]
 
 
 _START_SECONDS: Callable[[Pod], float] = attrgetter("start_seconds")
@@ -392,9 +396,8 @@ def one_victim_bound(pod: Pod, info: NodeInfo, eligible: list[Pod], bound: tuple
     if bound[_COUNT] != 1:
         return bound
     lacking = [(want - free, get) for want, free, get in _requests_and_room(pod, info) if want > 0 and want > free]
-    lowest = eligible[-1].effective_priority
     latest = -math.inf
-    for p in eligible[bisect_left(eligible, -lowest, key=negated_priority):]:
+    for p in lowest_of(eligible):
         if p.start_seconds > latest and all(get(p.requests) >= short for short, get in lacking):
             latest = p.start_seconds
     return (*bound[:_START], -latest, *bound[_START + 1:])
