@@ -40,7 +40,10 @@ class ImageLocality:
         # cluster's facts, how many containers, per image its normalized name and spread
         # (`nodes with it / all nodes`), and the nodes holding any of them (elsewhere it is 0).
         # The spreads and holders of a list of images read only the nodes: kept per list (the pods
-        # of a workload ask the same, and an image on every node has thousands of holders).
+        # of a workload ask the same, and an image on every node has thousands of holders). An
+        # image no node holds adds `int(size × 0.0)`, nothing, wherever a node reports it: it is
+        # left out, so that workloads whose own images no node holds yet and which share the
+        # others (a sidecar on every node) share the scores kept per image set too.
         cluster = snapshot.cluster
         containers = (*pod.spec.init_containers, *pod.spec.containers)
         references = [c.image for c in containers]
@@ -53,8 +56,9 @@ class ImageLocality:
             held = []
             for name in names:
                 have = cluster.image_holders(name)
-                held.append(have)
-                images.append((name, float(len(have)) / float(cluster.num_nodes) if cluster.num_nodes else 0.0))
+                if have:
+                    held.append(have)
+                    images.append((name, float(len(have)) / float(cluster.num_nodes)))
             # An image on every node has them all as holders (a base or sidecar image often is):
             # then that set is the union, not copied.
             every = next((h for h in held if len(h) == cluster.num_nodes), None)

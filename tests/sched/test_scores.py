@@ -664,6 +664,28 @@ def test_image_locality_kept_per_node_reads_a_node_replaced_since() -> None:
     assert score_all(snap) == [0, 5]
 
 
+def test_image_locality_kept_scores_of_workloads_sharing_a_sidecar() -> None:
+    # Three workloads, each with a sidecar every node holds and an image of its own: no node holds
+    # a's or b's, node2 holds c's. a's and b's pods score alike on every node (their own image
+    # adds nothing); c's own image counts on node2, though its sidecar's scores were kept for a and
+    # b first. Each pod's scores are what scoring every node afresh gives (as upstream, per node).
+    sidecar = (["gcr.io/sidecar:latest"], 600)
+    infos = [NodeInfo(n) for n in _image_nodes(_images(sidecar), _images(sidecar, (["gcr.io/c:latest"], 900)),
+                                               _images((["gcr.io/sidecar:latest"], 300)))]
+    snap = Snapshot(infos, {i.name: i for i in infos})
+    plugin = ImageLocality()
+    got = {}
+    for own in ("gcr.io/a", "gcr.io/b", "gcr.io/c", "gcr.io/a"):
+        cycle, pod = CycleState(), _image_pod("gcr.io/sidecar", own)
+        assert plugin.pre_score(cycle, pod, infos, snap).is_success
+        got[own] = plugin.score_all(cycle, pod, infos)
+        fresh = CycleState()
+        assert plugin.pre_score(fresh, pod, infos, Snapshot(infos, {i.name: i for i in infos})).is_success
+        assert got[own] == [plugin.score(fresh, pod, i) for i in infos]
+    assert got["gcr.io/a"] == got["gcr.io/b"] == [29, 29, 14]  # 100 × (600 or 300 MiB − 23) // 1977
+    assert got["gcr.io/c"] == [29, 44, 14]  # node2: 600 + 900 / 3 MiB
+
+
 def _fake_digest(content: str) -> str:
     return "sha256:" + hashlib.sha256(content.encode()).hexdigest()
 
