@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import compress
+from itertools import compress, repeat
 from operator import add
 
 from kresched.model.objects import Pod
@@ -119,21 +119,25 @@ def score_nodes(state: ScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
 
 
 def normalize_scores(state: ScoreState, scores: list[int]) -> None:
-    """`NormalizeScore`: fewer matching pods score higher; ignored nodes 0."""
-    ignored = state.ignored_at if len(state.ignored_at) == len(scores) else (False,) * len(scores)
-    valid = [s for s, skip in zip(scores, ignored, strict=True) if not skip]
+    """`NormalizeScore`: fewer matching pods score higher; ignored nodes 0. (A node's total is one
+    of a few: each distinct one is normalized once, and the list mapped in C.)"""
+    ignored = state.ignored_at if len(state.ignored_at) == len(scores) else ()
+    skipping = True in ignored
+    valid = [s for s, skip in zip(scores, ignored, strict=True) if not skip] if skipping else scores
     if not valid:
         scores[:] = [0] * len(scores)
         return
     lo, hi = min(valid), max(0, max(valid))
     if hi == 0:
-        scores[:] = [0 if skip else MAX_NODE_SCORE for skip in ignored]
+        value = dict.fromkeys(valid, MAX_NODE_SCORE)
     elif lo >= 0:  # every dividend ≥ 0: `go_div` is `//`
-        scores[:] = [0 if skip else MAX_NODE_SCORE * (hi + lo - s) // hi
-                     for s, skip in zip(scores, ignored, strict=True)]
+        value = {s: MAX_NODE_SCORE * (hi + lo - s) // hi for s in set(valid)}
     else:
-        scores[:] = [0 if skip else go_div(MAX_NODE_SCORE * (hi + lo - s), hi)
-                     for s, skip in zip(scores, ignored, strict=True)]
+        value = {s: go_div(MAX_NODE_SCORE * (hi + lo - s), hi) for s in set(valid)}
+    if skipping:
+        scores[:] = [0 if skip else value[s] for s, skip in zip(scores, ignored, strict=True)]
+    else:
+        scores[:] = map(value.__getitem__, scores)
 
 
 def _score_pair(state: ScoreState, view: NodeLabels) -> list[int]:
@@ -154,8 +158,11 @@ def _score_pair(state: ScoreState, view: NodeLabels) -> list[int]:
     without = {v: rnd(0.0 + t) for v, t in term.items()}
     other_with, other_without = rnd(sh + sz), rnd(0.0 + sz)  # a domain without a count
     zones, hosts = view.values(cz.topology_key), view.values(ch.topology_key)
-    out = [without.get(z, other_without) if hv is None else with_host.get(z, other_with)
-           for z, hv in zip(zones, hosts, strict=True)]
+    if None in hosts:
+        out = [without.get(z, other_without) if hv is None else with_host.get(z, other_with)
+               for z, hv in zip(zones, hosts, strict=True)]
+    else:  # every node has the hostname key (as a real cluster's do): looked up in C
+        out = list(map(with_host.get, zones, repeat(other_with)))
     by_name, nodes = state.by_name, view.nodes
     counted = state.host_counts[h]
     if counted:
