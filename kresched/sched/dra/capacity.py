@@ -99,7 +99,10 @@ def fits(requests: Mapping[str, Quantity] | None, capacity: Mapping[str, DeviceC
         value, _ = _consumed((requests or {}).get(name), cap)
         if _violates(value, cap.request_policy):
             return False
-        total = value + (allocated or {}).get(name, 0) + (allocating or {}).get(name, 0)
+        total = value
+        for taken in (allocated, allocating):
+            if taken and (more := taken.get(name)):  # (a Fraction's sum costs a microsecond: none with 0)
+                total += more
         if total > quantity_value(cap.value):
             return False
     return True
