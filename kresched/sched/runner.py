@@ -304,6 +304,13 @@ class _Walk:
         self.diag = diag
 
 
+#: How many (static signature, fit key) pairs keep their `_Column`: each holds two lists as long as
+#: the searches went (at most 80 KB at 5,000 nodes). A queue's workloads come back to a pair after
+#: others (at 64, a third of the 5k-node GPU queue's columns were filled again); the bound keeps
+#: memory flat however many shapes a queue has.
+COLUMNS_KEPT = 256
+
+
 class _Column:
     """What the filters that read the node alone (the node-static ones, then NodeResourcesFit) say
     of each node in the search order for pods that read the same of themselves: per position, the
@@ -578,7 +585,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         # from a column kept per what they read of the pod (`_Column`), the others run where those pass.
         assert memo is not None
         assert static is not None
-        column = recent(memo.columns, (static.signature(pod), fit_key), WALKS_KEPT, _Column)
+        column = recent(memo.columns, (static.signature(pod), fit_key), COLUMNS_KEPT, _Column)
         start = column.search(snapshot.facts, infos, order, limit, local, after_local, diag)
     if start >= 0:
         feasible, failed = diag.feasible, diag.node_to_status  # (`_resume` may have handed over its own)
