@@ -117,7 +117,7 @@ class _State:
         #: verdict on a node is a function of the node's values of these keys, kept in `verdicts`
         #: until a count changes. None: every node is its own domain, nothing to share.
         self.keys = None if HOSTNAME_LABEL in self.topology_keys else tuple(c.topology_key for c in constraints)
-        self.verdicts: dict[tuple[str | None, ...], Status] = {}
+        self.verdicts: dict[tuple[str | None, ...] | str | None, Status] = {}
         self.namespace = pod.metadata.namespace
         self.eligible = eligible
         #: 1 where the incoming pod matches the constraint's own selector (`selfMatchNum`).
@@ -308,9 +308,11 @@ class PodTopologySpread:
         if state is None:
             return Status(Code.ERROR, (f"reading {_STATE_KEY!r} from cycle state: not found",))
         labels = node_info.node.metadata.labels
-        if state.keys is None:
+        keys = state.keys
+        if keys is None:
             return _verdict(state, labels)
-        values = tuple([labels.get(k) for k in state.keys])
+        # (One key, as most constraints have: its value is the key in `verdicts`, not a 1-tuple.)
+        values = labels.get(keys[0]) if len(keys) == 1 else tuple([labels.get(k) for k in keys])
         st = state.verdicts.get(values)
         if st is None:
             st = state.verdicts[values] = _verdict(state, labels)
