@@ -198,6 +198,22 @@ def test_message_counts_each_reason_once_per_node() -> None:
         "2 node(s) didn't match pod topology spread constraints.")
 
 
+def test_nodes_of_one_zone_in_two_racks_each_get_their_racks_verdict() -> None:
+    # Filter keeps its verdicts per node values of the constraints' keys: with a zone and a rack
+    # constraint, two nodes of one zone differ by rack, and only the crowded rack is refused,
+    # whichever node is asked first.
+    rack = "example.com/rack"
+    nodes = [make_node(f"n{i}", labels={ZONE: z, rack: r})
+             for i, (z, r) in enumerate([("a", "r1"), ("a", "r2"), ("b", "r3"), ("b", "r4")], start=1)]
+    pod = _incoming(_spread(ZONE, max_skew=5), _spread(rack))
+    want = {"n1": SKEW, "n2": OK, "n3": OK, "n4": OK}
+    assert _results(pod, _web("n1"), nodes) == want
+    snapshot = Snapshot.from_state(make_state(nodes, _web("n1")))
+    plugin, cycle = PodTopologySpread(), CycleState()
+    plugin.pre_filter(cycle, pod, snapshot)
+    assert {n: _short(plugin, cycle, pod, snapshot.by_name[n]) for n in ("n2", "n1", "n4", "n3")} == want
+
+
 class _NoScan(list):
     def __iter__(self):  # type: ignore[override]
         raise AssertionError("filter scanned the node's pods")
