@@ -68,6 +68,7 @@ from kresched.sched.framework import (
     unresolvable,
     unschedulable,
 )
+from kresched.sched.node_affinity import required_node_selector
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import (
     HOSTNAME_LABEL,
@@ -209,10 +210,13 @@ def _domains(pod: Pod, constraints: tuple[SpreadConstraint, ...], eligible: Call
     infos = snapshot.node_infos
     key: bytes | None = None
     if snapshot.index(_SAME_NODES, _SameNodes.build).same:
-        aff = pod.spec.affinity
+        # (The policies read the pod's node selector and required node affinity, or its
+        # tolerations, only where a constraint honors them.)
+        affinity = any(c.honor_node_affinity for c in constraints)
         key = msgspec.json.encode((
             [(c.topology_key, c.honor_node_affinity, c.honor_node_taints) for c in constraints],
-            pod.spec.node_selector, aff.node_affinity if aff is not None else None, pod.spec.tolerations))
+            (pod.spec.node_selector, required_node_selector(pod)) if affinity else None,
+            pod.spec.tolerations if any(c.honor_node_taints for c in constraints) else None))
         found = facts.memo(_DOMAINS_MEMO).get(key)
         if found is not None:
             return found

@@ -214,6 +214,34 @@ def test_nodes_of_one_zone_in_two_racks_each_get_their_racks_verdict() -> None:
     assert {n: _short(plugin, cycle, pod, snapshot.by_name[n]) for n in ("n2", "n1", "n4", "n3")} == want
 
 
+def test_domains_kept_per_pod_read_the_tolerations_only_where_taints_are_honored() -> None:
+    # Two web pods on n4 (zone b, tainted dedicated=batch). With nodeTaintsPolicy Honor, a pod that
+    # tolerates the taint counts them (zone b is crowded); one that does not leaves n4 out, so zone
+    # b counts none — on the same snapshot, whichever comes first (the domains are kept per what
+    # the policies read of the pod). Without the policy both count them alike.
+    toleration = [{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}]
+    snapshot = Snapshot.from_state(make_state(NODES, _web("n4", "n4")))
+    honored = _spread(nodeTaintsPolicy="Honor")
+    assert _filter_all(_incoming(honored, tolerations=toleration), snapshot)["n3"] == SKEW
+    assert _filter_all(_incoming(honored), snapshot)["n3"] == OK
+    assert _filter_all(_incoming(_spread(), tolerations=toleration), snapshot)["n3"] == SKEW
+    assert _filter_all(_incoming(_spread()), snapshot)["n3"] == SKEW
+
+
+@pytest.mark.parametrize("selector_first", [True, False])
+def test_domains_kept_per_pod_read_the_node_selector_where_node_affinity_is_honored(selector_first: bool) -> None:
+    # A pod selecting disk=ssd (n1, n2: zone a) counts only zone a's domain; one without counts
+    # both zones. Each, filtered on a snapshot the other was filtered on first, answers as on a
+    # fresh snapshot.
+    pods = _web("n3", "n3")
+    ssd, anywhere = _incoming(_spread(), node_selector={"disk": "ssd"}), _incoming(_spread())
+    fresh = {id(p): _results(p, pods) for p in (ssd, anywhere)}
+    assert fresh[id(ssd)] != fresh[id(anywhere)]
+    snapshot = Snapshot.from_state(make_state(NODES, pods))
+    for pod in (ssd, anywhere) if selector_first else (anywhere, ssd):
+        assert _filter_all(pod, snapshot) == fresh[id(pod)]
+
+
 class _NoScan(list):
     def __iter__(self):  # type: ignore[override]
         raise AssertionError("filter scanned the node's pods")
