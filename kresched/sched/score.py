@@ -247,14 +247,18 @@ class ScoreMemo:
 
 def score_shape(pod: Pod) -> bytes:
     """Everything the node-local score plugins (and their PreScore) read of a pod: its preferred
-    node affinity and requests (as given and with the non-zero defaults). Pods with equal shapes
+    node affinity terms and requests (as given and with the non-zero defaults). Pods with equal shapes
     may share a `ScoreMemo` — pods of different workloads with the same requests do. (TaintToleration
     and ImageLocality, node-local too, score every node in one call instead, `score_all`: 0 on
     most nodes, found without a per-node call.)"""
     aff = pod.spec.affinity
+    node_affinity = aff.node_affinity if aff is not None else None
     r = pod.requests
     return msgspec.json.encode((
-        aff.node_affinity if aff is not None else None,
+        # (NodeAffinity scores the preferred terms alone: pods of workloads pinned to other nodes by
+        # required terms, or without any, share a shape.)
+        (node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity is not None else None)
+        or None,
         (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), pod.nonzero_milli_cpu, pod.nonzero_memory,
     ))
 

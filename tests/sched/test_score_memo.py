@@ -5,14 +5,17 @@ past its walk's cut), or any others — and whichever NodeInfos were replaced in
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kresched.model.objects import Pod
 from kresched.sched.framework import CycleState, Snapshot
 from kresched.sched.node_affinity import NodeAffinity
 from kresched.sched.node_resources_balanced_allocation import NodeResourcesBalancedAllocation
 from kresched.sched.node_resources_fit import NodeResourcesFit
-from kresched.sched.score import NodeScore, ScoreMemo, score_nodes
+from kresched.sched.score import NodeScore, ScoreMemo, ScoreMemos, score_nodes
 from kresched.sources.decode import Objects
 from kresched.sources.snapshot import build_state
 from tests.builders import make_node, make_pod
@@ -97,3 +100,25 @@ def test_nodes_the_cluster_facts_do_not_know_are_kept_after_the_ones_they_do() -
         assert _scored(wider, names, memo) == _scored(wider, names, None)
     wider = _placed(wider, "node-7", 0)
     assert _scored(wider, _NAMES, memo) == _scored(wider, _NAMES, None)
+
+
+def _pod(name: str, preferred: str, required: list[str] | None = None) -> Pod:
+    affinity: dict[str, Any] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 5, "preference": {"matchExpressions": [{"key": "tier", "operator": "In", "values": [preferred]}]}}]}
+    if required is not None:
+        affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "tier", "operator": "In", "values": required}]}]}
+    return make_pod(name, cpu="500m", memory="1Gi", affinity={"nodeAffinity": affinity})
+
+
+def test_pods_kept_in_one_memo_are_those_whose_scores_read_the_same() -> None:
+    # NodeAffinity scores the preferred terms alone: pods that differ in their required terms only
+    # share a memo, pods that prefer other nodes do not; through the memos each scores as afresh.
+    memos, snap = ScoreMemos(), _snapshot()
+    pinned, loose, other = _pod("pinned", "a", ["a", "b"]), _pod("loose", "a"), _pod("other", "b", ["a", "b"])
+    assert memos.for_pod(pinned) is memos.for_pod(loose)
+    assert memos.for_pod(other) is not memos.for_pod(pinned)
+    for pod in (pinned, loose, other, pinned):
+        infos = [snap.by_name[n] for n in _NAMES]
+        got = score_nodes(_PLUGINS, CycleState(), pod, infos, snap, memos.for_pod(pod), list(_NAMES)).rows()
+        assert got == score_nodes(_PLUGINS, CycleState(), pod, infos, snap).rows()
