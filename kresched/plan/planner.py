@@ -89,7 +89,7 @@ from kresched.plan.vetting import admitted_options, vet_options
 from kresched.sched.dra.claims import missing_kinds
 from kresched.sched.dra.inuse import cluster_snapshot
 from kresched.sched.dynamic_resources import NAME as DRA
-from kresched.sched.dynamic_resources import post_filter_note
+from kresched.sched.dynamic_resources import claims_read, post_filter_note
 from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Snapshot, Status
 from kresched.sched.interpod_affinity_terms import AffinityTerm
 from kresched.sched.node_info import NodeInfo
@@ -563,7 +563,7 @@ class Planner:
         since the last one (nodes whose NodeInfo `apply_plan` replaced, nodes under a PDB whose budget
         it spent, nodes something is nominated to) and the nodes it pops, not every node. Then, as
         `_plan`, freeing devices (`_plan_devices`) for a pod with claims no tier helps."""
-        shape = fit_shape(pod)
+        shape = fit_shape(pod, claims_read(cycle))
         statuses = diag.node_to_status
         hazards = removal_hazards(pod, self.plugins)
         monotone = hazards == ()  # (no required pod affinity: `node_local`)
@@ -624,7 +624,7 @@ class Planner:
         alone (`node_local`); else `find` itself. `tag` tells apart finders that answer differently."""
         if not node_local(plugins, cycle, self.static.names):
             return find
-        profile, shape = self.engine.profile.name, tag + fit_shape(pod)  # (a profile's filters' args)
+        profile, shape = self.engine.profile.name, tag + fit_shape(pod, claims_read(cycle))  # (a profile's args)
         kept = self._options_kept
         if len(kept) > 100_000:  # a bound on memory, never on what is answered
             kept.clear()

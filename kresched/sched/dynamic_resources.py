@@ -82,6 +82,7 @@ __all__ = [
     "NOT_AVAILABLE",
     "DynamicResources",
     "DraCycle",
+    "claims_read",
     "claims_to_allocate",
     "extended_on",
     "post_filter_note",
@@ -161,6 +162,13 @@ _LEFTOVER = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (LEFTOVER,), NAME)
 _CANNOT_ALLOCATE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (CANNOT_ALLOCATE,), NAME)
 _NOT_AVAILABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_AVAILABLE,), NAME)
 
+
+def claims_read(cycle: CycleState) -> bytes | None:
+    """Everything DynamicResources' Filter reads of the pod's claims after its PreFilter (`cycle`),
+    where its verdict is node-local (`DraCycle.verdict_key`: the specs of the claims to allocate,
+    not their names); else None."""
+    state: DraCycle | None = cycle.read(NAME)
+    return state.verdict_key if state is not None and state.node_local else None
 
 def _allocate(allocator: Any, node: Any, claims: list[ResourceClaim]) -> Any:
     """The allocator's first fit for `claims` on `node` (a `NodeAllocation`), None where they do not

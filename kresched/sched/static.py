@@ -24,20 +24,24 @@ __all__ = ["NODE_STATIC_PLUGINS", "StaticFilters", "fit_shape"]
 NODE_STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 
 
-def fit_shape(pod: Pod) -> bytes:
+def fit_shape(pod: Pod, claims: bytes | None = None) -> bytes:
     """What a node's verdict (and planning option) depends on for a pod whose filters read the node
     alone (`runner.node_local`): its priorities, preemption policy and requests, what the
-    node-static filters read, and its namespace and claims where it has any. Labels, ports,
-    affinity to pods and spreading are left out on purpose: for such a pod the plugins that read
-    them returned Skip. Pods of different workloads with equal requests share it — and the memos
-    keyed by it."""
+    node-static filters read, and its claims where it has any — what DynamicResources reads of
+    them where its verdict is node-local (`claims`: `DraCycle.verdict_key`, the specs of the
+    claims to allocate), else their names and namespace. Labels, ports, affinity to pods and
+    spreading are left out on purpose: for such a pod the plugins that read them returned Skip.
+    Pods of different workloads with equal requests (and claims of equal specs) share it — and
+    the memos keyed by it."""
     spec = pod.spec
     r = pod.requests
     aff = spec.affinity
     shape = (pod.priority, pod.effective_priority, spec.preemption_policy,
              (r.milli_cpu, r.memory, r.ephemeral_storage, r.scalar), spec.node_name,
              spec.tolerations, spec.node_selector, aff.node_affinity if aff else None)
-    if spec.resource_claims:  # which claims and templates (DynamicResources' verdict may be kept: `node_local`)
+    if claims is not None:
+        return msgspec.json.encode((*shape, claims))
+    if spec.resource_claims:  # which claims and templates
         return msgspec.json.encode((*shape, pod.namespace, spec.resource_claims))
     return msgspec.json.encode(shape)
 

@@ -11,7 +11,8 @@ queues of mixed shapes (claims by template, a quarter of them selecting a model 
 affinity and anti-affinity, spreading, node selectors, volumes to provision, nominated pods, pods
 of one shape in other workloads, gangs of one or two shapes that can start or cannot: a gang
 given up is rolled back, and planned again the most constrained first, so the caches meet again
-NodeInfos they saw before) are planned twice as `plan --all-pending` plans them
+NodeInfos they saw before; claims of one spec from templates of other names, in other
+namespaces) are planned twice as `plan --all-pending` plans them
 (`plan.gang.plan_queue`), with `Planner(memoize=False)` (nothing kept across pods) and with the
 planner as every command runs it, and each plan must be the same: outcome, node, tier, victims
 and where their replacements land, the tied candidates, the message, the runners-up (the
@@ -60,9 +61,12 @@ GPU = "gpu.example.com"
 ZONE = "topology.kubernetes.io/zone"
 APPS = ("a", "b", "c")
 MODELS = ("A", "B")
-#: The templates a pending pod's claim comes from: any GPU, or one of a model (a CEL selector).
-TEMPLATES = {"any": device_request(),
+#: The templates a pending pod's claim comes from: any GPU, or one of a model (a CEL selector); and
+#: another template of the same spec as "any" (the claims of two workloads, read by spec).
+TEMPLATES = {"any": device_request(), "any-copy": device_request(),
              **{f"model-{m}": device_request(selectors=[f'device.attributes["{GPU}"].model == "{m}"']) for m in MODELS}}
+#: Each template is in both namespaces: a workload's pods may be in the other one.
+NAMESPACES = ("default", "team")
 
 
 @st.composite
@@ -144,10 +148,15 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
             if shape["volume"]:
                 storage.append(make_pvc(f"{name}-data", storage_class="zonal"))
             template = shape["claim"]
+            namespace = "default"
+            if template == "any" and draw(st.booleans()):
+                template = "any-copy"  # the same spec by another name
+            if template and not shape["volume"] and not shape["gang"]:
+                namespace = draw(st.sampled_from(NAMESPACES))
             member = gang_member(shape["gang"]) if shape["gang"] else {}
             if shape["gang"]:
                 members[shape["gang"]] = members.get(shape["gang"], 0) + 1
-            pod = make_pod(name, cpu=shape["cpu"], memory=shape["memory"], priority=shape["priority"],
+            pod = make_pod(name, namespace, cpu=shape["cpu"], memory=shape["memory"], priority=shape["priority"],
                            labels={"app": app}, affinity=affinity or None, spread=spread, volumes=volumes,
                            node_selector={ZONE: shape["zone"]} if shape["zone"] else None,
                            claim_templates={"gpu": template} if template else None,
@@ -155,9 +164,10 @@ def queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
                            nominated_node=draw(st.sampled_from(("",) * 5 + tuple(node_names))),
                            start_time=None, **member)
             if template:
-                claims.append(make_claim(f"{name}-gpu", owner_pod=pod, requests=[TEMPLATES[template]]))
+                claims.append(make_claim(f"{name}-gpu", namespace, owner_pod=pod, requests=[TEMPLATES[template]]))
             queue.append(pod)
-    dra = [make_device_class(), *(make_claim_template(t, requests=[r]) for t, r in TEMPLATES.items()), *claims]
+    dra = [make_device_class(), *(make_claim_template(t, ns, requests=[r]) for ns in NAMESPACES
+                                  for t, r in TEMPLATES.items()), *claims]
     # minCount up to one more than a gang's members: some gangs cannot start and are given up.
     gangs = [make_pod_group(g, min_count=draw(st.integers(1, 1 + n))) for g, n in members.items()]
     state = make_state(nodes, [*pods, *queue], pdbs, storage=storage, dra=dra, pod_groups=gangs)
@@ -204,6 +214,35 @@ def test_a_gang_given_up_leaves_what_the_caches_kept_as_it_was_before_the_gang()
         ("first", "evict"), ("train-0", "infeasible"), ("train-1", "infeasible"), ("z-last", "evict")]
     assert [decision(p) for p in cached] == [decision(p) for p in plain]
 
+
+def test_pods_whose_claims_differ_in_spec_keep_their_own_searches_and_share_them_by_spec():
+    # Two full nodes, n0 with two GPUs of model A, n1 one of model B. Pods that need evictions, alike
+    # but for their claims: the claims' specs, not their names or namespaces, tell their searches
+    # apart (each kept per what its filters read of it): "p1" evicts on n1, then "p2" on n0, where
+    # "p1"'s search has no node; "p3" (model A by a template of another name, in another namespace)
+    # reads the same as "p2" and evicts on n0 again.
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(2)]
+    slices = [make_slice("n0", [make_device(f"gpu-{k}", attributes={"model": "A"}) for k in range(2)]),
+              make_slice("n1", [make_device("gpu-0", attributes={"model": "B"})])]
+    holders = [make_pod(f"low-{i}", node=f"n{i}", cpu="3", priority=0, grace=5, owner=None) for i in range(2)]
+    holders += [make_pod(f"low-{i}b", node=f"n{i}", cpu="1", priority=0, grace=5, owner=None) for i in range(2)]
+    queue, claims = [], []
+    for name, model, namespace, template in (("p1", "B", "default", "model-B"), ("p2", "A", "default", "model-A"),
+                                             ("p3", "A", "team", "gpu-a")):
+        pod = make_pod(name, namespace, cpu="2", priority=1000, start_time=None,
+                       claim_templates={"gpu": template}, generated={"gpu": f"{name}-gpu"})
+        queue.append(pod)
+        claims.append(make_claim(f"{name}-gpu", namespace, owner_pod=pod, requests=[TEMPLATES[f"model-{model}"]]))
+    dra = [make_device_class(), *slices, *claims,
+           *(make_claim_template(t, requests=[r]) for t, r in TEMPLATES.items()),
+           make_claim_template("gpu-a", "team", requests=[TEMPLATES["model-A"]])]
+    state = make_state(nodes, [*holders, *queue], dra=dra)
+    pods = pending_pods_to_plan(state, all_pending=True)
+    cached = list(plan_queue(Planner(state, PlanOptions()), pods, *gang_lookups(state)))
+    plain = list(plan_queue(Planner(state, PlanOptions(), memoize=False), pods, *gang_lookups(state)))
+    assert [(p.pod.name, p.outcome, p.node) for p in cached] == [("p1", "evict", "n1"), ("p2", "evict", "n0"),
+                                                                 ("p3", "evict", "n0")]
+    assert [decision(p) for p in cached] == [decision(p) for p in plain]
 
 @st.composite
 def tied_queues(draw: st.DrawFn) -> tuple[ClusterState, list[Pod]]:
