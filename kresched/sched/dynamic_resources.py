@@ -170,6 +170,7 @@ def claims_read(cycle: CycleState) -> bytes | None:
     state: DraCycle | None = cycle.read(NAME)
     return state.verdict_key if state is not None and state.node_local else None
 
+
 def _allocate(allocator: Any, node: Any, claims: list[ResourceClaim]) -> Any:
     """The allocator's first fit for `claims` on `node` (a `NodeAllocation`), None where they do not
     fit, or the Status of its failure: `AllocationFailedOnNode` rejects the node, another
