@@ -290,14 +290,21 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     @cached_property
     def protection(self) -> str | None:
         """Why the pod is never evicted whatever the pending pod's priority, or None
-        (`plan.candidates.protected_reason`). Found once."""
-        if self.is_mirror:
+        (`plan.candidates.protected_reason`). Found once — for every pod on a node a planner ranks,
+        so `is_mirror`, `is_daemonset_pod`, `is_terminating` and `is_critical` inline."""
+        meta, spec = self.metadata, self.spec
+        annotations = meta.annotations
+        if MIRROR_POD_ANNOTATION in annotations:
             return "mirror (static) pod"
-        if self.is_daemonset_pod:
-            return "DaemonSet pod"
-        if self.is_terminating:
+        for ref in meta.owner_references:  # `controller`
+            if ref.controller:
+                if ref.kind == "DaemonSet":
+                    return "DaemonSet pod"
+                break
+        if meta.deletion_timestamp is not None:
             return "already terminating"
-        if self.is_critical:
+        if (spec.priority_class_name in CRITICAL_PRIORITY_CLASSES or CRITICAL_POD_ANNOTATION in annotations
+                or (spec.priority or 0) >= SYSTEM_CRITICAL_PRIORITY):
             return "critical pod"
         return None
 
