@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from kresched.cli import app
 from kresched.cli.common import ENV, parse_duration
 from kresched.errors import InputError
-from kresched.sources import decode, snapshot
+from kresched.sources import decode_words, snapshot
 
 
 @dataclass
@@ -188,7 +188,8 @@ def test_bad_snapshot_files_are_one_line_errors_naming_the_file(monkeypatch, tmp
 
 
 @pytest.mark.parametrize(("name", "content", "needles"), CASES)
-def test_a_bad_file_mapped_into_memory_is_the_same_error_as_read(monkeypatch, tmp_path, name, content, needles):
+def test_a_bad_file_mapped_into_memory_is_the_same_error_as_read_whole_or_by_item(monkeypatch, tmp_path, name, content,
+                                                                                  needles):
     # Large files are mapped, not copied (snapshot._MAP_AT): here every non-empty file is.
     path = write(tmp_path / name, content)
     read = run(monkeypatch, "snapshot", "--snapshot", str(path))
@@ -196,6 +197,10 @@ def test_a_bad_file_mapped_into_memory_is_the_same_error_as_read(monkeypatch, tm
     mapped = run(monkeypatch, "snapshot", "--snapshot", str(path))
     assert (mapped.code, mapped.stdout, mapped.stderr) == (read.code, read.stdout, read.stderr)
     _check_one_line_error(mapped, str(path), *needles)
+    # A mapped file beyond its share of the input limit is decoded an item at a time: here every one.
+    monkeypatch.setattr(snapshot, "_BY_ITEM_SHARE", 1 << 62)
+    by_item = run(monkeypatch, "snapshot", "--snapshot", str(path))
+    assert (by_item.code, by_item.stdout, by_item.stderr) == (read.code, read.stdout, read.stderr)
 
 
 def test_a_missing_file(monkeypatch, tmp_path):
@@ -279,9 +284,9 @@ def test_bad_durations_are_input_errors_naming_the_option(text):
 @pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 24])
 def test_where_a_bad_byte_is_counted_the_same_chunk_by_chunk(monkeypatch, chunk):
     # Line and column of a byte, counted a chunk at a time (a mapped file is not copied whole).
-    monkeypatch.setattr(decode, "_WHERE_CHUNK", chunk)
+    monkeypatch.setattr(decode_words, "_WHERE_CHUNK", chunk)
     data = b'{"a":\n  1,\n\n  "b": x}'
-    assert decode._where(data, data.index(b"x")) == "line 4, column 8"
-    assert decode._where(data, 0) == "line 1, column 1"
-    assert decode._where(memoryview(data)[6:], 0) == "line 1, column 1"
-    assert decode._where(data, data.index(b"\n")) == "line 1, column 6"
+    assert decode_words.where(data, data.index(b"x")) == "line 4, column 8"
+    assert decode_words.where(data, 0) == "line 1, column 1"
+    assert decode_words.where(memoryview(data)[6:], 0) == "line 1, column 1"
+    assert decode_words.where(data, data.index(b"\n")) == "line 1, column 6"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import mmap
+import tempfile
 from typing import Any
 
 import yaml
@@ -18,6 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kresched.errors import InputError
+from kresched.sources.decode import Objects, decode_json
 from kresched.sources.snapshot import load_snapshot
 
 KINDS = ["Pod", "Node", "PodDisruptionBudget", "PriorityClass", "Namespace", "Service", "ReplicaSet",
@@ -87,3 +90,29 @@ def test_corrupted_json_loads_or_fails_with_one_line(doc: Any, at: int, junk: by
     data = json.dumps(doc).encode()
     at = at % (len(data) + 1)
     load(data[:at] + junk + data[at + 1:])
+
+
+def decoded(data: bytes, by_item: bool) -> Objects | str:
+    """The objects of a JSON document in a file mapped into memory, or the message it fails with."""
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            try:
+                return decode_json(mapped, "doc.json", by_item=by_item)
+            except InputError as exc:
+                return exc.message
+
+
+@FUZZ
+@given(documents, st.integers(min_value=0, max_value=400), st.binary(min_size=0, max_size=3))
+@example({"kind": "Pod", "metadata": {"name": "a", "namespace": "ns"}, "spec": {"containers": [{"name": "c"}]},
+          "items": [{"kind": "Node", "metadata": {"name": "n"}}]}, 0, b"")  # not a List, whatever it holds
+def test_json_decoded_an_item_at_a_time_is_what_one_decode_gives(doc: Any, at: int, junk: bytes) -> None:
+    # A large mapped file is decoded an item at a time (`snapshot._BY_ITEM_SHARE`): the same
+    # objects, or the same one-line error, as decoding it whole (here the documents are small,
+    # the junk spliced in makes some malformed).
+    data = json.dumps(doc).encode()
+    data = data[:at] + junk + data[at:]
+    assert decoded(data, by_item=True) == decoded(data, by_item=False)
+

@@ -242,6 +242,91 @@ def test_a_file_mapped_into_memory_loads_as_the_same_state_as_one_read(tmp_path,
     assert encode_snapshot(mapped) == encode_snapshot(read)
 
 
+@pytest.fixture
+def by_item(monkeypatch):
+    """Every file mapped into memory and, beyond its share of the input limit (here: any), decoded
+    an item at a time (`snapshot._BY_ITEM_SHARE`); yields how many Lists were."""
+    monkeypatch.setattr(snapshot, "_MAP_AT", 1)
+    monkeypatch.setattr(snapshot, "_BY_ITEM_SHARE", 1 << 62)
+    done = []
+    real = decode._decoded_by_item
+
+    def counted(*args, **kwargs):
+        found = real(*args, **kwargs)
+        done.append(found is not None)
+        return found
+
+    monkeypatch.setattr(decode, "_decoded_by_item", counted)
+    return done
+
+
+PODGROUPS = [{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+              "metadata": {"name": "train", "namespace": "shop"}, "spec": {"minMember": 2}}]
+
+
+@pytest.mark.parametrize("shape", [
+    "a List of known kinds", "a List with other kinds", "a PodList without kinds", "a PodList with kinds",
+    "a List with nulls", "a PodGroupList of coscheduling", "a PodGroupList of another group", "an empty List",
+    "a single object"])
+def test_a_large_file_decoded_an_item_at_a_time_is_the_same_state_as_decoded_whole(tmp_path, monkeypatch, by_item,
+                                                                                    shape):
+    doc: dict[str, Any]
+    if shape == "a List of known kinds":
+        doc = kubectl_list(KNOWN)
+    elif shape == "a List with other kinds":
+        doc = kubectl_list([OTHERS[0], *KNOWN, *OTHERS[1:]])
+    elif shape.startswith("a PodList"):
+        pods = copy.deepcopy([POD, PENDING])
+        if "without" in shape:
+            for p in pods:
+                del p["kind"], p["apiVersion"]
+        doc = {"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "9"}, "items": pods}
+    elif shape == "a List with nulls":
+        doc = kubectl_list(KNOWN)
+        doc["items"][1]["spec"]["tolerations"] = None
+        doc["items"][1]["metadata"]["labels"] = None
+    elif shape.startswith("a PodGroupList"):
+        groups = copy.deepcopy(PODGROUPS)
+        version = "scheduling.x-k8s.io/v1alpha1" if "coscheduling" in shape else "example.com/v1"
+        for g in groups:
+            del g["kind"], g["apiVersion"]
+        doc = {"apiVersion": version, "kind": "PodGroupList", "items": groups}
+    elif shape == "an empty List":
+        doc = kubectl_list([])
+    else:
+        doc = copy.deepcopy(POD)
+    path = write(tmp_path / "dump.json", json.dumps(doc))
+    with monkeypatch.context() as whole:
+        whole.setattr(snapshot, "_BY_ITEM_SHARE", 1)
+        read = load_snapshot(path)
+    items = load_snapshot(path)
+    assert by_item == [bool(doc.get("items"))]  # (a List with items is decoded an item at a time)
+    assert encode_snapshot(items) == encode_snapshot(read)
+    assert summary(items) == summary(read)
+
+
+def test_every_recorded_json_fixture_reads_the_same_an_item_at_a_time(by_item, monkeypatch):
+    fixtures = sorted(Path(__file__).parent.joinpath("fixtures").rglob("*.json"))
+    assert len(fixtures) > 100
+    for path in fixtures:
+        with monkeypatch.context() as whole:
+            whole.setattr(snapshot, "_BY_ITEM_SHARE", 1)
+            try:
+                read: ClusterState | str = load_snapshot(str(path))
+            except InputError as exc:
+                read = str(exc)
+        try:
+            items: ClusterState | str = load_snapshot(str(path))
+        except InputError as exc:
+            items = str(exc)
+        if isinstance(read, str):
+            assert items == read, path
+        else:
+            assert not isinstance(items, str), path
+            assert encode_snapshot(items) == encode_snapshot(read), path
+    assert sum(by_item) > 50
+
+
 def test_unquoted_yaml_timestamps_stay_strings(tmp_path):
     text = """
 kind: Pod

@@ -13,20 +13,21 @@ one without any is refused.
 The fast path for a JSON `List` of known kinds (what `kubectl get ... -o json` and kresched's
 own snapshot give) is one typed decode of the whole document. Only when that fails (an item of
 another kind, items without `kind`, a bad object) are the items decoded one by one, each still
-straight into its struct: never into generic dicts.
+straight into its struct: never into generic dicts. A large file mapped into memory may be decoded
+an item at a time from the start (`decode_json(by_item=True)`), the same steps with the same
+objects, so that its pages can be let go of as they are read.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-import json
 import mmap
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any
 
 import msgspec
 
@@ -56,13 +57,22 @@ from kresched.model.objects import (
 from kresched.model.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kresched.model.validation import check_stored_pod_spec
 from kresched.sources import served
+from kresched.sources.decode_words import (
+    Buffer,
+    bad_byte,
+    clean,
+    describe,
+    describe_error,
+    json_error,
+    not_utf8,
+    one_line,
+    shown_name,
+)
 from kresched.sources.nulls import drop_nulls, is_null_error
 
 __all__ = ["KINDS", "MAX_DEPTH", "Buffer", "Objects", "bad_byte", "check_yaml_depth", "decode_items", "decode_json",
            "decode_object", "decode_yaml", "describe_error", "paused_gc", "yaml_documents"]
 
-#: What JSON is decoded from: bytes, or a file mapped into memory (`mmap`, read-only), or a view of either.
-Buffer: TypeAlias = bytes | memoryview | mmap.mmap
 
 KINDS: dict[str, type] = {
     "Node": Node,
@@ -212,22 +222,16 @@ class _TypedList(msgspec.Struct):
 
 class _RawList(msgspec.Struct):
     kind: str = ""
+    api_version: Any = msgspec.field(default="", name="apiVersion")
     items: list[msgspec.Raw] | None = []
-
-
-class _Name(msgspec.Struct):
-    name: Any = None
-    namespace: Any = None
-
-
-class _Ident(msgspec.Struct):
-    metadata: _Name | None = None
 
 
 _typed_list_decoder = msgspec.json.Decoder(_TypedList)
 _raw_list_decoder = msgspec.json.Decoder(_RawList)
 _kind_decoder = msgspec.json.Decoder(_Kind)
 _item_decoders = {k: msgspec.json.Decoder(t) for k, t in KINDS.items()}
+#: An item of a `List` as `_typed_list_decoder` reads each (`_decoded_by_item`).
+_known_decoder = msgspec.json.Decoder(Known)
 # An API `PodList` (and kresched's per-kind lists): items without `kind`. A tagged struct decoded
 # on its own takes a missing tag as its own kind, so the whole list is still one typed decode.
 _kind_list_decoders = {
@@ -272,58 +276,32 @@ def _too_deep(origin: str, mark: Any = None) -> InputError:
                       "no Kubernetes object is")
 
 
-def decode_json(data: Buffer, origin: str, item_kind: str | None = None) -> Objects:
+def decode_json(data: Buffer, origin: str, item_kind: str | None = None, by_item: bool = False) -> Objects:
     """A JSON List (kubectl's `List` or an API `PodList`, ...), or a single object.
 
     `item_kind` is for API list responses, whose items carry no `kind`. Objects of kinds kresched
     does not use (ConfigMap, Service, ...) are skipped. Strings that are not UTF-8 and nesting
     deeper than msgspec's guard allows (it checks the depth before it recurses; at about
-    `sys.getrecursionlimit()` levels) are `InputError`s like every other fault.
+    `sys.getrecursionlimit()` levels) are `InputError`s like every other fault. `by_item`: a List in
+    a file mapped into memory is decoded an item at a time, its pages let go of as they are read
+    (`_decoded_by_item`: the same objects, at a lower peak of memory and one more pass's CPU).
     """
     try:
-        out, list_version = _decode_json(data, origin, item_kind)
+        found = _decoded_by_item(data, origin) if by_item and item_kind is None else None
+        out, list_version = found if found is not None else _decode_json(data, origin, item_kind)
         out = _stored(out, origin, list_version)
         store = served.recording()
         if store is not None:  # extenders are called: they are sent the objects as served
             store.add_json(data, out.pods, out.nodes, item_kind)
         return out
     except UnicodeDecodeError:
-        raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
+        raise InputError(f"{origin}: malformed JSON: {not_utf8(data)}") from None
     except RecursionError:
         raise _too_deep(origin) from None
     except msgspec.ValidationError as exc:  # (a subclass of DecodeError: first) e.g. a malformed item's kind
-        raise InputError(f"{origin}: {_clean(exc)}") from None
+        raise InputError(f"{origin}: {clean(exc)}") from None
     except msgspec.DecodeError as exc:  # malformed JSON found on a second, item-by-item pass
         raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
-
-
-def _not_utf8(data: Buffer) -> str:
-    try:
-        str(data, "utf-8")
-    except UnicodeDecodeError as exc:
-        return f"not UTF-8: {bad_byte(data, exc.start)}"
-    return "not UTF-8"
-
-
-def bad_byte(data: Buffer, offset: int) -> str:
-    """`byte 0xe9 at line 3, column 12`: the byte at `offset` of `data`, and where it is."""
-    return f"byte 0x{memoryview(data)[offset]:02x} at {_where(data, offset)}"
-
-
-def _where(data: Buffer, offset: int) -> str:
-    """`line 3, column 12` of the byte at `offset` (lines and columns from 1). The bytes before it
-    are counted a chunk at a time: a mapped file is not copied whole for an error message."""
-    view = memoryview(data)
-    line, start = 1, 0  # `start`: where the offset's line begins
-    for i in range(0, offset, _WHERE_CHUNK):
-        chunk = bytes(view[i:min(i + _WHERE_CHUNK, offset)])
-        line += chunk.count(b"\n")
-        if (nl := chunk.rfind(b"\n")) != -1:
-            start = i + nl + 1
-    return f"line {line}, column {offset - start + 1}"
-
-
-_WHERE_CHUNK = 1 << 24
 
 
 def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> tuple[Objects, str]:
@@ -349,7 +327,7 @@ def _decode_json(data: Buffer, origin: str, item_kind: str | None) -> tuple[Obje
         try:
             head_kind = _kind_decoder.decode(data)
         except msgspec.ValidationError as exc:
-            raise InputError(f"{origin}: not a Kubernetes object or List: {_clean(exc)}") from None
+            raise InputError(f"{origin}: not a Kubernetes object or List: {clean(exc)}") from None
         kind = head_kind.kind
         if kind in KINDS:
             if _reads(kind, head_kind.api_version):
@@ -388,17 +366,80 @@ def _decode_items(data: Buffer, origin: str, list_kind: str, default_kind: str |
     try:
         raw = _raw_list_decoder.decode(data)
     except msgspec.ValidationError as exc:
-        raise InputError(f"{origin}: {list_kind}: {_clean(exc)}") from None
-    for i, item in enumerate(raw.items or ()):
+        raise InputError(f"{origin}: {list_kind}: {clean(exc)}") from None
+    _decode_raw_items(raw.items or [], origin, list_kind, default_kind, out, list_version)
+
+
+def _decode_raw_items(items: list[msgspec.Raw], origin: str, list_kind: str, default_kind: str | None, out: Objects,
+                      list_version: str, mapped: mmap.mmap | None = None) -> None:
+    """Each item on its own: its kind, then its struct, each fault worded with the item's place
+    (`mapped`: the file they are in, whose pages are let go of as they are read)."""
+    read = 0
+    for i, item in enumerate(items):
         try:
             head = _kind_decoder.decode(item)
         except msgspec.ValidationError as exc:
-            raise InputError(f"{origin}: item {i} of the {list_kind}: {_clean(exc)}") from None
+            raise InputError(f"{origin}: item {i} of the {list_kind}: {clean(exc)}") from None
         kind = head.kind or default_kind
         if not kind:
             raise InputError(f"{origin}: item {i} of the {list_kind} has no `kind`")
         if kind in KINDS and _reads(kind, head.api_version or list_version):
             out.add(_decode_one(kind, item, origin, i))
+        if mapped is not None and (read := read + len(item)) >= _RELEASE_EVERY:
+            mapped.madvise(mmap.MADV_DONTNEED)
+            read = 0
+
+
+#: How much of a mapped file `_decoded_by_item` reads before it lets go of its pages again.
+_RELEASE_EVERY = 64 << 20
+
+
+def _decoded_by_item(data: Buffer, origin: str) -> tuple[Objects, str] | None:
+    """`_decode_json` of a List in a file mapped into memory, an item at a time, the file's pages
+    let go of (`MADV_DONTNEED`: they stay in the page cache) as the items are decoded — the same
+    objects from the same steps (the items as one typed decode reads them; where one is not of a
+    known kind, as the list of one kind reads them; then one by one, each fault worded), but the
+    peak of memory is the objects, not the objects and the whole file. Its cost: one more pass
+    over the file, to find the items. None where `data` is not a mapped file, or not a List with
+    items (`_decode_json` reads it, and words any fault)."""
+    if not isinstance(data, mmap.mmap) or not hasattr(data, "madvise"):
+        return None
+    try:
+        raw = _raw_list_decoder.decode(data)
+    except msgspec.DecodeError:  # (and ValidationError) a fault `_decode_json` words
+        return None
+    kind, items = raw.kind, raw.items
+    if not items or not _is_list_kind(kind):
+        return None
+    list_version = _list_version(kind, raw.api_version)
+    default_kind = _LIST_KINDS.get(kind)
+    del raw
+    data.madvise(mmap.MADV_DONTNEED)  # (the pass that found the items read every page)
+    decoders = [_known_decoder] if default_kind is None else [_known_decoder, _item_decoders[default_kind]]
+    for decoder in decoders:
+        if decoder is not _known_decoder and not _reads(default_kind, list_version):
+            return Objects(), list_version  # a list of another group's PodGroups
+        out = Objects()
+        try:
+            _add_each(items, decoder, out, data)
+            return out, list_version
+        except msgspec.ValidationError:  # (a subclass of DecodeError: first)
+            data.madvise(mmap.MADV_DONTNEED)
+        except msgspec.DecodeError:
+            return None  # malformed JSON the pass over the items let through: worded for the whole file
+    out = Objects()
+    _decode_raw_items(items, origin, kind, default_kind, out, list_version, data)
+    return out, list_version
+
+
+def _add_each(items: list[msgspec.Raw], decoder: msgspec.json.Decoder, out: Objects, mapped: mmap.mmap) -> None:
+    read = 0
+    add, decode = out.add, decoder.decode
+    for item in items:
+        add(decode(item))
+        if (read := read + len(item)) >= _RELEASE_EVERY:
+            mapped.madvise(mmap.MADV_DONTNEED)
+            read = 0
 
 
 # -- gang kinds: which API an object is of -------------------------------------------------------------
@@ -438,7 +479,7 @@ def _gang_versions(out: Objects, origin: str, list_version: str) -> None:
             if not obj.api_version:
                 if not list_version:
                     meta = {"name": obj.metadata.name, "namespace": obj.metadata.namespace}
-                    raise InputError(f"{origin}: {_describe(kind, {'metadata': meta}, None)}: apiVersion is "
+                    raise InputError(f"{origin}: {describe(kind, {'metadata': meta}, None)}: apiVersion is "
                                      f"required: {_GANG_VERSIONS[kind]}")
                 msgspec.structs.force_setattr(obj, "api_version", list_version)
         setattr(out, attr, [o for o in objs if is_gang_api(kind, o.api_version)])
@@ -450,7 +491,7 @@ def _decode_one(kind: str, data: Buffer, origin: str, index: int | None) -> Any:
     except msgspec.ValidationError as exc:
         if is_null_error(exc):
             return _decode_with_nulls(kind, data, origin, index)
-        raise InputError(f"{origin}: {_describe(kind, data, index)}: {_clean(exc, data)}") from None
+        raise InputError(f"{origin}: {describe(kind, data, index)}: {clean(exc, data)}") from None
     except msgspec.DecodeError as exc:
         raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
 
@@ -465,7 +506,7 @@ def _decode_with_nulls(kind: str, data: Buffer, origin: str, index: int | None) 
     try:
         return msgspec.convert(drop_nulls(doc, _SINGLE_KINDS[kind]), _SINGLE_KINDS[kind])
     except msgspec.ValidationError as exc:
-        raise InputError(f"{origin}: {_describe(kind, doc, index)}: {_clean(exc, doc)}") from None
+        raise InputError(f"{origin}: {describe(kind, doc, index)}: {clean(exc, doc)}") from None
 
 
 def decode_object(data: bytes, kind: str, origin: str) -> Any:
@@ -485,142 +526,13 @@ def _decode_object(data: bytes, kind: str, origin: str) -> Any:
     except msgspec.ValidationError as exc:
         if is_null_error(exc):
             return _decode_with_nulls(kind, data, origin, None)
-        raise InputError(f"{origin}: {_describe(kind, data, None)}: {_clean(exc, data)}") from None
+        raise InputError(f"{origin}: {describe(kind, data, None)}: {clean(exc, data)}") from None
     except msgspec.DecodeError as exc:
         raise InputError(f"{origin}: malformed JSON: {json_error(exc, data)}") from None
     except UnicodeDecodeError:
-        raise InputError(f"{origin}: malformed JSON: {_not_utf8(data)}") from None
+        raise InputError(f"{origin}: malformed JSON: {not_utf8(data)}") from None
     except RecursionError:
         raise _too_deep(origin) from None
-
-
-_BYTE = re.compile(r"\(byte (\d+)\)")
-
-
-def json_error(exc: Exception, data: Buffer) -> str:
-    """msgspec's `JSON is malformed: invalid character (byte 42)` with a line and column instead.
-
-    A string that is not UTF-8 is named by its byte and place whichever msgspec decoded it: up to
-    0.22 msgspec raises `UnicodeDecodeError` (the callers catch it), from 0.23 `DecodeError("Invalid
-    UTF-8 encoded string")`, without an offset.
-    """
-    text = _one_line(str(exc)).removeprefix("JSON is malformed: ")
-    if isinstance(exc, UnicodeDecodeError) or text.startswith("Invalid UTF-8"):
-        return _not_utf8(data)
-    m = _BYTE.search(text)
-    if m is None:
-        return text
-    return f"{text[: m.start()].rstrip()} at {_where(data, int(m.group(1)))}"
-
-
-# -- describing what failed -----------------------------------------------------------------------
-
-
-def _describe(kind: str, obj: Buffer | dict[str, Any], index: int | None) -> str:
-    """`Pod ns/name`, `Node name`, or `Pod (item 3, without a name)`."""
-    name: Any = None
-    namespace: Any = None
-    try:
-        if isinstance(obj, dict):
-            meta = obj.get("metadata")
-            if isinstance(meta, dict):
-                name, namespace = meta.get("name"), meta.get("namespace")
-        else:
-            meta = msgspec.json.decode(obj, type=_Ident).metadata
-            if meta is not None:
-                name, namespace = meta.name, meta.namespace
-    except msgspec.MsgspecError:
-        pass
-    if not name or not isinstance(name, str):
-        where = f"item {index}, without a name" if index is not None else "without a name"
-        return f"{kind} ({where})"
-    if namespace and isinstance(namespace, str):
-        return f"{kind} {_shown_name(namespace)}/{_shown_name(name)}"
-    return f"{kind} {_shown_name(name)}"
-
-
-def _shown_name(name: str) -> str:
-    """A name as a one-line message shows it: as it is, or quoted with escapes (as Go's `%q` shows
-    it) where it holds a line break, a control character or another character that prints nothing —
-    a file can hold any string, and an error is one line."""
-    return name if name.isprintable() else json.dumps(name)
-
-
-_PATH = re.compile(r" - at `\$(.*)`$")
-
-
-def _clean(exc: Exception, obj: Buffer | dict[str, Any] | None = None) -> str:
-    """msgspec's `Expected `int`, got `str` - at `$.spec.priority`` → `spec.priority: expected `int`, got `str``.
-
-    msgspec writes a map's key as `[...]`; when the object is at hand, the key is named instead
-    (`metadata.labels.tier`), found by the value that is not what the struct expects.
-    """
-    text = _one_line(str(exc))
-    text = text[:1].lower() + text[1:] if text.startswith(("Expected", "Invalid", "Object")) else text
-    m = _PATH.search(text)
-    if not m:
-        return text
-    msg = text[: m.start()]
-    path = m.group(1).lstrip(".")
-    if "[...]" in path and obj is not None:
-        got = _GOT.search(msg)
-        if got is not None:
-            path = _name_map_key(path, obj, got.group(1))
-    return f"{path}: {msg}" if path else msg
-
-
-def describe_error(exc: Exception, obj: Buffer | dict[str, Any] | None = None) -> str:
-    """A decoding failure as one line naming the field: `spec.priority: expected `int`, got `str``."""
-    return _clean(exc, obj)
-
-
-_GOT = re.compile(r"got `(\w+)`")
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "null": (type(None),), "bool": (bool,), "int": (int,), "float": (float,), "str": (str,),
-    "array": (list,), "object": (dict,),
-}
-
-
-def _name_map_key(path: str, obj: Buffer | dict[str, Any], got: str) -> str:
-    """`metadata.labels[...]` → `metadata.labels.tier`, `spec.devices[0].attributes[...].string` →
-    `spec.devices[0].attributes.model.string`: each key the first whose value, followed along the
-    rest of the path, is of the type msgspec got."""
-    types = _JSON_TYPES.get(got)
-    if types is None:
-        return path
-    try:
-        node: Any = obj if isinstance(obj, dict) else msgspec.json.decode(obj)
-    except msgspec.MsgspecError:
-        return path
-    parts = re.findall(r"\[\.\.\.\]|\[\d+\]|[^.\[\]]+", path)
-    named = _follow(node, parts, lambda v: isinstance(v, types) and (got == "bool" or not isinstance(v, bool)))
-    if named is None:
-        return path
-    return "".join(p if p.startswith("[") or i == 0 else f".{p}" for i, p in enumerate(named))
-
-
-def _follow(node: Any, parts: list[str], wanted: Any) -> list[str] | None:
-    """`parts` with each `[...]` replaced by a key under which the path reaches a `wanted` value."""
-    if not parts:
-        return [] if wanted(node) else None
-    head, rest = parts[0], parts[1:]
-    if head == "[...]":
-        if isinstance(node, dict):
-            for key, value in node.items():
-                found = _follow(value, rest, wanted)
-                if found is not None:
-                    return [str(key), *found]
-        return None
-    try:
-        child = node[int(head[1:-1])] if head.startswith("[") else node[head]
-    except (KeyError, IndexError, TypeError, ValueError):
-        return None
-    found = _follow(child, rest, wanted)
-    return None if found is None else [head, *found]
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 # -- YAML -----------------------------------------------------------------------------------------
@@ -682,7 +594,7 @@ def _stored(out: Objects, origin: str, list_version: str = "") -> Objects:
         try:
             check_stored_pod_spec(pod.spec)
         except ValueError as exc:
-            ns, name = _shown_name(pod.metadata.namespace), _shown_name(pod.metadata.name)
+            ns, name = shown_name(pod.metadata.namespace), shown_name(pod.metadata.name)
             raise InputError(f"{origin}: Pod {f'{ns}/{name}' if ns else name}: {exc}") from None
     return out
 
@@ -734,11 +646,11 @@ def _yaml_error(exc: Exception) -> str:
     yaml, _ = _yaml()
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         mark = exc.problem_mark
-        problem = _one_line(exc.problem or "")
-        context = _one_line(exc.context or "")
+        problem = one_line(exc.problem or "")
+        context = one_line(exc.context or "")
         what = f"{problem} ({context})" if context else problem
         return f"{what} at line {mark.line + 1}, column {mark.column + 1}"
-    return _one_line(str(exc))
+    return one_line(str(exc))
 
 
 def _yaml_type(value: Any) -> str:
@@ -790,10 +702,10 @@ def _convert(item: dict[str, Any], kind: str, origin: str, index: int | None, ou
     except RecursionError:
         raise _too_deep(origin) from None
     except msgspec.ValidationError as exc:
-        text = _clean(exc, item)
+        text = clean(exc, item)
         if _UNQUOTED.search(text):
             text += " (YAML reads a bare y, n, on, off, true, 08 or 1e3 as Go does, as a boolean or a number: quote it)"
-        raise InputError(f"{origin}: {_describe(kind, item, index)}: {text}") from None
+        raise InputError(f"{origin}: {describe(kind, item, index)}: {text}") from None
 
 
 _UNQUOTED = re.compile(r"expected `str`, got `(bool|int|float)`")

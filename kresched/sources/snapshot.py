@@ -63,10 +63,17 @@ _MAP_AT = 1 << 20
 #: (`default_max_input`), never below this.
 DEFAULT_MAX_INPUT_BYTES = 2 << 30
 MAX_INPUT_ENV = "KRESCHED_MAX_INPUT"
-#: Reading a dump takes about 1.5 times its size in memory at the peak (its pages, mapped, and the
-#: objects decoded from them: a 2.4 GB `kubectl get -o json` dump of 5,000 nodes and 150,000 pods
-#: with managedFields peaked at 3.6 GiB): an input may be half the memory kresched may use.
+#: An input may be half the memory kresched may use. A JSON file that large, mapped, peaks at about
+#: its objects' size (decoded an item at a time: `_BY_ITEM_SHARE`); one read into memory (gzip,
+#: YAML, stdin) at its size and its objects' together.
 _MEMORY_PER_INPUT_BYTE = 2
+#: A mapped file larger than this share of the input limit (with the default limit: a quarter of
+#: the memory) is decoded an item at a time, its pages let go of as they are read
+#: (`decode.decode_json(by_item=True)`). Decoded whole, the file's pages and the objects from them
+#: are in memory together at the end, about twice its size (a 1.6 GB dump of 5,000 nodes and
+#: 150,000 pods: a peak of 3.2 GiB); an item at a time the peak is the objects' (1.9 GiB), for one
+#: more pass over the file (about 1 s of CPU for that one).
+_BY_ITEM_SHARE = 2
 
 
 def default_max_input(memory: int | None = None) -> int:
@@ -294,13 +301,13 @@ def _decode(data: Buffer, origin: str, name: str | None, limit: int) -> Objects:
         if name and name.endswith(".gz"):
             name = name[:-3]
     try:
-        return _decode_text(data, origin, name)
+        return _decode_text(data, origin, name, len(data) > limit // _BY_ITEM_SHARE)
     except InputError:
         _refuse_binary(data, origin)  # the error is a NUL's (`_read` looked at the head only)
         raise
 
 
-def _decode_text(data: Buffer, origin: str, name: str | None) -> Objects:
+def _decode_text(data: Buffer, origin: str, name: str | None, by_item: bool = False) -> Objects:
     if data[:3] == _UTF8_BOM:
         data = memoryview(data)[3:]
     first = _FIRST_CHAR.search(data)
@@ -308,7 +315,7 @@ def _decode_text(data: Buffer, origin: str, name: str | None) -> Objects:
         raise InputError(f"{origin}: empty input: expected a Kubernetes List or objects (JSON or YAML)")
     looks_json = first.group() in (b"{", b"[") or (name or "").endswith(".json")
     if looks_json:
-        return decode_json(data, origin)
+        return decode_json(data, origin, by_item=by_item)
     try:
         text = str(data, "utf-8")
     except UnicodeDecodeError as exc:
