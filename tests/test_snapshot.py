@@ -243,11 +243,8 @@ def test_a_file_mapped_into_memory_loads_as_the_same_state_as_one_read(tmp_path,
 
 
 @pytest.fixture
-def by_item(monkeypatch):
-    """Every file mapped into memory and, beyond its share of the input limit (here: any), decoded
-    an item at a time (`snapshot._BY_ITEM_SHARE`); yields how many Lists were."""
-    monkeypatch.setattr(snapshot, "_MAP_AT", 1)
-    monkeypatch.setattr(snapshot, "_BY_ITEM_SHARE", 1 << 62)
+def decoded_by_item(monkeypatch):
+    """Each decode asked to go an item at a time, in order: True where it did (a mapped List)."""
     done = []
     real = decode._decoded_by_item
 
@@ -258,6 +255,33 @@ def by_item(monkeypatch):
 
     monkeypatch.setattr(decode, "_decoded_by_item", counted)
     return done
+
+
+@pytest.fixture
+def by_item(monkeypatch, decoded_by_item):
+    """Every file mapped into memory and, beyond its share of the input limit (here: any), decoded
+    an item at a time (`snapshot._BY_ITEM_SHARE`); gives `decoded_by_item`."""
+    monkeypatch.setattr(snapshot, "_MAP_AT", 1)
+    monkeypatch.setattr(snapshot, "_BY_ITEM_SHARE", 1 << 62)
+    return decoded_by_item
+
+
+def test_a_mapped_file_beyond_half_the_input_limit_or_2_gib_is_decoded_an_item_at_a_time(tmp_path, monkeypatch,
+                                                                                         decoded_by_item):
+    path = write(tmp_path / "dump.json", json.dumps(kubectl_list(KNOWN)))
+    size = Path(path).stat().st_size
+    monkeypatch.setattr(snapshot, "_MAP_AT", 1)
+    monkeypatch.setenv(snapshot.MAX_INPUT_ENV, str(2 * size + 2))  # within half the limit: whole
+    assert summary(load_snapshot(path)) == EXPECTED
+    assert decoded_by_item == []
+    monkeypatch.setenv(snapshot.MAX_INPUT_ENV, str(2 * size - 2))  # beyond it
+    assert summary(load_snapshot(path)) == EXPECTED
+    monkeypatch.setenv(snapshot.MAX_INPUT_ENV, "8Gi")
+    monkeypatch.setattr(snapshot, "DEFAULT_MAX_INPUT_BYTES", size - 1)  # (2 GiB, scaled down) whatever the limit
+    assert summary(load_snapshot(path)) == EXPECTED
+    monkeypatch.setattr(snapshot, "_MAP_AT", size + 1)  # read into memory, not mapped: whole
+    assert summary(load_snapshot(path)) == EXPECTED
+    assert decoded_by_item == [True, True, False]
 
 
 PODGROUPS = [{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",

@@ -68,11 +68,12 @@ MAX_INPUT_ENV = "KRESCHED_MAX_INPUT"
 #: YAML, stdin) at its size and its objects' together.
 _MEMORY_PER_INPUT_BYTE = 2
 #: A mapped file larger than this share of the input limit (with the default limit: a quarter of
-#: the memory) is decoded an item at a time, its pages let go of as they are read
-#: (`decode.decode_json(by_item=True)`). Decoded whole, the file's pages and the objects from them
-#: are in memory together at the end, about twice its size (a 1.6 GB dump of 5,000 nodes and
-#: 150,000 pods: a peak of 3.2 GiB); an item at a time the peak is the objects' (1.9 GiB), for one
-#: more pass over the file (about 1 s of CPU for that one).
+#: the memory), or than `DEFAULT_MAX_INPUT_BYTES` (2 GiB) where that is less, is decoded an item at
+#: a time, its pages let go of as they are read (`decode.decode_json(by_item=True)`). Decoded
+#: whole, the file's pages and the objects from them are in memory together at the end, about
+#: twice its size (a 1.6 GB dump of 5,000 nodes and 150,000 pods: a peak of 3.2 GiB; a 2.4 GB one
+#: with more managedFields, 3.6 GiB); an item at a time the peak is the objects' (1.9 GiB for the
+#: first), for one more pass over the file (about 1 s of CPU for the first).
 _BY_ITEM_SHARE = 2
 
 
@@ -301,7 +302,7 @@ def _decode(data: Buffer, origin: str, name: str | None, limit: int) -> Objects:
         if name and name.endswith(".gz"):
             name = name[:-3]
     try:
-        return _decode_text(data, origin, name, len(data) > limit // _BY_ITEM_SHARE)
+        return _decode_text(data, origin, name, len(data) > min(limit // _BY_ITEM_SHARE, DEFAULT_MAX_INPUT_BYTES))
     except InputError:
         _refuse_binary(data, origin)  # the error is a NUL's (`_read` looked at the head only)
         raise
