@@ -374,8 +374,7 @@ def _decode_raw_items(items: list[msgspec.Raw], origin: str, list_kind: str, def
                       list_version: str, mapped: mmap.mmap | None = None) -> None:
     """Each item on its own: its kind, then its struct, each fault worded with the item's place
     (`mapped`: the file they are in, whose pages are let go of as they are read)."""
-    read = 0
-    for i, item in enumerate(items):
+    for i, item in enumerate(_letting_go(items, mapped)):
         try:
             head = _kind_decoder.decode(item)
         except msgspec.ValidationError as exc:
@@ -385,9 +384,6 @@ def _decode_raw_items(items: list[msgspec.Raw], origin: str, list_kind: str, def
             raise InputError(f"{origin}: item {i} of the {list_kind} has no `kind`")
         if kind in KINDS and _reads(kind, head.api_version or list_version):
             out.add(_decode_one(kind, item, origin, i))
-        if mapped is not None and (read := read + len(item)) >= _RELEASE_EVERY:
-            mapped.madvise(mmap.MADV_DONTNEED)
-            read = 0
 
 
 #: How much of a mapped file `_decoded_by_item` reads before it lets go of its pages again.
@@ -420,8 +416,10 @@ def _decoded_by_item(data: Buffer, origin: str) -> tuple[Objects, str] | None:
         if decoder is not _known_decoder and not _reads(default_kind, list_version):
             return Objects(), list_version  # a list of another group's PodGroups
         out = Objects()
+        add, decode = out.add, decoder.decode
         try:
-            _add_each(items, decoder, out, data)
+            for item in _letting_go(items, data):
+                add(decode(item))
             return out, list_version
         except msgspec.ValidationError:  # (a subclass of DecodeError: first)
             data.madvise(mmap.MADV_DONTNEED)
@@ -432,12 +430,13 @@ def _decoded_by_item(data: Buffer, origin: str) -> tuple[Objects, str] | None:
     return out, list_version
 
 
-def _add_each(items: list[msgspec.Raw], decoder: msgspec.json.Decoder, out: Objects, mapped: mmap.mmap) -> None:
+def _letting_go(items: list[msgspec.Raw], mapped: mmap.mmap | None) -> Iterator[msgspec.Raw]:
+    """`items` in order, the pages of `mapped` (the file they are in) let go of every
+    `_RELEASE_EVERY` bytes of them."""
     read = 0
-    add, decode = out.add, decoder.decode
     for item in items:
-        add(decode(item))
-        if (read := read + len(item)) >= _RELEASE_EVERY:
+        yield item
+        if mapped is not None and (read := read + len(item)) >= _RELEASE_EVERY:
             mapped.madvise(mmap.MADV_DONTNEED)
             read = 0
 
