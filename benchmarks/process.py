@@ -47,12 +47,13 @@ class ProcessCase:
     title: str
     argv: list[str]  # after `python -m`
     path: Path  # the file it reads (its floor is that file's)
+    env: tuple[tuple[str, str], ...] = ()  # set in its environment
 
 
-def run_process(argv: list[str]) -> dict[str, Any]:
-    """Run `python -m ARGV...` once: its CPU (user + system, and user alone) and wall seconds,
-    peak RSS and exit code."""
-    env = {**os.environ, "PYTHONHASHSEED": "0", "NO_COLOR": "1"}
+def run_process(argv: list[str], env: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+    """Run `python -m ARGV...` once (with `env` set too): its CPU (user + system, and user alone)
+    and wall seconds, peak RSS and exit code."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "NO_COLOR": "1", **dict(env)}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=env)
@@ -171,8 +172,12 @@ def cases_for(directory: Path, size: str, pending: tuple[int, ...], log: Callabl
     queue = ensure_queue(directory, size, log)
     first = _first_claiming(queue)
     qsnap = ["--snapshot", str(queue), "-o", "json"]
+    # (A limit just above the file's size: half of it is less, so the file is decoded an item at a time.)
+    just_above = (("KRESCHED_MAX_INPUT", str(queue.stat().st_size + (1 << 20))),)
     out += [ProcessCase("plan.queue.pod", "the GPU queue's file: `plan --pod` (its first pod with a claim)",
                         [*k, "plan", first, *qsnap], queue),
+            ProcessCase("plan.queue.pod.by-item", "the same, the file decoded an item at a time (the input limit "
+                        "just above its size)", [*k, "plan", first, *qsnap], queue, just_above),
             ProcessCase("plan.queue", f"the GPU queue's file: `plan --all-pending` ({QUEUE_PENDING[size]:,} pods "
                                       "of the cluster's own shapes)", [*k, "plan", "--all-pending", *qsnap], queue)]
     for n in pending:
@@ -207,7 +212,7 @@ def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...
             runs = []
             for i in range(repeat):
                 log(f"{size}: {c.key} run {i + 1}/{repeat}")
-                runs.append(run_process(c.argv))
+                runs.append(run_process(c.argv, c.env))
             result = _best(runs)
             result.update(title=c.title, file=c.path.name)
             entry["cases"][c.key] = result
