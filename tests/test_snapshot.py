@@ -4,9 +4,11 @@ snapshot format round-tripping. Bad input is tests/test_bad_input.py's business.
 from __future__ import annotations
 
 import copy
+import errno
 import gzip
 import io
 import json
+import mmap
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -327,6 +329,18 @@ def test_a_large_file_decoded_an_item_at_a_time_is_the_same_state_as_decoded_who
     assert by_item == [bool(doc.get("items"))]  # (a List with items is decoded an item at a time)
     assert encode_snapshot(items) == encode_snapshot(read)
     assert summary(items) == summary(read)
+
+
+def test_where_the_system_keeps_a_files_pages_the_items_are_read_all_the_same(tmp_path, decoded_by_item):
+    class Refusing(mmap.mmap):
+        def madvise(self, *args: int) -> None:
+            raise OSError(errno.EINVAL, "Invalid argument")
+
+    path = write(tmp_path / "dump.json", json.dumps(kubectl_list([OTHERS[0], *KNOWN])))
+    with open(path, "rb") as f, Refusing(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        items = decode.decode_json(mapped, path, by_item=True)
+        assert decoded_by_item == [True]
+        assert items == decode.decode_json(mapped, path)
 
 
 def test_every_recorded_json_fixture_reads_the_same_an_item_at_a_time(by_item, monkeypatch):

@@ -25,7 +25,7 @@ import gc
 import mmap
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -410,7 +410,7 @@ def _decoded_by_item(data: Buffer, origin: str) -> tuple[Objects, str] | None:
     list_version = _list_version(kind, raw.api_version)
     default_kind = _LIST_KINDS.get(kind)
     del raw
-    data.madvise(mmap.MADV_DONTNEED)  # (the pass that found the items read every page)
+    _let_go(data)  # (the pass that found the items read every page)
     decoders = [_known_decoder] if default_kind is None else [_known_decoder, _item_decoders[default_kind]]
     for decoder in decoders:
         if decoder is not _known_decoder and not _reads(default_kind, list_version):
@@ -422,7 +422,7 @@ def _decoded_by_item(data: Buffer, origin: str) -> tuple[Objects, str] | None:
                 add(decode(item))
             return out, list_version
         except msgspec.ValidationError:  # (a subclass of DecodeError: first)
-            data.madvise(mmap.MADV_DONTNEED)
+            _let_go(data)
         except msgspec.DecodeError:
             return None  # malformed JSON the pass over the items let through: worded for the whole file
     out = Objects()
@@ -437,8 +437,15 @@ def _letting_go(items: list[msgspec.Raw], mapped: mmap.mmap | None) -> Iterator[
     for item in items:
         yield item
         if mapped is not None and (read := read + len(item)) >= _RELEASE_EVERY:
-            mapped.madvise(mmap.MADV_DONTNEED)
+            _let_go(mapped)
             read = 0
+
+
+def _let_go(mapped: mmap.mmap) -> None:
+    """Drop the pages of `mapped` from this process's memory (they stay in the page cache, and
+    come back on the next read); where the system refuses, they stay: only the peak is higher."""
+    with suppress(OSError):
+        mapped.madvise(mmap.MADV_DONTNEED)
 
 
 # -- gang kinds: which API an object is of -------------------------------------------------------------
