@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -105,6 +105,20 @@ LEGACY_CRITICAL_PRIORITY = SYSTEM_CRITICAL_PRIORITY
 CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 #: QoS classes in the preemption order, the better first (`Pod.importance`).
 _QOS_RANK = {"Guaranteed": 2, "Burstable": 1, "BestEffort": 0}
+
+
+def _controller_of(meta: ObjectMeta) -> OwnerReference | None:
+    """The owner reference that is the object's controller (`metav1.GetControllerOf`), or None."""
+    for ref in meta.owner_references:
+        if ref.controller:
+            return ref
+    return None
+
+
+def _is_critical(spec: PodSpec, annotations: Mapping[str, str]) -> bool:
+    """A critical pod: a critical priority class, the legacy annotation, or a system-critical priority."""
+    return (spec.priority_class_name in CRITICAL_PRIORITY_CLASSES or CRITICAL_POD_ANNOTATION in annotations
+            or (spec.priority or 0) >= SYSTEM_CRITICAL_PRIORITY)
 
 
 def fill_api_version(obj: Any, api_version: str) -> None:
@@ -210,10 +224,7 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
 
     @cached_property
     def controller(self) -> OwnerReference | None:
-        for ref in self.metadata.owner_references:
-            if ref.controller:
-                return ref
-        return None
+        return _controller_of(self.metadata)
 
     @property
     def controller_ref(self) -> str | None:
@@ -236,11 +247,7 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
 
     @property
     def is_critical(self) -> bool:
-        return (
-            self.spec.priority_class_name in CRITICAL_PRIORITY_CLASSES
-            or CRITICAL_POD_ANNOTATION in self.metadata.annotations
-            or self.priority >= SYSTEM_CRITICAL_PRIORITY
-        )
+        return _is_critical(self.spec, self.metadata.annotations)
 
     @property
     def is_finished(self) -> bool:
@@ -291,20 +298,18 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     def protection(self) -> str | None:
         """Why the pod is never evicted whatever the pending pod's priority, or None
         (`plan.candidates.protected_reason`). Found once — for every pod on a node a planner ranks,
-        so `is_mirror`, `is_daemonset_pod`, `is_terminating` and `is_critical` inline."""
-        meta, spec = self.metadata, self.spec
+        so the properties it asks (`is_mirror`, `is_daemonset_pod`, ...) are asked of the objects
+        they read, without caching the controller on the way."""
+        meta = self.metadata
         annotations = meta.annotations
         if MIRROR_POD_ANNOTATION in annotations:
             return "mirror (static) pod"
-        for ref in meta.owner_references:  # `controller`
-            if ref.controller:
-                if ref.kind == "DaemonSet":
-                    return "DaemonSet pod"
-                break
+        c = _controller_of(meta)
+        if c is not None and c.kind == "DaemonSet":
+            return "DaemonSet pod"
         if meta.deletion_timestamp is not None:
             return "already terminating"
-        if (spec.priority_class_name in CRITICAL_PRIORITY_CLASSES or CRITICAL_POD_ANNOTATION in annotations
-                or (spec.priority or 0) >= SYSTEM_CRITICAL_PRIORITY):
+        if _is_critical(self.spec, annotations):
             return "critical pod"
         return None
 
