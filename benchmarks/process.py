@@ -53,10 +53,10 @@ class ProcessCase:
 def run_process(argv: list[str], env: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
     """Run `python -m ARGV...` once (with `env` set too): its CPU (user + system, and user alone)
     and wall seconds, peak RSS and exit code."""
-    env = {**os.environ, "PYTHONHASHSEED": "0", "NO_COLOR": "1", **dict(env)}
+    environ = {**os.environ, "PYTHONHASHSEED": "0", "NO_COLOR": "1", **dict(env)}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=env)
+                            env=environ)
     assert proc.stderr is not None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
