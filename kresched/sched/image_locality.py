@@ -62,7 +62,13 @@ class ImageLocality:
             # An image on every node has them all as holders (a base or sidecar image often is):
             # then that set is the union, not copied.
             every = next((h for h in held if len(h) == cluster.num_nodes), None)
-            found = kept[names] = (tuple(images), every if every is not None else frozenset().union(*held))
+            holders = every if every is not None else frozenset().union(*held)
+            # Where the images add up to no more than the lower threshold even at the largest size
+            # any node reports for each, every node's sum is clamped to it and scores 0: no holder
+            # is looked at (small images, or images on few nodes, whose spread scales them down).
+            if sum(int(float(cluster.image_largest(name)) * spread) for name, spread in images) <= MIN_THRESHOLD:
+                holders = frozenset()
+            found = kept[names] = (tuple(images), holders)
         cycle.write(_STATE_KEY, (cluster, len(containers), *found))
         return SUCCESS
 

@@ -686,6 +686,27 @@ def test_image_locality_kept_scores_of_workloads_sharing_a_sidecar() -> None:
     assert got["gcr.io/c"] == [29, 44, 14]  # node2: 600 + 900 / 3 MiB
 
 
+@pytest.mark.parametrize(("nodes", "want"), [
+    pytest.param(_image_nodes(_images((["gcr.io/img:latest"], 10)), _images((["gcr.io/img:latest"], 10)),
+                              _images((["gcr.io/img:latest"], 10))), [0, 0, 0], id="small on every node"),
+    pytest.param(_image_nodes(_images((["gcr.io/img:latest"], 23)), _images((["gcr.io/img:latest"], 23))), [0, 0],
+                 id="at the threshold on every node"),
+    # 100 MiB × 2/3 on node1 is above the threshold; node2's 10 MiB copy of the name is not.
+    pytest.param(_image_nodes(_images((["gcr.io/img:latest"], 100)), _images((["gcr.io/img:latest"], 10)),
+                              NODE_NO_IMAGES), [4, 0, 0], id="one node holds a larger copy"),
+])
+def test_image_locality_score_all_is_each_nodes_score_where_images_add_up_to_little(
+        nodes: list[Node], want: list[int]) -> None:
+    # Where the pod's images add up to at most the lower threshold on every node (each at the
+    # largest size any node reports), every node scores 0 without being looked at; a node holding a
+    # larger copy of an image than the others still scores what scoring it alone gives.
+    infos = [NodeInfo(n) for n in nodes]
+    snap = Snapshot(infos, {i.name: i for i in infos})
+    plugin, pod, cycle = ImageLocality(), _image_pod("gcr.io/img"), CycleState()
+    assert plugin.pre_score(cycle, pod, infos, snap).is_success
+    assert plugin.score_all(cycle, pod, infos) == [plugin.score(cycle, pod, i) for i in infos] == want
+
+
 def _fake_digest(content: str) -> str:
     return "sha256:" + hashlib.sha256(content.encode()).hexdigest()
 
