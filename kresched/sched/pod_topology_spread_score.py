@@ -92,7 +92,7 @@ def score_nodes(state: ScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
         values = view.values(key)
         if state.is_host[i]:
             if at is None:
-                at = dict(zip(view.names, range(len(nodes)), strict=True))
+                at = view.positions()
             # A node without matching pods: 0.0 × weight + skew, which is skew.
             terms = [0.0 if v is None else skew for v in values]
             by_name = state.by_name
@@ -166,7 +166,7 @@ def _score_pair(state: ScoreState, view: NodeLabels) -> list[int]:
     by_name, nodes = state.by_name, view.nodes
     counted = state.host_counts[h]
     if counted:
-        at = dict(zip(view.names, range(len(nodes)), strict=True))
+        at = view.positions()
         for name, n in counted.items():
             j = at.get(name)
             if j is not None and hosts[j] is not None and nodes[j] is by_name.get(name):
