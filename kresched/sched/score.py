@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import is_not, mul
+from operator import add, is_not, mul
 from typing import Any
 
 import msgspec
@@ -309,6 +309,7 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
                             strict=True))
     columns: list[tuple[str, int, Sequence[int], list[int]]] = []
     weighted: list[list[int]] = []
+    same = 0  # the weighted scores of the columns that give every node one score, summed once
     for pl, weight in active:
         raw = raws.get(pl.name)
         if raw is None:
@@ -317,15 +318,26 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
                 [pl.score(cycle, pod, info) for info in nodes]
         normalized = list(raw)
         pl.normalize_score(cycle, pod, normalized)
-        if not _NORMALIZED.issuperset(normalized) and (min(normalized) < 0 or max(normalized) > MAX_NODE_SCORE):
+        first = normalized[0] if normalized else 0
+        uniform = normalized.count(first) == len(normalized)  # (in C; a node-independent plugin's column)
+        if not (_NORMALIZED.issuperset((first,)) if uniform else _NORMALIZED.issuperset(normalized)) \
+                and (min(normalized) < 0 or max(normalized) > MAX_NODE_SCORE):
             bad = next(s for s in normalized if not 0 <= s <= MAX_NODE_SCORE)
             raise AssertionError(f"plugin {pl.name} returned the normalized score {bad}, outside 0..{MAX_NODE_SCORE}")
         if len(normalized) != len(nodes):
             raise AssertionError(f"plugin {pl.name} scored {len(normalized)} of {len(nodes)} nodes")
         columns.append((pl.name, weight, raw, normalized))
-        weighted.append(normalized if weight == 1 else list(map(mul, normalized, repeat(weight))))
+        if uniform:
+            same += first * weight
+        else:
+            weighted.append(normalized if weight == 1 else list(map(mul, normalized, repeat(weight))))
     # Each node's total of normalized × weight, in C (the columns are as long as `nodes`).
-    totals = list(map(sum, zip(*weighted, strict=True))) if weighted else [0] * len(nodes)
+    if not weighted:
+        totals = [same] * len(nodes)
+    else:
+        totals = list(map(sum, zip(*weighted, strict=True))) if len(weighted) > 1 else list(weighted[0])
+        if same:
+            totals = list(map(add, totals, repeat(same)))
     return ScoreTable(names, totals, columns)
 
 

@@ -202,11 +202,12 @@ def test_prioritize_nodes_weights_normalized_scores() -> None:
 
 
 @pytest.mark.parametrize("bad", [MAX_NODE_SCORE + 1, -1])
-def test_prioritize_nodes_rejects_a_normalized_score_outside_0_to_100(bad: int) -> None:
+@pytest.mark.parametrize("everywhere", [True, False], ids=["on every node", "on one node"])
+def test_prioritize_nodes_rejects_a_normalized_score_outside_0_to_100(bad: int, everywhere: bool) -> None:
     # RunScorePlugins: "plugin %q returns an invalid score %v, it should in the range of [0, 100] after
     # normalizing" — an error for the pod, here an AssertionError (a kresched bug, never input).
-    plugin = _Fake("Broken", lambda n: bad)
-    with pytest.raises(AssertionError, match="Broken"):
+    plugin = _Fake("Broken", lambda n: bad if everywhere or n == "node2" else 50)
+    with pytest.raises(AssertionError, match=f"Broken returned the normalized score {bad},"):
         _prioritize([(plugin, 1)], _no_containers(), _plain_nodes())
 
 
