@@ -544,6 +544,15 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         """The status of the filters after NodeResourcesFit, where `local` passes."""
         return ending(info, rest)
 
+    def kept_last(info: NodeInfo) -> Status:
+        """`after_local` where only `last` comes after NodeResourcesFit: its kept status read here."""
+        hit = tail.get(info.name)  # type: ignore[union-attr]
+        if hit is not None and hit[0] is info:
+            return hit[1]
+        return ending(info, rest)
+
+    beyond = kept_last if tail is not None and not rest else after_local
+
     def status(info: NodeInfo, others: list[Pod] | None) -> Status:
         """The node's status, but for a memo hit (which the loop below reads itself)."""
         if others:
@@ -578,7 +587,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
             then = slot.walk
             start = _resume(then, snapshot, infos, held, limit, status, diag, also,
                             static.names | {"NodeResourcesFit"} if static is not None else frozenset(),
-                            after_local if static is not None and fit else None)
+                            beyond if static is not None and fit else None)
     if start == 0 and fitted is not None and (walked or kept is not None) and not held \
             and len(order := snapshot.cluster.scheduling_order) == len(infos):
         # A search from the first node: the verdicts of the filters that read the node alone come
@@ -586,7 +595,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         assert memo is not None
         assert static is not None
         column = recent(memo.columns, (static.signature(pod), fit_key), COLUMNS_KEPT, _Column)
-        start = column.search(snapshot.facts, infos, order, limit, local, after_local, diag)
+        start = column.search(snapshot.facts, infos, order, limit, local, beyond, diag)
     if start >= 0:
         feasible, failed = diag.feasible, diag.node_to_status  # (`_resume` may have handed over its own)
         for info in islice(infos, start, None):  # the hot loop of every plan: a memo hit is two lookups
