@@ -41,11 +41,26 @@ class Working:
     evicted: set[str] = field(default_factory=set)
     #: The nodes whose NodeInfo `apply_plan` replaced, in order (with repeats): what changed since.
     changes: list[str] = field(default_factory=list)
+    #: Told of each NodeInfo the working cluster replaces (what was kept of it may go).
+    forget: Callable[[NodeInfo], None] | None = None
 
     def mark(self) -> Mark:
         """What `restore` takes the working cluster back to."""
         return Mark(self.snapshot, self.ledger.mark(), frozenset(self.placed), frozenset(self.evicted),
                     len(self.changes))
+
+    def advance(self, snapshot: Snapshot, changed: Iterable[str]) -> None:
+        """The working cluster is now `snapshot`, which replaced the NodeInfos of the nodes `changed`
+        (in order, with repeats)."""
+        changed = list(changed)
+        if self.forget is not None:
+            before, now = self.snapshot.by_name, snapshot.by_name
+            for name in dict.fromkeys(changed):
+                old = before.get(name)
+                if old is not None and now.get(name) is not old:
+                    self.forget(old)
+        self.snapshot = snapshot
+        self.changes.extend(changed)
 
     def restore(self, mark: Mark) -> None:
         """The working cluster as it was at `mark`: the plans applied since are given up (a gang
@@ -126,15 +141,12 @@ def apply_plan(work: Working, plan: Plan, after: After | None = None) -> None:
         snap = after.snapshot
         if after.untainted is not None:
             snap = snap.with_node_info(with_node(snap.by_name[plan.node], after.untainted))
-        w.snapshot = snap
-        w.changes.append(plan.node)
-        w.changes.extend(v.lands_on for v in plan.victims if v.lands_on is not None)
+        w.advance(snap, [plan.node, *(v.lands_on for v in plan.victims if v.lands_on is not None)])
     else:  # a pod that fits: nothing is evicted
         assert not plan.victims, "an evicting plan is applied with the cluster its simulation built"
         info = w.snapshot.by_name[plan.node].clone()
         info.add_pod(bound_to(plan.pod, info.node))
-        w.snapshot = w.snapshot.with_node_info(info)
-        w.changes.append(plan.node)
+        w.advance(w.snapshot.with_node_info(info), (plan.node,))
     w.ledger.commit(v.pod for v in plan.victims)
 
 
@@ -146,8 +158,7 @@ def apply_cluster(work: Working, snapshot: Snapshot, placed: Iterable[Pod], evic
     gone = list(evicted)
     work.placed.update(p.key for p in placed)
     work.evicted.update(p.key for p in gone)
-    work.snapshot = snapshot
-    work.changes.extend(changed)
+    work.advance(snapshot, changed)
     work.ledger.commit(gone)
 
 

@@ -73,6 +73,19 @@ class EvictablePods:
             cands = by_priority[priority] = hit[2][bisect_right(hit[1], -priority):]
         return cands
 
+    def forget(self, info: NodeInfo) -> None:
+        """Let go of what is kept of `info`, a NodeInfo the working cluster replaced (kept by
+        identity, it would stay alive; should it come back, it is looked at afresh)."""
+        ident = id(info)
+        for memo in (self.by_node, self._suffixes, self._budgets):
+            hit = memo.get(ident)
+            if hit is not None and hit[0] is info:
+                del memo[ident]
+        for tier in (1, 2):
+            found = self._eligible_memo.get((ident, tier))
+            if found is not None and found[0] is info:
+                del self._eligible_memo[(ident, tier)]
+
     def rank(self, info: NodeInfo) -> tuple[NodeInfo, list[int], list[Pod], None, dict[int, list[Pod]]]:
         """`info`'s entries of `by_node` and its `Suffixes`, found together. Where the node (the
         same Node) holds the pods it held when last ranked and more — pods placed there since —

@@ -188,12 +188,12 @@ class Planner:
         self._use(self._engine(first))
         ledger = PdbLedger(state)
         #: Each node's evictable pods, and which of them a tier may evict as the budgets stand.
-        self.evictable = EvictablePods(ledger, options.max_grace_seconds)
+        evictable = self.evictable = EvictablePods(ledger, options.max_grace_seconds)
         # The cluster's nodes are ranked as they are built (`EvictablePods.rank`), while their pods
         # are in the CPU's caches: a third cheaper than a pass over every pod later, and planning is
         # for pods that need evictions. (Not with `rank=False`: a what-if's replicas mostly fit, and a
         # node is ranked when a pod first needs evictions there.)
-        self.work = Working(cluster_snapshot(state, self.evictable.rank if rank else None), ledger)
+        self.work = Working(cluster_snapshot(state, evictable.rank if rank else None), ledger, forget=evictable.forget)
         #: Pending pods the scheduler nominated to a node, by node (read once: the state is fixed).
         self._nominated = nominated_pods(state)
         self.search = NodeSearch(self.work, self.evictable, self._nominated, options.max_grace_seconds, prune)

@@ -215,6 +215,22 @@ def test_a_gang_given_up_leaves_what_the_caches_kept_as_it_was_before_the_gang()
     assert [decision(p) for p in cached] == [decision(p) for p in plain]
 
 
+def test_what_was_kept_of_a_node_goes_once_its_nodeinfo_is_replaced():
+    # Pods that evict, one after another, on full nodes: each plan replaces the NodeInfos of the
+    # nodes it changes. What the planner keeps of a node's evictable pods is kept per NodeInfo; it
+    # is kept for the NodeInfos the working cluster holds, not for those replaced (each would
+    # otherwise stay alive for the rest of the run: at 5,000 nodes, 45 MB over a queue).
+    nodes = [make_node(f"n{i}", cpu="4", memory="8Gi") for i in range(3)]
+    holders = [make_pod(f"low-{i}-{j}", node=f"n{i}", cpu="1", priority=0, grace=5) for i in range(3) for j in range(4)]
+    queue = [make_pod(f"high-{k}", cpu="2", priority=1000) for k in range(4)]
+    state = make_state(nodes, [*holders, *queue])
+    planner = Planner(state, PlanOptions())
+    plans = list(plan_queue(planner, pending_pods_to_plan(state, all_pending=True), *gang_lookups(state)))
+    assert [p.outcome for p in plans] == ["evict"] * 4
+    live = {id(info) for info in planner.work.snapshot.node_infos}
+    assert planner.evictable.by_node and set(planner.evictable.by_node) <= live
+
+
 def test_pods_whose_claims_differ_in_spec_keep_their_own_searches_and_share_them_by_spec():
     # Two full nodes, n0 with two GPUs of model A, n1 one of model B. Pods that need evictions, alike
     # but for their claims: the claims' specs, not their names or namespaces, tell their searches
