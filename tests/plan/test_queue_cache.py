@@ -228,7 +228,8 @@ def test_what_was_kept_of_a_node_goes_once_its_nodeinfo_is_replaced():
     plans = list(plan_queue(planner, pending_pods_to_plan(state, all_pending=True), *gang_lookups(state)))
     assert [p.outcome for p in plans] == ["evict"] * 4
     live = {id(info) for info in planner.work.snapshot.node_infos}
-    assert planner.evictable.by_node and set(planner.evictable.by_node) <= live
+    assert planner.evictable.by_node
+    assert set(planner.evictable.by_node) <= live
 
 
 def test_pods_whose_claims_differ_in_spec_keep_their_own_searches_and_share_them_by_spec():
