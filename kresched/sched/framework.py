@@ -172,7 +172,7 @@ class ClusterFacts:
     """What a run's simulations never change: node order, image spread and the selectors of the
     default spreading constraints. Shared by every Snapshot derived from the first one."""
 
-    __slots__ = ("_image_holders", "_image_largest", "_image_scores", "_image_sizes", "_memos", "controllers",
+    __slots__ = ("_image_holders", "_image_range", "_image_scores", "_image_sizes", "_memos", "controllers",
                  "nodes", "num_nodes", "order_positions", "positions", "scheduling_order", "services")
 
     def __init__(self, state: ClusterState, infos: list[NodeInfo]) -> None:
@@ -181,7 +181,7 @@ class ClusterFacts:
         #: Node name → its place in `scheduling_order`.
         self.order_positions = {n: k for k, n in enumerate(self.scheduling_order)}
         self._image_holders: dict[str, set[str]] | None = None
-        self._image_largest: dict[str, int] = {}
+        self._image_range: dict[str, tuple[int, int]] = {}
         self._image_sizes: dict[str, tuple[Node, dict[str, int]]] = {}
         self._image_scores: dict[object, dict[str, tuple[object, int]]] = {}
         #: The nodes, in the snapshot's order (a snapshot whose NodeInfos hold these same objects
@@ -221,20 +221,21 @@ class ClusterFacts:
         """The names of the nodes that report image `name` (do not change the set)."""
         if self._image_holders is None:
             holders: dict[str, set[str]] = {}
-            largest = self._image_largest
+            sizes = self._image_range
             for node in self.nodes:
                 for image in node.status.images:
+                    size = image.size_bytes
                     for n in image.names:
                         holders.setdefault(n, set()).add(node.metadata.name)
-                        if image.size_bytes > largest.get(n, 0):
-                            largest[n] = image.size_bytes
+                        low, high = sizes.get(n, (size, size))
+                        sizes[n] = (min(low, size), max(high, size))
             self._image_holders = holders
         return self._image_holders.get(name, _NO_NODES)
 
-    def image_largest(self, name: str) -> int:
-        """The largest size any node reports for image `name` (0 where none does)."""
+    def image_size_range(self, name: str) -> tuple[int, int]:
+        """The smallest and the largest size the nodes report for image `name` ((0, 0) where none does)."""
         self.image_holders(name)
-        return self._image_largest.get(name, 0)
+        return self._image_range.get(name, (0, 0))
 
     def image_scores(self, key: object) -> dict[str, tuple[object, int]]:
         """Where ImageLocality keeps, per pod image set (`key`), each node's score (by name, with

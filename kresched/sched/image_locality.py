@@ -54,29 +54,41 @@ class ImageLocality:
         if found is None:
             images = []
             held = []
+            # The least and the most any node's sum can be: an image on every node adds at least
+            # its smallest size there, one on some nodes at least nothing; at most its largest.
+            least = most = 0
             for name in names:
                 have = cluster.image_holders(name)
                 if have:
                     held.append(have)
-                    images.append((name, float(len(have)) / float(cluster.num_nodes)))
+                    spread = float(len(have)) / float(cluster.num_nodes)
+                    images.append((name, spread))
+                    smallest, largest = cluster.image_size_range(name)
+                    low, high = int(float(smallest) * spread), int(float(largest) * spread)
+                    everywhere = len(have) == cluster.num_nodes
+                    least += low if everywhere else min(0, low)
+                    most += high if everywhere else max(0, high)
             # An image on every node has them all as holders (a base or sidecar image often is):
             # then that set is the union, not copied.
             every = next((h for h in held if len(h) == cluster.num_nodes), None)
-            holders = every if every is not None else frozenset().union(*held)
-            # Where the images add up to no more than the lower threshold even at the largest size
-            # any node reports for each, every node's sum is clamped to it and scores 0: no holder
-            # is looked at (small images, or images on few nodes, whose spread scales them down).
-            if sum(int(float(cluster.image_largest(name)) * spread) for name, spread in images) <= MIN_THRESHOLD:
-                holders = frozenset()
-            found = kept[names] = (tuple(images), holders)
-        cycle.write(_STATE_KEY, (cluster, len(containers), *found))
+            found = kept[names] = (tuple(images), every if every is not None else frozenset().union(*held),
+                                   (least, most))
+        images, holders, (least, most) = found
+        n = len(containers)
+        # Where both ends give one score, every node scores it (the score never falls as the sum
+        # grows): a sidecar on every node, the pod's own images on few, whose spread scales them
+        # down; or images adding up to no more than the lower threshold, 0 everywhere.
+        same = calculate_priority(least, n) if n else 0
+        if n and calculate_priority(most, n) != same:
+            same = None
+        cycle.write(_STATE_KEY, (cluster, n, images, holders, same))
         return SUCCESS
 
     def score(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         state = cycle.read(_STATE_KEY)
         if state is None:
             return 0
-        cluster, num_containers, images, _ = state
+        cluster, num_containers, images, _, _ = state
         if not num_containers:
             return 0
         sizes = cluster.image_sizes(node_info.node)
@@ -94,7 +106,9 @@ class ImageLocality:
         state = cycle.read(_STATE_KEY)
         if state is None or not state[1]:
             return [0] * len(nodes)
-        holders = state[3]
+        holders, same = state[3], state[4]
+        if same is not None:  # every node scores the same
+            return [same] * len(nodes)
         if not holders:
             return [0] * len(nodes)
         # A node's score reads only its images (its Node's status) and the cluster's spread of

@@ -686,23 +686,34 @@ def test_image_locality_kept_scores_of_workloads_sharing_a_sidecar() -> None:
     assert got["gcr.io/c"] == [29, 44, 14]  # node2: 600 + 900 / 3 MiB
 
 
-@pytest.mark.parametrize(("nodes", "want"), [
-    pytest.param(_image_nodes(_images((["gcr.io/img:latest"], 10)), _images((["gcr.io/img:latest"], 10)),
-                              _images((["gcr.io/img:latest"], 10))), [0, 0, 0], id="small on every node"),
-    pytest.param(_image_nodes(_images((["gcr.io/img:latest"], 23)), _images((["gcr.io/img:latest"], 23))), [0, 0],
+_IMG, _SIDE = (["gcr.io/img:latest"], 10), (["gcr.io/side:latest"], 600)
+
+
+@pytest.mark.parametrize(("images", "nodes", "want"), [
+    pytest.param(("gcr.io/img",), _image_nodes(_images(_IMG), _images(_IMG), _images(_IMG)), [0, 0, 0],
+                 id="small on every node"),
+    pytest.param(("gcr.io/img",), _image_nodes(_images((_IMG[0], 23)), _images((_IMG[0], 23))), [0, 0],
                  id="at the threshold on every node"),
     # 100 MiB × 2/3 on node1 is above the threshold; node2's 10 MiB copy of the name is not.
-    pytest.param(_image_nodes(_images((["gcr.io/img:latest"], 100)), _images((["gcr.io/img:latest"], 10)),
-                              NODE_NO_IMAGES), [4, 0, 0], id="one node holds a larger copy"),
+    pytest.param(("gcr.io/img",), _image_nodes(_images((_IMG[0], 100)), _images(_IMG), NODE_NO_IMAGES), [4, 0, 0],
+                 id="one node holds a larger copy"),
+    # 600 MiB everywhere and 30 MiB × 1/3 on node1: 100 × (610 or 600 − 23) // 1977, 29 either way.
+    pytest.param(("gcr.io/img", "gcr.io/side"),
+                 _image_nodes(_images(_SIDE, (_IMG[0], 30)), _images(_SIDE), _images(_SIDE)), [29, 29, 29],
+                 id="a sidecar on every node, the pod's own image on one"),
+    pytest.param(("gcr.io/img",), _image_nodes(_images((_IMG[0], 600)), _images((_IMG[0], 600)), NODE_NO_IMAGES),
+                 [38, 38, 0], id="one size on two nodes of three"),
+    pytest.param(("gcr.io/side",), _image_nodes(_images(_SIDE), _images((_SIDE[0], 300))), [59, 28],
+                 id="on every node in two sizes"),
 ])
-def test_image_locality_score_all_is_each_nodes_score_where_images_add_up_to_little(
-        nodes: list[Node], want: list[int]) -> None:
-    # Where the pod's images add up to at most the lower threshold on every node (each at the
-    # largest size any node reports), every node scores 0 without being looked at; a node holding a
-    # larger copy of an image than the others still scores what scoring it alone gives.
+def test_image_locality_score_all_is_each_nodes_score_where_nodes_score_alike(
+        images: tuple[str, ...], nodes: list[Node], want: list[int]) -> None:
+    # Where every node's sum gives one score — at its least (an image on every node at its
+    # smallest size, others nothing) and at its most (each at its largest) — every node scores it
+    # without being looked at; elsewhere each node scores what scoring it alone gives.
     infos = [NodeInfo(n) for n in nodes]
     snap = Snapshot(infos, {i.name: i for i in infos})
-    plugin, pod, cycle = ImageLocality(), _image_pod("gcr.io/img"), CycleState()
+    plugin, pod, cycle = ImageLocality(), _image_pod(*images), CycleState()
     assert plugin.pre_score(cycle, pod, infos, snap).is_success
     assert plugin.score_all(cycle, pod, infos) == [plugin.score(cycle, pod, i) for i in infos] == want
 
