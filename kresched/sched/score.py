@@ -14,7 +14,7 @@ gate (alpha, off by default in v1.36), and a plugin that scores every node 0 cha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import add, is_not, mul
@@ -308,7 +308,7 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
             raws = dict(zip([pl.name for pl in local], memo.raw(local, cycle, pod, nodes, snapshot, names),
                             strict=True))
     columns: list[tuple[str, int, Sequence[int], list[int]]] = []
-    weighted: list[list[int]] = []
+    summed: Iterable[int] | None = None  # the weighted columns so far, summed node by node (lazily)
     same = 0  # the weighted scores of the columns that give every node one score, summed once
     for pl, weight in active:
         raw = raws.get(pl.name)
@@ -330,14 +330,14 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
         if uniform:
             same += first * weight
         else:
-            weighted.append(normalized if weight == 1 else list(map(mul, normalized, repeat(weight))))
-    # Each node's total of normalized × weight, in C (the columns are as long as `nodes`).
-    if not weighted:
+            weighted: Iterable[int] = normalized if weight == 1 else map(mul, normalized, repeat(weight))
+            summed = weighted if summed is None else map(add, summed, weighted)
+    # Each node's total of normalized × weight, in C, one list in all (the columns are as long as
+    # `nodes`, checked above).
+    if summed is None:
         totals = [same] * len(nodes)
     else:
-        totals = list(map(sum, zip(*weighted, strict=True))) if len(weighted) > 1 else list(weighted[0])
-        if same:
-            totals = list(map(add, totals, repeat(same)))
+        totals = list(map(add, summed, repeat(same)) if same else summed)
     return ScoreTable(names, totals, columns)
 
 
