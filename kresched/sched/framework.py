@@ -439,7 +439,7 @@ class NodeLabels:
     last columns found for the same names: the replicas of a workload score the same nodes, on
     snapshots whose labels are the same (the snapshot's column is the same object)."""
 
-    __slots__ = ("_columns", "_memo", "_positions", "_snapshot", "names", "nodes", "own")
+    __slots__ = ("_columns", "_memo", "_snapshot", "names", "nodes", "own")
 
     def __init__(self, nodes: Sequence[NodeInfo], by_name: Mapping[str, NodeInfo],
                  snapshot: Snapshot | None = None, names: list[str] | None = None,
@@ -453,7 +453,6 @@ class NodeLabels:
             self.names, self.own = names, []
         self._snapshot = snapshot
         self._columns: dict[str, list[str | None]] = {}
-        self._positions: dict[str, int] | None = None
         self._memo = memo if memo is not None and snapshot is not None and not self.own else None
         if self._memo is not None and self._memo.get(_NAMES) != names:  # (a list compared in C)
             self._memo.clear()
@@ -462,15 +461,12 @@ class NodeLabels:
     def positions(self) -> dict[str, int]:
         """Node name → its place in `names` (shared: do not change it); kept in the memo with the
         columns, for the same names."""
-        found = self._positions
+        memo = self._memo
+        found = memo.get(_POSITIONS) if memo is not None else None
         if found is None:
-            memo = self._memo
-            found = memo.get(_POSITIONS) if memo is not None else None
-            if found is None:
-                found = dict(zip(self.names, range(len(self.names)), strict=True))
-                if memo is not None:
-                    memo[_POSITIONS] = found
-            self._positions = found
+            found = dict(zip(self.names, range(len(self.names)), strict=True))
+            if memo is not None:
+                memo[_POSITIONS] = found
         return found
 
     def values(self, key: str) -> list[str | None]:

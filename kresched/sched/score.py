@@ -320,7 +320,7 @@ def score_nodes(plugins: Sequence[tuple[ScorePlugin, int]], cycle: CycleState, p
         pl.normalize_score(cycle, pod, normalized)
         first = normalized[0] if normalized else 0
         uniform = normalized.count(first) == len(normalized)  # (in C; a node-independent plugin's column)
-        if not (_NORMALIZED.issuperset((first,)) if uniform else _NORMALIZED.issuperset(normalized)) \
+        if not (first in _NORMALIZED if uniform else _NORMALIZED.issuperset(normalized)) \
                 and (min(normalized) < 0 or max(normalized) > MAX_NODE_SCORE):
             bad = next(s for s in normalized if not 0 <= s <= MAX_NODE_SCORE)
             raise AssertionError(f"plugin {pl.name} returned the normalized score {bad}, outside 0..{MAX_NODE_SCORE}")
