@@ -13,13 +13,15 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from operator import is_
+from itertools import compress
+from operator import is_, is_not, itemgetter, or_
 from typing import Any, NamedTuple
 
 from kresched.model.objects import Node, Pod
 from kresched.plan.candidates import node_refusal
 from kresched.plan.choice import PdbView, Suffixes, quickbound_to
 from kresched.plan.pdb import PdbLedger
+from kresched.sched.framework import recent
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.preemption import importance_key
 
@@ -27,13 +29,16 @@ __all__ = ["EvictablePods", "Ranking"]
 
 #: `EvictablePods.quick_all`: no bound kept yet.
 _UNKNOWN: Any = object()
+#: `EvictablePods.quick_all`: lists of candidates at least this long are compared with the last one
+#: of the same requests and tier; the last ones of `_LISTS` (requests, tier) pairs are kept.
+_LISTED, _LISTS = 64, 8
 
 
 class EvictablePods:
     """The evictable pods of every node the planner looked at, and what each tier may evict."""
 
-    __slots__ = ("_budget_users", "_budgets", "_budgets_version", "_eligible_memo", "_ranked", "_suffixes",
-                 "by_node", "ledger", "max_grace_seconds")
+    __slots__ = ("_budget_users", "_budgets", "_budgets_version", "_eligible_memo", "_lists", "_ranked",
+                 "_suffixes", "by_node", "ledger", "max_grace_seconds")
 
     def __init__(self, ledger: PdbLedger, max_grace_seconds: int) -> None:
         self.ledger = ledger
@@ -59,6 +64,8 @@ class EvictablePods:
         self._budgets: dict[int, tuple[NodeInfo, tuple[int, ...]]] = {}
         self._budgets_version = 0
         self._budget_users: dict[str, set[int]] = {}
+        #: `quick_all`'s last long list per (cpu, memory, tier): [NodeInfos, candidate lists, bounds].
+        self._lists: dict[tuple[int, int, int], list[list[Any]]] = {}
 
     def candidates(self, info: NodeInfo, priority: int) -> list[Pod]:
         """`info`'s pods that may be evicted for a pod of `priority` (`candidates.is_candidate_victim`),
@@ -101,20 +108,38 @@ class EvictablePods:
         """`quickbound_to` of each (node, its candidates for some priority) of `candidates` in `tier`,
         from the node's `Suffixes`; in one pass (a tier's search asks it of every candidate node).
         All it reads of the pod is its cpu and memory requests: kept per those, the candidates and
-        the tier, with the node's ranking (the next pods of a workload ask the same of every node)."""
-        suffixes, unknown = self._suffixes, _UNKNOWN  # (`candidates` ranked each node: `rank`)
+        the tier, with the node's ranking (the next pods of a workload ask the same of every node).
+
+        A long list is compared with the last one asked for the same requests and tier (`_lists`):
+        the replicas of a workload ask of the same nodes, all but the few the last placement changed
+        the same objects at the same positions, so only the positions whose NodeInfo or candidates
+        are not the same objects are looked up (in C up to them)."""
         req = pod.requests
         cpu, memory = req.milli_cpu, req.memory
-        out: list[tuple | None] = []
-        for info, cands in candidates:
-            _, sfx, kept, n = suffixes[id(info)]
-            cut = n - len(cands)
-            key = (cpu, memory, cut, tier)
-            found = kept.get(key, unknown)
-            if found is unknown:
-                found = kept[key] = quickbound_to(pod, info, sfx, cut, tier)
-            out.append(found)
+        if len(candidates) < _LISTED:
+            return [self._quick(pod, info, cands, cpu, memory, tier) for info, cands in candidates]
+        infos = list(map(itemgetter(0), candidates))
+        lists = list(map(itemgetter(1), candidates))
+        last = recent(self._lists, (cpu, memory, tier), _LISTS, list)
+        if last and len(last[0]) == len(infos):
+            out = list(last[2])
+            redo = compress(range(len(infos)), map(or_, map(is_not, infos, last[0]), map(is_not, lists, last[1])))
+        else:
+            out = [None] * len(infos)
+            redo = range(len(infos))
+        for j in redo:
+            out[j] = self._quick(pod, infos[j], lists[j], cpu, memory, tier)
+        last[:] = infos, lists, out
         return out
+
+    def _quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], cpu: int, memory: int, tier: int) -> tuple | None:
+        """`quickbound_to` of one node (`candidates` ranked it: `rank`), kept per request and cut."""
+        _, sfx, kept, n = self._suffixes[id(info)]
+        key = (cpu, memory, n - len(cands), tier)
+        found = kept.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = kept[key] = quickbound_to(pod, info, sfx, n - len(cands), tier)
+        return found
 
     def eligible(self, info: NodeInfo, cands: list[Pod], tier: int) -> list[Pod]:
         """The candidates `tier` may evict: tiers 1–2 none whose eviction the PDBs refuse, tier 1

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -391,6 +392,43 @@ def test_the_quick_bound_from_a_nodes_suffix_sums_is_the_one_of_its_sorted_candi
             for tier in (1, 2, 3):
                 assert planner.evictable.quick_all(pending, [(info, cands)], tier) == \
                     [_sorted_quickbound(pending, info, cands, tier, options.max_grace_seconds)]
+
+
+@pytest.mark.parametrize("tier", [1, 2, 3])
+def test_the_quick_bounds_of_a_long_list_asked_again_are_each_nodes_own_where_nodes_or_candidates_changed(
+        tier: int) -> None:
+    """`EvictablePods.quick_all` compares a long list with the last one of the same requests and tier,
+    and looks again only where a node's NodeInfo or its candidates are other objects: a list with
+    some NodeInfos replaced (a pod placed there) and some nodes' candidates for another priority
+    gets, node by node, the bound each node asked alone gets."""
+    rng = random.Random(tier)
+    nodes = [make_node(f"n{i:03d}", cpu="8", memory="16Gi") for i in range(80)]
+    running = [make_pod(f"r{i:03d}-{k}", node=f"n{i:03d}", cpu=str(rng.choice((1, 2, 3))), memory="1Gi",
+                        priority=rng.choice((0, 10, 50)), grace=rng.choice((5, 60)))
+               for i in range(80) for k in range(rng.randint(1, 3))]
+    pending = make_pod("p", cpu="5", memory="2Gi", priority=100)
+    planner = Planner(make_state(nodes, [*running, pending]), PlanOptions(max_grace_seconds=30))
+    evictable = planner.evictable
+    infos = list(planner.work.snapshot.node_infos)
+    first = [(info, evictable.candidates(info, 100)) for info in infos]
+    assert len(first) >= 64  # (a long list)
+    evictable.quick_all(pending, first, tier)
+    again = list(first)
+    for j in range(0, len(infos), 7):  # a pod placed there: another NodeInfo
+        info = infos[j].clone()
+        info.add_pod(make_pod(f"placed-{j}", node=info.name, cpu="1", memory="1Gi", priority=0, grace=5))
+        again[j] = (info, evictable.candidates(info, 100))
+    for j in range(3, len(infos), 11):  # the same node, the candidates for a lower priority
+        again[j] = (infos[j], evictable.candidates(infos[j], 10))
+    assert any(again[j][1] != first[j][1] for j in range(3, len(infos), 11))
+    for j in range(5, len(infos), 13):  # another NodeInfo (more requested) with the same list of candidates
+        info = infos[j].clone()
+        info.add_pod(make_pod(f"unevictable-{j}", node=info.name, cpu="2", memory="1Gi", priority=1000))
+        evictable.candidates(info, 100)  # (ranked)
+        again[j] = (info, first[j][1])
+    want = [evictable.quick_all(pending, [pair], tier)[0] for pair in again]
+    assert evictable.quick_all(pending, again, tier) == want
+    assert want != evictable.quick_all(pending, first, tier)  # (the changes change bounds)
 
 
 @PROFILE
