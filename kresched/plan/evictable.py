@@ -135,10 +135,11 @@ class EvictablePods:
     def _quick(self, pod: Pod, info: NodeInfo, cands: list[Pod], cpu: int, memory: int, tier: int) -> tuple | None:
         """`quickbound_to` of one node (`candidates` ranked it: `rank`), kept per request and cut."""
         _, sfx, kept, n = self._suffixes[id(info)]
-        key = (cpu, memory, n - len(cands), tier)
+        cut = n - len(cands)
+        key = (cpu, memory, cut, tier)
         found = kept.get(key, _UNKNOWN)
         if found is _UNKNOWN:
-            found = kept[key] = quickbound_to(pod, info, sfx, n - len(cands), tier)
+            found = kept[key] = quickbound_to(pod, info, sfx, cut, tier)
         return found
 
     def eligible(self, info: NodeInfo, cands: list[Pod], tier: int) -> list[Pod]:
