@@ -581,7 +581,8 @@ class _PodsByNamespace:
         index = self.groups.draft()
         name = new.name
         for ns in changed:
-            entries = dict(index.get(ns, ()))
+            entries = index.get(ns)
+            entries = entries.copy() if entries is not None else {}
             entries.pop(name, None)
             if ns in after:
                 entries[name] = after[ns]

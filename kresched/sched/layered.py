@@ -99,12 +99,12 @@ class Layered(Mapping[K, V]):
         """A copy to change as a dict is changed (`d[k] = v`, `del d[k]`, `pop`), then made a
         `Layered` again (`done`): it holds only what changed, as this one does."""
         d: Draft[K, V] = Draft.__new__(Draft)
-        d._base, d._top, d._moved, d._len = self._base, dict(self._top), self._moved, self._len
+        d._base, d._top, d._moved, d._len = self._base, self._top.copy(), self._moved, self._len
         return d
 
     def _folded(self) -> dict[K, V]:
         """Base and changes as one dict."""
-        out = dict(self._base)
+        out = self._base.copy()
         moved = self._moved
         for k, v in self._top.items():
             if v is _GONE:

@@ -687,7 +687,8 @@ def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held:
         if was is st or (was is None and not st.code):
             continue  # the same status object, or feasible then and now
         if not changed:
-            failed, changed = dict(failed), True
+            # (`copy`, not `dict()`: a dict nodes were taken out of is copied whole, in C)
+            failed, changed = failed.copy(), True
             counts = dict(counts) if counts is not None else None
         if counts is not None:
             if was is not None:
