@@ -4,17 +4,17 @@
     python -m benchmarks --processes --sizes large --pending 1,100
 
 Owns the process cases and their table. Each case is one `python -m kresched ...` process as an
-operator runs it (`-o json` to /dev/null), measured from outside by `os.wait4`: CPU (user +
-system, what a loaded machine does not blur), wall, and peak resident memory; the best of
-`--repeat` runs. kresched is byte-compiled first, as an installed copy is. The floor is a process
-that only reads the same file and decodes it into kresched's typed structs with the GC off
-(`floor`, below), and leaves as kresched does, without freeing them; every case is reported as a
-ratio to it, on the same file. kresched's pods compute some facts as they are built (validation,
-requests, QoS: `Pod.__post_init__`), so that work is in the floor; the row after it (`bare`) is the
-same decode without it, so a reader sees what share of the floor it is. The floor copies the file
-into memory (`read_bytes`) as the issue's floor does; kresched maps a large file instead, which
-costs less, so the row after that (`mapped`) is the floor's decode from the mapped file: what the
-floor would be reading as kresched reads.
+operator runs it (`-o json` to /dev/null), measured from outside by `os.wait4`: CPU (user + system,
+what a loaded machine does not blur), wall, and peak resident memory; the best of `--repeat` runs,
+taken round-robin (every case once a round). kresched is byte-compiled first, as an installed copy
+is. The floor is a process that only reads the same file and decodes it into kresched's typed
+structs with the GC off (`floor`, below), and leaves as kresched does, without freeing them; every
+case is reported as a ratio to it, on the same file. kresched's pods compute some facts as they are
+built (validation, requests, QoS: `Pod.__post_init__`), so that work is in the floor; the row after
+it (`bare`) is the same decode without it, so a reader sees what share of the floor it is. The floor
+copies the file into memory (`read_bytes`) as the issue's floor does; kresched maps a large file
+instead, which costs less, so the row after that (`mapped`) is the floor's decode from the mapped
+file: what the floor would be reading as kresched reads.
 
 Cases: `plan --pod`, `explain --pod` (the first pending critical pod) and the drain pre-flight of
 the busiest worker on the generated cluster; `plan --all-pending` on it (its own ~100 pending
@@ -204,16 +204,24 @@ def measure_processes(directory: Path, sizes: list[str], pending: tuple[int, ...
         entry: dict[str, Any] = {"nodes": spec.nodes, "pods": spec.pods, "floors": {}, "cases": {}}
         report["sizes"][size] = entry
         cases = _cases_apart(directory, size, pending)
-        for path in dict.fromkeys(c.path for c in cases):
-            log(f"{size}: floor of {path.name}")
-            entry["floors"][path.name] = _best([run_process(["benchmarks.process", "floor", str(path)])
-                                                  for _ in range(max(repeat, FLOOR_RUNS))])
-        for c in cases:
-            runs = []
-            for i in range(repeat):
+        floors: dict[Path, list[dict[str, Any]]] = {path: [] for path in dict.fromkeys(c.path for c in cases)}
+        runs: dict[str, list[dict[str, Any]]] = {c.key: [] for c in cases}
+        # Round-robin: every floor and case once a round, rather than a case's runs one after
+        # another. A VM's speed drifts over minutes (what a fresh page costs depends on what the
+        # host reclaimed lately), and a ratio divides one case's best by another's: drawn from
+        # the same rounds, both best runs come from the same stretch of the machine's time.
+        rounds = max(repeat, FLOOR_RUNS)
+        for i in range(rounds):
+            for path, got in floors.items():
+                log(f"{size}: floor of {path.name}, run {i + 1}/{rounds}")
+                got.append(run_process(["benchmarks.process", "floor", str(path)]))
+            for c in cases if i < repeat else ():
                 log(f"{size}: {c.key} run {i + 1}/{repeat}")
-                runs.append(run_process(c.argv, c.env))
-            result = _best(runs)
+                runs[c.key].append(run_process(c.argv, c.env))
+        for path, got in floors.items():
+            entry["floors"][path.name] = _best(got)
+        for c in cases:
+            result = _best(runs[c.key])
             result.update(title=c.title, file=c.path.name)
             entry["cases"][c.key] = result
     return report
