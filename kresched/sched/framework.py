@@ -606,7 +606,12 @@ def regrouped(old: NodeInfo, new: NodeInfo
         return last[2]
     before = old.namespace_groups()
     after = new.namespace_groups()
-    found = [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))], before, after
+    n = len(old.pods)
+    if len(new.pods) > n and all(map(is_, old.pods, new.pods)):  # pods placed (appended): their namespaces
+        found = list(dict.fromkeys(p.metadata.namespace for p in new.pods[n:])), before, after
+    else:
+        found = [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))], \
+            before, after
     _last_regrouped[0] = (old, new, found)
     return found
 

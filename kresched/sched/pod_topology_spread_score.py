@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress, repeat
-from operator import add
+from operator import add, is_
 
 from kresched.model.objects import Pod
 from kresched.model.specs import TopologySpreadConstraint
@@ -393,11 +393,15 @@ class _MatchCounts:
             kept = by_namespace.get(ns)
             if kept is None:
                 continue
-            pods = after.get(ns, ())
+            pods, was = after.get(ns, ()), before.get(ns, ())
+            # Pods placed there (the common change): the namespace's pods before, then more; a count
+            # is the one kept for `old` and the new pods the selector matches.
+            added = pods[len(was):] if len(pods) > len(was) and all(map(is_, was, pods)) else None
             fresh = {}
             for key, (sel, per_node) in kept.items():
-                n = _matching(pods, sel)
-                if per_node.get(new.name, 0) != n:
+                then = per_node.get(new.name, 0)
+                n = _matching(pods, sel) if added is None else then + _matching(added, sel)
+                if then != n:
                     per_node = _recounted(per_node, new.name, n)
                 fresh[key] = (sel, per_node)
             by_namespace[ns] = fresh
