@@ -101,6 +101,18 @@ class AllocatedClaims:
         gone, came = self._changed(old, new)
         if not gone and not came:
             return self
+        if gone:
+            out = self._without(gone)
+        else:  # a pod placed, the common change: nothing freed
+            out = AllocatedClaims(self.dra, self.claims, self.reservers, self.versions)
+            out._state = self._state
+        for p in came:
+            out._place(p, new)
+        return out
+
+    def _without(self, gone: list[Pod]) -> AllocatedClaims:
+        """These claims with the pods `gone` taken away (their claims freed where no pod is left
+        to reserve them)."""
         claims = self.claims.draft()
         reservers = self.reservers.draft()
         freed: list[str] = []
@@ -131,8 +143,6 @@ class AllocatedClaims:
         out = AllocatedClaims(self.dra, claims.done(), reservers.done(), versions)
         if self._state is not None:  # carried over, not gathered again from every claim
             out._state = self._state.without(freed) if freed else self._state
-        for p in came:
-            out._place(p, new)
         return out
 
     def _changed(self, old: NodeInfo, new: NodeInfo) -> tuple[list[Pod], list[Pod]]:
@@ -162,14 +172,15 @@ class AllocatedClaims:
         """Reserve (and where needed allocate, on `info`'s node) the claims of `pod`, placed there."""
         found = _claims_or_none(pod, self.dra)
         todo: list[ResourceClaim] = []
-        reservers = self.reservers.draft()
+        held: list[str] = []  # allocated already (shared with other pods): reserved for this one too
         for pc in found:
             key = pc.claim.key
             if key in self.claims:
-                reservers[key] = reservers.get(key, frozenset()) | {pod.key}
+                held.append(key)
             else:
                 todo.append(pc.claim if pc.claim.status.allocation is None else with_allocation(pc.claim, None))
-        self.reservers = reservers.done()
+        if held:
+            self.reservers = self.reservers.changed([(k, self.reservers.get(k, frozenset()) | {pod.key}) for k in held])
         extended = delegated(pod, self.dra, info.node)
         if extended:  # allocated with the pod's claims, last (what PreBind creates as a claim of its own)
             special = special_claim(pod, self.dra, extended)

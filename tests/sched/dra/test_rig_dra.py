@@ -37,6 +37,7 @@ import pytest
 from kresched.model.cluster import ClusterState
 from kresched.model.objects import Pod
 from kresched.plan.explain import explain_pod
+from kresched.plan.placement import bound_to
 from kresched.plan.planner import Planner, plan_pod
 from kresched.plan.plans import PlanOptions
 from kresched.plan.whatif import plan_workloads
@@ -165,6 +166,25 @@ def test_a_shared_claim_stays_allocated_while_one_pod_still_reserves_it_and_is_f
     assert [r.name for r in team.status.reserved_for] == left["reservedFor"] == ["p2"]
     # Evicting p2, the last pod on it, deallocated it (the claim itself stays).
     assert recorded["afterEvicting"]["claim"]["allocation"] is None
+
+
+def test_a_shared_claim_a_simulated_placement_reserves_is_freed_only_with_its_last_pod() -> None:
+    """The real scheduler bound p2 to p1's node and reserved p1's claim for both (`shared-claim`).
+    A simulation does the same: with p2 placed there, taking p1 away leaves the claim allocated
+    to p2 alone, and taking p2 away too frees it, as the resourceclaim controller would."""
+    recorded, state, pod = _scene(FIXTURES / "shared-claim")
+    key = "default/team-gpu"
+    snapshot = Planner(state, PlanOptions()).work.snapshot
+    node = snapshot.by_name[recorded["boundTo"]].clone()
+    node.add_pod(bound_to(pod, node.node))
+    snapshot = snapshot.with_node_info(node)
+    assert allocated_claims(snapshot).reservers[key] == {f"default/{n}" for n in recorded["reservedFor"]}
+    for gone, left in (("p1", {"default/p2"}), ("p2", None)):
+        node = snapshot.by_name[recorded["boundTo"]].clone()
+        node.remove_pod(next(p for p in node.pods if p.name == gone))
+        snapshot = snapshot.with_node_info(node)
+        held = allocated_claims(snapshot)
+        assert (held.reservers.get(key), key in held.claims) == (left, left is not None)
 
 
 def test_every_scene_records_an_answer() -> None:
