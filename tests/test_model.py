@@ -609,3 +609,28 @@ NODE_LABELS = {"zone": "a", "disk": "ssd"}
 )
 def test_node_selector_terms(t, matches):
     assert node_selector_term_matches(t, "node-a", NODE_LABELS) is matches
+
+
+@pytest.mark.parametrize("source", ["demo", "tests/fixtures/rig-gang/gang-3-preempts-three/snapshot.json",
+                                    "tests/fixtures/rig-dra/shared-claim/snapshot.json"])
+def test_a_pod_bound_is_the_pod_built_again_with_its_node_phase_and_labels(source):
+    """`Pod.bound` carries over what `__post_init__` found instead of finding it again: every
+    recorded pod, bound, is what building it with the same changes gives — fields and derived
+    facts alike — and facts found later (cached on first use) are found again for the bound pod."""
+    from kresched.sources.snapshot import load_snapshot
+
+    warned = msgspec.convert({"metadata": {"name": "w", "namespace": "ns"},
+                              "spec": {"terminationGracePeriodSeconds": -5, "containers": [{"name": "c"}]}}, Pod)
+    assert warned.warnings  # (kept by `__post_init__` only where there are some)
+    pods = [*load_snapshot(source).pods, warned]
+    for p in pods:
+        _ = p.importance  # cached on the pod: not the bound pod's until it asks
+        for labels in (None, {**p.labels, "topology.kubernetes.io/zone": "z9"}):
+            got = p.bound("node-z", labels)
+            meta = p.metadata if labels is None else msgspec.structs.replace(p.metadata, labels=labels)
+            want = msgspec.structs.replace(p, metadata=meta, spec=msgspec.structs.replace(p.spec, node_name="node-z"),
+                                           status=msgspec.structs.replace(p.status, phase="Running",
+                                                                          nominated_node_name=""))
+            assert got == want
+            assert got.__dict__ == want.__dict__  # (the derived facts; nothing cached yet)
+            assert (got.node_name, got.status.phase, got.importance) == ("node-z", "Running", want.importance)

@@ -13,6 +13,7 @@ model (`managedFields`, container statuses, ...), which is what makes loading 15
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -146,6 +147,10 @@ def start_text(seconds: float) -> str:
     return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
+#: What `Pod.__post_init__` keeps in a pod's `__dict__` (`Pod.bound` carries them over).
+_POST_INIT = ("warnings", "requests", "nonzero_milli_cpu", "nonzero_memory", "qos", "key")
+
+
 class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=True,
           tag_field="kind", tag="Pod"):
     """A pod, with the facts the scheduler derives from it computed once at construction.
@@ -188,6 +193,23 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
         nonzero_memory: int
         qos: Literal["Guaranteed", "Burstable", "BestEffort"]
         key: str
+
+    def bound(self, node_name: str, labels: Mapping[str, str] | None = None) -> Pod:
+        """This pod as binding leaves it: on `node_name`, Running, nominated to no node, and with
+        `labels` where given (what the API server adds at binding: `placement.bound_to`). None of
+        that is read by what `__post_init__` finds (the spec's validation, requests, QoS, key): the
+        pod's are carried over rather than found again — a simulation binds every pod it places."""
+        out = copy.copy(self)  # (a copy runs no `__post_init__`, and its `__dict__` starts empty)
+        msgspec.structs.force_setattr(out, "spec", msgspec.structs.replace(self.spec, node_name=node_name))
+        msgspec.structs.force_setattr(out, "status", msgspec.structs.replace(self.status, phase="Running",
+                                                                             nominated_node_name=""))
+        if labels is not None:
+            msgspec.structs.force_setattr(out, "metadata", msgspec.structs.replace(self.metadata, labels=labels))
+        found, d = self.__dict__, out.__dict__
+        for k in _POST_INIT:
+            if k in found:
+                d[k] = found[k]
+        return out
 
     # -- identity -----------------------------------------------------------------------------
     @property

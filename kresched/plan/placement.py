@@ -168,13 +168,10 @@ def bound_to(pod: Pod, node: Node) -> Pod:
     """The pod as it is once the scheduler has bound it to `node` (simulations place it so): with
     the node's zone and region labels, as the API server's PodTopologyLabelsAdmission copies them
     onto a pod at binding (v1.35+), so that the selectors of later pods see what they will see."""
-    spec = msgspec.structs.replace(pod.spec, node_name=node.name)
-    status = msgspec.structs.replace(pod.status, phase="Running", nominated_node_name="")
     topology = {k: v for k in POD_TOPOLOGY_LABELS if (v := node.labels.get(k)) is not None}
     if any(pod.labels.get(k) != v for k, v in topology.items()):
-        meta = msgspec.structs.replace(pod.metadata, labels={**pod.labels, **topology})
-        return msgspec.structs.replace(pod, spec=spec, status=status, metadata=meta)
-    return msgspec.structs.replace(pod, spec=spec, status=status)
+        return pod.bound(node.name, {**pod.labels, **topology})
+    return pod.bound(node.name)
 
 
 def replacement_of(pod: Pod) -> Pod:
