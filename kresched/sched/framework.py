@@ -608,10 +608,10 @@ def regrouped(old: NodeInfo, new: NodeInfo
     after = new.namespace_groups()
     n = len(old.pods)
     if len(new.pods) > n and all(map(is_, old.pods, new.pods)):  # pods placed (appended): their namespaces
-        found = list(dict.fromkeys(p.metadata.namespace for p in new.pods[n:])), before, after
+        changed = list(dict.fromkeys(p.metadata.namespace for p in new.pods[n:]))
     else:
-        found = [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))], \
-            before, after
+        changed = [ns for ns in before.keys() | after.keys() if not _same_pods(before.get(ns), after.get(ns))]
+    found = changed, before, after
     _last_regrouped[0] = (old, new, found)
     return found
 
