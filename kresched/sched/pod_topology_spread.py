@@ -80,6 +80,7 @@ from kresched.sched.pod_topology_spread_constraints import (
 )
 from kresched.sched.pod_topology_spread_score import (
     ScoreState,
+    matching_counts,
     normalize_scores,
     pre_score_state,
     score_nodes,
@@ -289,19 +290,14 @@ class PodTopologySpread:
         eligible = node_inclusion(pod)
         value_of_node, domains = _domains(pod, constraints, eligible, snapshot)
         counts = [dict(d) for d in domains]
-
-        groups = snapshot.pods_by_namespace().get(pod.metadata.namespace, {}).items()
         for i, c in enumerate(constraints):
             if not c.counts_existing:
                 continue
-            sel, values, per_value = c.selector, value_of_node[i], counts[i]
-            for name, pods in groups:
+            # Each node's matching pods (`countPodsMatchSelector`), as PreScore keeps them per snapshot.
+            values, per_value = value_of_node[i], counts[i]
+            for name, n in matching_counts(snapshot, pod.metadata.namespace, c).items():
                 value = values.get(name)
-                if value is None:
-                    continue
-                n = sum(1 for p in pods
-                        if p.metadata.deletion_timestamp is None and sel(p.metadata.labels))
-                if n:
+                if value is not None:
                     per_value[value] += n
 
         cycle.write(_STATE_KEY, _State(pod, constraints, counts, eligible))

@@ -50,8 +50,8 @@ from kresched.sched.pod_topology_spread_constraints import (
     node_inclusion,
 )
 
-__all__ = ["ScoreGainBound", "ScoreState", "go_log", "go_round", "normalize_scores", "pre_score_state",
-           "score_nodes"]
+__all__ = ["ScoreGainBound", "ScoreState", "go_log", "go_round", "matching_counts", "normalize_scores",
+           "pre_score_state", "score_nodes"]
 
 
 def pre_score_state(pod: Pod, nodes: list[NodeInfo], snapshot: Snapshot,
@@ -287,11 +287,10 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
     if any(c.counts_existing for c in constraints):
         eligible = node_inclusion(pod)
         by_name = snapshot.by_name
-        matching = snapshot.index(_MATCH_COUNTS, _MatchCounts.build)
         for i, c in enumerate(constraints):
             if not c.counts_existing:
                 continue
-            per_node = matching.counts(snapshot, pod.metadata.namespace, c)
+            per_node = matching_counts(snapshot, pod.metadata.namespace, c)
             if is_host[i]:
                 host_counts[i] = per_node
                 continue
@@ -323,6 +322,13 @@ def _recounted(per_node: dict[str, int], name: str, n: int) -> dict[str, int]:
 
 #: `Snapshot.index` key of `_MatchCounts`.
 _MATCH_COUNTS = "PodTopologySpread/match-counts"
+
+
+def matching_counts(snapshot: Snapshot, namespace: str, c: SpreadConstraint) -> dict[str, int]:
+    """Node name → how many of `namespace`'s pods on it `c`'s selector matches, terminating ones
+    left out (`countPodsMatchSelector` per node; nodes with none left out), kept per snapshot
+    lineage (`_MatchCounts`). Do not change it."""
+    return snapshot.index(_MATCH_COUNTS, _MatchCounts.build).counts(snapshot, namespace, c)
 
 
 class _MatchCounts:
