@@ -215,12 +215,17 @@ class NodeSearch:
         if self._near is None or self._near[0] is not hazards or self._near[1] is not labels:
             self._near = (hazards, labels, {})
         found = self._near[2]
+        # A term without a namespace selector matches pods of its own namespaces alone: where every
+        # term is one, a candidate of another namespace is passed over without asking each term.
+        spaces = None if any(t.namespace_selector is not None for t in hazards) else \
+            frozenset().union(*(t.namespaces for t in hazards))
         for info, cands in candidates:
             hit = found.get(id(cands))
             if hit is not None and hit[0] is cands:
                 near = hit[1]
             else:
-                near = [p for p in cands if any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards)]
+                near = [p for p in cands if (spaces is None or p.metadata.namespace in spaces)
+                        and any(t.matches(p, labels.get(p.namespace, NO_LABELS)) for t in hazards)]
                 found[id(cands)] = (cands, near)
             if near:
                 kept = set(map(id, self.evictable.eligible(info, cands, tier)))

@@ -20,7 +20,7 @@ from kresched.plan.plans import PlanOptions
 from kresched.render.plan import plan_dict
 from kresched.sched.preemption import removal_hazards
 from kresched.sched.runner import default_plugins
-from tests.builders import make_node, make_pdb, make_pod, make_state
+from tests.builders import make_namespace, make_node, make_pdb, make_pod, make_state
 from tests.plan.test_properties import OPTIONS, PROFILE, clusters
 
 HOST = "kubernetes.io/hostname"
@@ -61,6 +61,24 @@ def test_a_pod_that_must_be_near_a_pod_only_tier_3_may_evict_is_planned_in_tier_
                        affinity=_affinity("podAffinity", "db"))
     state = make_state([make_node("a", cpu="2")], [db, web, pending],
                        [make_pdb("db", selector={"app": "db"}, disruptions_allowed=0)])
+    plan = Planner(state, PlanOptions(max_grace_seconds=30)).plan(pending)
+    assert (plan.outcome, plan.node, plan.tier, [v.pod.name for v in plan.victims]) == ("evict", "a", 2, ["web"])
+
+
+@pytest.mark.parametrize("where", [{"namespaces": ["data"]}, {"namespaceSelector": {"matchLabels": {"team": "data"}}}],
+                         ids=["namespaces", "namespace selector"])
+def test_a_pod_that_must_be_near_a_pod_of_another_namespace_only_tier_3_may_evict_is_planned_in_tier_2(
+        where: dict[str, Any]) -> None:
+    """The same, with the db pod in another namespace, which the pod's term names or selects by its
+    labels: tier 3 would take it off too, so tier 2 is searched and evicts the web pod only."""
+    db = make_pod("db", "data", node="a", cpu="100m", labels={"app": "db"}, priority=0, grace=5)
+    web = make_pod("web", node="a", cpu="1800m", labels={"app": "web"}, priority=0, grace=60)
+    term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": HOST, **where}
+    pending = make_pod("pending", cpu="1", priority=100, labels={"app": "api"},
+                       affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
+    state = make_state([make_node("a", cpu="2")], [db, web, pending],
+                       [make_pdb("db", "data", selector={"app": "db"}, disruptions_allowed=0)],
+                       namespaces=[make_namespace("data", {"team": "data"}), make_namespace("default")])
     plan = Planner(state, PlanOptions(max_grace_seconds=30)).plan(pending)
     assert (plan.outcome, plan.node, plan.tier, [v.pod.name for v in plan.victims]) == ("evict", "a", 2, ["web"])
 
