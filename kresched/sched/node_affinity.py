@@ -122,6 +122,17 @@ class NodeAffinity:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,), NAME,
                       details=_mismatch_details(pod, node.name, node.labels))
 
+    def node_reads(self, pod: Pod) -> tuple[str, ...] | None:
+        """The node labels Filter reads for `pod` (and for its message), all it reads of a node;
+        None where a term reads the node's name (`matchFields`)."""
+        keys = dict.fromkeys(pod.spec.node_selector)
+        for required in (required_node_selector(pod), self._added_required):
+            for term in required.node_selector_terms if required is not None else ():
+                if term.match_fields:
+                    return None
+                keys.update(dict.fromkeys(req.key for req in term.match_expressions))
+        return tuple(keys)
+
     def add_pod(self, cycle: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> None:
         return None
 

@@ -37,6 +37,10 @@ class NodeName:
             return PreFilterResult(node_names=frozenset({pod.spec.node_name}))
         return PreFilterResult()
 
+    def node_reads(self, pod: Pod) -> tuple[str, ...] | None:
+        """The node labels Filter reads for `pod`: none; None where it reads the node's name."""
+        return None if pod.spec.node_name else ()
+
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         if not pod.spec.node_name or pod.spec.node_name == node_info.name:
             return SUCCESS

@@ -40,6 +40,10 @@ class NodeUnschedulable:
         # Upstream's PreFilter only skips pods whose in-place resize is deferred (bound pods).
         return PreFilterResult()
 
+    def node_reads(self, pod: Pod) -> tuple[str, ...]:
+        """The node labels Filter reads: none (only whether the node is cordoned)."""
+        return ()
+
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         if not node_info.node.spec.unschedulable:
             return SUCCESS

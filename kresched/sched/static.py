@@ -57,7 +57,12 @@ class StaticFilters:
 
     Only the leading ones: their verdict is the node's whenever they fail, because nothing runs
     before them. (A profile may order its filters otherwise; a node-static plugin after another one
-    is then filtered in its place, like the others. Upstream's order puts all four first.)"""
+    is then filtered in its place, like the others. Upstream's order puts all four first.)
+
+    Nodes alike in all the plugins read of them for a signature (`node_reads`: some labels, with
+    the taints and whether the node is cordoned) get one verdict, found once: a cluster's nodes
+    fall in a few such groups, so a new signature's first pass over thousands of nodes runs the
+    plugins a few dozen times."""
 
     def __init__(self, plugins: Sequence[FilterPlugin]) -> None:
         self.plugins: list[FilterPlugin] = []
@@ -67,48 +72,83 @@ class StaticFilters:
             self.plugins.append(p)
         #: Their names: what callers leave out when they run the other filters.
         self.names = frozenset(p.name for p in self.plugins)
-        #: Per signature: node name → (the Node it was found for, the verdict).
-        self._memo: dict[bytes, dict[str, tuple[Node, Status]]] = {}
-        #: The last pod asked about, its signature and its memo (filtering asks about one pod, node
+        #: Per signature: node name → (the Node it was found for, the verdict), and the group memo.
+        self._memo: dict[bytes, _Memo] = {}
+        #: The last pod asked about and its signature's memo (filtering asks about one pod, node
         #: after node).
-        self._last: tuple[Pod | None, bytes, dict[str, tuple[Node, Status]]] = (None, b"", {})
+        self._last: tuple[Pod | None, _Memo] = (None, _Memo(b"", None))
 
-    def _of(self, pod: Pod) -> tuple[Pod | None, bytes, dict[str, tuple[Node, Status]]]:
+    def _of(self, pod: Pod) -> _Memo:
         last = self._last
         if last[0] is not pod:
             sig = _signature(pod)
             memo = self._memo.get(sig)
             if memo is None:
-                memo = self._memo[sig] = {}
-            last = self._last = (pod, sig, memo)
-        return last
+                memo = self._memo[sig] = _Memo(sig, self._reads(pod))
+            last = self._last = (pod, memo)
+        return last[1]
+
+    def _reads(self, pod: Pod) -> tuple[str, ...] | None:
+        """The node labels the plugins read for pods of `pod`'s signature (besides taints and
+        whether the node is cordoned); None where one reads more (the node's name)."""
+        keys: dict[str, None] = {}
+        for pl in self.plugins:
+            reads = getattr(pl, "node_reads", None)
+            found = reads(pod) if reads is not None else None
+            if found is None:
+                return None
+            keys.update(dict.fromkeys(found))
+        return tuple(keys)
 
     def signature(self, pod: Pod) -> bytes:
         """Everything the node-static plugins read of `pod`: pods with equal signatures get the
         same verdict on a node."""
-        return self._of(pod)[1]
+        return self._of(pod).signature
 
     def memo_for(self, pod: Pod) -> dict[str, tuple[Node, Status]]:
         """The verdicts found for pods of `pod`'s signature: node name → (the Node, the verdict),
         valid while the node's object is that Node (`status` reads it so; a caller filtering many
         nodes may read it first and call `status` on a miss)."""
-        return self._of(pod)[2]
+        return self._of(pod).nodes
 
     def status(self, cycle: CycleState, pod: Pod, info: NodeInfo) -> Status:
         """What the static plugins say about `info` (first failure, or SUCCESS), from the memo when
-        the same pod shape met the same node object before."""
-        memo = self._of(pod)[2]
+        the same pod shape met the same node object, or a node alike in what they read, before."""
+        memo = self._of(pod)
         node = info.node
-        hit = memo.get(info.name)
+        hit = memo.nodes.get(info.name)
         if hit is not None and hit[0] is node:
             return hit[1]
-        st = SUCCESS
+        keys = memo.reads
+        if keys is None:
+            st = self._run(cycle, pod, info)
+        else:
+            labels = node.metadata.labels
+            group = (node.spec.unschedulable, node.spec.taints, *[labels.get(k) for k in keys])
+            st = memo.groups.get(group)
+            if st is None:
+                st = memo.groups[group] = self._run(cycle, pod, info)
+        memo.nodes[info.name] = (node, st)
+        return st
+
+    def _run(self, cycle: CycleState, pod: Pod, info: NodeInfo) -> Status:
         for pl in self.plugins:
             if pl.name in cycle.skip:
                 continue
             st = pl.filter(cycle, pod, info)
             if not st.is_success:
-                st = st.with_plugin(pl.name)
-                break
-        memo[info.name] = (node, st)
-        return st
+                return st.with_plugin(pl.name)
+        return SUCCESS
+
+
+class _Memo:
+    """One signature's verdicts: per node (`nodes`), and per group of nodes alike in what the
+    plugins read of them (`groups`; none where `reads` is None)."""
+
+    __slots__ = ("groups", "nodes", "reads", "signature")
+
+    def __init__(self, signature: bytes, reads: tuple[str, ...] | None) -> None:
+        self.signature = signature
+        self.reads = reads
+        self.nodes: dict[str, tuple[Node, Status]] = {}
+        self.groups: dict[tuple, Status] = {}

@@ -72,6 +72,10 @@ class TaintToleration:
         # Upstream's PreFilter only skips pods whose in-place resize is deferred (bound pods).
         return PreFilterResult()
 
+    def node_reads(self, pod: Pod) -> tuple[str, ...]:
+        """The node labels Filter reads: none (only the node's taints)."""
+        return ()
+
     def filter(self, cycle: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         taint = find_untolerated_taint(node_info.node.spec.taints, pod.spec.tolerations)
         if taint is None:
