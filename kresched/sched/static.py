@@ -1,11 +1,12 @@
-"""Node-static filters, evaluated once per (pod shape, node).
+"""Node-static filters, evaluated once per pod signature and group of nodes alike in what they read.
 
 NodeUnschedulable, NodeName, TaintToleration and NodeAffinity answer from the pod's spec and the
 node object alone — never from the pods running on the node — so their verdict for a node does not
 change when pods are added or removed, and pods with the same nodeName, tolerations, nodeSelector
-and node affinity get the same verdict. They are also the first four filters in upstream's order,
-so when one of them fails, its status is the node's status. Planning many pods on a large cluster
-asks this question millions of times; `StaticFilters` answers it from a memo. Pure.
+and node affinity get the same verdict; so do nodes with the same taints, cordon and values of the
+labels those read (`node_reads`). They are also the first four filters in upstream's order, so when
+one of them fails, its status is the node's status. Planning many pods on a large cluster asks this
+question millions of times; `StaticFilters` answers it from a memo. Pure.
 """
 
 from __future__ import annotations
