@@ -52,6 +52,7 @@ from kresched.model.dra import DraState, ResourceClaim
 from kresched.model.objects import Node, Pod
 from kresched.model.selectors import node_selector_term_matches
 from kresched.model.specs import NodeSelector
+from kresched.sched.dra.alike import first_fit
 from kresched.sched.dra.claims import ClaimLookupError, PodClaim, missing_kinds, pod_claims
 from kresched.sched.dra.extended import delegated, leftover_claim, special_claim
 from kresched.sched.dra.inuse import (
@@ -171,14 +172,17 @@ def claims_read(cycle: CycleState) -> bytes | None:
     return state.verdict_key if state is not None and state.node_local else None
 
 
-def _allocate(allocator: Any, node: Any, claims: list[ResourceClaim]) -> Any:
-    """The allocator's first fit for `claims` on `node` (a `NodeAllocation`), None where they do not
-    fit, or the Status of its failure: `AllocationFailedOnNode` rejects the node, another
-    `AllocationError` is an Error."""
+def _allocate(state: DraCycle, node: Node, claims: list[ResourceClaim], signature: bytes,
+              stamp: tuple[int, ...]) -> Any:
+    """The allocator's first fit for `claims` (`signature`: their specs) on `node` (its pools at the
+    versions `stamp`): a `NodeAllocation`, None where they do not fit, or the Status of its failure
+    (`AllocationFailedOnNode` rejects the node, another `AllocationError` is an Error). Found once
+    for the nodes whose devices the search reads alike (`sched.dra.alike`)."""
     from kresched.sched.dra.allocator import AllocationError, AllocationFailedOnNode
 
+    assert state.dra is not None
     try:
-        return allocator.allocate(node, claims)
+        return first_fit(state.allocator, node, claims, signature, stamp, state.dra.derived)
     except AllocationFailedOnNode as exc:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),), NAME)
     except AllocationError as exc:
@@ -237,7 +241,7 @@ class DynamicResources:
                 allocation = hit[1]
                 state.memo[key] = (stamp, allocation)
             else:
-                allocation = _allocate(state.allocator, node, claims)
+                allocation = _allocate(state, node, claims, signature, stamp)
                 # An error names the claim and request it is about: never another pod's answer.
                 if allocation is None or not isinstance(allocation, Status) or allocation.code != Code.ERROR:
                     state.memo[key] = (stamp, allocation)

@@ -64,7 +64,7 @@ from kresched.sched.dra.constraints import DistinctAttribute, MatchAttribute
 from kresched.sched.dra.pools import DEFAULT_FEATURES, DeviceEntry, DeviceID, Features, NodePools, SliceIndex
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocationError", "AllocationFailedOnNode", "Allocator", "Features",
-           "NodeAllocation", "claim_ref", "taint_prevents_allocation"]
+           "NodeAllocation", "Picks", "claim_ref", "taint_prevents_allocation"]
 
 #: `resourceapi.AllocationResultsMaxSize`.
 ALLOCATION_RESULTS_MAX_SIZE = 32
@@ -136,6 +136,11 @@ class _Request:
         return (self.parent, self.name) if self.parent is not None else (self.name, "")
 
 
+#: Where a first fit took the devices: per claim, (request, subrequest, place among the node's
+#: devices) per device of its result (`Allocator.allocate_picks`).
+Picks = tuple[tuple[tuple[int, int, int], ...], ...]
+
+
 class _Picked:
     __slots__ = ("consumed", "entry", "request", "share_id")
 
@@ -201,6 +206,17 @@ class Allocator:
         """Allocate every claim on `node`, or None ("cannot allocate all claims"); raises
         `AllocationError` (fatal) or `AllocationFailedOnNode`."""
         return _Attempt(self, node, claims).run()
+
+    def allocate_picks(self, node: Node, claims: Sequence[ResourceClaim]) -> tuple[NodeAllocation | None, Picks]:
+        """`allocate`, and where its first fit took the devices (`Picks`; () where none fits)."""
+        attempt = _Attempt(self, node, claims)
+        result = attempt.run()
+        return result, attempt.picks() if result is not None else ()
+
+    def replay(self, node: Node, claims: Sequence[ResourceClaim], picks: Picks) -> NodeAllocation:
+        """The allocation that takes the devices at `picks` among `node`'s (what `allocate_picks`
+        found on a node whose devices the search reads alike: its first fit here too)."""
+        return _Attempt(self, node, claims).replayed(picks)
 
     # -- shared between attempts ---------------------------------------------------------------------
 
@@ -305,6 +321,26 @@ class _Attempt:
             if pools.has_invalid:
                 raise AllocationFailedOnNode(INVALID_POOLS)
             return None
+        return NodeAllocation(tuple(self._result(ci, claim) for ci, claim in enumerate(self.claims)))
+
+    def picks(self) -> Picks:
+        """Per claim, each device the search took: (request, subrequest, its place in the node's
+        devices), in the order of the result."""
+        place = {id(e): k for k, e in enumerate(self.entries)}
+        out = []
+        for ci, picked in enumerate(self.results):
+            which = {id(r): (ri, si) for ri, alts in enumerate(self.requests[ci]) for si, r in enumerate(alts)}
+            out.append(tuple((*which[id(p.request)], place[id(p.entry)]) for p in picked))
+        return tuple(out)
+
+    def replayed(self, picks: Picks) -> NodeAllocation:
+        """`run`'s result where the search took the devices at `picks` (nothing shared or consumed)."""
+        self.node_pools = self.owner.pools_for(self.node)
+        self.entries = self.node_pools.entries
+        for ci, claim in enumerate(self.claims):
+            self._prepare_claim(ci, claim)
+        for ci, taken in enumerate(picks):
+            self.results[ci] = [_Picked(self.requests[ci][ri][si], self.entries[k], None, None) for ri, si, k in taken]
         return NodeAllocation(tuple(self._result(ci, claim) for ci, claim in enumerate(self.claims)))
 
     def _prepare_claim(self, ci: int, claim: ResourceClaim) -> None:

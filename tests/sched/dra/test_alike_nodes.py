@@ -1,0 +1,185 @@
+"""The allocator's first fit found once for nodes whose devices its search reads alike
+(`sched.dra.alike`).
+
+Two nodes with equal `node_facts` must get, for the same claims, what the allocator finds on each of
+them: no fit on both, or on the second the fit `Allocator.replay` builds from where the first one's
+took its devices — over generated devices (models, memory sizes, taints, binding conditions, some
+in use), with the features that make the search read taints and binding conditions on and off, and
+claims (counts, selectors, `All`, a constraint, tolerations, subrequests, admin access); the second
+node a copy of the first's devices, or one with a single difference. And a generated GPU
+queue plans the same with the answers shared as with every node allocated on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest import mock
+
+import msgspec
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from kresched.model.cluster import ClusterState
+from kresched.model.dra import DeviceClass, ResourceClaim
+from kresched.model.objects import Pod
+from kresched.plan.gang import plan_queue
+from kresched.plan.planner import Planner
+from kresched.plan.plans import PlanOptions
+from kresched.plan.queue import gang_lookups
+from kresched.sched import dynamic_resources
+from kresched.sched.dra.alike import node_facts
+from kresched.sched.dra.allocated import AllocatedState
+from kresched.sched.dra.allocator import AllocationError, Allocator, Features
+from tests.builders import make_claim, make_device, make_device_class, make_node, make_slice
+from tests.plan.test_queue_cache import PROFILE, decision, queues
+
+GPU = "gpu.example.com"
+_SIZE = 4
+
+_device = st.fixed_dictionaries({
+    "model": st.sampled_from(("A", "B")),
+    "memory": st.sampled_from((8, 16)),
+    "taint": st.sampled_from((None, None, "broken")),
+    "binding": st.sampled_from(((), (), ("attached",))),
+    "used": st.sampled_from((False, False, True)),
+})
+_request = st.fixed_dictionaries({
+    "selector": st.sampled_from((None, 'device.attributes["gpu.example.com"].model == "A"',
+                                 'device.attributes["gpu.example.com"].memory >= 16')),
+    "count": st.sampled_from((1, 1, 2)),
+    "all": st.sampled_from((False, False, False, True)),
+    "tolerate": st.booleans(),
+    "admin": st.sampled_from((False, False, False, True)),
+    "alternatives": st.sampled_from((False, False, True)),
+})
+
+
+def _slice_device(i: int, d: dict[str, Any]) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if d["taint"]:
+        extra["taints"] = [{"key": d["taint"], "effect": "NoSchedule"}]
+    if d["binding"]:
+        extra["bindingConditions"] = list(d["binding"])
+        extra["bindingFailureConditions"] = ["failed"]
+    return make_device(f"gpu-{i}", attributes={"model": d["model"], "memory": d["memory"]}, **extra)
+
+
+def _exactly(r: dict[str, Any], selector: str | None, sub: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"deviceClassName": GPU}
+    if r["all"]:
+        out["allocationMode"] = "All"
+    else:
+        out["count"] = r["count"]
+    if selector:
+        out["selectors"] = [{"cel": {"expression": selector}}]
+    if r["tolerate"]:
+        out["tolerations"] = [{"key": "broken", "operator": "Exists", "effect": "NoSchedule"}]
+    if r["admin"] and not sub:  # (a subrequest has no adminAccess)
+        out["adminAccess"] = True
+    return out
+
+
+def _claim(k: int, requests: list[dict[str, Any]], constrained: bool) -> ResourceClaim:
+    spec_requests = []
+    for i, r in enumerate(requests):
+        if r["alternatives"]:
+            spec_requests.append({"name": f"r{i}", "firstAvailable": [
+                {"name": "a", **_exactly(r, 'device.attributes["gpu.example.com"].model == "B"', sub=True)},
+                {"name": "b", **_exactly(r, r["selector"], sub=True)}]})
+        else:
+            spec_requests.append({"name": f"r{i}", "exactly": _exactly(r, r["selector"])})
+    claim = make_claim(f"c{k}", requests=[])
+    spec: dict[str, Any] = {"devices": {"requests": spec_requests}}
+    if constrained and len(requests) > 1:
+        spec["devices"]["constraints"] = [{"matchAttribute": f"{GPU}/model"}]
+    return msgspec.structs.replace(claim, spec=msgspec.convert(spec, type(claim.spec)))
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=500)
+@given(first=st.lists(_device, min_size=1, max_size=_SIZE), change=st.sampled_from(
+           (None, None, None, "model", "memory", "taint", "binding", "used", "fewer")),
+       at=st.integers(0, _SIZE - 1),
+       claims=st.lists(st.tuples(st.lists(_request, min_size=1, max_size=2), st.booleans()), min_size=1, max_size=2),
+       features=st.sampled_from((Features(), Features(), Features(device_binding_and_status=False),
+                                 Features(device_taints=False))))
+def test_nodes_alike_in_what_the_search_reads_get_the_same_first_fit(
+        first: list[dict[str, Any]], change: str | None, at: int,
+        claims: list[tuple[list[dict[str, Any]], bool]], features: Features) -> None:
+    second = [dict(d) for d in first]
+    k = at % len(second)
+    if change == "fewer" and len(second) > 1:
+        second.pop(k)
+    elif change in ("model", "memory", "taint", "binding", "used"):
+        options = {"model": ("A", "B"), "memory": (8, 16), "taint": (None, "broken"),
+                   "binding": ((), ("attached",)), "used": (False, True)}[change]
+        second[k][change] = options[1] if second[k][change] == options[0] else options[0]
+    nodes = [make_node("n0"), make_node("n1")]
+    slices = [make_slice(n.metadata.name, [_slice_device(i, d) for i, d in enumerate(devices)])
+              for n, devices in zip(nodes, (first, second), strict=True)]
+    held = [make_claim(f"held-{n.metadata.name}-{i}", allocated=[(GPU, n.metadata.name, f"gpu-{i}")],
+                       node=n.metadata.name)
+            for n, devices in zip(nodes, (first, second), strict=True) for i, d in enumerate(devices) if d["used"]]
+    classes: list[DeviceClass] = [make_device_class()]
+    allocator = Allocator(classes, slices, AllocatedState.from_claims(held), features=features)
+    wanted = [_claim(i, requests, constrained) for i, (requests, constrained) in enumerate(claims)]
+    kept: dict[str, Any] = {}
+    alike = node_facts(allocator, nodes[0], (0,), kept) == node_facts(allocator, nodes[1], (0,), kept) is not None
+    event(f"alike: {alike}")
+    if not alike:
+        return
+    try:
+        found, picks = allocator.allocate_picks(nodes[0], wanted)
+    except AllocationError:
+        event("an error: never shared")
+        return
+    own = allocator.allocate(nodes[1], wanted)
+    event(f"fits: {found is not None}")
+    if found is None:
+        assert own is None
+    else:
+        assert allocator.replay(nodes[1], wanted, picks) == own
+
+
+def _plans(state: ClusterState, pods: list[Pod], shared: bool) -> list[tuple]:
+    state.dra.derived.clear()  # (what an earlier run kept, not this one's)
+    alone = lambda allocator, node, claims, *_: allocator.allocate(node, claims)  # noqa: E731
+    with mock.patch.object(dynamic_resources, "first_fit", dynamic_resources.first_fit if shared else alone):
+        return [decision(p) for p in plan_queue(Planner(state, PlanOptions()), pods, *gang_lookups(state))]
+
+
+@PROFILE
+@given(queues())
+def test_a_gpu_queue_plans_the_same_with_first_fits_shared_among_alike_nodes(
+        queue: tuple[ClusterState, list[Pod]]) -> None:
+    state, pods = queue
+    assert _plans(state, pods, shared=True) == _plans(state, pods, shared=False)
+
+
+_PLAIN = {"model": "A", "memory": 8, "taint": None, "binding": (), "used": False}
+
+
+@pytest.mark.parametrize(("change", "features", "alike"), [
+    ({}, Features(), True),  # the same devices under other names (node, pool, device)
+    ({"model": "B"}, Features(), False),  # what a selector reads
+    ({"taint": "broken"}, Features(), False),
+    ({"binding": ("attached",)}, Features(device_binding_and_status=False), False),  # (then not selectable)
+    ({"used": True}, Features(), False),
+])
+def test_nodes_are_alike_only_where_the_search_reads_their_devices_alike(change: dict[str, Any], features: Features,
+                                                                        alike: bool) -> None:
+    nodes = [make_node("n0"), make_node("n1")]
+    devices = ([_PLAIN, _PLAIN], [{**_PLAIN, **change}, _PLAIN])
+    slices = [make_slice(n.metadata.name, [_slice_device(i, d) for i, d in enumerate(ds)], name=f"s-{n.metadata.name}")
+              for n, ds in zip(nodes, devices, strict=True)]
+    held = [make_claim("held", allocated=[(GPU, "n1", "gpu-0")], node="n1")] if change.get("used") else []
+    allocator = Allocator([make_device_class()], slices, AllocatedState.from_claims(held), features=features)
+    kept: dict[str, Any] = {}
+    assert (node_facts(allocator, nodes[0], (0,), kept) == node_facts(allocator, nodes[1], (0,), kept)) is alike
+    one = _claim(0, [{"selector": 'device.attributes["gpu.example.com"].model == "A"', "count": 1, "all": False,
+                      "tolerate": False, "admin": False, "alternatives": False}], False)
+    found, picks = allocator.allocate_picks(nodes[0], [one])
+    own = allocator.allocate(nodes[1], [one])
+    # (Where they are not alike, the first fits differ here: the first node's first device is passed over.)
+    assert found is not None
+    assert (allocator.replay(nodes[1], [one], picks) == own) is alike
