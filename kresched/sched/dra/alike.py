@@ -26,8 +26,8 @@ from kresched.model.objects import Node
 
 __all__ = ["ALIKE_FACTS", "ALIKE_FITS", "first_fit", "node_facts"]
 
-#: `DraState.derived` key: per node name, its pools, what of them is fixed, and its pools' versions
-#: (`pools_stamp`) with `node_facts` then.
+#: `DraState.derived` key: per node name, the labels and slice index its facts were found for, what
+#: of them is fixed all run, and its pools' versions (`pools_stamp`) with `node_facts` then.
 ALIKE_FACTS = "alike-facts"
 #: `DraState.derived` key: per (claims' specs, `node_facts`), where the first fit took
 #: the devices (`Picks`), or None where nothing fits.
