@@ -6,7 +6,8 @@ them: no fit on both, or on the second the fit `Allocator.replay` builds from wh
 took its devices — over generated devices (models, memory sizes, taints, binding conditions, some
 in use), with the features that make the search read taints and binding conditions on and off, and
 claims (counts, selectors, `All`, a constraint, tolerations, subrequests, admin access); the second
-node a copy of the first's devices, or one with a single difference. And a generated GPU
+node a copy of the first's devices, or one with a single difference, both maybe reaching a
+network-attached pool too. And a generated GPU
 queue plans the same with the answers shared as with every node allocated on its own.
 """
 
@@ -102,10 +103,11 @@ def _claim(k: int, requests: list[dict[str, Any]], constrained: bool) -> Resourc
        at=st.integers(0, _SIZE - 1),
        claims=st.lists(st.tuples(st.lists(_request, min_size=1, max_size=2), st.booleans()), min_size=1, max_size=2),
        features=st.sampled_from((Features(), Features(), Features(device_binding_and_status=False),
-                                 Features(device_taints=False))))
+                                 Features(device_taints=False))),
+       shared=st.lists(_device, max_size=2))
 def test_nodes_alike_in_what_the_search_reads_get_the_same_first_fit(
         first: list[dict[str, Any]], change: str | None, at: int,
-        claims: list[tuple[list[dict[str, Any]], bool]], features: Features) -> None:
+        claims: list[tuple[list[dict[str, Any]], bool]], features: Features, shared: list[dict[str, Any]]) -> None:
     second = [dict(d) for d in first]
     k = at % len(second)
     if change == "fewer" and len(second) > 1:
@@ -120,6 +122,12 @@ def test_nodes_alike_in_what_the_search_reads_get_the_same_first_fit(
     held = [make_claim(f"held-{n.metadata.name}-{i}", allocated=[(GPU, n.metadata.name, f"gpu-{i}")],
                        node=n.metadata.name)
             for n, devices in zip(nodes, (first, second), strict=True) for i, d in enumerate(devices) if d["used"]]
+    # Devices every node reaches (a network-attached pool), some in use: the same for both nodes.
+    if shared:
+        slices.append(make_slice(None, [{**_slice_device(i, d), "name": f"net-{i}"} for i, d in enumerate(shared)],
+                                 pool="shared", allNodes=True))
+        held += [make_claim(f"held-net-{i}", allocated=[(GPU, "shared", f"net-{i}")])
+                 for i, d in enumerate(shared) if d["used"]]
     classes: list[DeviceClass] = [make_device_class()]
     allocator = Allocator(classes, slices, AllocatedState.from_claims(held), features=features)
     wanted = [_claim(i, requests, constrained) for i, (requests, constrained) in enumerate(claims)]
