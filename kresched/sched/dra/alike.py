@@ -24,17 +24,30 @@ from typing import Any
 from kresched.model.dra import ResourceClaim
 from kresched.model.objects import Node
 
-__all__ = ["ALIKE_FACTS", "ALIKE_FITS", "first_fit", "node_facts"]
+__all__ = ["ALIKE_FACTS", "ALIKE_FITS", "KeptFacts", "first_fit", "node_facts"]
 
-#: `DraState.derived` key: per node name, the labels and slice index its facts were found for, what
-#: of them is fixed all run, and its pools' versions (`pools_stamp`) with `node_facts` then.
+#: `DraState.derived` key of the run's `KeptFacts`.
 ALIKE_FACTS = "alike-facts"
 #: `DraState.derived` key: per (claims' specs, `node_facts`), where the first fit took
 #: the devices (`Picks`), or None where nothing fits.
 ALIKE_FITS = "alike-fits"
 
 
-def node_facts(allocator: Any, node: Node, stamp: tuple[int, ...], kept: dict[str, Any]) -> int | None:
+class KeptFacts:
+    """What `node_facts` keeps in a run: per node name, the labels and slice index its facts were
+    found for, what of them is fixed all run, and its pools' versions (`pools_stamp`) with its facts
+    then (`nodes`); and the numbers given to distinct facts (`numbers`) and to their fixed parts
+    (`fixed`)."""
+
+    __slots__ = ("fixed", "nodes", "numbers")
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, tuple[Any, Any, tuple[tuple, int] | None, tuple[tuple[int, ...], int | None]]] = {}
+        self.fixed: dict[tuple, int] = {}
+        self.numbers: dict[tuple, int] = {}
+
+
+def node_facts(allocator: Any, node: Node, stamp: tuple[int, ...], kept: KeptFacts) -> int | None:
     """All the allocator's search reads of `node`'s devices and pools (see the module), as a number
     equal for nodes alike (and the same allocator features); None where nodes are not compared.
     Kept per node (`kept`): what does not change in a run once (per the node's labels, which select
@@ -42,9 +55,9 @@ def node_facts(allocator: Any, node: Node, stamp: tuple[int, ...], kept: dict[st
     (it changes only with them)."""
     name = node.metadata.name
     labels, index = node.metadata.labels, allocator.index
-    hit = kept.get(name)
+    hit = kept.nodes.get(name)
     if hit is not None and hit[0] is labels and hit[1] is index:
-        if hit[3] is not None and hit[3][0] == stamp:
+        if hit[3][0] == stamp:
             return hit[3][1]
         fixed = hit[2]
     else:
@@ -54,14 +67,14 @@ def node_facts(allocator: Any, node: Node, stamp: tuple[int, ...], kept: dict[st
         ids, allocated = fixed[0], allocator.allocated
         if not ((allocated.capacity or allocated.shared_devices)
                 and any(d in allocated.capacity or d in allocated.shared_devices for d in ids)):
-            numbers = kept.setdefault(_NUMBERS, {})
+            numbers = kept.numbers
             facts = numbers.setdefault((allocator.features, fixed[1], tuple(map(allocated.is_dedicated, ids))),
                                        len(numbers))
-    kept[name] = (labels, index, fixed, (stamp, facts))
+    kept.nodes[name] = (labels, index, fixed, (stamp, facts))
     return facts
 
 
-def _fixed(allocator: Any, pools: Any, kept: dict[str, Any]) -> tuple[tuple, int] | None:
+def _fixed(allocator: Any, pools: Any, kept: KeptFacts) -> tuple[tuple, int] | None:
     """The devices' ids, and what the search reads of the node's devices and pools but whether a
     device is in use (the same all run), as a number equal for nodes alike in it; None where a device
     consumes counters or allows multiple allocations."""
@@ -70,7 +83,7 @@ def _fixed(allocator: Any, pools: Any, kept: dict[str, Any]) -> tuple[tuple, int
     place = {id(p): k for k, p in enumerate(pools.pools)}
     devices = tuple((allocator.signature(e.id[0], e.device), e.device.taints, bool(e.device.binding_conditions),
                      e.node_ok, place[id(e.pool)]) for e in pools.entries)
-    numbers = kept.setdefault(_FIXED, {})
+    numbers = kept.fixed
     fixed = (devices, tuple((p.is_incomplete, p.is_invalid) for p in pools.pools), pools.has_invalid)
     return tuple(e.id for e in pools.entries), numbers.setdefault(fixed, len(numbers))
 
@@ -79,7 +92,10 @@ def first_fit(allocator: Any, node: Node, claims: Sequence[ResourceClaim], signa
               stamp: tuple[int, ...], derived: dict[str, Any]) -> Any:
     """`allocator.allocate(node, claims)` (`signature`: the claims' specs, `stamp`: the versions of
     the node's pools), from the answer found on a node alike where there is one; raises as it."""
-    facts = node_facts(allocator, node, stamp, derived.setdefault(ALIKE_FACTS, {}))
+    kept = derived.get(ALIKE_FACTS)
+    if kept is None:
+        kept = derived[ALIKE_FACTS] = KeptFacts()
+    facts = node_facts(allocator, node, stamp, kept)
     if facts is None:
         return allocator.allocate(node, claims)
     fits: dict[Hashable, Any] = derived.setdefault(ALIKE_FITS, {})
@@ -95,5 +111,3 @@ def first_fit(allocator: Any, node: Node, claims: Sequence[ResourceClaim], signa
 
 
 _UNKNOWN = object()
-#: `node_facts`' numbers and `_fixed`'s, in the same `kept` (no node is named so).
-_NUMBERS, _FIXED = "", " "

@@ -310,15 +310,18 @@ class _Attempt:
 
     # -- setup ---------------------------------------------------------------------------------------
 
-    def run(self) -> NodeAllocation | None:
-        pools = self.owner.pools_for(self.node)
-        self.node_pools = pools
-        self.entries = pools.entries
+    def _prepare(self) -> None:
+        """The node's pools and devices, and the claims' requests."""
+        self.node_pools = self.owner.pools_for(self.node)
+        self.entries = self.node_pools.entries
         for ci, claim in enumerate(self.claims):
             self._prepare_claim(ci, claim)
+
+    def run(self) -> NodeAllocation | None:
+        self._prepare()
         outcome = self._one(0, 0, 0, 0, False, 0)
         if outcome != _DONE:
-            if pools.has_invalid:
+            if self.node_pools.has_invalid:
                 raise AllocationFailedOnNode(INVALID_POOLS)
             return None
         return NodeAllocation(tuple(self._result(ci, claim) for ci, claim in enumerate(self.claims)))
@@ -335,10 +338,7 @@ class _Attempt:
 
     def replayed(self, picks: Picks) -> NodeAllocation:
         """`run`'s result where the search took the devices at `picks` (nothing shared or consumed)."""
-        self.node_pools = self.owner.pools_for(self.node)
-        self.entries = self.node_pools.entries
-        for ci, claim in enumerate(self.claims):
-            self._prepare_claim(ci, claim)
+        self._prepare()
         for ci, taken in enumerate(picks):
             self.results[ci] = [_Picked(self.requests[ci][ri][si], self.entries[k], None, None) for ri, si, k in taken]
         return NodeAllocation(tuple(self._result(ci, claim) for ci, claim in enumerate(self.claims)))

@@ -14,7 +14,6 @@ queue plans the same with the answers shared as with every node allocated on its
 from __future__ import annotations
 
 from typing import Any
-from unittest import mock
 
 import msgspec
 import pytest
@@ -24,16 +23,12 @@ from hypothesis import strategies as st
 from kresched.model.cluster import ClusterState
 from kresched.model.dra import DeviceClass, ResourceClaim
 from kresched.model.objects import Pod
-from kresched.plan.gang import plan_queue
-from kresched.plan.planner import Planner
-from kresched.plan.plans import PlanOptions
-from kresched.plan.queue import gang_lookups
-from kresched.sched import dynamic_resources
-from kresched.sched.dra.alike import node_facts
+from kresched.sched.dra.alike import KeptFacts, node_facts
 from kresched.sched.dra.allocated import AllocatedState
 from kresched.sched.dra.allocator import AllocationError, Allocator, Features
 from tests.builders import make_claim, make_device, make_device_class, make_node, make_slice
-from tests.plan.test_queue_cache import PROFILE, decision, queues
+from tests.plan.test_queue_cache import PROFILE, queues
+from tests.sched.dra.test_first_fit_kept import planned_with
 
 GPU = "gpu.example.com"
 _SIZE = 4
@@ -131,7 +126,7 @@ def test_nodes_alike_in_what_the_search_reads_get_the_same_first_fit(
     classes: list[DeviceClass] = [make_device_class()]
     allocator = Allocator(classes, slices, AllocatedState.from_claims(held), features=features)
     wanted = [_claim(i, requests, constrained) for i, (requests, constrained) in enumerate(claims)]
-    kept: dict[str, Any] = {}
+    kept = KeptFacts()
     alike = node_facts(allocator, nodes[0], (0,), kept) == node_facts(allocator, nodes[1], (0,), kept) is not None
     event(f"alike: {alike}")
     if not alike:
@@ -149,11 +144,8 @@ def test_nodes_alike_in_what_the_search_reads_get_the_same_first_fit(
         assert allocator.replay(nodes[1], wanted, picks) == own
 
 
-def _plans(state: ClusterState, pods: list[Pod], shared: bool) -> list[tuple]:
-    state.dra.derived.clear()  # (what an earlier run kept, not this one's)
-    alone = lambda allocator, node, claims, *_: allocator.allocate(node, claims)  # noqa: E731
-    with mock.patch.object(dynamic_resources, "first_fit", dynamic_resources.first_fit if shared else alone):
-        return [decision(p) for p in plan_queue(Planner(state, PlanOptions()), pods, *gang_lookups(state))]
+def _alone(allocator: Any, node: Any, claims: Any, *_: object) -> Any:
+    return allocator.allocate(node, claims)
 
 
 @PROFILE
@@ -161,7 +153,7 @@ def _plans(state: ClusterState, pods: list[Pod], shared: bool) -> list[tuple]:
 def test_a_gpu_queue_plans_the_same_with_first_fits_shared_among_alike_nodes(
         queue: tuple[ClusterState, list[Pod]]) -> None:
     state, pods = queue
-    assert _plans(state, pods, shared=True) == _plans(state, pods, shared=False)
+    assert planned_with(state, pods) == planned_with(state, pods, "first_fit", _alone)
 
 
 _PLAIN = {"model": "A", "memory": 8, "taint": None, "binding": (), "used": False}
@@ -182,7 +174,7 @@ def test_nodes_are_alike_only_where_the_search_reads_their_devices_alike(change:
               for n, ds in zip(nodes, devices, strict=True)]
     held = [make_claim("held", allocated=[(GPU, "n1", "gpu-0")], node="n1")] if change.get("used") else []
     allocator = Allocator([make_device_class()], slices, AllocatedState.from_claims(held), features=features)
-    kept: dict[str, Any] = {}
+    kept = KeptFacts()
     assert (node_facts(allocator, nodes[0], (0,), kept) == node_facts(allocator, nodes[1], (0,), kept)) is alike
     one = _claim(0, [{"selector": 'device.attributes["gpu.example.com"].model == "A"', "count": 1, "all": False,
                       "tolerate": False, "admin": False, "alternatives": False}], False)

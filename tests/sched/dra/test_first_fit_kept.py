@@ -10,6 +10,7 @@ the kept answers and without them give the same plans; the examples where it mus
 
 from __future__ import annotations
 
+import contextlib
 from unittest import mock
 
 import pytest
@@ -23,7 +24,6 @@ from kresched.plan.planner import Planner
 from kresched.plan.plans import PlanOptions
 from kresched.plan.queue import gang_lookups, pending_pods_to_plan, plan_pending
 from kresched.sched import dynamic_resources
-from kresched.sched.dra import inuse
 from kresched.sched.dra.allocator import NodeAllocation
 from kresched.sched.dra.inuse import still_first_fit
 from kresched.sched.framework import Code, Status
@@ -44,9 +44,12 @@ GPU = "gpu.example.com"
 MODEL_A = device_request(selectors=[f'device.attributes["{GPU}"].model == "A"'])
 
 
-def _plans(state: ClusterState, pods: list[Pod], keep: bool) -> list[tuple]:
+def planned_with(state: ClusterState, pods: list[Pod], name: str | None = None, stand_in: object = None
+                 ) -> list[tuple]:
+    """The queue's decisions, planned afresh, with `dynamic_resources.<name>` replaced by `stand_in`
+    (no name: as it is)."""
     state.dra.derived.clear()  # (what an earlier run kept, not this one's)
-    with mock.patch.object(dynamic_resources, "still_first_fit", inuse.still_first_fit if keep else _never):
+    with mock.patch.object(dynamic_resources, name, stand_in) if name else contextlib.nullcontext():
         return [decision(p) for p in plan_queue(Planner(state, PlanOptions()), pods, *gang_lookups(state))]
 
 
@@ -59,7 +62,7 @@ def _never(*_: object) -> bool:
 def test_a_queue_plans_the_same_keeping_first_fits_across_allocations_as_allocating_again(
         queue: tuple[ClusterState, list[Pod]]) -> None:
     state, pods = queue
-    assert _plans(state, pods, keep=True) == _plans(state, pods, keep=False)
+    assert planned_with(state, pods) == planned_with(state, pods, "still_first_fit", _never)
 
 
 def _model_a_pod(name: str) -> tuple[Pod, object]:
