@@ -92,6 +92,7 @@ from kresched.sched.interpod_affinity_terms import (
     resolve_namespaces,
 )
 from kresched.sched.node_info import NodeInfo
+from kresched.sched.pod_topology_spread_constraints import HOSTNAME_LABEL
 
 __all__ = [
     "DEFAULT_HARD_POD_AFFINITY_WEIGHT",
@@ -241,6 +242,20 @@ class InterPodAffinity:
                                                  details=(f"pods in {pair[0]}={pair[1]} have anti-affinity "
                                                           f"against this pod",))
         return SUCCESS
+
+    def label_keys(self, cycle: CycleState) -> tuple[str, ...] | None:
+        """The node labels Filter reads for this pod, all it reads of a node (its verdict is a
+        function of their values while the PreFilter state stays as it is): the terms' topology keys
+        and those the existing pods' anti-affinity is counted under. None where a key is the
+        hostname (every node its own domain), where there is no state, or where that anti-affinity
+        is counted under two keys or more (then the message names the first of the node's labels
+        counted, in the node's order of its labels)."""
+        state: _State | None = cycle.read(_STATE_KEY)
+        if state is None or len(state.existing_keys) > 1:
+            return None
+        keys = tuple(dict.fromkeys((*(t.topology_key for t in state.affinity_terms),
+                                    *(t.topology_key for t in state.anti_affinity_terms), *state.existing_keys)))
+        return None if HOSTNAME_LABEL in keys else keys
 
     def resume_state(self, cycle: CycleState) -> _State | None:
         """What Filter reads besides the node (`sched.resume`): a copy of the PreFilter state."""

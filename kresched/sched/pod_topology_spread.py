@@ -318,6 +318,13 @@ class PodTopologySpread:
             st = state.verdicts[values] = _verdict(state, labels)
         return st
 
+    def label_keys(self, cycle: CycleState) -> tuple[str, ...] | None:
+        """The node labels Filter reads for this pod, all it reads of a node (its verdict is a
+        function of their values while the PreFilter state stays as it is); None where a key is
+        the hostname (every node its own domain) or there is no state."""
+        state: _State | None = cycle.read(_STATE_KEY)
+        return state.keys if state is not None else None
+
     def resume_state(self, cycle: CycleState) -> _State | None:
         """What Filter reads besides the node (`sched.resume`): a copy of the PreFilter state."""
         state: _State | None = cycle.read(_STATE_KEY)

@@ -505,9 +505,24 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
                 return hit[1]
         return SUCCESS
 
+    # Where every filter of `rest` reads of a node only some of its labels (`label_keys`), their
+    # first failing status is one per combination of those labels' values: found once here.
+    keys = _labels_read(rest, cycle) if rest else None
+    one = keys[0] if keys is not None and len(keys) == 1 else None
+    by_labels: dict[Any, Status] = {}
+
     def ending(info: NodeInfo, plugs: list[FilterPlugin]) -> Status:
         """`first_failing` of `plugs` then `last`, whose status `tail` keeps."""
-        st = first_failing(info, plugs)
+        if keys is not None and plugs is rest:
+            labels = info.node.metadata.labels
+            values = labels.get(one) if one is not None else tuple(map(labels.get, keys))  # type: ignore[arg-type]
+            st = by_labels.get(values)  # type: ignore[arg-type]
+            if st is None:
+                st = first_failing(info, plugs)
+                if st.code != Code.ERROR:
+                    by_labels[values] = st  # type: ignore[index]
+        else:
+            st = first_failing(info, plugs)
         if st.code or tail is None:
             return st
         hit = tail.get(info.name)
@@ -633,6 +648,19 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         elif kept is not None:
             slot.walk, slot.states = walk, kept
     return diag, cycle
+
+
+def _labels_read(plugins: Sequence[FilterPlugin], cycle: CycleState) -> tuple[str, ...] | None:
+    """The node labels `plugins` read, where each reads only labels of a node for this pod (its
+    `label_keys`), in order; else None."""
+    keys: dict[str, None] = {}
+    for pl in plugins:
+        read = getattr(pl, "label_keys", None)
+        found = read(cycle) if read is not None else None
+        if found is None:
+            return None
+        keys.update(dict.fromkeys(found))
+    return tuple(keys)
 
 
 def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held: dict[str, list[Pod]], limit: int,
