@@ -59,8 +59,10 @@ Deliberate differences:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import ClassVar
+
+import msgspec
 
 from kresched.model.objects import Pod
 from kresched.sched.framework import (
@@ -86,11 +88,11 @@ from kresched.sched.interpod_affinity_terms import (
     NO_LABELS,
     AffinityTerm,
     Counts,
-    count_matching,
     required_anti_affinity_terms,
     required_terms,
     resolve_namespaces,
 )
+from kresched.sched.match_counts import selected_per_node
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import HOSTNAME_LABEL
 
@@ -381,7 +383,9 @@ def _incoming_counts(affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[Af
     """`getIncomingAffinityAntiAffinityCounts`, visiting only the namespaces the terms select.
 
     The incoming pod's namespace selectors are already resolved into `namespaces` (or select all),
-    so whether a term applies is decided once per namespace, and pods are counted per node.
+    so whether a term applies is decided once per namespace. Pods are counted per node as kept per
+    snapshot lineage (`selected_per_node`, every pod: upstream counts terminating ones too): the
+    replicas of a workload ask the same of one simulated cluster after another.
     """
     affinity_counts: Counts = {}
     anti_counts: Counts = {}
@@ -390,36 +394,39 @@ def _incoming_counts(affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[Af
     index = snapshot.pods_by_namespace()
     by_name = snapshot.by_name
     terms = (*affinity, *anti_affinity)
+    names: Iterable[str]
     if any(t.selects_all_namespaces for t in terms):
-        namespaces: Iterable[tuple[str, dict[str, tuple[Pod, ...]] | None]] = index.items()
+        names = index.keys()
     else:
-        namespaces = [(ns, index.get(ns)) for ns in sorted(set().union(*(t.namespaces for t in terms)))]
-    for ns, groups in namespaces:
-        if not groups:
+        names = sorted(set().union(*(t.namespaces for t in terms)))
+    for ns in names:
+        if not index.get(ns):
             continue
         aff = affinity if affinity and all(t.selects_namespace(ns, NO_LABELS) for t in affinity) else ()
         anti = [t for t in anti_affinity if t.selects_namespace(ns, NO_LABELS)]
-        if not aff and not anti:
-            continue
-        aff_selectors = [t.selector for t in aff]
-        for name, pods in groups.items():
-            labels = by_name[name].node.metadata.labels
-            if aff:
-                pairs = [(t.topology_key, labels[t.topology_key]) for t in aff if t.topology_key in labels]
-                if pairs:
-                    n = count_matching(pods, aff_selectors)
-                    if n:
-                        for pair in pairs:
-                            affinity_counts[pair] = affinity_counts.get(pair, 0) + n
-            for t in anti:
-                value = labels.get(t.topology_key)
-                if value is None:
-                    continue
-                n = count_matching(pods, (t.selector,))
-                if n:
+        if aff:
+            # A pod counts where it matches every affinity term.
+            key = aff[0].selector_key if len(aff) == 1 else msgspec.json.encode([t.selector_key for t in aff])
+            for name, n in selected_per_node(snapshot, ns, key, _all_of([t.selector for t in aff]), True).items():
+                labels = by_name[name].node.metadata.labels
+                for t in aff:
+                    value = labels.get(t.topology_key)
+                    if value is not None:
+                        pair = (t.topology_key, value)
+                        affinity_counts[pair] = affinity_counts.get(pair, 0) + n
+        for t in anti:
+            for name, n in selected_per_node(snapshot, ns, t.selector_key, t.selector, True).items():
+                value = by_name[name].node.metadata.labels.get(t.topology_key)
+                if value is not None:
                     pair = (t.topology_key, value)
                     anti_counts[pair] = anti_counts.get(pair, 0) + n
     return affinity_counts, anti_counts
+
+
+def _all_of(selectors: list[Callable[[Mapping[str, str]], bool]]) -> Callable[[Mapping[str, str]], bool]:
+    if len(selectors) == 1:
+        return selectors[0]
+    return lambda labels: all(sel(labels) for sel in selectors)
 
 
 def _bump(counts: Counts, node_labels: Mapping[str, str], topology_key: str, delta: int) -> None:

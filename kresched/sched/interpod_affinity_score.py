@@ -57,10 +57,10 @@ from kresched.sched.interpod_affinity_terms import (
     AffinityTerm,
     WeightedTerm,
     build_affinity_term,
-    count_matching,
     int32,
     preferred_terms,
 )
+from kresched.sched.match_counts import selected_per_node
 from kresched.sched.node_info import NodeInfo
 
 __all__ = ["ScoreState", "normalize_scores", "pre_score_state", "score_node", "score_nodes", "score_prescored"]
@@ -102,35 +102,30 @@ def _score_incoming_term(pod: Pod, term: PodAffinityTerm, namespace_labels: Mapp
         return t
     selected = {ns for ns, labels in namespace_labels.items()
                 if label_selector_matches(sel, labels)}  # type: ignore[arg-type]
-    return AffinityTerm(t.topology_key, t.namespaces | selected, sel, t.selector)
+    return AffinityTerm(t.topology_key, t.namespaces | selected, sel, t.selector, t.selector_key)
 
 
 def _add_incoming_terms(scores: ScoreMap, terms: Sequence[WeightedTerm], snapshot: Snapshot) -> None:
     """The incoming pod's preferred terms against every existing pod (`processExistingPod`'s first
-    two `processTerms`), namespace by namespace, matching pods counted per node."""
+    two `processTerms`), namespace by namespace, matching pods counted per node as kept per snapshot
+    lineage (`selected_per_node`, every pod: upstream counts terminating ones too)."""
     by_namespace = snapshot.pods_by_namespace()
-    namespaces: Iterable[tuple[str, dict[str, tuple[Pod, ...]]]]
+    names: Iterable[str]
     # Matched with nil namespace labels, a term's namespace selector selects every namespace or
     # none: where none does, only the namespaces the terms name are looked at, not the cluster's
     # thousands (the sums are of integers: the order they are added in does not matter).
     if any(t.selects_namespace("", NO_LABELS) for _, t in terms):  # ("": no namespace's name)
-        namespaces = by_namespace.items()
+        names = by_namespace.keys()
     else:
-        named = frozenset().union(*(t.namespaces for _, t in terms))
-        namespaces = [(ns, groups) for ns in sorted(named) if (groups := by_namespace.get(ns))]
-    for ns, groups in namespaces:
-        # Each term with its key's label column: a node's value is one lookup.
-        here = [(w, t, snapshot.label_column(t.topology_key).get) for w, t in terms
-                if t.selects_namespace(ns, NO_LABELS)]
-        if not here:
-            continue
-        for name, pods in groups.items():
-            for w, t, value_at in here:
+        names = [ns for ns in sorted(frozenset().union(*(t.namespaces for _, t in terms))) if by_namespace.get(ns)]
+    for ns in names:
+        for w, t in terms:
+            if not t.selects_namespace(ns, NO_LABELS):
+                continue
+            value_at = snapshot.label_column(t.topology_key).get  # (a node's value is one lookup)
+            for name, n in selected_per_node(snapshot, ns, t.selector_key, t.selector, True).items():
                 value = value_at(name)
-                if value is None:
-                    continue
-                n = count_matching(pods, (t.selector,))
-                if n:
+                if value is not None:
                     _add(scores, t.topology_key, value, n * w)
 
 

@@ -19,9 +19,11 @@ As upstream:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
+
+import msgspec
 
 from kresched.model.objects import Pod
 from kresched.model.selectors import label_selector_matches
@@ -35,7 +37,6 @@ __all__ = [
     "WeightedTerm",
     "build_affinity_term",
     "compile_label_selector",
-    "count_matching",
     "int32",
     "merge_label_keys",
     "preferred_terms",
@@ -64,6 +65,8 @@ class AffinityTerm:
     namespaces: frozenset[str]
     namespace_selector: LabelSelector | None
     selector: Callable[[Mapping[str, str]], bool]
+    #: The label selector `selector` is compiled from, encoded (equal keys: equal selectors).
+    selector_key: bytes
 
     @property
     def selects_all_namespaces(self) -> bool:
@@ -87,13 +90,6 @@ NO_LABELS: Mapping[str, str] = {}
 
 #: A term with its signed weight (`weight × multiplier`, an int32 as upstream).
 WeightedTerm = tuple[int, AffinityTerm]
-
-
-def count_matching(pods: Iterable[Pod], selectors: Sequence[Callable[[Mapping[str, str]], bool]]) -> int:
-    if len(selectors) == 1:
-        sel = selectors[0]
-        return sum(1 for p in pods if sel(p.metadata.labels))
-    return sum(1 for p in pods if all(sel(p.metadata.labels) for sel in selectors))
 
 
 def required_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
@@ -129,7 +125,8 @@ def build_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
         namespaces = frozenset(term.namespaces)
     selector = merge_label_keys(term.label_selector, pod.metadata.labels,
                                 term.match_label_keys, term.mismatch_label_keys)
-    return AffinityTerm(term.topology_key, namespaces, term.namespace_selector, compile_label_selector(selector))
+    return AffinityTerm(term.topology_key, namespaces, term.namespace_selector, compile_label_selector(selector),
+                        msgspec.json.encode(selector))
 
 
 def resolve_namespaces(term: AffinityTerm, namespace_labels: Mapping[str, Mapping[str, str]]) -> AffinityTerm:
@@ -140,7 +137,7 @@ def resolve_namespaces(term: AffinityTerm, namespace_labels: Mapping[str, Mappin
         return term
     selected = {ns for ns, labels in namespace_labels.items()
                 if label_selector_matches(sel, labels)}  # type: ignore[arg-type]
-    return AffinityTerm(term.topology_key, term.namespaces | selected, None, term.selector)
+    return AffinityTerm(term.topology_key, term.namespaces | selected, None, term.selector, term.selector_key)
 
 
 def merge_label_keys(selector: LabelSelector | None, pod_labels: Mapping[str, str],

@@ -4,7 +4,7 @@
 Owns the PreScore state (`ScoreState`: the constraints, the ignored nodes, the domain counts and
 weights; `pre_score_state`), the score of each node (`score_nodes`), its normalisation
 (`normalize_scores`), what is kept per snapshot lineage so that PreScore walks only what changed
-(`_MatchCounts`, `_AllNodeDomains`), `ScoreGainBound`, and Go's float arithmetic the score needs
+(`kresched.sched.match_counts`, `_AllNodeDomains`), `ScoreGainBound`, and Go's float arithmetic the score needs
 bit for bit (`go_log`, `go_round`). The plugin (`kresched.sched.pod_topology_spread`) keeps the
 state in the cycle; the constraints are `kresched.sched.pod_topology_spread_constraints`'. Never
 filters: a node's score says nothing about whether the pod fits there.
@@ -35,11 +35,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress, repeat
-from operator import add, is_
+from operator import add
 
 from kresched.model.objects import Pod
 from kresched.model.specs import TopologySpreadConstraint
-from kresched.sched.framework import MAX_NODE_SCORE, NodeLabels, Snapshot, go_div, regrouped
+from kresched.sched.framework import MAX_NODE_SCORE, NodeLabels, Snapshot, go_div
+from kresched.sched.match_counts import selected_per_node
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import (
     HOSTNAME_LABEL,
@@ -210,7 +211,7 @@ class ScoreState:
         #: from it has no matching pod); `score` counts any other NodeInfo itself.
         self.by_name = by_name
         #: Per hostname constraint: node name → matching pods on it (`countPodsMatchSelector`;
-        #: shared with `_MatchCounts`: do not change it).
+        #: shared with `selected_per_node`: do not change it).
         self.host_counts = host_counts
         #: The scored nodes' labels PreScore read (`score` reads them again for those nodes).
         self.view = view
@@ -276,7 +277,7 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
     """PreScore's counts over `domains` (the scored nodes' walk): every node of the cluster adds its
     matching pods to its domain, if that domain is one of the scored nodes'. Nodes without a pod of
     the namespace add nothing, so only they are walked. For hostname constraints, the counts per
-    node of the snapshot's NodeInfos, as kept (`_MatchCounts`)."""
+    node of the snapshot's NodeInfos, as kept (`selected_per_node`)."""
     keys, is_host = domains.keys, domains.is_host
     counts = [dict(v) for v in domains.values]
     # `topologyNormalizingWeight`: log(domains + 2); a hostname constraint has one domain per
@@ -310,114 +311,11 @@ def _score_state(pod: Pod, constraints: tuple[SpreadConstraint, ...], require_al
                        domains.ignored_at, snapshot.by_name, host_counts, view)
 
 
-def _recounted(per_node: dict[str, int], name: str, n: int) -> dict[str, int]:
-    """`per_node` with `name`'s count `n` (0: none), a changed count last (a copy: the old one is
-    shared)."""
-    out = per_node.copy()
-    out.pop(name, None)
-    if n:
-        out[name] = n
-    return out
-
-
-#: `Snapshot.index` key of `_MatchCounts`.
-_MATCH_COUNTS = "PodTopologySpread/match-counts"
-
-
 def matching_counts(snapshot: Snapshot, namespace: str, c: SpreadConstraint) -> dict[str, int]:
     """Node name → how many of `namespace`'s pods on it `c`'s selector matches, terminating ones
     left out (`countPodsMatchSelector` per node; nodes with none left out), kept per snapshot
-    lineage (`_MatchCounts`). Do not change it."""
-    return snapshot.index(_MATCH_COUNTS, _MatchCounts.build).counts(snapshot, namespace, c)
-
-
-class _MatchCounts:
-    """Per namespace and selector (`SpreadConstraint.selector_key`): node name → how many of the
-    namespace's pods there the selector matches, terminating ones left out (nodes with none left
-    out). A selector's counts are found on first use (a walk of the namespace's pods), then carried
-    down simulations: a replaced node is counted again for the namespaces whose pods on it changed.
-
-    Kept counts are shared by snapshots whose pods of the namespace are the same, and a snapshot
-    adding a selector's counts adds them for those too (valid: same pods, same counts). A snapshot
-    that finds them afresh also hands them up its nearest `_LINKED` ancestors (`_teach`): each
-    differs from its child on one node, counted again. So the simulations of one working snapshot
-    (whose namespaces differ from it where a victim left) count a selector once, on the first.
-    """
-
-    __slots__ = ("by_namespace", "depth", "parent", "step")
-
-    def __init__(self, by_namespace: dict[str, dict[bytes, tuple[Callable[[Mapping[str, str]], bool],
-                                                                  dict[str, int]]]],
-                 parent: _MatchCounts | None = None, step: tuple[str, dict[str, tuple[Pod, ...]]] = ("", {}),
-                 depth: int = 0) -> None:
-        self.by_namespace = by_namespace
-        #: The ancestor this one was carried down from (None past `_LINKED` steps), the node that
-        #: changed (and its pods there before, of the namespaces that changed), how many links up.
-        self.parent = parent
-        self.step = step
-        self.depth = depth
-
-    @classmethod
-    def build(cls, snapshot: Snapshot) -> _MatchCounts:
-        return cls({})
-
-    def counts(self, snapshot: Snapshot, namespace: str, c: SpreadConstraint) -> dict[str, int]:
-        """Node name → matching pods of `namespace` on it, for `c`'s selector (do not change it)."""
-        kept = self.by_namespace.setdefault(namespace, {})
-        hit = kept.get(c.selector_key)
-        if hit is None:
-            sel = c.selector
-            hit = kept[c.selector_key] = (sel, {
-                name: n for name, pods in snapshot.pods_by_namespace().get(namespace, {}).items()
-                if (n := _matching(pods, sel))})
-            self._teach(namespace, c.selector_key, sel, hit[1])
-        return hit[1]
-
-    def _teach(self, namespace: str, key: bytes, sel: Callable[[Mapping[str, str]], bool],
-               per_node: dict[str, int]) -> None:
-        """Give the linked ancestors lacking them the counts `per_node` found here, each step's
-        node counted again with its pods before the step."""
-        child = self
-        while (parent := child.parent) is not None:
-            kept = parent.by_namespace.setdefault(namespace, {})
-            if key in kept:
-                return
-            name, before = child.step
-            if namespace in before:  # the namespace's pods on the node changed at this step
-                n = _matching(before[namespace], sel)
-                if per_node.get(name, 0) != n:
-                    per_node = _recounted(per_node, name, n)
-            kept[key] = (sel, per_node)
-            child = parent
-
-    def replaced(self, old: NodeInfo, new: NodeInfo) -> _MatchCounts:
-        changed, before, after = regrouped(old, new)
-        if not changed:
-            return self
-        by_namespace = dict(self.by_namespace)
-        for ns in changed:
-            kept = by_namespace.get(ns)
-            if kept is None:
-                continue
-            pods, was = after.get(ns, ()), before.get(ns, ())
-            # Pods placed there (the common change): the namespace's pods before, then more; a count
-            # is the one kept for `old` and the new pods the selector matches.
-            added = pods[len(was):] if len(pods) > len(was) and all(map(is_, was, pods)) else None
-            fresh = {}
-            for key, (sel, per_node) in kept.items():
-                then = per_node.get(new.name, 0)
-                n = _matching(pods, sel) if added is None else then + _matching(added, sel)
-                if then != n:
-                    per_node = _recounted(per_node, new.name, n)
-                fresh[key] = (sel, per_node)
-            by_namespace[ns] = fresh
-        if self.depth >= _LINKED:
-            return _MatchCounts(by_namespace)
-        return _MatchCounts(by_namespace, self, (new.name, {ns: before.get(ns, ()) for ns in changed}), self.depth + 1)
-
-
-#: How many ancestors a `_MatchCounts` hands counts found afresh up to (and keeps alive).
-_LINKED = 8
+    lineage (`selected_per_node`). Do not change it."""
+    return selected_per_node(snapshot, namespace, c.selector_key, c.selector)
 
 
 def _matching(pods: Iterable[Pod], sel: Callable[[Mapping[str, str]], bool]) -> int:

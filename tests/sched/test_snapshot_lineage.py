@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kresched.model.objects import Node
 from kresched.model.specs import LabelSelector
-from kresched.sched import framework, pod_topology_spread_score
+from kresched.sched import framework, match_counts
 from kresched.sched.framework import Snapshot
 from kresched.sched.interpod_affinity_terms import compile_label_selector
 from kresched.sched.node_info import NodeInfo
@@ -86,45 +86,53 @@ def _spread(app: str) -> SpreadConstraint:
 _APP = st.sampled_from(["web", "db"])
 
 
+_GOING = "2026-11-30T00:00:00Z"
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 4), st.lists(st.tuples(st.integers(0, 3), _NAMESPACE, _APP), max_size=8),
-       st.lists(st.tuples(st.booleans(), st.integers(0, 7), _NAMESPACE, _APP), max_size=8),
-       st.lists(st.tuples(st.integers(0, 8), _NAMESPACE, _APP), max_size=6), st.randoms(use_true_random=False))
-def test_spreading_match_counts_derived_down_a_chain_are_a_fresh_count(
-        n_nodes: int, pods: list[tuple[int, str, str]], ops: list[tuple[bool, int, str, str]],
-        asked_early: list[tuple[int, str, str]], rnd: Any) -> None:
-    """PodTopologySpread's per-selector counts of matching pods per node, carried down simulations
-    and asked for first at any snapshot of the chain (earlier answers are shared with later
-    snapshots where the namespace's pods did not change), are what counting that snapshot's pods
-    gives."""
+@given(st.integers(1, 4), st.lists(st.tuples(st.integers(0, 3), _NAMESPACE, _APP, st.booleans()), max_size=8),
+       st.lists(st.tuples(st.booleans(), st.integers(0, 7), _NAMESPACE, _APP, st.booleans()), max_size=8),
+       st.lists(st.tuples(st.integers(0, 8), _NAMESPACE, _APP, st.booleans()), max_size=6),
+       st.randoms(use_true_random=False))
+def test_match_counts_derived_down_a_chain_are_a_fresh_count(
+        n_nodes: int, pods: list[tuple[int, str, str, bool]], ops: list[tuple[bool, int, str, str, bool]],
+        asked_early: list[tuple[int, str, str, bool]], rnd: Any) -> None:
+    """The per-selector counts of matching pods per node (PodTopologySpread's, terminating pods left
+    out; InterPodAffinity's, every pod), carried down simulations and asked for first at any snapshot
+    of the chain (earlier answers are shared with later snapshots where the namespace's pods did not
+    change), are what counting that snapshot's pods gives."""
     nodes = [_node(f"n{i}") for i in range(n_nodes)]
-    existing = [make_pod(f"p{k}", ns, node=f"n{i % n_nodes}", labels={"app": app})
-                for k, (i, ns, app) in enumerate(pods)]
+    existing = [make_pod(f"p{k}", ns, node=f"n{i % n_nodes}", labels={"app": app},
+                         deletion_timestamp=_GOING if going else None)
+                for k, (i, ns, app, going) in enumerate(pods)]
     infos = [NodeInfo(n, [p for p in existing if p.spec.node_name == n.metadata.name]) for n in nodes]
     snapshot = Snapshot(infos, {i.name: i for i in infos})
     chain = [snapshot]
-    early = {k: (ns, app) for k, ns, app in asked_early}
+    early = {k: (ns, app, every) for k, ns, app, every in asked_early}
 
-    def counts(snap: Snapshot, ns: str, app: str) -> dict[str, int]:
-        index = snap.index(pod_topology_spread_score._MATCH_COUNTS, pod_topology_spread_score._MatchCounts.build)
-        return dict(index.counts(snap, ns, _spread(app)))
+    def counts(snap: Snapshot, ns: str, app: str, every: bool) -> dict[str, int]:
+        c = _spread(app)
+        return dict(match_counts.selected_per_node(snap, ns, c.selector_key, c.selector, every))
 
-    for k, (add, i, ns, app) in enumerate(ops):
+    for k, (add, i, ns, app, going) in enumerate(ops):
         if len(chain) - 1 in early:
             counts(chain[-1], *early[len(chain) - 1])
         info = snapshot.node_infos[i % n_nodes].clone()
         if add:
-            info.add_pod(make_pod(f"q{k}", ns, node=info.name, labels={"app": app}))
+            info.add_pod(make_pod(f"q{k}", ns, node=info.name, labels={"app": app},
+                                  deletion_timestamp=_GOING if going else None))
         elif info.pods:
             info.remove_pod(info.pods[i % len(info.pods)])
         snapshot = snapshot.with_node_info(info)
         chain.append(snapshot)
-    asks = [(k, ns, app) for k in range(len(chain)) for ns in ("a", "b", "c") for app in ("web", "db")]
+    asks = [(k, ns, app, every) for k in range(len(chain)) for ns in ("a", "b", "c") for app in ("web", "db")
+            for every in (False, True)]
     rnd.shuffle(asks)
-    for k, ns, app in asks:
+    for k, ns, app, every in asks:
         want = {i.name: n for i in chain[k].node_infos
-                if (n := sum(1 for p in i.pods if p.namespace == ns and p.labels.get("app") == app))}
-        assert counts(chain[k], ns, app) == want
+                if (n := sum(1 for p in i.pods if p.namespace == ns and p.labels.get("app") == app
+                             and (every or p.metadata.deletion_timestamp is None)))}
+        assert counts(chain[k], ns, app, every) == want
 
 
 def test_regrouped_answers_afresh_once_a_node_info_it_compared_changed() -> None:
