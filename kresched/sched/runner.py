@@ -508,19 +508,19 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
     # Where every filter of `rest` reads of a node only some of its labels (`label_keys`), their
     # first failing status is one per combination of those labels' values: found once here.
     keys = _labels_read(rest, cycle) if rest else None
-    one = keys[0] if keys is not None and len(keys) == 1 else None
-    by_labels: dict[Any, Status] = {}
+    single = keys is not None and len(keys) == 1
+    by_labels: dict[object, Status] = {}
 
     def ending(info: NodeInfo, plugs: list[FilterPlugin]) -> Status:
         """`first_failing` of `plugs` then `last`, whose status `tail` keeps."""
         if keys is not None and plugs is rest:
             labels = info.node.metadata.labels
-            values = labels.get(one) if one is not None else tuple(map(labels.get, keys))  # type: ignore[arg-type]
-            st = by_labels.get(values)  # type: ignore[arg-type]
+            values: object = labels.get(keys[0]) if single else tuple(map(labels.get, keys))
+            st = by_labels.get(values)
             if st is None:
                 st = first_failing(info, plugs)
                 if st.code != Code.ERROR:
-                    by_labels[values] = st  # type: ignore[index]
+                    by_labels[values] = st
         else:
             st = first_failing(info, plugs)
         if st.code or tail is None:
