@@ -31,7 +31,7 @@ from kresched.sched.framework import SUCCESS, Code, CycleState, FilterPlugin, Sn
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.resume import WALKS_KEPT, Walked, affected_positions, kept_states, walk_key
 from kresched.sched.score import num_feasible_nodes_to_find
-from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters
+from kresched.sched.static import NODE_STATIC_PLUGINS, StaticFilters, labels_read
 
 __all__ = [
     "NO_NODES_AVAILABLE",
@@ -507,7 +507,7 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
 
     # Where every filter of `rest` reads of a node only some of its labels (`label_keys`), their
     # first failing status is one per combination of those labels' values: found once here.
-    keys = _labels_read(rest, cycle) if rest else None
+    keys = labels_read(rest, "label_keys", cycle) if rest else None
     single = keys is not None and len(keys) == 1
     by_labels: dict[object, Status] = {}
 
@@ -648,19 +648,6 @@ def find_nodes_that_fit(plugins: Sequence[FilterPlugin], pod: Pod, snapshot: Sna
         elif kept is not None:
             slot.walk, slot.states = walk, kept
     return diag, cycle
-
-
-def _labels_read(plugins: Sequence[FilterPlugin], cycle: CycleState) -> tuple[str, ...] | None:
-    """The node labels `plugins` read, where each reads only labels of a node for this pod (its
-    `label_keys`), in order; else None."""
-    keys: dict[str, None] = {}
-    for pl in plugins:
-        read = getattr(pl, "label_keys", None)
-        found = read(cycle) if read is not None else None
-        if found is None:
-            return None
-        keys.update(dict.fromkeys(found))
-    return tuple(keys)
 
 
 def _resume(walk: _Walk | None, snapshot: Snapshot, infos: list[NodeInfo], held: dict[str, list[Pod]], limit: int,

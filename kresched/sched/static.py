@@ -11,7 +11,7 @@ question millions of times; `StaticFilters` answers it from a memo. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -19,7 +19,7 @@ from kresched.model.objects import Node, Pod
 from kresched.sched.framework import SUCCESS, CycleState, FilterPlugin, Status
 from kresched.sched.node_info import NodeInfo
 
-__all__ = ["NODE_STATIC_PLUGINS", "StaticFilters", "fit_shape"]
+__all__ = ["NODE_STATIC_PLUGINS", "StaticFilters", "fit_shape", "labels_read"]
 
 #: Plugins whose verdict depends only on the pod and the node object.
 NODE_STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
@@ -45,6 +45,19 @@ def fit_shape(pod: Pod, claims: bytes | None = None) -> bytes:
     if spec.resource_claims:  # which claims and templates
         return msgspec.json.encode((*shape, pod.namespace, spec.resource_claims))
     return msgspec.json.encode(shape)
+
+
+def labels_read(plugins: Iterable[object], method: str, arg: object) -> tuple[str, ...] | None:
+    """The node labels each of `plugins` says it reads (its `method(arg)`), in order, where each
+    says so; None where one has no such method or answers None (it reads more of a node)."""
+    keys: dict[str, None] = {}
+    for pl in plugins:
+        ask = getattr(pl, method, None)
+        found = ask(arg) if ask is not None else None
+        if found is None:
+            return None
+        keys.update(dict.fromkeys(found))
+    return tuple(keys)
 
 
 def _signature(pod: Pod) -> bytes:
@@ -92,14 +105,7 @@ class StaticFilters:
     def _reads(self, pod: Pod) -> tuple[str, ...] | None:
         """The node labels the plugins read for pods of `pod`'s signature (besides taints and
         whether the node is cordoned); None where one reads more (the node's name)."""
-        keys: dict[str, None] = {}
-        for pl in self.plugins:
-            reads = getattr(pl, "node_reads", None)
-            found = reads(pod) if reads is not None else None
-            if found is None:
-                return None
-            keys.update(dict.fromkeys(found))
-        return tuple(keys)
+        return labels_read(self.plugins, "node_reads", pod)
 
     def signature(self, pod: Pod) -> bytes:
         """Everything the node-static plugins read of `pod`: pods with equal signatures get the
