@@ -17,7 +17,7 @@ from kresched.model.objects import Pod
 from kresched.sched.framework import Snapshot, regrouped
 from kresched.sched.node_info import NodeInfo
 
-__all__ = ["MATCH_COUNTS", "MatchCounts", "selected_per_node"]
+__all__ = ["MATCH_COUNTS", "MatchCounts", "count_selected", "selected_per_node"]
 
 #: `Snapshot.index` key of `MatchCounts`.
 MATCH_COUNTS = "match-counts"
@@ -36,10 +36,16 @@ def selected_per_node(snapshot: Snapshot, namespace: str, key: bytes, selector: 
     return index.counts(snapshot, namespace, (terminating, key), selector, terminating)
 
 
-def _counter(selector: Selector, terminating: bool) -> Counter:
+def count_selected(pods: Iterable[Pod], selector: Selector, terminating: bool = False) -> int:
+    """How many of `pods` `selector` matches, terminating ones counted only where `terminating`
+    (PodTopologySpread's `countPodsMatchSelector` leaves them out; InterPodAffinity counts them)."""
     if terminating:
-        return lambda pods: sum(1 for p in pods if selector(p.metadata.labels))
-    return lambda pods: sum(1 for p in pods if p.metadata.deletion_timestamp is None and selector(p.metadata.labels))
+        return sum(1 for p in pods if selector(p.metadata.labels))
+    return sum(1 for p in pods if p.metadata.deletion_timestamp is None and selector(p.metadata.labels))
+
+
+def _counter(selector: Selector, terminating: bool) -> Counter:
+    return lambda pods: count_selected(pods, selector, terminating)
 
 
 class MatchCounts:

@@ -33,14 +33,14 @@ PreScore state in kresched; where upstream would return an error status, the sco
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import compress, repeat
 from operator import add
 
 from kresched.model.objects import Pod
 from kresched.model.specs import TopologySpreadConstraint
 from kresched.sched.framework import MAX_NODE_SCORE, NodeLabels, Snapshot, go_div
-from kresched.sched.match_counts import selected_per_node
+from kresched.sched.match_counts import count_selected, selected_per_node
 from kresched.sched.node_info import NodeInfo
 from kresched.sched.pod_topology_spread_constraints import (
     HOSTNAME_LABEL,
@@ -318,11 +318,6 @@ def matching_counts(snapshot: Snapshot, namespace: str, c: SpreadConstraint) -> 
     return selected_per_node(snapshot, namespace, c.selector_key, c.selector)
 
 
-def _matching(pods: Iterable[Pod], sel: Callable[[Mapping[str, str]], bool]) -> int:
-    """`countPodsMatchSelector`: pods not terminating that `sel` matches."""
-    return sum(1 for p in pods if p.metadata.deletion_timestamp is None and sel(p.metadata.labels))
-
-
 #: `Snapshot.index` key of `_AllNodeDomains`.
 _ALL_NODE_DOMAINS = "PodTopologySpread/all-node-score-domains"
 
@@ -414,7 +409,7 @@ def _count_matching(info: NodeInfo, c: SpreadConstraint, namespace: str) -> int:
     """`countPodsMatchSelector` over the pods on one node."""
     if not c.counts_existing:
         return 0
-    return _matching((p for p in info.pods if p.metadata.namespace == namespace), c.selector)
+    return count_selected((p for p in info.pods if p.metadata.namespace == namespace), c.selector)
 
 
 # -- Go's float arithmetic -------------------------------------------------------------------------
