@@ -45,8 +45,10 @@ KRESCHED_ONLY = {name for name, _ in CRITERIA[[name for name, _ in CRITERIA].ind
 #: How many times each scene's queue is planned: once, and once more after each tie the scheduler broke
 #: otherwise than kresched's first node. `mixed-queue`: the fifth trainer's preemption, among three GPU
 #: nodes upstream's criteria cannot tell apart; `mixed-queue-other-ties` (the same scene recorded again):
-#: that preemption on another of the three, and `batch-6`, on the second of two nodes tied at the top.
-REPLAYS = {"mixed-queue": 2, "mixed-queue-other-ties": 3}
+#: that preemption on another of the three, and `batch-6`, on the second of two nodes tied at the top;
+#: `gpu-queue`: `train-pair-3`, on the second of two nodes tied at the top (its devices then the
+#: scheduler's, and the next pair's on the other node the ones it allocated there).
+REPLAYS = {"mixed-queue": 2, "mixed-queue-other-ties": 3, "gpu-queue": 2}
 
 
 def replayed(name: str, settled: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -58,17 +60,29 @@ def replayed(name: str, settled: int = 0) -> tuple[dict[str, Any], dict[str, Any
     pods = {f"{i['metadata']['namespace']}/{i['metadata']['name']}": i for i in snapshot["items"] if i["kind"] == "Pod"}
     newest = max(datetime.fromisoformat(p["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
                  for p in pods.values())
+    claims = {(c["metadata"]["namespace"], o["name"]): c for c in snapshot["items"] if c["kind"] == "ResourceClaim"
+              for o in c["metadata"].get("ownerReferences") or () if o["kind"] == "Pod"}
     gone: set[str] = set()
     for i, key in enumerate(recorded["released"], 1):
         pod, at = pods[key], (newest + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
         del pod["spec"]["schedulingGates"]
         pod["metadata"]["creationTimestamp"] = at
-        if i <= settled and recorded["pods"][key]["boundTo"]:
-            pod["spec"]["nodeName"] = recorded["pods"][key]["boundTo"]
+        rec = recorded["pods"][key]
+        if i <= settled and rec["boundTo"]:
+            pod["spec"]["nodeName"] = rec["boundTo"]
             pod["status"] = {"phase": "Running", "startTime": at,
                              "conditions": [{"type": "PodScheduled", "status": "True"}]}
+            if rec.get("allocated"):  # (one claim a pod in these scenes)
+                claim = claims[(pod["metadata"]["namespace"], pod["metadata"]["name"])]
+                claim["status"] = {"allocation": {
+                    "devices": {"results": [dict(zip(("request", "driver", "pool", "device"), r, strict=True))
+                                            for r in rec["allocated"]]},
+                    "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                        {"key": "metadata.name", "operator": "In", "values": [rec["boundTo"]]}]}]}},
+                    "reservedFor": [{"resource": "pods", "name": pod["metadata"]["name"],
+                                     "uid": pod["metadata"]["uid"]}]}
         if i <= settled:
-            gone.update(recorded["pods"][key]["preempted"])
+            gone.update(rec["preempted"])
     snapshot["items"] = [i for i in snapshot["items"]
                          if i["kind"] != "Pod" or f"{i['metadata']['namespace']}/{i['metadata']['name']}" not in gone]
     return recorded, snapshot
@@ -108,6 +122,8 @@ def as_recorded(plan: Plan, rec: dict[str, Any], running_on: dict[str, str]) -> 
         return False
     assert plan.outcome == "fits", key
     if plan.node == bound:
+        devices = [[g.request, g.driver, g.pool, g.device] for g in plan.devices or ()]
+        assert devices == rec.get("allocated", []), key
         return True
     assert bound in plan.candidates, (key, plan.node, plan.candidates, bound)
     return False
