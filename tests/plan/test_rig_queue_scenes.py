@@ -9,14 +9,15 @@ took them in that order, each seeing the ones before it bound — what `plan --a
 simulates. A replay removes the gates and gives the pods creation times in release order.
 
 What is compared, pod by pod: the order kresched plans the queue in is the release order; a pod
-lands on the node the scheduler bound it to, or, where kresched says the top score is a tie, the
-scheduler's node is one of the tied nodes; a preemptor evicts what the scheduler preempted, on its
-node or on one that ties with it on every criterion of upstream's `pickOneNodeForPreemption` (the
-ones after are kresched's own, `CRITERIA`); a pod the scheduler left Unschedulable fits nowhere and
-its plan's message starts with the scheduler's. Where the scheduler broke a tie otherwise than
-kresched's first node, the rest of the queue is replayed from what it did (the pods before bound
-where it bound them, its victims gone), so that every later pod is compared exactly too. The same
-through the command line, and through a planner without its memos.
+lands on the node the scheduler bound it to, its claims getting the devices the scheduler allocated
+them, or, where kresched says the top score is a tie, the scheduler's node is one of the tied nodes;
+a preemptor evicts what the scheduler preempted, on its node or on one that ties with it on every
+criterion of upstream's `pickOneNodeForPreemption` (the ones after are kresched's own, `CRITERIA`);
+a pod the scheduler left Unschedulable fits nowhere and its plan's message starts with the
+scheduler's. Where the scheduler broke a tie otherwise than kresched's first node, the rest of the
+queue is replayed from what it did (the pods before bound where it bound them, with their devices,
+its victims gone), so that every later pod is compared exactly too. The same through the command
+line, and through a planner without its memos.
 """
 
 from __future__ import annotations
@@ -133,8 +134,7 @@ def assert_queue_as_recorded(name: str, plans_of: Callable[[ClusterState], list[
     """Every pod of the scene's queue planned as the scheduler placed it (`as_recorded`), replaying the
     queue on from what the scheduler did after each tie it broke otherwise; how many replays."""
     settled, replays = 0, 0
-    recorded, _ = replayed(name)
-    running_on = {}
+    recorded = json.loads((FIXTURES / name / "recorded.json").read_bytes())
     while settled < len(recorded["released"]):
         _, snapshot = replayed(name, settled)
         running_on = {f"{i['metadata']['namespace']}/{i['metadata']['name']}": i["spec"].get("nodeName")
