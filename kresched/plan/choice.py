@@ -422,9 +422,12 @@ def lost_because(option: NodeOption, best: NodeOption, winner_view: bool = False
                     return (f"it ties with {option.node} on every criterion and comes first by name (the scheduler "
                             "may take either)")
                 return f"it ties with {best.node} on every criterion; {best.node} comes first by name"
+            counted = i == _SUM and option.key[_COUNT] != best.key[_COUNT]
             if winner_view:
-                return f"{better} than {option.node}"
-            return f"{name}: {fmt_component(i, option.key)} vs {fmt_component(i, best.key)} on {best.node}"
+                return f"{better} than {option.node}" + (
+                    f" (2^31 a victim: {best.key[_COUNT]} victims against {option.key[_COUNT]})" if counted else "")
+            return f"{name}: {fmt_component(i, option.key, best.key)} vs {fmt_component(i, best.key, option.key)} " \
+                   f"on {best.node}"
     return "identical"
 
 
@@ -452,7 +455,7 @@ def cannot_beat(lower_bound: tuple, best: tuple) -> str:
                 return f"{CRITERIA[i][0]}: no later than on {best[-1]}"
             if i == _NAME:
                 return f"at best it ties with {best[-1]} on every criterion; {best[-1]} comes first by name"
-            at_least, chosen = fmt_component(i, lower_bound), fmt_component(i, best)
+            at_least, chosen = fmt_component(i, lower_bound, best), fmt_component(i, best, lower_bound)
             return f"{CRITERIA[i][0]}: at least {at_least} vs {chosen} on {best[-1]}"
     return "identical"
 
@@ -463,11 +466,14 @@ _SUM, _COUNT, _START = 3, 4, 5
 _NAME = len(CRITERIA) - 1
 
 
-def fmt_component(i: int, key: tuple) -> str:
-    """Component `i` of an option key, as operators read it."""
+def fmt_component(i: int, key: tuple, other: tuple) -> str:
+    """Component `i` of an option key, as operators read it beside the same of `other`. The priority
+    sum is the victims' own where both have as many victims; else with the 2^31 each victim adds
+    (what decides: the raw sums alone could read backwards)."""
     x = key[i]
     if i == _SUM:
-        return str(x - key[_COUNT] * PRIORITY_OFFSET)
+        raw = x - key[_COUNT] * PRIORITY_OFFSET
+        return str(raw) if key[_COUNT] == other[_COUNT] else f"{raw} + {key[_COUNT]}×2^31"
     if i == _START:
         return "not started" if x == -math.inf else f"started {start_text(-x)}"
     return f"{x:.2f}" if isinstance(x, float) else str(x)

@@ -13,8 +13,11 @@ snapshot cannot hold upstream's input:
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+from kresched.plan.choice import PRIORITY_OFFSET, cannot_beat
 from kresched.plan.planner import plan_pod
 from tests.builders import make_node, make_pod, make_state
 
@@ -99,4 +102,33 @@ def test_two_victims_of_priority_100_beat_three_with_a_lower_raw_sum() -> None:
                        [*pods, make_pod("p", priority=1000, cpu="2", memory="2")])
     plan = plan_pod(state, state.pod("default/p"))
     assert (plan.node, sorted(v.pod.name for v in plan.victims)) == ("a", ["a1", "a2"])
-    assert plan.decided_by == "a lower sum of victim priorities than b"
+    # The words say what was compared: the raw sums alone (200 against 100) would read backwards.
+    assert plan.decided_by == "a lower sum of victim priorities than b (2^31 a victim: 2 victims against 3)"
+    assert [(r.node, r.reason) for r in plan.runners_up] == [
+        ("b", "sum of victim priorities: 100 + 3×2^31 vs 200 + 2×2^31 on a")]
+
+
+def test_equal_priorities_fewer_victims_win_on_the_sum_and_the_words_say_why() -> None:
+    """Recorded on the real control plane: every victim of priority 0, two on a node against three
+    on the others. The sum decides (each victim adds MaxInt32+1); its words name the counts, not "0
+    vs 0"."""
+    pods = [p("a1", "a", LOW, ("1", "1")), p("a2", "a", LOW, ("1", "1")),
+            p("b1", "b", LOW, ("1", "1")), p("b2", "b", LOW, ("500m", "1")), p("b3", "b", LOW, ("500m", "1"))]
+    state = make_state([make_node("a", cpu="2", memory="2"), make_node("b", cpu="2", memory="2")],
+                       [*pods, make_pod("p", priority=HIGH, cpu="2", memory="2")])
+    plan = plan_pod(state, state.pod("default/p"))
+    assert (plan.node, sorted(v.pod.name for v in plan.victims)) == ("a", ["a1", "a2"])
+    assert plan.decided_by == "a lower sum of victim priorities than b (2^31 a victim: 2 victims against 3)"
+    assert [(r.node, r.reason) for r in plan.runners_up] == [
+        ("b", "sum of victim priorities: 0 + 3×2^31 vs 0 + 2×2^31 on a")]
+
+
+@pytest.mark.parametrize(("bound", "words"), [
+    pytest.param((0, 0, 0, 3 * PRIORITY_OFFSET, 3), "sum of victim priorities: at least 0 + 3×2^31 vs 0 + 2×2^31 on a",
+                 id="more victims at best: the 2^31 each adds is shown"),
+    pytest.param((0, 0, 0, 2 * PRIORITY_OFFSET + 100, 2), "sum of victim priorities: at least 100 vs 0 on a",
+                 id="as many victims: their own priorities"),
+])
+def test_a_pruned_nodes_words_on_the_priority_sum(bound: tuple, words: str) -> None:
+    best = (0, 0, 0, 2 * PRIORITY_OFFSET, 2, -1.0, 0.5, 0, "a")
+    assert cannot_beat((*bound, -math.inf, 0.0, 0, "b"), best) == words
