@@ -16,7 +16,8 @@ criterion of upstream's `pickOneNodeForPreemption` (the ones after are kresched'
 a pod the scheduler left Unschedulable fits nowhere and its plan's message starts with the
 scheduler's. Where the scheduler broke a tie otherwise than kresched's first node, the rest of the
 queue is replayed from what it did (the pods before bound where it bound them, with their devices,
-its victims gone), so that every later pod is compared exactly too. The same through the command
+its victims gone, those it left Pending out of the queue), so that every later pod is compared
+exactly too. The same through the command
 line, and through a planner without its memos.
 """
 
@@ -49,13 +50,16 @@ KRESCHED_ONLY = {name for name, _ in CRITERIA[[name for name, _ in CRITERIA].ind
 #: that preemption on another of the three, and `batch-6`, on the second of two nodes tied at the top;
 #: `gpu-queue`: `train-pair-3`, on the second of two nodes tied at the top (its devices then the
 #: scheduler's, and the next pair's on the other node the ones it allocated there).
-REPLAYS = {"mixed-queue": 2, "mixed-queue-other-ties": 3, "gpu-queue": 2}
+#: `gpu-queue-alike-nodes`: four pods (`infer-7`, `bigmem-5`, `cache-1`, `web-1`), each on another of the
+#: nodes tied at the top (alike nodes of one type tie often).
+REPLAYS = {"mixed-queue": 2, "mixed-queue-other-ties": 3, "gpu-queue": 2, "gpu-queue-alike-nodes": 5}
 
 
 def replayed(name: str, settled: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
     """The scene's recording, and its snapshot with the released pods ungated and created in release
     order after every other pod; the first `settled` of them bound where the scheduler bound them
-    (Running) and the pods it preempted for them gone."""
+    (Running) and the pods it preempted for them gone, or, where it left them Pending, still gated
+    (out of the queue: nothing the later pods did let them in)."""
     recorded = json.loads((FIXTURES / name / "recorded.json").read_bytes())
     snapshot = json.loads((FIXTURES / name / "snapshot.json").read_bytes())
     pods = {f"{i['metadata']['namespace']}/{i['metadata']['name']}": i for i in snapshot["items"] if i["kind"] == "Pod"}
@@ -66,9 +70,10 @@ def replayed(name: str, settled: int = 0) -> tuple[dict[str, Any], dict[str, Any
     gone: set[str] = set()
     for i, key in enumerate(recorded["released"], 1):
         pod, at = pods[key], (newest + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        del pod["spec"]["schedulingGates"]
-        pod["metadata"]["creationTimestamp"] = at
         rec = recorded["pods"][key]
+        if i > settled or rec["boundTo"]:
+            del pod["spec"]["schedulingGates"]
+        pod["metadata"]["creationTimestamp"] = at
         if i <= settled and rec["boundTo"]:
             pod["spec"]["nodeName"] = rec["boundTo"]
             pod["status"] = {"phase": "Running", "startTime": at,
