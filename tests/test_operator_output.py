@@ -28,8 +28,8 @@ from rich.text import Text
 
 from kresched.model.cluster import ClusterState
 from kresched.render.table import Columns, Command, wrap_words
-from kresched.sources.snapshot import load_snapshot
-from tests.builders import make_node, make_pod
+from kresched.sources.snapshot import encode_snapshot, load_snapshot
+from tests.builders import make_node, make_pod, make_state
 from tests.clirun import DURATION, Result, run_cli
 
 DEMO_FILE = Path(__file__).resolve().parent.parent / "kresched" / "demo" / "cluster.yaml"
@@ -446,3 +446,43 @@ def test_help_does_not_cut_its_own_lines_at_80_columns(cli: Run) -> None:
     commands = r.stdout.split("Commands:", 1)[1].splitlines()[1:]
     assert len(commands) >= 10
     assert all(len(line) <= 80 and not line.endswith("...") for line in commands), commands
+
+
+# -- pods held by scheduling gates (Kueue's admission gate, a recorder's hold) ---------------------------------
+
+GATED = {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]}
+
+
+def _gated_cluster(tmp_path: Path, free: bool) -> str:
+    pods = [make_pod("train-0", cpu="1", spec=GATED, owner="ReplicaSet/train"),
+            make_pod("train-1", cpu="1", spec=GATED, owner="ReplicaSet/train")]
+    if free:
+        pods.append(make_pod("web-0", cpu="1", owner="ReplicaSet/web"))
+    path = tmp_path / "cluster.json"
+    path.write_bytes(encode_snapshot(make_state([make_node("node-a", cpu="4", memory="8Gi")], pods)))
+    return str(path)
+
+
+@pytest.mark.parametrize(("free", "planned", "note"), [
+    pytest.param(True, ["default/web-0"], "2 other pending pods are held by scheduling gates: the scheduler does not "
+                 "try them until the gates are removed (kresched explain names them)", id="beside a pod planned"),
+    pytest.param(False, [], "2 pending pods are held by scheduling gates: the scheduler does not try them until the "
+                 "gates are removed (kresched explain names them)", id="alone"),
+])
+def test_pods_held_by_scheduling_gates_are_said_not_planned(cli: Run, tmp_path: Path, free: bool,
+                                                           planned: list[str], note: str) -> None:
+    snapshot = _gated_cluster(tmp_path, free)
+    r = cli("plan", "--all-pending", "--snapshot", snapshot, "-o", "json")
+    assert (r.exit_code, [p["pod"] for p in json.loads(r.stdout)["plans"]]) == (0, planned)
+    assert r.stderr == f"note: {note}\n"
+    table = cli("plan", "--all-pending", "--snapshot", snapshot)
+    assert note in " ".join(table.stdout.split())
+    if not free:
+        assert table.stdout.startswith("No pending pods to plan for.")
+
+
+def test_a_workload_whose_pods_are_all_gated_says_they_are_held(cli: Run, tmp_path: Path) -> None:
+    r = cli("plan", "rs/train", "--snapshot", _gated_cluster(tmp_path, free=True), "-o", "json")
+    assert (r.exit_code, json.loads(r.stdout)) == (0, {"plans": []})
+    assert r.stderr == "note: replicaset default/train has 2 pods, none Pending (2 held by scheduling gates): " \
+                       "nothing to plan.\n"

@@ -224,6 +224,13 @@ def plan(
                 left_out.append(f"{count(n, 'other pending pod' if pending else 'pending pod')}{where} "
                                 f"{'is' if n == 1 else 'are'} not critical: --all-pending plans "
                                 f"{'it' if n == 1 else 'them'} too")
+        held = [p for p in state.unbound_pods if p.is_gated and (all_pending or p.is_critical)
+                and (namespace is None or p.namespace == namespace)]
+        if held:
+            n = len(held)
+            left_out.append(f"{count(n, 'other pending pod' if pending else 'pending pod')}{where} "
+                            f"{'is' if n == 1 else 'are'} held by scheduling gates: the scheduler does not try "
+                            f"{'it' if n == 1 else 'them'} until the gates are removed (kresched explain names them)")
     plans = _plan_all(opts, state, pending, options)
     if not is_table(opts.output):
         for note in left_out if plans or empty is None else [empty]:

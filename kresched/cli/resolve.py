@@ -226,7 +226,7 @@ def none_pending(w: Workload, pods: list[Pod]) -> str:
     """`deployment shop/cart has 2 pods, none Pending (2 Running)`."""
     from collections import Counter
 
-    phases = Counter(p.status.phase or "Unknown" for p in pods)
+    phases = Counter("held by scheduling gates" if p.is_gated else p.status.phase or "Unknown" for p in pods)
     n = len(pods)
     return (f"{w} has {n} pod{'' if n == 1 else 's'}, none Pending ("
             + ", ".join(f"{k} {phase}" for phase, k in phases.items()) + ")")

@@ -360,12 +360,16 @@ class Pod(msgspec.Struct, frozen=True, dict=True, rename="camel", omit_defaults=
     @property
     def is_pending(self) -> bool:
         """Waiting for the scheduler: phase Pending, unbound, not terminating, not gated."""
-        return (
-            self.status.phase in ("Pending", "")
-            and not self.spec.node_name
-            and not self.is_terminating
-            and not self.spec.scheduling_gates
-        )
+        return self._unbound_waiting and not self.spec.scheduling_gates
+
+    @property
+    def is_gated(self) -> bool:
+        """Pending but held by scheduling gates: the scheduler does not try it until they are removed."""
+        return self._unbound_waiting and bool(self.spec.scheduling_gates)
+
+    @property
+    def _unbound_waiting(self) -> bool:
+        return self.status.phase in ("Pending", "") and not self.spec.node_name and not self.is_terminating
 
     @cached_property
     def pod_affinity_kinds(self) -> tuple[bool, bool]:
