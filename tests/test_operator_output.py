@@ -465,9 +465,9 @@ def _gated_cluster(tmp_path: Path, free: bool) -> str:
 
 @pytest.mark.parametrize(("free", "planned", "note"), [
     pytest.param(True, ["default/web-0"], "2 other pending pods are held by scheduling gates: the scheduler does not "
-                 "try them until the gates are removed (kresched explain names them)", id="beside a pod planned"),
+                 "try them until the gates are removed (kresched explain POD names its gates)", id="beside a pod planned"),
     pytest.param(False, [], "2 pending pods are held by scheduling gates: the scheduler does not try them until the "
-                 "gates are removed (kresched explain names them)", id="alone"),
+                 "gates are removed (kresched explain POD names its gates)", id="alone"),
 ])
 def test_pods_held_by_scheduling_gates_are_said_not_planned(cli: Run, tmp_path: Path, free: bool,
                                                            planned: list[str], note: str) -> None:
