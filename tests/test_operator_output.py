@@ -465,7 +465,8 @@ def _gated_cluster(tmp_path: Path, free: bool) -> str:
 
 @pytest.mark.parametrize(("free", "planned", "note"), [
     pytest.param(True, ["default/web-0"], "2 other pending pods are held by scheduling gates: the scheduler does not "
-                 "try them until the gates are removed (kresched explain POD names its gates)", id="beside a pod planned"),
+                 "try them until the gates are removed (kresched explain POD names its gates)",
+                 id="beside a pod planned"),
     pytest.param(False, [], "2 pending pods are held by scheduling gates: the scheduler does not try them until the "
                  "gates are removed (kresched explain POD names its gates)", id="alone"),
 ])

@@ -230,7 +230,8 @@ def plan(
             n = len(held)
             left_out.append(f"{count(n, 'other pending pod' if pending else 'pending pod')}{where} "
                             f"{'is' if n == 1 else 'are'} held by scheduling gates: the scheduler does not try "
-                            f"{'it' if n == 1 else 'them'} until the gates are removed (kresched explain POD names its gates)")
+                            f"{'it' if n == 1 else 'them'} until the gates are removed "
+                            "(kresched explain POD names its gates)")
     plans = _plan_all(opts, state, pending, options)
     if not is_table(opts.output):
         for note in left_out if plans or empty is None else [empty]:
