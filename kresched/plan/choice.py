@@ -424,8 +424,10 @@ def lost_because(option: NodeOption, best: NodeOption, winner_view: bool = False
                 return f"it ties with {best.node} on every criterion; {best.node} comes first by name"
             counted = i == _SUM and option.key[_COUNT] != best.key[_COUNT]
             if winner_view:
+                won = best.key[_COUNT]
                 return f"{better} than {option.node}" + (
-                    f" (2^31 a victim: {best.key[_COUNT]} victims against {option.key[_COUNT]})" if counted else "")
+                    f" (2^31 a victim: {won} victim{'' if won == 1 else 's'} against {option.key[_COUNT]})"
+                    if counted else "")
             return f"{name}: {fmt_component(i, option.key, best.key)} vs {fmt_component(i, best.key, option.key)} " \
                    f"on {best.node}"
     return "identical"

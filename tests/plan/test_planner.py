@@ -331,7 +331,8 @@ def test_node_choice_criterion(criterion: int, winner: str, pods: list[Pod], pdb
         assert runner.reason == f"it ties with node-{winner} on every criterion; node-{winner} comes first by name"
     else:
         # (The priority sum counts 2^31 a victim: where the counts differ, the words say so.)
-        counts = f" (2^31 a victim: {len(plan.victims)} victims against {runner.victims})" \
+        won = len(plan.victims)
+        counts = f" (2^31 a victim: {won} victim{'' if won == 1 else 's'} against {runner.victims})" \
             if name == "sum of victim priorities" and len(plan.victims) != runner.victims else ""
         assert plan.decided_by == f"{better} than {loser}{counts}"
         assert runner.reason.startswith(f"{name}: ")

@@ -108,6 +108,14 @@ def test_two_victims_of_priority_100_beat_three_with_a_lower_raw_sum() -> None:
         ("b", "sum of victim priorities: 100 + 3×2^31 vs 200 + 2×2^31 on a")]
 
 
+def test_one_victim_against_two_is_said_in_the_singular() -> None:
+    pods = [p("a1", "a", LOW, ("2", "1")), p("b1", "b", LOW, ("1", "1")), p("b2", "b", LOW, ("1", "1"))]
+    state = make_state([make_node("a", cpu="2", memory="2"), make_node("b", cpu="2", memory="2")],
+                       [*pods, make_pod("p", priority=HIGH, cpu="2", memory="1")])
+    plan = plan_pod(state, state.pod("default/p"))
+    assert plan.decided_by == "a lower sum of victim priorities than b (2^31 a victim: 1 victim against 2)"
+
+
 def test_equal_priorities_fewer_victims_win_on_the_sum_and_the_words_say_why() -> None:
     """Recorded on the real control plane: every victim of priority 0, two on a node against three
     on the others. The sum decides (each victim adds MaxInt32+1); its words name the counts, not "0
