@@ -213,25 +213,25 @@ def plan(
     else:
         if namespace is not None:
             check_namespace(state, namespace, opts.source)
-        pending = [p for p in pending_pods_to_plan(state, all_pending) if namespace is None or p.namespace == namespace]
+        def in_scope(p: Pod) -> bool:
+            return namespace is None or p.namespace == namespace
+
+        def leave_out(pods: list[Pod], why: str) -> None:
+            """Say that `pods` are not planned, and `why` (`{it}`: it or them)."""
+            if pods:
+                n = len(pods)
+                left_out.append(f"{count(n, 'other pending pod' if pending else 'pending pod')}{where} "
+                                f"{'is' if n == 1 else 'are'} " + why.format(it="it" if n == 1 else "them"))
+
+        pending = [p for p in pending_pods_to_plan(state, all_pending) if in_scope(p)]
         what, where = ("pending pod" if all_pending else "pending critical pod"), \
             (f" in namespace {namespace}" if namespace is not None else "")
         if not all_pending:
-            others = [p for p in state.pending_pods() if not p.is_critical
-                      and (namespace is None or p.namespace == namespace)]
-            if others:
-                n = len(others)
-                left_out.append(f"{count(n, 'other pending pod' if pending else 'pending pod')}{where} "
-                                f"{'is' if n == 1 else 'are'} not critical: --all-pending plans "
-                                f"{'it' if n == 1 else 'them'} too")
-        held = [p for p in state.unbound_pods if p.is_gated and (all_pending or p.is_critical)
-                and (namespace is None or p.namespace == namespace)]
-        if held:
-            n = len(held)
-            left_out.append(f"{count(n, 'other pending pod' if pending else 'pending pod')}{where} "
-                            f"{'is' if n == 1 else 'are'} held by scheduling gates: the scheduler does not try "
-                            f"{'it' if n == 1 else 'them'} until the gates are removed "
-                            "(kresched explain POD names its gates)")
+            leave_out([p for p in state.pending_pods() if not p.is_critical and in_scope(p)],
+                      "not critical: --all-pending plans {it} too")
+        leave_out([p for p in state.unbound_pods if p.is_gated and (all_pending or p.is_critical) and in_scope(p)],
+                  "held by scheduling gates: the scheduler does not try {it} until the gates are removed "
+                  "(kresched explain POD names its gates)")
     plans = _plan_all(opts, state, pending, options)
     if not is_table(opts.output):
         for note in left_out if plans or empty is None else [empty]:
